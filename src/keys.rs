@@ -1,0 +1,145 @@
+//! The key layout: every record's place in the ordered key space.
+//!
+//! Keys are tuples encoded so that bytewise order equals tuple order: a one-byte tag,
+//! then components. A string is its UTF-8 bytes with `0x00` escaped as `0x00 0xff`,
+//! ended by `0x00`; an integer is 8 bytes big-endian.
+//!
+//! | tag | key | value |
+//! |-----|-----|-------|
+//! | `s` | `s · key` | session record |
+//! | `r` | `r · updated_at · key` | empty (recency index) |
+//! | `e` | `e · session_id · created_at · entry_id` | entry record |
+
+/// Tag of session records.
+pub const SESSION: u8 = b's';
+/// Tag of the recency index.
+pub const RECENCY: u8 = b'r';
+/// Tag of transcript entries.
+pub const ENTRY: u8 = b'e';
+
+/// Builds a tuple key.
+#[derive(Debug, Clone)]
+pub struct KeyBuf(Vec<u8>);
+
+impl KeyBuf {
+    /// Starts a key with `tag`.
+    pub fn new(tag: u8) -> Self {
+        KeyBuf(vec![tag])
+    }
+
+    /// Appends a string component.
+    pub fn str(mut self, s: &str) -> Self {
+        for &b in s.as_bytes() {
+            self.0.push(b);
+            if b == 0 {
+                self.0.push(0xff);
+            }
+        }
+        self.0.push(0);
+        self
+    }
+
+    /// Appends an integer component.
+    pub fn u64(mut self, n: u64) -> Self {
+        self.0.extend_from_slice(&n.to_be_bytes());
+        self
+    }
+
+    /// The encoded key.
+    pub fn finish(self) -> Vec<u8> {
+        self.0
+    }
+}
+
+/// Key of the session record under `key`.
+pub fn session(key: &str) -> Vec<u8> {
+    KeyBuf::new(SESSION).str(key).finish()
+}
+
+/// Key of the recency index entry of a session.
+pub fn recency(updated_at: u64, key: &str) -> Vec<u8> {
+    KeyBuf::new(RECENCY).u64(updated_at).str(key).finish()
+}
+
+/// Prefix of every entry of a session identity.
+pub fn entries(session_id: &str) -> Vec<u8> {
+    KeyBuf::new(ENTRY).str(session_id).finish()
+}
+
+/// Key of one entry.
+pub fn entry(session_id: &str, created_at: u64, id: u64) -> Vec<u8> {
+    KeyBuf::new(ENTRY)
+        .str(session_id)
+        .u64(created_at)
+        .u64(id)
+        .finish()
+}
+
+/// Decodes a string component starting at `at`; returns it and the offset after it.
+pub fn read_str(key: &[u8], mut at: usize) -> Option<(String, usize)> {
+    let mut out = Vec::new();
+    loop {
+        let b = *key.get(at)?;
+        at += 1;
+        if b == 0 {
+            if key.get(at) == Some(&0xff) {
+                out.push(0);
+                at += 1;
+            } else {
+                return String::from_utf8(out).ok().map(|s| (s, at));
+            }
+        } else {
+            out.push(b);
+        }
+    }
+}
+
+/// Decodes an integer component starting at `at`.
+pub fn read_u64(key: &[u8], at: usize) -> Option<(u64, usize)> {
+    let bytes: [u8; 8] = key.get(at..at + 8)?.try_into().ok()?;
+    Some((u64::from_be_bytes(bytes), at + 8))
+}
+
+/// Renders a key for error messages: printable ASCII as is, other bytes as `\xNN`.
+pub fn display(key: &[u8]) -> String {
+    let mut out = String::with_capacity(key.len());
+    for &b in key {
+        if b.is_ascii_graphic() || b == b' ' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_string_components_keep_tuple_order() {
+        let a = KeyBuf::new(b'x').str("ab").u64(9).finish();
+        let b = KeyBuf::new(b'x').str("ab\0").u64(0).finish();
+        let c = KeyBuf::new(b'x').str("abc").u64(0).finish();
+        assert!(a < b && b < c, "{a:?} {b:?} {c:?}");
+    }
+
+    #[test]
+    fn test_string_component_round_trips_nul() {
+        let key = KeyBuf::new(b'x').str("a\0b").u64(7).finish();
+        let (s, at) = read_str(&key, 1).expect("string");
+        assert_eq!(s, "a\0b");
+        assert_eq!(read_u64(&key, at), Some((7, key.len())));
+    }
+
+    #[test]
+    fn test_entry_keys_order_by_time_then_id() {
+        assert!(entry("s", 5, 9) < entry("s", 6, 1));
+        assert!(entry("s", 5, 1) < entry("s", 5, 2));
+        assert!(
+            entry("s", u64::MAX, u64::MAX)
+                < crate::storage::prefix_end(&entries("s")).unwrap_or_default()
+        );
+    }
+}

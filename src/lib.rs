@@ -1,0 +1,68 @@
+//! # Spool core
+//!
+//! A pure, sans-IO session engine for AI coding agents. Every operation (create a
+//! session, append an entry, read a page, …) is an [`Operation`]: a state machine that
+//! asks for storage reads, takes their results, emits at most one atomic commit per
+//! attempt and finishes with an outcome. The core never performs I/O, never reads a
+//! clock and never draws randomness: time (`now_ms`) and fresh ids are arguments.
+//!
+//! **Drain contract: call [`Operation::poll`]; answer each [`Step::Read`] with
+//! [`Operation::handle_read`] and each [`Step::Commit`] with
+//! [`Operation::handle_commit`], exactly once and in order; call `poll` again after
+//! every answer, until it returns [`Step::Done`].** [`run`] (sync) and [`run_async`]
+//! (async) are that loop.
+//!
+//! ```
+//! use spool::{AppendRequest, MemoryStorage, Role, run};
+//!
+//! let storage = MemoryStorage::new();
+//! run(&storage, spool::create_session("default", "agent:main:main", "s1", 1_000))?;
+//! let entry = run(
+//!     &storage,
+//!     spool::append_entry("default", "agent:main:main", AppendRequest::new(Role::User, "hi"), 1_001),
+//! )?;
+//! assert_eq!(entry.id, 1);
+//! # Ok::<(), spool::Error>(())
+//! ```
+//!
+//! Hosts supply a [`Storage`] (or [`AsyncStorage`]): an ordered byte key space per
+//! workspace with `get`, `range` and an all-or-nothing `commit` with preconditions. The
+//! core owns the key layout ([`keys`]), the versioned record encoding ([`record`]) and
+//! every index.
+// The core has no unsafe code; only the generated component bindings need it, and the
+// workspace lint denies it everywhere else (`component.rs` opts out explicitly).
+#![cfg_attr(
+    not(all(feature = "component", target_arch = "wasm32")),
+    forbid(unsafe_code)
+)]
+
+pub mod command;
+mod error;
+pub mod keys;
+mod memory;
+mod model;
+mod op;
+pub mod record;
+mod session;
+mod storage;
+mod transcript;
+pub mod validate;
+
+#[cfg(all(feature = "component", target_arch = "wasm32"))]
+#[allow(unsafe_code, missing_docs, unreachable_pub)]
+mod component;
+
+pub use command::{Command, execute};
+pub use error::Error;
+pub use memory::MemoryStorage;
+pub use model::{
+    AppendRequest, Entry, Order, Page, PageRequest, Role, Session, SessionList, SessionStatus,
+};
+pub use op::{MAX_ATTEMPTS, Operation, ReadRequest, ReadResult, Step, read_sync, run, run_async};
+pub use session::{agent_id, create_session, get_session, list_sessions};
+pub use storage::{
+    AsyncStorage, Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
+    SyncAdapter, prefix_end,
+};
+pub use transcript::{append_entry, read_page};
+pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

@@ -1,0 +1,427 @@
+//! The sans-IO operation machinery.
+//!
+//! An [`Operation`] is a state machine that asks for storage reads, receives their
+//! results, emits at most one commit per attempt, and finishes with an outcome. It
+//! never touches storage itself. A driver runs it:
+//!
+//! ```text
+//! loop {
+//!     match op.poll() {
+//!         Step::Read(request) => op.handle_read(storage.read(request)),
+//!         Step::Commit(batch) => op.handle_commit(storage.commit(batch)),
+//!         Step::Done(outcome) => break outcome,
+//!     }
+//! }
+//! ```
+//!
+//! **Drain rule: after every `handle_*` call, call [`Operation::poll`] again until it
+//! returns [`Step::Done`]. Every `Read` and `Commit` step must be answered exactly once,
+//! in order, before the next `poll`.**
+//!
+//! Operations are written as `async` bodies over an [`Io`] handle; the body's awaits are
+//! the points where the operation yields a request. No executor, clock or thread is
+//! involved: `poll` steps the body with a no-op waker. When a commit fails because a
+//! precondition no longer holds (another writer got there first), the operation restarts
+//! from its first read, up to [`MAX_ATTEMPTS`] times, so optimistic concurrency is the
+//! core's business and not the hosts'.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use crate::error::Error;
+use crate::storage::{AsyncStorage, Batch, Kv, RangeQuery, Storage, StorageError};
+
+/// How many times an operation is attempted when its commit keeps conflicting.
+pub const MAX_ATTEMPTS: u32 = 16;
+
+/// A read the operation needs answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadRequest {
+    /// The value under one key.
+    Get(Vec<u8>),
+    /// An ordered range.
+    Range(RangeQuery),
+}
+
+/// The answer to a [`ReadRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadResult {
+    /// Answer to [`ReadRequest::Get`].
+    Value(Option<Vec<u8>>),
+    /// Answer to [`ReadRequest::Range`].
+    Pairs(Vec<Kv>),
+}
+
+/// What the operation wants next.
+#[derive(Debug)]
+pub enum Step<T> {
+    /// Perform this read in the operation's workspace and pass the result to
+    /// [`Operation::handle_read`].
+    Read(ReadRequest),
+    /// Commit this batch atomically in the operation's workspace and pass the result to
+    /// [`Operation::handle_commit`].
+    Commit(Batch),
+    /// The operation finished.
+    Done(Result<T, Error>),
+}
+
+/// Failure inside an operation body: a real error, or a lost optimistic race.
+#[derive(Debug)]
+pub(crate) enum Abort {
+    /// Finish with this error.
+    Fail(Error),
+    /// A commit precondition failed: run the body again from the start.
+    Retry,
+}
+
+impl From<Error> for Abort {
+    fn from(error: Error) -> Self {
+        Abort::Fail(error)
+    }
+}
+
+pub(crate) type OpResult<T> = Result<T, Abort>;
+type BoxBody<T> = Pin<Box<dyn Future<Output = OpResult<T>>>>;
+type MakeBody<T> = Box<dyn Fn(Io) -> BoxBody<T>>;
+
+#[derive(Debug, Default)]
+enum Slot {
+    #[default]
+    Idle,
+    Wants(Want),
+    InFlight,
+    Answered(Answer),
+}
+
+#[derive(Debug)]
+enum Want {
+    Read(ReadRequest),
+    Commit(Batch),
+}
+
+#[derive(Debug)]
+enum Answer {
+    Read(Result<ReadResult, StorageError>),
+    Commit(Result<(), StorageError>),
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    slot: Slot,
+    committed: bool,
+}
+
+/// The handle an operation body uses to ask for reads and its commit.
+#[derive(Clone)]
+pub(crate) struct Io {
+    shared: Rc<RefCell<Shared>>,
+}
+
+struct Request {
+    shared: Rc<RefCell<Shared>>,
+    want: Option<Want>,
+}
+
+impl Future for Request {
+    type Output = Result<Answer, Error>;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let want = self.want.take();
+        let mut shared = self.shared.borrow_mut();
+        if let Some(want) = want {
+            shared.slot = Slot::Wants(want);
+            return Poll::Pending;
+        }
+        match std::mem::take(&mut shared.slot) {
+            Slot::Answered(answer) => Poll::Ready(Ok(answer)),
+            other => {
+                shared.slot = other;
+                Poll::Ready(Err(Error::internal(
+                    "operation resumed before its request was answered",
+                )))
+            }
+        }
+    }
+}
+
+impl Io {
+    fn request(&self, want: Want) -> Request {
+        Request {
+            shared: self.shared.clone(),
+            want: Some(want),
+        }
+    }
+
+    async fn read(&self, request: ReadRequest) -> Result<ReadResult, Error> {
+        if self.shared.borrow().committed {
+            return Err(Error::internal("read after the operation's commit"));
+        }
+        match self.request(Want::Read(request)).await? {
+            Answer::Read(result) => result.map_err(storage_error),
+            Answer::Commit(_) => Err(Error::internal("a commit result answered a read")),
+        }
+    }
+
+    /// The value under `key`.
+    pub(crate) async fn get(&self, key: Vec<u8>) -> Result<Option<Vec<u8>>, Error> {
+        match self.read(ReadRequest::Get(key)).await? {
+            ReadResult::Value(value) => Ok(value),
+            ReadResult::Pairs(_) => Err(Error::internal("a range result answered a get")),
+        }
+    }
+
+    /// The pairs of a range.
+    pub(crate) async fn range(&self, query: RangeQuery) -> Result<Vec<Kv>, Error> {
+        match self.read(ReadRequest::Range(query)).await? {
+            ReadResult::Pairs(pairs) => Ok(pairs),
+            ReadResult::Value(_) => Err(Error::internal("a get result answered a range")),
+        }
+    }
+
+    /// Commits `batch`: the operation's one write. A failed precondition restarts the
+    /// operation ([`Abort::Retry`]).
+    pub(crate) async fn commit(&self, batch: Batch) -> OpResult<()> {
+        {
+            let mut shared = self.shared.borrow_mut();
+            if shared.committed {
+                return Err(Error::internal("second commit in one operation").into());
+            }
+            shared.committed = true;
+        }
+        match self.request(Want::Commit(batch)).await? {
+            Answer::Commit(Ok(())) => Ok(()),
+            Answer::Commit(Err(StorageError::Conflict(_))) => Err(Abort::Retry),
+            Answer::Commit(Err(error)) => Err(storage_error(error).into()),
+            Answer::Read(_) => Err(Error::internal("a read result answered a commit").into()),
+        }
+    }
+}
+
+fn storage_error(error: StorageError) -> Error {
+    match error {
+        StorageError::Backend(cause) => Error::Storage { cause },
+        StorageError::Conflict(index) => Error::Conflict {
+            reason: format!("storage precondition {index} failed outside a commit"),
+        },
+    }
+}
+
+/// A running operation: poll it for [`Step`]s and answer them. See the module docs for
+/// the drain rule.
+pub struct Operation<T> {
+    workspace: String,
+    make: MakeBody<T>,
+    body: Option<BoxBody<T>>,
+    shared: Rc<RefCell<Shared>>,
+    attempts: u32,
+    finished: bool,
+}
+
+impl<T> std::fmt::Debug for Operation<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Operation")
+            .field("workspace", &self.workspace)
+            .field("attempts", &self.attempts)
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: 'static> Operation<T> {
+    /// Wraps an operation body; `make` is called once per attempt.
+    pub(crate) fn new<F, Fut>(workspace: &str, make: F) -> Self
+    where
+        F: Fn(Io) -> Fut + 'static,
+        Fut: Future<Output = OpResult<T>> + 'static,
+    {
+        Operation {
+            workspace: workspace.to_owned(),
+            make: Box::new(move |io| Box::pin(make(io))),
+            body: None,
+            shared: Rc::default(),
+            attempts: 0,
+            finished: false,
+        }
+    }
+
+    /// An operation that fails at once (bad input found before any read).
+    pub(crate) fn failed(workspace: &str, error: Error) -> Self {
+        Self::new(workspace, move |_io| {
+            let error = error.clone();
+            async move { Err(Abort::Fail(error)) }
+        })
+    }
+}
+
+impl<T> Operation<T> {
+    /// The workspace every read and commit of this operation belongs to.
+    pub fn workspace(&self) -> &str {
+        &self.workspace
+    }
+
+    /// Answers the last [`Step::Read`].
+    pub fn handle_read(&mut self, result: Result<ReadResult, StorageError>) {
+        self.answer(Answer::Read(result));
+    }
+
+    /// Answers the last [`Step::Commit`].
+    pub fn handle_commit(&mut self, result: Result<(), StorageError>) {
+        self.answer(Answer::Commit(result));
+    }
+
+    fn answer(&mut self, answer: Answer) {
+        let mut shared = self.shared.borrow_mut();
+        shared.slot = match shared.slot {
+            Slot::InFlight => Slot::Answered(answer),
+            // An answer nobody asked for: remember the misuse; `poll` reports it.
+            _ => Slot::Idle,
+        };
+    }
+
+    /// Advances the operation to its next request or its outcome.
+    pub fn poll(&mut self) -> Step<T> {
+        loop {
+            if self.finished {
+                return Step::Done(Err(Error::internal("operation polled after it finished")));
+            }
+            {
+                let mut shared = self.shared.borrow_mut();
+                match std::mem::take(&mut shared.slot) {
+                    Slot::Wants(Want::Read(request)) => {
+                        shared.slot = Slot::InFlight;
+                        return Step::Read(request);
+                    }
+                    Slot::Wants(Want::Commit(batch)) => {
+                        shared.slot = Slot::InFlight;
+                        return Step::Commit(batch);
+                    }
+                    Slot::InFlight => {
+                        self.finished = true;
+                        return Step::Done(Err(Error::internal(
+                            "operation polled before its request was answered",
+                        )));
+                    }
+                    other => shared.slot = other,
+                }
+            }
+            let body = match &mut self.body {
+                Some(body) => body,
+                None => {
+                    self.attempts += 1;
+                    *self.shared.borrow_mut() = Shared::default();
+                    let io = Io {
+                        shared: self.shared.clone(),
+                    };
+                    self.body.insert((self.make)(io))
+                }
+            };
+            let mut cx = Context::from_waker(Waker::noop());
+            match body.as_mut().poll(&mut cx) {
+                Poll::Pending => {
+                    if !matches!(self.shared.borrow().slot, Slot::Wants(_)) {
+                        self.finished = true;
+                        return Step::Done(Err(Error::internal(
+                            "operation waited on something other than storage",
+                        )));
+                    }
+                }
+                Poll::Ready(Ok(value)) => {
+                    self.finished = true;
+                    return Step::Done(Ok(value));
+                }
+                Poll::Ready(Err(Abort::Fail(error))) => {
+                    self.finished = true;
+                    return Step::Done(Err(error));
+                }
+                Poll::Ready(Err(Abort::Retry)) => {
+                    self.body = None;
+                    if self.attempts >= MAX_ATTEMPTS {
+                        self.finished = true;
+                        return Step::Done(Err(Error::Conflict {
+                            reason: format!(
+                                "gave up after {MAX_ATTEMPTS} attempts: other writers keep changing the same records"
+                            ),
+                        }));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Reads a request from a synchronous storage.
+pub fn read_sync<S: Storage + ?Sized>(
+    storage: &S,
+    workspace: &str,
+    request: &ReadRequest,
+) -> Result<ReadResult, StorageError> {
+    match request {
+        ReadRequest::Get(key) => storage.get(workspace, key).map(ReadResult::Value),
+        ReadRequest::Range(query) => storage.range(workspace, query).map(ReadResult::Pairs),
+    }
+}
+
+/// Runs an operation to completion against a synchronous storage (the driver used by the
+/// component and by native callers of the core).
+pub fn run<T, S: Storage + ?Sized>(storage: &S, mut op: Operation<T>) -> Result<T, Error> {
+    loop {
+        match op.poll() {
+            Step::Read(request) => {
+                let result = read_sync(storage, op.workspace(), &request);
+                op.handle_read(result);
+            }
+            Step::Commit(batch) => {
+                let result = storage.commit(op.workspace(), batch);
+                op.handle_commit(result);
+            }
+            Step::Done(outcome) => return outcome,
+        }
+    }
+}
+
+/// Runs an operation to completion against an asynchronous storage (the browser driver).
+pub async fn run_async<T, S: AsyncStorage + ?Sized>(
+    storage: &S,
+    mut op: Operation<T>,
+) -> Result<T, Error> {
+    loop {
+        match op.poll() {
+            Step::Read(ReadRequest::Get(key)) => {
+                let result = storage.get(op.workspace(), &key).await;
+                op.handle_read(result.map(ReadResult::Value));
+            }
+            Step::Read(ReadRequest::Range(query)) => {
+                let result = storage.range(op.workspace(), &query).await;
+                op.handle_read(result.map(ReadResult::Pairs));
+            }
+            Step::Commit(batch) => {
+                let result = storage.commit(op.workspace(), batch).await;
+                op.handle_commit(result);
+            }
+            Step::Done(outcome) => return outcome,
+        }
+    }
+}
+
+impl<T: 'static> Operation<T> {
+    /// Transforms the outcome of a not-yet-polled operation.
+    pub fn map<U: 'static>(self, f: impl Fn(T) -> U + 'static) -> Operation<U> {
+        let f = Rc::new(f);
+        let make = self.make;
+        Operation {
+            workspace: self.workspace,
+            make: Box::new(move |io| {
+                let body = make(io);
+                let f = f.clone();
+                Box::pin(async move { body.await.map(|value| f(value)) })
+            }),
+            body: None,
+            shared: self.shared,
+            attempts: 0,
+            finished: false,
+        }
+    }
+}

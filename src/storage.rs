@@ -1,0 +1,205 @@
+//! The storage contract, mirroring the WIT `storage` interface.
+//!
+//! An ordered key space of byte keys and byte values per workspace with `get`, an
+//! ordered `range` and an atomic `commit` with preconditions. Backends are dumb: they
+//! never interpret keys or values. Consistency: read-your-writes; commits are atomic,
+//! durable on return and serializable per workspace; nothing crosses workspaces.
+
+use std::future::Future;
+
+/// A key with its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kv {
+    /// The key.
+    pub key: Vec<u8>,
+    /// The value.
+    pub value: Vec<u8>,
+}
+
+/// A half-open key range `[start, end)`; `end: None` runs to the end of the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRange {
+    /// First key (inclusive).
+    pub start: Vec<u8>,
+    /// End (exclusive), or `None` for no upper bound.
+    pub end: Option<Vec<u8>>,
+}
+
+impl KeyRange {
+    /// Every key that starts with `prefix`.
+    pub fn prefix(prefix: &[u8]) -> Self {
+        KeyRange {
+            start: prefix.to_vec(),
+            end: prefix_end(prefix),
+        }
+    }
+
+    /// Whether `key` lies in the range.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        key >= self.start.as_slice() && self.end.as_deref().is_none_or(|end| key < end)
+    }
+}
+
+/// The smallest key greater than every key starting with `prefix`, or `None` when
+/// no such key exists (the prefix is empty or all `0xff`).
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// An ordered read of a range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeQuery {
+    /// The keys to read.
+    pub range: KeyRange,
+    /// At most this many pairs; 0 means no limit.
+    pub limit: u32,
+    /// Descending order when true.
+    pub reverse: bool,
+}
+
+/// A condition checked in the commit's transaction before anything is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Precondition {
+    /// The key holds no value.
+    Absent(Vec<u8>),
+    /// The key holds exactly these bytes.
+    Equals(Kv),
+}
+
+/// One write of a batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mutation {
+    /// Store a value, replacing any previous one.
+    Put(Kv),
+    /// Remove a key (absent is fine).
+    Delete(Vec<u8>),
+    /// Remove every key in the range.
+    DeleteRange(KeyRange),
+}
+
+/// An atomic write: all preconditions hold and all mutations apply, or nothing does.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Batch {
+    /// Checked first, in order.
+    pub preconditions: Vec<Precondition>,
+    /// Applied in order.
+    pub mutations: Vec<Mutation>,
+}
+
+impl Batch {
+    /// Adds a precondition that `key` is absent.
+    pub fn require_absent(&mut self, key: Vec<u8>) {
+        self.preconditions.push(Precondition::Absent(key));
+    }
+
+    /// Adds a precondition that `key` holds `value`.
+    pub fn require_equals(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.preconditions
+            .push(Precondition::Equals(Kv { key, value }));
+    }
+
+    /// Adds a put.
+    pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>) {
+        self.mutations.push(Mutation::Put(Kv { key, value }));
+    }
+
+    /// Adds a delete.
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.mutations.push(Mutation::Delete(key));
+    }
+
+    /// Adds a range delete.
+    pub fn delete_range(&mut self, range: KeyRange) {
+        self.mutations.push(Mutation::DeleteRange(range));
+    }
+}
+
+/// Why a storage call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StorageError {
+    /// Precondition number `.0` did not hold; nothing was written.
+    Conflict(u32),
+    /// The backend failed; the text is its cause. A failed commit wrote nothing.
+    Backend(String),
+}
+
+impl std::fmt::Display for StorageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StorageError::Conflict(i) => write!(f, "precondition {i} failed"),
+            StorageError::Backend(cause) => f.write_str(cause),
+        }
+    }
+}
+
+impl std::error::Error for StorageError {}
+
+/// A synchronous storage backend (SQLite, memory, the component's WIT imports).
+pub trait Storage {
+    /// The value under `key`, or `None`.
+    fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError>;
+    /// The pairs in `query.range`, ordered, at most `query.limit` (0: all).
+    fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError>;
+    /// Checks the preconditions and applies the mutations atomically.
+    fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError>;
+}
+
+/// An asynchronous storage backend (IndexedDB). Same contract as [`Storage`].
+pub trait AsyncStorage {
+    /// The value under `key`, or `None`.
+    fn get(
+        &self,
+        workspace: &str,
+        key: &[u8],
+    ) -> impl Future<Output = Result<Option<Vec<u8>>, StorageError>>;
+    /// The pairs in `query.range`, ordered, at most `query.limit` (0: all).
+    fn range(
+        &self,
+        workspace: &str,
+        query: &RangeQuery,
+    ) -> impl Future<Output = Result<Vec<Kv>, StorageError>>;
+    /// Checks the preconditions and applies the mutations atomically.
+    fn commit(
+        &self,
+        workspace: &str,
+        batch: Batch,
+    ) -> impl Future<Output = Result<(), StorageError>>;
+}
+
+/// Serves a synchronous [`Storage`] through the [`AsyncStorage`] interface, so one
+/// async conformance suite and one async driver cover every backend.
+#[derive(Debug, Clone)]
+pub struct SyncAdapter<S>(pub S);
+
+impl<S: Storage> AsyncStorage for SyncAdapter<S> {
+    async fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.0.get(workspace, key)
+    }
+
+    async fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
+        self.0.range(workspace, query)
+    }
+
+    async fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
+        self.0.commit(workspace, batch)
+    }
+}
+
+impl<S: Storage + ?Sized> Storage for &S {
+    fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        (**self).get(workspace, key)
+    }
+    fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
+        (**self).range(workspace, query)
+    }
+    fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
+        (**self).commit(workspace, batch)
+    }
+}

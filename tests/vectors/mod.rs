@@ -1,0 +1,231 @@
+//! Scenario vectors: the behaviours of SPEC.md as data (calls → expected outcomes), run
+//! by every host. Included with `#[path = ".../tests/vectors/mod.rs"] mod vectors;`.
+//!
+//! A vector is a JSON file in this folder:
+//!
+//! ```json
+//! { "name": "test_…", "description": "…",
+//!   "steps": [ { "workspace": "default",            // optional
+//!                "call": { "op": "append_entry", … },  // a `spool::Command`
+//!                "expect": { "ok": <subset> } | { "error": "not_found" },
+//!                "save": { "name": "/json/pointer" } } ] }  // optional
+//! ```
+//!
+//! `ok` matches as a subset: every field the vector names must be equal, arrays must
+//! have the same length and match element by element, `null` must be `null`. A string
+//! `"$name"` anywhere in a later call is replaced by the value saved under `name`.
+#![allow(dead_code, unreachable_pub, missing_docs)]
+
+use std::collections::BTreeMap;
+use std::future::Future;
+
+use serde::Deserialize;
+use serde_json::Value;
+use spool::Command;
+
+/// Every vector file, by name. `test_every_vector_file_is_listed` keeps this complete.
+pub const FILES: &[(&str, &str)] = &[
+    (
+        "create_append_read_page.json",
+        include_str!("create_append_read_page.json"),
+    ),
+    (
+        "duplicate_create_conflicts.json",
+        include_str!("duplicate_create_conflicts.json"),
+    ),
+    (
+        "unknown_key_not_found.json",
+        include_str!("unknown_key_not_found.json"),
+    ),
+    (
+        "same_timestamp_keeps_insertion_order.json",
+        include_str!("same_timestamp_keeps_insertion_order.json"),
+    ),
+    (
+        "page_cursors_both_directions.json",
+        include_str!("page_cursors_both_directions.json"),
+    ),
+    (
+        "invalid_arguments.json",
+        include_str!("invalid_arguments.json"),
+    ),
+    (
+        "list_sessions_by_recency.json",
+        include_str!("list_sessions_by_recency.json"),
+    ),
+    (
+        "workspaces_are_isolated.json",
+        include_str!("workspaces_are_isolated.json"),
+    ),
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vector {
+    pub name: String,
+    pub description: String,
+    pub steps: Vec<VectorStep>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VectorStep {
+    #[serde(default = "default_workspace")]
+    pub workspace: String,
+    pub call: Value,
+    pub expect: Expect,
+    #[serde(default)]
+    pub save: BTreeMap<String, String>,
+}
+
+fn default_workspace() -> String {
+    "default".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Expect {
+    Ok(Value),
+    Error(String),
+}
+
+/// A failed call as a host reports it: the reason code and the message.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub code: String,
+    pub message: String,
+}
+
+/// What a host implements to run vectors: perform one call, return its JSON result.
+pub trait VectorHost {
+    fn exec(
+        &mut self,
+        workspace: &str,
+        command: Command,
+    ) -> impl Future<Output = Result<Value, Failure>>;
+}
+
+/// Parses every vector.
+pub fn all() -> Vec<Vector> {
+    FILES
+        .iter()
+        .map(|(file, text)| {
+            serde_json::from_str(text)
+                .unwrap_or_else(|e| panic!("vector {file} does not parse: {e}"))
+        })
+        .collect()
+}
+
+fn substitute(value: &Value, saved: &BTreeMap<String, Value>) -> Result<Value, String> {
+    Ok(match value {
+        Value::String(s) if s.starts_with('$') => saved
+            .get(&s[1..])
+            .cloned()
+            .ok_or_else(|| format!("nothing saved under `{}`", &s[1..]))?,
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|v| substitute(v, saved))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), substitute(v, saved)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
+}
+
+/// Whether `actual` matches the subset `expected`; on mismatch, where and how.
+pub fn matches(expected: &Value, actual: &Value, path: &str) -> Result<(), String> {
+    match (expected, actual) {
+        (Value::Object(want), Value::Object(have)) => {
+            for (k, v) in want {
+                let here = format!("{path}/{k}");
+                match have.get(k) {
+                    Some(a) => matches(v, a, &here)?,
+                    None if v.is_null() => {}
+                    None => return Err(format!("{here}: missing, expected {v}")),
+                }
+            }
+            Ok(())
+        }
+        (Value::Array(want), Value::Array(have)) => {
+            if want.len() != have.len() {
+                return Err(format!(
+                    "{path}: expected {} items, got {}: {actual}",
+                    want.len(),
+                    have.len()
+                ));
+            }
+            for (i, (w, h)) in want.iter().zip(have).enumerate() {
+                matches(w, h, &format!("{path}/{i}"))?;
+            }
+            Ok(())
+        }
+        (w, h) if w == h => Ok(()),
+        (w, h) => Err(format!("{path}: expected {w}, got {h}")),
+    }
+}
+
+/// Runs one vector on a fresh host; `Err` says which step failed and why.
+pub async fn run<H: VectorHost>(host: &mut H, vector: &Vector) -> Result<(), String> {
+    let mut saved = BTreeMap::new();
+    for (index, step) in vector.steps.iter().enumerate() {
+        let at = format!("{} step {index}", vector.name);
+        let call = substitute(&step.call, &saved).map_err(|e| format!("{at}: {e}"))?;
+        let command: Command = serde_json::from_value(call.clone())
+            .map_err(|e| format!("{at}: bad call {call}: {e}"))?;
+        let outcome = host.exec(&step.workspace, command).await;
+        match (&step.expect, outcome) {
+            (Expect::Ok(want), Ok(have)) => {
+                matches(want, &have, "").map_err(|e| format!("{at} ({call}): {e}"))?;
+                for (name, pointer) in &step.save {
+                    let value = have
+                        .pointer(pointer)
+                        .ok_or_else(|| format!("{at}: nothing at {pointer} in {have}"))?;
+                    saved.insert(name.clone(), value.clone());
+                }
+            }
+            (Expect::Error(code), Err(failure)) if *code == failure.code => {}
+            (Expect::Error(code), Err(failure)) => {
+                return Err(format!(
+                    "{at} ({call}): expected error {code}, got {} ({})",
+                    failure.code, failure.message
+                ));
+            }
+            (Expect::Error(code), Ok(have)) => {
+                return Err(format!(
+                    "{at} ({call}): expected error {code}, got ok {have}"
+                ));
+            }
+            (Expect::Ok(_), Err(failure)) => {
+                return Err(format!(
+                    "{at} ({call}): expected ok, got {} ({})",
+                    failure.code, failure.message
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs every vector, each on a fresh host from `fresh`; panics listing all failures.
+pub async fn run_all<H: VectorHost, F: Future<Output = H>>(mut fresh: impl FnMut() -> F) -> usize {
+    let vectors = all();
+    let mut failures = Vec::new();
+    for vector in &vectors {
+        let mut host = fresh().await;
+        if let Err(e) = run(&mut host, vector).await {
+            failures.push(e);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} vector(s) failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    vectors.len()
+}

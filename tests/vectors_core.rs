@@ -1,0 +1,57 @@
+//! The scenario vectors run by the native core on the in-memory storage.
+
+mod vectors;
+
+use serde_json::Value;
+use spool::{Command, MemoryStorage};
+
+struct Core(MemoryStorage);
+
+impl vectors::VectorHost for Core {
+    async fn exec(&mut self, workspace: &str, command: Command) -> Result<Value, vectors::Failure> {
+        spool::execute(&self.0, workspace, command).map_err(|e| vectors::Failure {
+            code: e.code().to_owned(),
+            message: e.to_string(),
+        })
+    }
+}
+
+#[test]
+fn test_scenario_vectors_native_core() {
+    let ran = block_on(vectors::run_all(|| async { Core(MemoryStorage::new()) }));
+    assert!(ran >= 8, "only {ran} vectors ran");
+}
+
+#[test]
+fn test_every_vector_file_is_listed() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vectors");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .expect("vectors dir")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    on_disk.sort();
+    let mut listed: Vec<String> = vectors::FILES
+        .iter()
+        .map(|(n, _)| (*n).to_owned())
+        .collect();
+    listed.sort();
+    assert_eq!(
+        on_disk, listed,
+        "tests/vectors/mod.rs FILES must list every vector file"
+    );
+    let names: std::collections::HashSet<String> =
+        vectors::all().into_iter().map(|v| v.name).collect();
+    assert_eq!(names.len(), listed.len(), "vector names must be unique");
+    assert!(names.iter().all(|n| n.starts_with("test_")));
+}
+
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => panic!("the in-memory core never waits"),
+    }
+}

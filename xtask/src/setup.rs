@@ -1,0 +1,238 @@
+//! Toolchain set-up owned by the project: everything a fresh Debian machine lacks for
+//! wasm builds and browser tests. Idempotent; each check is quick when its tool is there.
+//!
+//! Route 1 (preferred): rustup's `wasm32-unknown-unknown` target (`rustup target add`,
+//! guarded by a timeout). Route 2 (fallback, only when route 1 fails): Debian's
+//! `rustc-web` with `-Zbuild-std`, reached through a generated `wasm-cargo` wrapper.
+
+use std::path::{Path, PathBuf};
+
+use crate::cmd::{Step, root};
+
+/// What [`run`] checks and installs.
+pub(crate) struct Options {
+    /// Also Chromium, chromedriver and wasm-bindgen-cli (browser tests).
+    pub(crate) browser: bool,
+}
+
+/// How wasm is built on this machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// rustup's own wasm32 target.
+    Rustup,
+    /// Debian's rustc-web with `-Zbuild-std`.
+    Debian,
+}
+
+/// The result of set-up: which cargo to run and with what environment.
+pub(crate) struct Toolchain {
+    pub(crate) cargo: String,
+    pub(crate) route: Route,
+    wrapper: Option<PathBuf>,
+}
+
+impl Toolchain {
+    /// Environment every cargo step gets (the guest cargo the host's build script uses).
+    pub(crate) fn apply_env(&self, step: &mut Step) {
+        if let Some(wrapper) = &self.wrapper {
+            step.env("SPOOL_GUEST_CARGO", wrapper);
+        }
+    }
+
+    /// A cargo that builds for wasm32 on this route.
+    pub(crate) fn wasm_cargo(&self, args: &[&str]) -> Step {
+        let mut step = match &self.wrapper {
+            Some(wrapper) => {
+                let mut s = Step::new(&wrapper.to_string_lossy());
+                // Separate target dir: switching routes would rebuild everything.
+                s.env("CARGO_TARGET_DIR", root().join("target/debian-route"));
+                s
+            }
+            None => Step::new(&self.cargo),
+        };
+        step.args(args);
+        step
+    }
+
+    /// Clippy for wasm32 needs rustup's target (Debian's rustc-web ships no clippy).
+    pub(crate) fn has_wasm_clippy(&self) -> bool {
+        self.route == Route::Rustup
+    }
+}
+
+pub(crate) fn run(options: &Options) -> Result<Toolchain, String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    ensure_components()?;
+    let route = if rustup_target_works() {
+        Route::Rustup
+    } else {
+        eprintln!("setup: adding the wasm32-unknown-unknown target with rustup (120 s limit)");
+        let added = Step::new("timeout")
+            .args(["120", "rustup", "target", "add", "wasm32-unknown-unknown"])
+            .run("rustup target add wasm32-unknown-unknown")
+            .is_ok();
+        if added && rustup_target_works() {
+            Route::Rustup
+        } else {
+            eprintln!(
+                "setup: rustup's wasm target is not usable; falling back to Debian's rustc-web"
+            );
+            Route::Debian
+        }
+    };
+    let wrapper = match route {
+        Route::Rustup => None,
+        Route::Debian => Some(debian_route()?),
+    };
+    if options.browser {
+        ensure_browser()?;
+        ensure_wasm_bindgen_cli(&cargo)?;
+    }
+    eprintln!("setup: ready (wasm route: {route:?})");
+    Ok(Toolchain {
+        cargo,
+        route,
+        wrapper,
+    })
+}
+
+fn ensure_components() -> Result<(), String> {
+    let have = |tool: &str| {
+        Step::new("cargo")
+            .args([tool, "--version"])
+            .output()
+            .is_some()
+    };
+    if have("clippy") && have("fmt") {
+        return Ok(());
+    }
+    Step::new("rustup")
+        .args(["component", "add", "clippy", "rustfmt"])
+        .run("rustup component add clippy rustfmt")
+}
+
+/// The target is installed and links a tiny std cdylib.
+fn rustup_target_works() -> bool {
+    let installed = Step::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .is_some_and(|out| out.lines().any(|l| l.trim() == "wasm32-unknown-unknown"));
+    if !installed {
+        return false;
+    }
+    let dir = std::env::temp_dir().join(format!("spool-wasm-probe-{}", std::process::id()));
+    if std::fs::create_dir_all(&dir).is_err() {
+        return false;
+    }
+    let source = dir.join("probe.rs");
+    let ok = std::fs::write(
+        &source,
+        "#[unsafe(no_mangle)] pub extern \"C\" fn probe(n: usize) -> usize { vec![1u8; n].len() }\n",
+    )
+    .is_ok()
+        && Step::new("rustc")
+            .args(["--edition", "2024", "--target", "wasm32-unknown-unknown", "--crate-type", "cdylib", "-O"])
+            .arg(&source)
+            .arg("-o")
+            .arg(dir.join("probe.wasm"))
+            .output()
+            .is_some();
+    let _ = std::fs::remove_dir_all(&dir);
+    ok
+}
+
+fn dpkg_installed(package: &str) -> bool {
+    Step::new("dpkg-query")
+        .args(["-W", "-f=${Status}", package])
+        .output()
+        .is_some_and(|s| s.starts_with("install ok installed"))
+}
+
+/// Installs the missing Debian packages (one `apt-get update` first, as a fresh
+/// machine's package lists may be empty).
+fn apt_install(packages: &[&str]) -> Result<(), String> {
+    let missing: Vec<&str> = packages
+        .iter()
+        .copied()
+        .filter(|p| !dpkg_installed(p))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Step::new("apt-get").arg("update").run("apt-get update")?;
+    Step::new("apt-get")
+        .args(["install", "-y", "--no-install-recommends"])
+        .args(&missing)
+        .env("DEBIAN_FRONTEND", "noninteractive")
+        .run(&format!("apt-get install {}", missing.join(" ")))
+}
+
+fn ensure_browser() -> Result<(), String> {
+    if Path::new("/usr/bin/chromium").exists() && Path::new("/usr/bin/chromedriver").exists() {
+        return Ok(());
+    }
+    apt_install(&["chromium", "chromium-driver"])
+}
+
+/// The wasm-bindgen version Cargo.lock pins (the CLI must match it exactly).
+fn locked_wasm_bindgen() -> Result<String, String> {
+    let lock = std::fs::read_to_string(root().join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() == "name = \"wasm-bindgen\""
+            && let Some(version) = lines
+                .next()
+                .and_then(|l| l.trim().strip_prefix("version = \""))
+                .and_then(|v| v.strip_suffix('"'))
+        {
+            return Ok(version.to_owned());
+        }
+    }
+    Err("Cargo.lock does not pin wasm-bindgen".into())
+}
+
+fn ensure_wasm_bindgen_cli(cargo: &str) -> Result<(), String> {
+    let version = locked_wasm_bindgen()?;
+    let installed = Step::new("wasm-bindgen-test-runner")
+        .arg("--version")
+        .output()
+        .and_then(|out| out.split_whitespace().nth(1).map(str::to_owned));
+    if installed.as_deref() == Some(version.as_str()) {
+        return Ok(());
+    }
+    // Without --locked: the CLI's own lockfile pins a crate the registry no longer offers.
+    Step::new(cargo)
+        .args(["install", "--force", &format!("wasm-bindgen-cli@{version}")])
+        .run(&format!(
+            "cargo install wasm-bindgen-cli@{version} (a few minutes)"
+        ))
+}
+
+/// Route 2: Debian's rustc-web + std sources + lld, and a `wasm-cargo` wrapper.
+fn debian_route() -> Result<PathBuf, String> {
+    apt_install(&["rustc-web", "cargo-web", "rust-web-src", "rust-web-llvm"])?;
+    // /usr/bin/rust-lld links to lld-NN, which rust-web-llvm does not depend on.
+    if let Ok(target) = std::fs::read_link("/usr/bin/rust-lld") {
+        let package = target.to_string_lossy().into_owned();
+        if !package.contains('/') {
+            apt_install(&[&package])?;
+        }
+    }
+    if !Path::new("/usr/bin/rust-lld").exists() {
+        return Err("/usr/bin/rust-lld is not usable after installing rust-web-llvm".into());
+    }
+    let dir = root().join("target/xtask");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let wrapper = dir.join("wasm-cargo");
+    let script = "#!/bin/sh\n# Generated by `cargo xtask setup` (Debian rustc-web route).\n\
+        export RUSTC=/usr/bin/rustc RUSTDOC=/usr/bin/rustdoc RUSTC_BOOTSTRAP=1\n\
+        export CARGO_UNSTABLE_BUILD_STD=\"${CARGO_UNSTABLE_BUILD_STD:-std,panic_abort}\"\n\
+        exec /usr/bin/cargo \"$@\"\n";
+    std::fs::write(&wrapper, script).map_err(|e| format!("{}: {e}", wrapper.display()))?;
+    Step::new("chmod")
+        .arg("+x")
+        .arg(&wrapper)
+        .run("chmod +x wasm-cargo")?;
+    Ok(wrapper)
+}
