@@ -91,7 +91,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::NotFound { what, key } => write!(f, "{what} not found: {key}"),
-            Error::Conflict { reason } => write!(f, "conflict: {reason}"),
+            Error::Conflict { reason } => f.write_str(reason),
             Error::InvalidArgument { field, reason } => {
                 write!(f, "invalid argument `{field}`: {reason}")
             }

@@ -66,6 +66,37 @@ impl Step {
         }
     }
 
+    /// Runs to completion like [`Step::run`], streaming stdout while it adds up the
+    /// `test result: … N passed; M failed` lines of the test runners (cargo test and
+    /// wasm-bindgen-test-runner print the same shape).
+    pub(crate) fn run_counting(&mut self, name: &str, tally: &mut Tally) -> Result<(), String> {
+        use std::io::{BufRead, BufReader, Write};
+        eprintln!("\n==> {name}\n    $ {}", self.describe());
+        let mut child = self
+            .0
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{name}: cannot start `{}`: {e}", self.describe()))?;
+        if let Some(out) = child.stdout.take() {
+            let stdout = std::io::stdout();
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                tally.read(&line);
+                let _ = writeln!(stdout.lock(), "{line}");
+            }
+        }
+        let status = child
+            .wait()
+            .map_err(|e| format!("{name}: waiting for `{}`: {e}", self.describe()))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{name}: `{}` exited with {status}",
+                self.describe()
+            ))
+        }
+    }
+
     /// Runs and captures stdout; `None` when the program is missing or fails.
     pub(crate) fn output(&mut self) -> Option<String> {
         let out = self.0.output().ok()?;
@@ -81,4 +112,53 @@ pub(crate) fn cargo(toolchain: &Toolchain, args: &[&str]) -> Step {
     step.args(args);
     toolchain.apply_env(&mut step);
     step
+}
+
+/// Test counts added up over several runs.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Tally {
+    pub(crate) passed: u64,
+    pub(crate) failed: u64,
+}
+
+impl Tally {
+    /// Adds the counts of a `test result: ok. 3 passed; 0 failed; …` line.
+    pub(crate) fn read(&mut self, line: &str) {
+        let Some(rest) = line.trim().strip_prefix("test result: ") else {
+            return;
+        };
+        let count = |word: &str| {
+            rest.split([';', '.'])
+                .filter_map(|part| part.trim().strip_suffix(word))
+                .find_map(|n| n.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        };
+        self.passed += count(" passed");
+        self.failed += count(" failed");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tally;
+
+    #[test]
+    fn test_tally_reads_cargo_and_wasm_bindgen_result_lines() {
+        let mut tally = Tally::default();
+        tally.read("test result: ok. 17 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.01s");
+        tally.read(
+            "test result: FAILED. 8 passed; 2 failed; 0 ignored; 0 filtered out; finished in 0.11s",
+        );
+        tally.read("running 3 tests");
+        tally.read(
+            "test result: ok. 0 passed; 0 failed; 1 ignored; 0 filtered out; finished in 0.00s",
+        );
+        assert_eq!(
+            tally,
+            Tally {
+                passed: 25,
+                failed: 2
+            }
+        );
+    }
 }

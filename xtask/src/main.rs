@@ -7,7 +7,7 @@ mod setup;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use cmd::{Step, cargo, root};
+use cmd::{Step, Tally, cargo, root};
 
 const HELP: &str = "\
 cargo xtask <command> [args]
@@ -17,12 +17,14 @@ Commands:
                         wasm32-unknown-unknown target (rustup, or Debian's rustc-web +
                         -Zbuild-std as a fallback), wasm-bindgen-cli at the Cargo.lock
                         version, Chromium + chromedriver. Quick when all is present.
+                        SPOOL_WASM_ROUTE=debian forces the fallback route.
   demo [args]           Set up, then run `spool demo` on the embedded SQLite default
                         (./spool.db): a short scripted session through the component.
   test                  Everything CI checks: fmt, clippy (native + wasm32), native
                         tests, component tests, docs, browser tests in headless Chromium.
   ci                    Same as test.
   build-wasm            Build and package the component; print its size.
+  build-web             Build the browser package (wasm-bindgen --target web) into web/pkg.
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
   bench                 Run the benchmarks (release build): component + SQLite vs raw SQLite.
@@ -44,10 +46,14 @@ fn main() -> ExitCode {
         "demo" => demo(rest),
         "test" | "ci" => test_all(),
         "build-wasm" => build_wasm(),
+        "build-web" => build_web(),
         "check-imports" => check_imports(),
-        "test-browser" => {
-            setup::run(&setup::Options { browser: true }).and_then(|t| test_browser(&t))
-        }
+        "test-browser" => setup::run(&setup::Options { browser: true }).and_then(|t| {
+            let mut tally = Tally::default();
+            test_browser(&t, &mut tally)?;
+            println!("browser: {} passed, {} failed", tally.passed, tally.failed);
+            Ok(())
+        }),
         "bench" => bench(),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
@@ -124,6 +130,35 @@ fn build_wasm() -> Result<(), String> {
     Ok(())
 }
 
+fn build_web() -> Result<(), String> {
+    let toolchain = setup::run(&setup::Options { browser: true })?;
+    let mut build = toolchain.wasm_cargo(&[
+        "build",
+        "--package",
+        "spool-web",
+        "--lib",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--release",
+    ]);
+    build.run("build spool-web for wasm32")?;
+    let target = toolchain.target_dir();
+    let module = target.join("wasm32-unknown-unknown/release/spool_web.wasm");
+    let out = root().join("web/pkg");
+    Step::new("wasm-bindgen")
+        .args(["--target", "web", "--out-dir"])
+        .arg(&out)
+        .arg(&module)
+        .run("wasm-bindgen --target web")?;
+    let size = |path: &std::path::Path| std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    println!(
+        "web/pkg: spool_web_bg.wasm {} bytes, spool_web.js {} bytes",
+        size(&out.join("spool_web_bg.wasm")),
+        size(&out.join("spool_web.js"))
+    );
+    Ok(())
+}
+
 fn check_imports() -> Result<(), String> {
     let toolchain = setup::run(&setup::Options { browser: false })?;
     cargo(
@@ -139,7 +174,7 @@ fn check_imports() -> Result<(), String> {
     .run("component imports only spool:engine interfaces")
 }
 
-fn test_browser(toolchain: &setup::Toolchain) -> Result<(), String> {
+fn test_browser(toolchain: &setup::Toolchain, tally: &mut Tally) -> Result<(), String> {
     let mut step = toolchain.wasm_cargo(&[
         "test",
         "--package",
@@ -149,7 +184,7 @@ fn test_browser(toolchain: &setup::Toolchain) -> Result<(), String> {
     ]);
     step.env("CHROMEDRIVER", "/usr/bin/chromedriver");
     step.env("WASM_BINDGEN_TEST_TIMEOUT", "120");
-    step.run("browser tests in headless Chromium")
+    step.run_counting("browser tests in headless Chromium", tally)
 }
 
 fn bench() -> Result<(), String> {
@@ -161,17 +196,42 @@ fn bench() -> Result<(), String> {
     .run("bench: appends")
 }
 
+/// Runs CI's steps in order, timing each and adding up the tests they ran.
+struct Ci {
+    timings: Vec<(String, f64)>,
+    tally: Tally,
+}
+
+impl Ci {
+    fn step(&mut self, name: &str, mut step: Step) -> Result<(), String> {
+        self.timed(name, |_| step.run(name))
+    }
+
+    fn tests(&mut self, name: &str, mut step: Step) -> Result<(), String> {
+        self.timed(name, |tally| step.run_counting(name, tally))
+    }
+
+    fn timed(
+        &mut self,
+        name: &str,
+        f: impl FnOnce(&mut Tally) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let t = Instant::now();
+        let result = f(&mut self.tally);
+        self.timings
+            .push((name.to_owned(), t.elapsed().as_secs_f64()));
+        result
+    }
+}
+
 fn test_all() -> Result<(), String> {
     let toolchain = setup::run(&setup::Options { browser: true })?;
-    let mut timings = Vec::new();
-    let mut timed = |name: &str, mut step: Step| -> Result<(), String> {
-        let t = Instant::now();
-        let result = step.run(name);
-        timings.push((name.to_owned(), t.elapsed().as_secs_f64()));
-        result
+    let mut ci = Ci {
+        timings: Vec::new(),
+        tally: Tally::default(),
     };
-    timed("fmt", cargo(&toolchain, &["fmt", "--all", "--", "--check"]))?;
-    timed(
+    ci.step("fmt", cargo(&toolchain, &["fmt", "--all", "--", "--check"]))?;
+    ci.step(
         "clippy native",
         cargo(
             &toolchain,
@@ -186,7 +246,7 @@ fn test_all() -> Result<(), String> {
         ),
     )?;
     if toolchain.has_wasm_clippy() {
-        timed(
+        ci.step(
             "clippy wasm32 (core, component, web)",
             cargo(
                 &toolchain,
@@ -210,20 +270,47 @@ fn test_all() -> Result<(), String> {
     } else {
         eprintln!("note: clippy for wasm32 needs the rustup route; skipped on the fallback route");
     }
-    timed(
+    // spool-web is empty off wasm32; its tests run in Chromium below.
+    ci.tests(
         "native tests (core, host through the component, xtask)",
-        cargo(&toolchain, &["test", "--workspace"]),
+        cargo(
+            &toolchain,
+            &["test", "--workspace", "--exclude", "spool-web"],
+        ),
     )?;
-    let mut doc = cargo(&toolchain, &["doc", "--workspace", "--no-deps"]);
+    let mut doc = cargo(
+        &toolchain,
+        &["doc", "--workspace", "--no-deps", "--exclude", "spool-web"],
+    );
     doc.env("RUSTDOCFLAGS", "-D warnings");
-    timed("docs", doc)?;
-    let t = Instant::now();
-    let browser = test_browser(&toolchain);
-    timings.push(("browser tests".into(), t.elapsed().as_secs_f64()));
-    browser?;
+    ci.step("docs", doc)?;
+    if toolchain.has_wasm_clippy() {
+        let mut doc = cargo(
+            &toolchain,
+            &[
+                "doc",
+                "--package",
+                "spool-web",
+                "--no-deps",
+                "--target",
+                "wasm32-unknown-unknown",
+            ],
+        );
+        doc.env("RUSTDOCFLAGS", "-D warnings");
+        ci.step("docs (browser host, wasm32)", doc)?;
+    }
+    ci.timed("browser tests in headless Chromium", |tally| {
+        test_browser(&toolchain, tally)
+    })?;
     eprintln!("\nstep timings:");
-    for (name, secs) in &timings {
+    for (name, secs) in &ci.timings {
         eprintln!("  {secs:7.1} s  {name}");
+    }
+    // The closing line CI reads: every test of every runner, native and in Chromium.
+    let Tally { passed, failed } = ci.tally;
+    println!("all: {passed} passed, {failed} failed");
+    if passed == 0 || failed > 0 {
+        return Err(format!("{passed} passed, {failed} failed"));
     }
     Ok(())
 }

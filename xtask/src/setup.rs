@@ -45,13 +45,23 @@ impl Toolchain {
             Some(wrapper) => {
                 let mut s = Step::new(&wrapper.to_string_lossy());
                 // Separate target dir: switching routes would rebuild everything.
-                s.env("CARGO_TARGET_DIR", root().join("target/debian-route"));
+                s.env("CARGO_TARGET_DIR", self.target_dir());
                 s
             }
             None => Step::new(&self.cargo),
         };
         step.args(args);
         step
+    }
+
+    /// The target directory wasm builds of this route land in.
+    pub(crate) fn target_dir(&self) -> PathBuf {
+        match &self.wrapper {
+            Some(_) => root().join("target/debian-route"),
+            None => std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root().join("target")),
+        }
     }
 
     /// Clippy for wasm32 needs rustup's target (Debian's rustc-web ships no clippy).
@@ -63,7 +73,11 @@ impl Toolchain {
 pub(crate) fn run(options: &Options) -> Result<Toolchain, String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     ensure_components()?;
-    let route = if rustup_target_works() {
+    let forced = std::env::var("SPOOL_WASM_ROUTE").ok();
+    let route = if forced.as_deref() == Some("debian") {
+        eprintln!("setup: SPOOL_WASM_ROUTE=debian forces the fallback route");
+        Route::Debian
+    } else if rustup_target_works() {
         Route::Rustup
     } else {
         eprintln!("setup: adding the wasm32-unknown-unknown target with rustup (120 s limit)");

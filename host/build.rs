@@ -1,0 +1,104 @@
+//! Builds the Spool component that the host embeds.
+//!
+//! The core (`spool`, feature `component`) is compiled for wasm32-unknown-unknown with
+//! the `guest` profile in its own target directory (a nested cargo must not share the
+//! outer build's lock), then packaged as a component with `wit-component`. The result is
+//! embedded with `include_bytes!`, so the `spool` binary is self-contained.
+//!
+//! `SPOOL_GUEST_CARGO` names the cargo used for the guest (default: the cargo running
+//! this build); `SPOOL_GUEST_RUSTFLAGS`/`SPOOL_GUEST_ENV` are not needed on the rustup
+//! route. The Debian fallback route sets `SPOOL_GUEST_CARGO` to its wrapper.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let manifest_dir =
+        PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest_dir
+        .parent()
+        .expect("host/ lives in the workspace root")
+        .to_path_buf();
+    for watched in ["src", "wit", "Cargo.toml", "Cargo.lock"] {
+        println!("cargo:rerun-if-changed={}", root.join(watched).display());
+    }
+    println!("cargo:rerun-if-env-changed=SPOOL_GUEST_CARGO");
+
+    let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let guest_target = guest_target_dir(&root);
+    let module = build_module(&root, &guest_target);
+    let bytes = std::fs::read(&module)
+        .unwrap_or_else(|e| panic!("cannot read the core module {}: {e}", module.display()));
+    let component = wit_component::ComponentEncoder::default()
+        .module(&bytes)
+        .and_then(|encoder| encoder.validate(true).encode())
+        .unwrap_or_else(|e| panic!("packaging the core module as a component failed: {e:#}"));
+    let path = out_dir.join("spool.component.wasm");
+    std::fs::write(&path, component).expect("write the component");
+    println!("cargo:rustc-env=SPOOL_COMPONENT_PATH={}", path.display());
+}
+
+/// `<target>/guest`: beside the outer build's own directories, never inside a profile's.
+fn guest_target_dir(root: &Path) -> PathBuf {
+    let target = env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let target = if target.is_absolute() {
+        target
+    } else {
+        root.join(target)
+    };
+    target.join("guest")
+}
+
+fn build_module(root: &Path, target_dir: &Path) -> PathBuf {
+    let cargo = env::var("SPOOL_GUEST_CARGO")
+        .or_else(|_| env::var("CARGO"))
+        .unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(&cargo);
+    cmd.current_dir(root)
+        .args([
+            "build",
+            "--package",
+            "spool",
+            "--features",
+            "component",
+            "--lib",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--profile",
+            "guest",
+            "--target-dir",
+        ])
+        .arg(target_dir);
+    // The outer build's settings are for the host, not the guest.
+    for var in [
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "CARGO_BUILD_TARGET",
+        "CARGO_TARGET_DIR",
+        "CARGO_MAKEFLAGS",
+        "CARGO_PRIMARY_PACKAGE",
+        "CARGO_BUILD_RUSTFLAGS",
+    ] {
+        cmd.env_remove(var);
+    }
+    if env::var_os("SPOOL_GUEST_CARGO").is_none() {
+        // Under the rustup route the outer RUSTC is the same toolchain; keep it.
+    } else {
+        cmd.env_remove("RUSTC").env_remove("RUSTDOC");
+    }
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run `{cargo}` to build the guest: {e}"));
+    if !status.success() {
+        panic!(
+            "building the Spool component failed ({status}). Is the wasm32-unknown-unknown target \
+             installed? Run `cargo xtask setup` (it installs it, or sets up the fallback route)."
+        );
+    }
+    target_dir.join("wasm32-unknown-unknown/guest/spool.wasm")
+}

@@ -1,0 +1,123 @@
+//! The host's error type: failures of the component's API calls (with their reason
+//! codes) and failures of the machinery around it (SQLite, wasmtime, files).
+
+use std::fmt;
+
+use spool::StorageError;
+
+/// A failed host call.
+///
+/// [`Error::code`] gives a stable reason code for every variant; the CLI prints it as
+/// `error[<code>]: <message>`.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// The component refused or failed the call (its WIT `error` record).
+    Spool {
+        /// The reason code: `not_found`, `conflict`, `invalid_argument`, `stale_epoch`,
+        /// `corruption`, `storage` or `internal`.
+        code: String,
+        /// Human-readable detail (key, field, cause).
+        message: String,
+    },
+    /// A storage backend called directly (not through the component) failed.
+    Storage(StorageError),
+    /// The SQLite database could not be opened or set up.
+    Sqlite {
+        /// The database path (empty for an in-memory database).
+        path: String,
+        /// SQLite's message.
+        message: String,
+    },
+    /// The WebAssembly runtime failed: the component trapped (a bug, or it hit the
+    /// memory limit) or could not be compiled or instantiated.
+    Wasm {
+        /// What the host was doing.
+        context: String,
+        /// The runtime's message: for a trap, its cause (e.g. the memory limit).
+        message: String,
+        /// The guest's stack at the trap, when there was one (for bug reports).
+        backtrace: Option<String>,
+    },
+    /// A file operation failed.
+    Io {
+        /// What the host was doing.
+        context: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// The stable reason code: the component's own code for [`Error::Spool`], `storage`
+    /// for [`Error::Storage`] and [`Error::Sqlite`], `internal` for [`Error::Wasm`] and
+    /// `io` for [`Error::Io`].
+    pub fn code(&self) -> &str {
+        match self {
+            Error::Spool { code, .. } => code,
+            Error::Storage(_) | Error::Sqlite { .. } => "storage",
+            Error::Wasm { .. } => "internal",
+            Error::Io { .. } => "io",
+        }
+    }
+
+    /// The message without the code.
+    pub fn message(&self) -> String {
+        match self {
+            Error::Spool { message, .. } => message.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    pub(crate) fn wasm(context: impl Into<String>, error: &wasmtime::Error) -> Self {
+        let context = context.into();
+        match error.downcast_ref::<wasmtime::WasmBacktrace>() {
+            // A trap: the backtrace is the context wasmtime added; the cause is the trap.
+            Some(backtrace) => Error::Wasm {
+                context,
+                message: error.root_cause().to_string(),
+                backtrace: Some(backtrace.to_string()),
+            },
+            None => Error::Wasm {
+                context,
+                message: format!("{error:#}"),
+                backtrace: None,
+            },
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Spool { message, .. } => f.write_str(message),
+            Error::Storage(e) => write!(f, "storage failed: {e}"),
+            Error::Sqlite { path, message } if path.is_empty() => {
+                write!(f, "cannot open the database: {message}")
+            }
+            Error::Sqlite { path, message } => {
+                write!(f, "cannot open the database {path}: {message}")
+            }
+            Error::Wasm {
+                context, message, ..
+            } => write!(f, "{context}: {message}"),
+            Error::Io { context, source } => write!(f, "{context}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Storage(e) => Some(e),
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<StorageError> for Error {
+    fn from(error: StorageError) -> Self {
+        Error::Storage(error)
+    }
+}

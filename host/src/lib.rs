@@ -1,0 +1,46 @@
+//! # Spool host
+//!
+//! The native host of Spool: it runs the Spool WebAssembly component (embedded in this
+//! crate, see [`COMPONENT`]) on wasmtime and serves its storage imports from SQLite.
+//! The session rules all live in the component; this crate is the shell around it.
+//!
+//! - [`Spool`]: the friendly API — one workspace of one database, with the clock and
+//!   session ids supplied for you.
+//! - [`Instance`]: exactly the component's WIT `api`, with core types and explicit
+//!   workspace, time and ids. [`Runtime`] compiles (and caches on disk) the component.
+//! - [`SqliteStorage`]: the storage contract on SQLite, usable on its own.
+//!
+//! ```
+//! use spool::{AppendRequest, Role};
+//! use spool_host::Spool;
+//!
+//! let mut spool = Spool::builder().open()?; // in-memory database
+//! spool.create_session("agent:main:main")?;
+//! let mut reply = AppendRequest::new(Role::Assistant, "All tests pass now.");
+//! reply.token_count = Some(12);
+//! spool.append("agent:main:main", reply)?;
+//! let session = spool.get_session("agent:main:main")?.expect("just created");
+//! assert_eq!((session.entry_count, session.total_tokens), (1, 12));
+//!
+//! let err = spool.create_session("agent:main:main").unwrap_err();
+//! assert_eq!(err.code(), "conflict");
+//! # Ok::<(), spool_host::Error>(())
+//! ```
+
+mod cache;
+mod client;
+mod engine;
+mod error;
+mod sqlite;
+mod wit;
+
+pub use cache::{CacheStatus, default_cache_dir};
+pub use client::{DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
+pub use engine::{DEFAULT_MEMORY_LIMIT, Instance, Runtime};
+pub use error::Error;
+pub use sqlite::SqliteStorage;
+
+/// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped
+/// as a component by this crate's build script). It imports only Spool's `storage`
+/// interface and exports its `api`; `spool component` writes it to a file.
+pub const COMPONENT: &[u8] = include_bytes!(env!("SPOOL_COMPONENT_PATH"));

@@ -1,0 +1,372 @@
+//! The `spool` binary: round trips, JSON shapes, error codes and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// One compiled-component cache for every CLI run of this test process.
+fn cache_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
+        .path()
+}
+
+fn spool(db: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_spool"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env("SPOOL_CACHE_DIR", cache_dir())
+        .env_remove("SPOOL_DB")
+        .env_remove("SPOOL_WORKSPACE")
+        .output()
+        .expect("run spool")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn ok(db: &Path, args: &[&str]) -> String {
+    let out = spool(db, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "spool {args:?} failed: {}",
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+fn ok_json(db: &Path, args: &[&str]) -> Value {
+    let text = ok(db, args);
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("spool {args:?} printed no JSON ({e}): {text}"))
+}
+
+fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("spool.db");
+    (dir, db)
+}
+
+#[test]
+fn test_create_append_show_list_round_trip() {
+    let (_dir, db) = temp_db();
+    let session = ok_json(&db, &["create", "agent:main:main", "--json"]);
+    assert_eq!(session["key"], "agent:main:main");
+    assert_eq!(session["agent_id"], "main");
+    assert_eq!(session["status"], "running");
+    assert_eq!(session["entry_count"], 0);
+
+    let entry = ok_json(
+        &db,
+        &[
+            "append",
+            "agent:main:main",
+            "--role",
+            "user",
+            "--content",
+            "fix the test",
+            "--token-count",
+            "5",
+            "--json",
+        ],
+    );
+    assert_eq!(entry["id"], 1);
+    assert_eq!(entry["role"], "user");
+    assert_eq!(entry["token_count"], 5);
+    let text = ok(
+        &db,
+        &[
+            "append",
+            "agent:main:main",
+            "--role",
+            "assistant",
+            "--content",
+            "running it",
+            "--tool-calls",
+            r#"[{"id":"c1","function":{"name":"run_tests"}}]"#,
+            "--turn-id",
+            "t1",
+            "--message-id",
+            "msg-2",
+            "--token-count",
+            "7",
+        ],
+    );
+    assert!(text.contains("appended #2 (msg-2)"), "{text}");
+    ok(
+        &db,
+        &[
+            "append",
+            "agent:main:main",
+            "--role",
+            "tool",
+            "--content",
+            "1 failed",
+            "--tool-call-id",
+            "c1",
+        ],
+    );
+
+    let shown = ok_json(&db, &["show", "agent:main:main", "--json"]);
+    assert_eq!(shown["session"]["entry_count"], 3);
+    assert_eq!(shown["session"]["total_tokens"], 12);
+    let entries = shown["entries"].as_array().expect("entries array");
+    assert_eq!(entries.len(), 3);
+    assert_eq!(entries[1]["tool_calls"][0]["function"]["name"], "run_tests");
+    assert_eq!(entries[1]["turn_id"], "t1");
+    assert_eq!(entries[2]["tool_call_id"], "c1");
+
+    let human = ok(&db, &["show", "agent:main:main"]);
+    assert!(
+        human.contains("session agent:main:main (running)"),
+        "{human}"
+    );
+    assert!(
+        human.contains("fix the test") && human.contains("1 failed"),
+        "{human}"
+    );
+
+    ok(&db, &["create", "agent:other:main"]);
+    let list = ok_json(&db, &["list", "--json"]);
+    let keys: Vec<&str> = list["sessions"]
+        .as_array()
+        .expect("sessions")
+        .iter()
+        .map(|s| s["key"].as_str().expect("key"))
+        .collect();
+    assert_eq!(keys, ["agent:other:main", "agent:main:main"]);
+    let table = ok(&db, &["list"]);
+    let header = table.lines().next().expect("header");
+    for column in ["KEY", "STATUS", "ENTRIES", "TOKENS", "UPDATED"] {
+        assert!(header.contains(column), "{table}");
+    }
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("agent:main:main") && l.contains("running"))
+    );
+    let first_page = ok_json(&db, &["list", "--limit", "1", "--json"]);
+    assert_eq!(
+        first_page["sessions"].as_array().expect("sessions").len(),
+        1
+    );
+    assert!(first_page["next_cursor"].is_string());
+}
+
+#[test]
+fn test_duplicate_create_is_conflict_exit_1() {
+    let (_dir, db) = temp_db();
+    ok(&db, &["create", "agent:a:main"]);
+    let out = spool(&db, &["create", "agent:a:main"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("error[conflict]: "),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty());
+}
+
+#[test]
+fn test_show_unknown_key_is_not_found_exit_1() {
+    let (_dir, db) = temp_db();
+    let out = spool(&db, &["show", "agent:nobody:main"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.starts_with("error[not_found]: ") && err.contains("agent:nobody:main"),
+        "{err}"
+    );
+    let out = spool(
+        &db,
+        &[
+            "append",
+            "agent:nobody:main",
+            "--role",
+            "user",
+            "--content",
+            "x",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("error[not_found]: "),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn test_usage_errors_exit_2() {
+    let (_dir, db) = temp_db();
+    let cases: &[&[&str]] = &[
+        &[
+            "append",
+            "agent:a:main",
+            "--role",
+            "robot",
+            "--content",
+            "x",
+        ],
+        &["append", "agent:a:main", "--content", "x"],
+        &["append", "agent:a:main", "--role", "user"],
+        &[
+            "append",
+            "agent:a:main",
+            "--role",
+            "user",
+            "--content",
+            "x",
+            "--tool-calls",
+            "{not json",
+        ],
+        &["create"],
+        &["list", "--limit", "0"],
+        &["frobnicate"],
+        &[],
+    ];
+    for args in cases {
+        let out = spool(&db, args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "spool {args:?}: {}",
+            stderr(&out)
+        );
+    }
+    assert!(!db.exists(), "a usage error must not touch the database");
+    let help = ok(&db, &["--help"]);
+    for command in ["create", "append", "show", "list", "demo", "component"] {
+        assert!(help.contains(command), "{help}");
+    }
+}
+
+#[test]
+fn test_invalid_argument_from_the_component_exits_1() {
+    let (_dir, db) = temp_db();
+    let out = spool(&db, &["create", &"k".repeat(300)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("error[invalid_argument]: "),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn test_demo_twice_succeeds_without_duplicates() {
+    let (_dir, db) = temp_db();
+    let first = ok(&db, &["demo"]);
+    assert!(
+        first.contains("agent:demo:main") && first.contains("tool calls"),
+        "{first}"
+    );
+    let second = ok(&db, &["demo"]);
+    assert!(second.contains("already exists"), "{second}");
+    let shown = ok_json(&db, &["show", "agent:demo:main", "--json"]);
+    let entries = shown["entries"].as_array().expect("entries");
+    assert_eq!(entries.len(), 6, "the second run must not append again");
+    assert_eq!(shown["session"]["entry_count"], 6);
+    assert!(
+        entries
+            .iter()
+            .any(|e| e["role"] == "tool" && e["tool_call_id"].is_string())
+    );
+    assert!(entries.iter().any(|e| e["tool_calls"].is_array()));
+}
+
+#[test]
+fn test_spool_db_and_workspace_env_are_respected() {
+    let (dir, _) = temp_db();
+    let db = dir.path().join("env.db");
+    let run = |workspace: Option<&str>, args: &[&str]| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_spool"));
+        cmd.args(args)
+            .env("SPOOL_DB", &db)
+            .env("SPOOL_CACHE_DIR", cache_dir())
+            .env_remove("SPOOL_WORKSPACE")
+            .current_dir(dir.path());
+        if let Some(w) = workspace {
+            cmd.env("SPOOL_WORKSPACE", w);
+        }
+        cmd.output().expect("run spool")
+    };
+    let out = run(Some("team"), &["create", "agent:env:main"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(db.exists(), "SPOOL_DB names the database");
+    assert!(
+        !dir.path().join("spool.db").exists(),
+        "the default ./spool.db is not used"
+    );
+    let in_team = run(Some("team"), &["show", "agent:env:main"]);
+    assert_eq!(in_team.status.code(), Some(0), "{}", stderr(&in_team));
+    let in_default = run(None, &["show", "agent:env:main"]);
+    assert_eq!(in_default.status.code(), Some(1), "workspaces are isolated");
+    // The flag overrides the environment.
+    let flagged = run(
+        Some("team"),
+        &["--workspace", "default", "show", "agent:env:main"],
+    );
+    assert_eq!(flagged.status.code(), Some(1));
+}
+
+#[test]
+fn test_component_subcommand_writes_the_embedded_wasm() {
+    let (dir, db) = temp_db();
+    let out = spool(&db, &["component"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, spool_host::COMPONENT);
+    let path = dir.path().join("spool.wasm");
+    ok(&db, &["component", path.to_str().expect("utf-8 path")]);
+    assert_eq!(
+        std::fs::read(&path).expect("written"),
+        spool_host::COMPONENT
+    );
+    assert_eq!(&spool_host::COMPONENT[..4], b"\0asm");
+}
+
+#[test]
+fn test_append_content_from_stdin() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let (_dir, db) = temp_db();
+    ok(&db, &["create", "agent:a:main"]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spool"))
+        .arg("--db")
+        .arg(&db)
+        .args([
+            "append",
+            "agent:a:main",
+            "--role",
+            "tool",
+            "--content",
+            "-",
+            "--json",
+        ])
+        .env("SPOOL_CACHE_DIR", cache_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let text = "line one\nline two\n";
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(text.as_bytes())
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let entry: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(entry["content"], text);
+}

@@ -1,0 +1,58 @@
+//! The embedded component's world: it imports only Spool's storage contract (and the
+//! types it uses) and exports Spool's API. No WASI, no other capability.
+
+use wasmparser::{Parser, Payload};
+
+/// The top-level import and export names of `COMPONENT` (nested modules and components
+/// are skipped).
+fn top_level_names() -> (Vec<String>, Vec<String>) {
+    let (mut imports, mut exports) = (Vec::new(), Vec::new());
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(spool_host::COMPONENT) {
+        match payload.expect("the component parses") {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::ComponentImportSection(section) if depth == 0 => {
+                for import in section {
+                    imports.push(import.expect("import").name.name.to_owned());
+                }
+            }
+            Payload::ComponentExportSection(section) if depth == 0 => {
+                for export in section {
+                    exports.push(export.expect("export").name.name.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    imports.sort();
+    (imports, exports)
+}
+
+#[test]
+fn test_component_imports_only_spool_storage() {
+    let (imports, _) = top_level_names();
+    assert_eq!(
+        imports,
+        vec![
+            "spool:engine/storage@0.1.0".to_owned(),
+            "spool:engine/types@0.1.0".to_owned(),
+        ],
+        "the component must import exactly Spool's storage interface and its types"
+    );
+    assert!(imports.iter().all(|name| !name.starts_with("wasi:")));
+}
+
+#[test]
+fn test_component_exports_spool_api() {
+    let (_, exports) = top_level_names();
+    assert_eq!(exports, vec!["spool:engine/api@0.1.0".to_owned()]);
+}
+
+#[test]
+fn test_component_validates() {
+    let mut validator = wasmparser::Validator::new_with_features(wasmparser::WasmFeatures::all());
+    validator
+        .validate_all(spool_host::COMPONENT)
+        .expect("the embedded component is valid");
+}

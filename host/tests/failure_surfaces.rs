@@ -1,0 +1,162 @@
+//! Failures surface as typed errors with their reason codes: corrupt records, failing
+//! storage, a guest over its memory limit, a database from a newer build.
+
+use spool::{AppendRequest, Batch, Kv, RangeQuery, Role, Storage, StorageError};
+use spool_host::{Error, Runtime, SqliteStorage};
+
+const WS: &str = "default";
+
+#[test]
+fn test_corrupt_session_record_is_corruption_naming_the_key() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("spool.db");
+    let writer = SqliteStorage::open(&path).expect("open");
+    let mut batch = Batch::default();
+    batch.put(
+        spool::keys::session("agent:x:main"),
+        b"\x01{this is not json".to_vec(),
+    );
+    writer.commit(WS, batch).expect("write garbage");
+
+    let storage = SqliteStorage::open(&path).expect("reopen");
+    let mut instance = Runtime::shared()
+        .expect("runtime")
+        .instantiate(storage)
+        .expect("instance");
+    let err = instance
+        .get_session(WS, "agent:x:main")
+        .expect_err("garbage must not decode");
+    assert_eq!(err.code(), "corruption", "{err}");
+    assert!(
+        err.to_string().contains("agent:x:main"),
+        "the message names the key: {err}"
+    );
+    // The instance is still usable: corruption is a value, not a trap.
+    assert_eq!(instance.get_session(WS, "agent:y:main").expect("get"), None);
+    let err = instance
+        .append_entry(WS, "agent:x:main", AppendRequest::new(Role::User, "hi"), 1)
+        .expect_err("append to a corrupt session");
+    assert_eq!(err.code(), "corruption");
+}
+
+/// A storage whose every call fails, like a disk that went away.
+struct Broken;
+
+impl Storage for Broken {
+    fn get(&self, _: &str, _: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        Err(StorageError::Backend("disk I/O error".into()))
+    }
+    fn range(&self, _: &str, _: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
+        Err(StorageError::Backend("disk I/O error".into()))
+    }
+    fn commit(&self, _: &str, _: Batch) -> Result<(), StorageError> {
+        Err(StorageError::Backend("disk I/O error".into()))
+    }
+}
+
+#[test]
+fn test_backend_failure_is_storage_error_with_its_cause() {
+    let mut instance = Runtime::shared()
+        .expect("runtime")
+        .instantiate(Broken)
+        .expect("instance");
+    let err = instance
+        .create_session(WS, "agent:a:main", "s1", 1)
+        .expect_err("broken disk");
+    assert_eq!(err.code(), "storage");
+    assert!(err.to_string().contains("disk I/O error"), "{err}");
+    let err = instance
+        .list_sessions(WS, 10, None)
+        .expect_err("broken disk");
+    assert_eq!(err.code(), "storage");
+}
+
+#[test]
+fn test_guest_over_memory_limit_fails_with_error_and_recovers() {
+    let storage = SqliteStorage::open_in_memory().expect("open");
+    let mut instance = Runtime::shared()
+        .expect("runtime")
+        .instantiate_with_memory_limit(storage, 8 * 1024 * 1024)
+        .expect("instance under an 8 MiB cap");
+    instance
+        .create_session(WS, "agent:a:main", "s1", 1)
+        .expect("create");
+    // A 4 MiB entry is valid, but copying and encoding it needs more than 8 MiB.
+    let big = AppendRequest::new(Role::Tool, "x".repeat(4 * 1024 * 1024));
+    let err = instance
+        .append_entry(WS, "agent:a:main", big, 2)
+        .expect_err("over the cap");
+    match &err {
+        Error::Wasm {
+            message, backtrace, ..
+        } => {
+            assert!(message.contains("memory"), "the cause is named: {message}");
+            assert!(
+                backtrace.is_some(),
+                "the guest stack is kept for bug reports"
+            );
+        }
+        other => panic!("expected a wasm error, got {other:?}"),
+    }
+    assert_eq!(err.code(), "internal");
+    let text = err.to_string();
+    assert!(
+        text.contains("append-entry") && !text.contains('\n'),
+        "one line: {text}"
+    );
+    // The next call runs on a fresh instance over the same storage; nothing was written.
+    let session = instance
+        .get_session(WS, "agent:a:main")
+        .expect("get")
+        .expect("exists");
+    assert_eq!(session.entry_count, 0);
+    let entry = instance
+        .append_entry(
+            WS,
+            "agent:a:main",
+            AppendRequest::new(Role::User, "small"),
+            3,
+        )
+        .expect("a small append still works");
+    assert_eq!(entry.id, 1);
+}
+
+#[test]
+fn test_database_from_a_newer_build_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("future.db");
+    drop(SqliteStorage::open(&path).expect("create"));
+    let conn = rusqlite::Connection::open(&path).expect("raw open");
+    conn.pragma_update(None, "user_version", SqliteStorage::schema_version() + 1)
+        .expect("bump the version");
+    drop(conn);
+    let err = SqliteStorage::open(&path).expect_err("newer schema");
+    assert_eq!(err.code(), "storage");
+    let text = err.to_string();
+    assert!(
+        text.contains("schema version") && text.contains("newer Spool"),
+        "{text}"
+    );
+}
+
+#[test]
+fn test_reopening_keeps_the_schema_version_and_data() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("nested/dirs/spool.db");
+    let storage = SqliteStorage::open(&path).expect("creates parent directories");
+    let mut batch = Batch::default();
+    batch.put(b"k".to_vec(), b"v".to_vec());
+    storage.commit(WS, batch).expect("commit");
+    drop(storage);
+    let storage = SqliteStorage::open(&path).expect("reopen");
+    assert_eq!(storage.get(WS, b"k").expect("get"), Some(b"v".to_vec()));
+    let conn = rusqlite::Connection::open(&path).expect("raw open");
+    let version: u32 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("user_version");
+    assert_eq!(version, SqliteStorage::schema_version());
+    let mode: String = conn
+        .pragma_query_value(None, "journal_mode", |row| row.get(0))
+        .expect("journal_mode");
+    assert_eq!(mode, "wal");
+}

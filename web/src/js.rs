@@ -1,0 +1,168 @@
+//! The JS boundary: every conversion between JavaScript values and the core's types.
+//!
+//! Inputs are checked here and malformed ones become [`Error::InvalidArgument`], never a
+//! panic. Outputs cross with `serde-wasm-bindgen`'s JSON-compatible serializer (plain
+//! objects, numbers rather than BigInts, `null` for absent fields), so records keep the
+//! same `snake_case` JSON as the CLI and the vectors. Errors become JS `Error`s carrying
+//! the core's reason code in `code`.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use spool::Error;
+use wasm_bindgen::{JsCast, JsValue};
+
+/// The options of `createSession`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct CreateOptions {
+    /// Identity of the new session; `crypto.randomUUID()` when absent.
+    #[serde(default)]
+    pub(crate) session_id: Option<String>,
+    /// Current time; `Date.now()` when absent.
+    #[serde(default)]
+    pub(crate) now_ms: Option<u64>,
+}
+
+/// The options of `appendEntry`.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct AppendOptions {
+    /// Current time; `Date.now()` when absent.
+    #[serde(default)]
+    pub(crate) now_ms: Option<u64>,
+}
+
+fn is_absent(value: &JsValue) -> bool {
+    value.is_undefined() || value.is_null()
+}
+
+/// A required string argument.
+pub(crate) fn string(value: &JsValue, field: &'static str) -> Result<String, Error> {
+    value
+        .as_string()
+        .ok_or_else(|| Error::invalid(field, format!("expected a string, got {}", describe(value))))
+}
+
+/// An optional string argument (`undefined` and `null` mean absent).
+pub(crate) fn optional_string(
+    value: &JsValue,
+    field: &'static str,
+) -> Result<Option<String>, Error> {
+    if is_absent(value) {
+        Ok(None)
+    } else {
+        string(value, field).map(Some)
+    }
+}
+
+/// A required page size: a whole number from 0 to 2³²−1 (the core checks the range).
+pub(crate) fn limit(value: &JsValue, field: &'static str) -> Result<u32, Error> {
+    match value.as_f64() {
+        // A whole number in range: the cast is exact.
+        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) => Ok(n as u32),
+        _ => Err(Error::invalid(
+            field,
+            format!(
+                "expected a whole number from 0 to {}, got {}",
+                u32::MAX,
+                describe(value)
+            ),
+        )),
+    }
+}
+
+/// A required object argument, read with the core type's own `serde` rules.
+pub(crate) fn object<T: DeserializeOwned>(value: JsValue, field: &'static str) -> Result<T, Error> {
+    if !value.is_object() {
+        return Err(Error::invalid(
+            field,
+            format!("expected an object, got {}", describe(&value)),
+        ));
+    }
+    serde_wasm_bindgen::from_value(value).map_err(|e| Error::invalid(field, e.to_string()))
+}
+
+/// An optional options object (`undefined` and `null` mean all defaults). Options are
+/// JS-only and camelCase, so a name outside `known` (say `session_id`) is a mistake worth
+/// reporting rather than ignoring.
+pub(crate) fn options<T: DeserializeOwned + Default>(
+    value: JsValue,
+    field: &'static str,
+    known: &[&str],
+) -> Result<T, Error> {
+    if is_absent(&value) {
+        return Ok(T::default());
+    }
+    if let Some(object) = value.dyn_ref::<js_sys::Object>() {
+        for name in js_sys::Object::keys(object) {
+            let name = name.as_string().unwrap_or_default();
+            if !known.contains(&name.as_str()) {
+                return Err(Error::invalid(
+                    field,
+                    format!("unknown option `{name}` (known: {})", known.join(", ")),
+                ));
+            }
+        }
+    }
+    object(value, field)
+}
+
+/// A result as a plain JS value.
+pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, Error> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| Error::internal(format!("result does not convert to JS: {e}")))
+}
+
+/// A core error as a JS `Error`: its message is the error's text, its `code` property the
+/// reason code.
+pub(crate) fn error(error: &Error) -> JsValue {
+    let js = js_sys::Error::new(&error.to_string());
+    js.set_name("SpoolError");
+    // Defining a property on a fresh, extensible Error object cannot fail.
+    let _ = js_sys::Reflect::set(&js, &"code".into(), &error.code().into());
+    js.into()
+}
+
+/// The current time in ms since the Unix epoch (`Date.now()`).
+pub(crate) fn now_ms() -> u64 {
+    // `Date.now()` is a whole, non-negative number of milliseconds: the cast is exact.
+    js_sys::Date::now() as u64
+}
+
+/// A fresh session id from `crypto.randomUUID()` (windows and workers alike).
+pub(crate) fn random_uuid() -> Result<String, Error> {
+    let unavailable = |why: &str| {
+        Error::invalid(
+            "options.sessionId",
+            format!("none given and crypto.randomUUID() is unavailable ({why})"),
+        )
+    };
+    let crypto = js_sys::Reflect::get(&js_sys::global(), &"crypto".into())
+        .map_err(|_| unavailable("no crypto object"))?;
+    let random_uuid = js_sys::Reflect::get(&crypto, &"randomUUID".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+        .ok_or_else(|| unavailable("not a secure context?"))?;
+    random_uuid
+        .call0(&crypto)
+        .ok()
+        .and_then(|id| id.as_string())
+        .ok_or_else(|| unavailable("the call failed"))
+}
+
+/// A short description of a JS value for error messages.
+fn describe(value: &JsValue) -> String {
+    if let Some(s) = value.as_string() {
+        format!("the string {s:?}")
+    } else if let Some(n) = value.as_f64() {
+        format!("the number {n}")
+    } else if value.is_null() {
+        "null".into()
+    } else {
+        value
+            .js_typeof()
+            .as_string()
+            .unwrap_or_else(|| "a value".into())
+    }
+}
