@@ -9,7 +9,7 @@ use crate::op::Operation;
 
 /// One API call with its arguments (the workspace travels beside it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 #[non_exhaustive]
 pub enum Command {
     /// [`crate::create_session`].
@@ -31,7 +31,6 @@ pub enum Command {
         /// Session key.
         key: String,
         /// The entry.
-        #[serde(flatten)]
         request: AppendRequest,
         /// Current time.
         now_ms: u64,
@@ -41,7 +40,6 @@ pub enum Command {
         /// Session key.
         key: String,
         /// The page.
-        #[serde(flatten)]
         request: PageRequest,
     },
     /// [`crate::list_sessions`].
@@ -91,4 +89,24 @@ pub fn execute<S: crate::Storage + ?Sized>(
     command: Command,
 ) -> Result<serde_json::Value, Error> {
     crate::op::run(storage, command.into_operation(workspace))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_unknown_fields_are_rejected_not_ignored() {
+        let misspelt = r#"{"op":"append_entry","key":"k","now_ms":1,
+            "request":{"role":"user","content":"x","tokenCount":3}}"#;
+        assert!(serde_json::from_str::<Command>(misspelt).is_err());
+        let extra = r#"{"op":"get_session","key":"k","bogus":1}"#;
+        assert!(serde_json::from_str::<Command>(extra).is_err());
+        let good = r#"{"op":"append_entry","key":"k","now_ms":1,
+            "request":{"role":"user","content":"x","token_count":3}}"#;
+        let Ok(Command::AppendEntry { request, .. }) = serde_json::from_str::<Command>(good) else {
+            panic!("a well-formed call parses");
+        };
+        assert_eq!(request.token_count, Some(3));
+    }
 }

@@ -7,7 +7,7 @@
 //! | tag | key | value |
 //! |-----|-----|-------|
 //! | `s` | `s · key` | session record |
-//! | `r` | `r · updated_at · key` | empty (recency index) |
+//! | `r` | `r · updated_at · key` | copy of the session record (recency index) |
 //! | `e` | `e · session_id · created_at · entry_id` | entry record |
 
 /// Tag of session records.

@@ -110,8 +110,10 @@ pub struct Entry {
     pub turn_id: Option<String>,
 }
 
-/// What to append to a transcript.
+/// What to append to a transcript. Unknown fields are rejected, so a misspelt option
+/// (`tokenCount` for `token_count`) is an error rather than silently ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AppendRequest {
     /// Who wrote it.
     pub role: Role,
@@ -164,8 +166,9 @@ pub enum Order {
     NewestFirst,
 }
 
-/// Which page of a transcript to read.
+/// Which page of a transcript to read. Unknown fields are rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PageRequest {
     /// Reading direction.
     #[serde(default)]

@@ -35,16 +35,18 @@ pub(crate) async fn require(io: &Io, key: &str) -> Result<Loaded, Error> {
     })
 }
 
-/// Adds to `batch` the writes that replace `old` by `new` (record and recency index),
-/// guarded by `old` still being what was read.
+/// Adds to `batch` the writes that replace `old` by `new`, guarded by `old` still being
+/// what was read: the record and its recency index entry, which holds a copy of the
+/// record so that listing by recency is one range read.
 pub(crate) fn write_update(batch: &mut Batch, old: &Loaded, new: &Session) -> Result<(), Error> {
     let record_key = keys::session(&new.key);
+    let bytes = record::encode(new)?;
     batch.require_equals(record_key.clone(), old.bytes.clone());
-    batch.put(record_key, record::encode(new)?);
+    batch.put(record_key, bytes.clone());
     if old.session.updated_at != new.updated_at {
         batch.delete(keys::recency(old.session.updated_at, &old.session.key));
-        batch.put(keys::recency(new.updated_at, &new.key), Vec::new());
     }
+    batch.put(keys::recency(new.updated_at, &new.key), bytes);
     Ok(())
 }
 
@@ -96,10 +98,11 @@ async fn create(io: &Io, key: String, session_id: String, now_ms: u64) -> OpResu
         total_tokens: 0,
     };
     let record_key = keys::session(&session.key);
+    let bytes = record::encode(&session)?;
     let mut batch = Batch::default();
     batch.require_absent(record_key.clone());
-    batch.put(record_key, record::encode(&session)?);
-    batch.put(keys::recency(session.updated_at, &session.key), Vec::new());
+    batch.put(record_key, bytes.clone());
+    batch.put(keys::recency(session.updated_at, &session.key), bytes);
     io.commit(batch).await?;
     Ok(session)
 }
@@ -149,23 +152,10 @@ async fn list(io: &Io, limit: u32, cursor: Option<Vec<u8>>) -> OpResult<SessionL
     let mut index = io.range(query).await?;
     let more = index.len() > limit as usize;
     index.truncate(limit as usize);
-    let mut sessions = Vec::with_capacity(index.len());
-    for kv in &index {
-        let key = keys::read_u64(&kv.key, 1)
-            .and_then(|(_, at)| keys::read_str(&kv.key, at))
-            .map(|(key, _)| key)
-            .ok_or_else(|| Error::Corruption {
-                key: keys::display(&kv.key),
-                detail: "malformed recency index key".into(),
-            })?;
-        // The index is maintained in the same commit as the record; a missing record
-        // here means the two disagree.
-        let loaded = load(io, &key).await?.ok_or_else(|| Error::Corruption {
-            key: keys::display(&kv.key),
-            detail: format!("recency index names session `{key}`, which does not exist"),
-        })?;
-        sessions.push(loaded.session);
-    }
+    let sessions = index
+        .iter()
+        .map(|kv| record::decode::<Session>(&kv.key, &kv.value))
+        .collect::<Result<Vec<_>, _>>()?;
     let next_cursor = more
         .then(|| index.last().map(|kv| validate::hex(&kv.key)))
         .flatten();

@@ -281,3 +281,30 @@ fn test_same_inputs_give_the_same_bytes() {
     };
     assert_eq!(script(&MemoryStorage::new()), script(&MemoryStorage::new()));
 }
+
+#[test]
+fn test_a_page_of_the_session_list_is_one_read() {
+    let storage = Probe::default();
+    for i in 0..60 {
+        run(
+            &storage,
+            spool::create_session(WS, &format!("agent:a:{i}"), &format!("s{i}"), i),
+        )
+        .expect("create");
+    }
+    run(
+        &storage,
+        spool::append_entry(WS, "agent:a:7", user("bump"), 100),
+    )
+    .expect("append");
+    let reads = storage.reads.get();
+    let page = run(&storage, spool::list_sessions(WS, 50, None)).expect("list");
+    assert_eq!(storage.reads.get() - reads, 1);
+    assert_eq!(page.sessions.len(), 50);
+    // The index copy is the record as of the latest write.
+    assert_eq!(
+        (page.sessions[0].key.as_str(), page.sessions[0].entry_count),
+        ("agent:a:7", 1)
+    );
+    assert_eq!(page.sessions[1].key, "agent:a:59");
+}

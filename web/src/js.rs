@@ -72,6 +72,10 @@ pub(crate) fn limit(value: &JsValue, field: &'static str) -> Result<u32, Error> 
 }
 
 /// A required object argument, read with the core type's own `serde` rules.
+///
+/// It goes through `serde_json::Value` because serde-wasm-bindgen looks up only the
+/// fields a struct names, so `deny_unknown_fields` would never see a misspelt one
+/// (`tokenCount` for `token_count`); JSON reports it.
 pub(crate) fn object<T: DeserializeOwned>(value: JsValue, field: &'static str) -> Result<T, Error> {
     if !value.is_object() {
         return Err(Error::invalid(
@@ -79,7 +83,9 @@ pub(crate) fn object<T: DeserializeOwned>(value: JsValue, field: &'static str) -
             format!("expected an object, got {}", describe(&value)),
         ));
     }
-    serde_wasm_bindgen::from_value(value).map_err(|e| Error::invalid(field, e.to_string()))
+    let json: serde_json::Value =
+        serde_wasm_bindgen::from_value(value).map_err(|e| Error::invalid(field, e.to_string()))?;
+    serde_json::from_value(json).map_err(|e| Error::invalid(field, e.to_string()))
 }
 
 /// An optional options object (`undefined` and `null` mean all defaults). Options are

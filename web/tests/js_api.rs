@@ -144,6 +144,23 @@ async fn test_malformed_arguments_are_invalid_argument_not_panics() {
                 common::js(&json!({ "now": 1 })),
             ],
         ),
+        // A misspelt field is reported, not silently dropped.
+        (
+            "appendEntry",
+            vec![
+                WS.into(),
+                KEY.into(),
+                common::js(&json!({ "role": "user", "content": "x", "tokenCount": 3 })),
+            ],
+        ),
+        (
+            "readPage",
+            vec![
+                WS.into(),
+                KEY.into(),
+                common::js(&json!({ "limit": 1, "newestFirst": true })),
+            ],
+        ),
     ];
     for (method, args) in cases {
         let error = common::call(&spool, method, &args)
