@@ -23,10 +23,20 @@ pub fn append_entry(
         .and_then(|()| validate::session_key(key))
         .and_then(|()| validate::content(&request.content))
         .and_then(|()| {
+            let ids = [
+                ("message_id", &request.message_id),
+                ("turn_id", &request.turn_id),
+                ("tool_call_id", &request.tool_call_id),
+            ];
+            ids.into_iter()
+                .filter_map(|(field, value)| value.as_deref().map(|v| (field, v)))
+                .try_for_each(|(field, value)| validate::id(field, value))
+        })
+        .and_then(|()| {
             request
-                .message_id
-                .as_deref()
-                .map_or(Ok(()), validate::message_id)
+                .tool_calls
+                .as_ref()
+                .map_or(Ok(()), validate::tool_calls)
         });
     if let Err(e) = checked {
         return Operation::failed(workspace, e);

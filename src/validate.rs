@@ -40,9 +40,22 @@ pub fn session_key(value: &str) -> Result<(), Error> {
     name("key", value, MAX_KEY_BYTES)
 }
 
-/// A message id: 1 to [`MAX_ID_BYTES`] bytes, no control characters.
-pub fn message_id(value: &str) -> Result<(), Error> {
-    name("message_id", value, MAX_ID_BYTES)
+/// An id given by the writer (`message_id`, `turn_id`, `tool_call_id`): 1 to
+/// [`MAX_ID_BYTES`] bytes, no control characters.
+pub fn id(field: &'static str, value: &str) -> Result<(), Error> {
+    name(field, value, MAX_ID_BYTES)
+}
+
+/// Tool calls: at most [`MAX_CONTENT_BYTES`] once serialized.
+pub fn tool_calls(value: &serde_json::Value) -> Result<(), Error> {
+    let size = value.to_string().len();
+    if size > MAX_CONTENT_BYTES {
+        return Err(Error::invalid(
+            "tool_calls",
+            format!("is {size} bytes as JSON; the limit is {MAX_CONTENT_BYTES}"),
+        ));
+    }
+    Ok(())
 }
 
 /// A session id: 1 to [`MAX_ID_BYTES`] of ASCII letters, digits, `-`, `_`, `.`.

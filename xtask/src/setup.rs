@@ -162,8 +162,7 @@ fn dpkg_installed(package: &str) -> bool {
         .is_some_and(|s| s.starts_with("install ok installed"))
 }
 
-/// Installs the missing Debian packages (one `apt-get update` first, as a fresh
-/// machine's package lists may be empty).
+/// Installs the missing Debian packages.
 fn apt_install(packages: &[&str]) -> Result<(), String> {
     let missing: Vec<&str> = packages
         .iter()
@@ -173,7 +172,11 @@ fn apt_install(packages: &[&str]) -> Result<(), String> {
     if missing.is_empty() {
         return Ok(());
     }
-    Step::new("apt-get").arg("update").run("apt-get update")?;
+    // Once per run: a fresh machine's package lists may be empty.
+    static UPDATED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !UPDATED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        Step::new("apt-get").arg("update").run("apt-get update")?;
+    }
     Step::new("apt-get")
         .args(["install", "-y", "--no-install-recommends"])
         .args(&missing)
