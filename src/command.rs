@@ -4,7 +4,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
-use crate::model::{AppendRequest, PageRequest};
+use crate::model::{
+    AppendRequest, FinishStatus, Intent, ListFilter, NewContextState, PageRequest, SessionStatus,
+    UpdateRequest,
+};
 use crate::op::Operation;
 
 /// One API call with its arguments (the workspace travels beside it).
@@ -49,7 +52,141 @@ pub enum Command {
         /// Cursor of the previous page.
         #[serde(default)]
         cursor: Option<String>,
+        /// Only sessions of this agent id.
+        #[serde(default)]
+        agent_id: Option<String>,
+        /// Only sessions in this state.
+        #[serde(default)]
+        status: Option<SessionStatus>,
     },
+    /// [`crate::get_or_create`].
+    GetOrCreate {
+        /// Session key.
+        key: String,
+        /// Identity if created.
+        session_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::apply_intent`].
+    ApplyIntent {
+        /// Session key.
+        key: String,
+        /// The intent.
+        intent: Intent,
+        /// Identity if created or reset.
+        session_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::resume`].
+    Resume {
+        /// Session key.
+        key: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::update`].
+    Update {
+        /// Session key.
+        key: String,
+        /// The changes.
+        request: UpdateRequest,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::finish`].
+    Finish {
+        /// Session key.
+        key: String,
+        /// How it ended.
+        status: FinishStatus,
+        /// Fence.
+        #[serde(default)]
+        expected_epoch: Option<u64>,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::delete_session`].
+    DeleteSession {
+        /// Session key.
+        key: String,
+        /// Fence.
+        #[serde(default)]
+        expected_epoch: Option<u64>,
+    },
+    /// [`crate::prune_stale`].
+    PruneStale {
+        /// Idle time beyond which a session goes.
+        max_age_ms: u64,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::cap_entries`].
+    CapEntries {
+        /// Sessions to keep.
+        max: u64,
+    },
+    /// [`crate::count_entries`].
+    CountEntries {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::get_entry`].
+    GetEntry {
+        /// Session key.
+        key: String,
+        /// The message id.
+        message_id: String,
+    },
+    /// [`crate::truncate`].
+    Truncate {
+        /// Session key.
+        key: String,
+        /// Entries to keep.
+        max_messages: u64,
+        /// Fence.
+        #[serde(default)]
+        expected_epoch: Option<u64>,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::save_state`].
+    SaveState {
+        /// Session key.
+        key: String,
+        /// The state.
+        state: NewContextState,
+        /// Fence.
+        #[serde(default)]
+        expected_epoch: Option<u64>,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::list_states`].
+    ListStates {
+        /// Session key.
+        key: String,
+        /// Only valid states (the default).
+        #[serde(default = "yes")]
+        valid_only: bool,
+    },
+    /// [`crate::invalidate_states`].
+    InvalidateStates {
+        /// Session key.
+        key: String,
+        /// Only states of this kind.
+        #[serde(default)]
+        state_kind: Option<String>,
+        /// Why.
+        reason: String,
+        /// Current time.
+        now_ms: u64,
+    },
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn json<T: Serialize>(value: T) -> Result<serde_json::Value, Error> {
@@ -75,20 +212,96 @@ impl Command {
             Command::ReadPage { key, request } => {
                 crate::read_page(workspace, &key, request).map(json)
             }
-            Command::ListSessions { limit, cursor } => {
-                crate::list_sessions(workspace, limit, cursor.as_deref()).map(json)
+            Command::ListSessions {
+                limit,
+                cursor,
+                agent_id,
+                status,
+            } => crate::list_sessions_where(
+                workspace,
+                limit,
+                cursor.as_deref(),
+                ListFilter { agent_id, status },
+            )
+            .map(json),
+            Command::GetOrCreate {
+                key,
+                session_id,
+                now_ms,
+            } => crate::get_or_create(workspace, &key, &session_id, now_ms).map(json),
+            Command::ApplyIntent {
+                key,
+                intent,
+                session_id,
+                now_ms,
+            } => crate::apply_intent(workspace, &key, intent, &session_id, now_ms).map(json),
+            Command::Resume { key, now_ms } => crate::resume(workspace, &key, now_ms).map(json),
+            Command::Update {
+                key,
+                request,
+                now_ms,
+            } => crate::update(workspace, &key, request, now_ms).map(json),
+            Command::Finish {
+                key,
+                status,
+                expected_epoch,
+                now_ms,
+            } => crate::finish(workspace, &key, status, expected_epoch, now_ms).map(json),
+            Command::DeleteSession {
+                key,
+                expected_epoch,
+            } => crate::delete_session(workspace, &key, expected_epoch).map(json),
+            Command::PruneStale { max_age_ms, now_ms } => {
+                crate::prune_stale(workspace, max_age_ms, now_ms).map(json)
             }
+            Command::CapEntries { max } => crate::cap_entries(workspace, max).map(json),
+            Command::CountEntries { key } => crate::count_entries(workspace, &key).map(json),
+            Command::GetEntry { key, message_id } => {
+                crate::get_entry(workspace, &key, &message_id).map(json)
+            }
+            Command::Truncate {
+                key,
+                max_messages,
+                expected_epoch,
+                now_ms,
+            } => crate::truncate(workspace, &key, max_messages, expected_epoch, now_ms).map(json),
+            Command::SaveState {
+                key,
+                state,
+                expected_epoch,
+                now_ms,
+            } => crate::save_state(workspace, &key, state, expected_epoch, now_ms).map(json),
+            Command::ListStates { key, valid_only } => {
+                crate::list_states(workspace, &key, valid_only).map(json)
+            }
+            Command::InvalidateStates {
+                key,
+                state_kind,
+                reason,
+                now_ms,
+            } => crate::invalidate_states(workspace, &key, state_kind.as_deref(), &reason, now_ms)
+                .map(json),
         }
     }
 }
 
-/// Runs a command against a synchronous storage.
+/// Runs a command against a synchronous storage (no reset archives kept).
 pub fn execute<S: crate::Storage + ?Sized>(
     storage: &S,
     workspace: &str,
     command: Command,
 ) -> Result<serde_json::Value, Error> {
-    crate::op::run(storage, command.into_operation(workspace))?
+    execute_with(storage, &crate::NoArchive, workspace, command)
+}
+
+/// Runs a command against a synchronous storage and archive store.
+pub fn execute_with<S: crate::Storage + ?Sized, A: crate::Archiver + ?Sized>(
+    storage: &S,
+    archiver: &A,
+    workspace: &str,
+    command: Command,
+) -> Result<serde_json::Value, Error> {
+    crate::op::run_with(storage, archiver, command.into_operation(workspace))?
 }
 
 #[cfg(test)]

@@ -2,9 +2,14 @@
 //!
 //! This is the only file that sees generated types; everything else speaks core types.
 
+use std::collections::BTreeMap;
+
 use crate::model::{
-    AppendRequest, Entry, Order, Page, PageRequest, Role, Session, SessionList, SessionStatus,
+    AppendRequest, ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
+    ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session,
+    SessionList, SessionStatus, TruncateOutcome, TurnUsage, UpdateRequest,
 };
+use crate::op::{Archiver, Operation};
 use crate::storage::{
     Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
 };
@@ -15,7 +20,57 @@ wit_bindgen::generate!({
 });
 
 use exports::spool::engine::api as wit;
-use spool::engine::{storage as host, types};
+use spool::engine::{archive as host_archive, storage as host, types};
+
+/// The host's reset-archive store, reached through the WIT import.
+struct HostArchive;
+
+impl Archiver for HostArchive {
+    fn write_archive(&self, workspace: &str, archive: &ResetArchive) -> Result<(), String> {
+        let json =
+            serde_json::to_string(archive).map_err(|e| format!("archive does not encode: {e}"))?;
+        host_archive::write_reset_archive(
+            workspace,
+            &host_archive::ResetArchive {
+                session_key: archive.session_key.clone(),
+                session_id: archive.session_id.clone(),
+                epoch: archive.epoch,
+                archived_at: archive.archived_at,
+                json,
+            },
+        )
+    }
+}
+
+/// Drives `op` against the host's storage and archive store.
+fn run<T>(op: Operation<T>) -> Result<T, wit::Error> {
+    crate::run_with(&HostStorage, &HostArchive, op).map_err(to_wit_error)
+}
+
+fn json_text(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".into())
+}
+
+fn json_object(
+    field: &'static str,
+    text: Option<String>,
+) -> Result<BTreeMap<String, serde_json::Value>, wit::Error> {
+    text.map(|t| {
+        serde_json::from_str(&t).map_err(|e| {
+            to_wit_error(crate::Error::invalid(
+                field,
+                format!("is not a JSON object: {e}"),
+            ))
+        })
+    })
+    .transpose()
+    .map(Option::unwrap_or_default)
+}
+
+fn json_value(field: &'static str, text: &str) -> Result<serde_json::Value, wit::Error> {
+    serde_json::from_str(text)
+        .map_err(|e| to_wit_error(crate::Error::invalid(field, format!("is not JSON: {e}"))))
+}
 
 /// The host's storage, reached through the WIT imports.
 struct HostStorage;
@@ -124,6 +179,80 @@ fn to_wit_session(s: Session) -> wit::Session {
         entry_count: s.entry_count,
         last_entry_id: s.last_entry_id,
         total_tokens: s.total_tokens,
+        ended_at: s.ended_at,
+        runtime_ms: s.runtime_ms,
+        input_tokens: s.input_tokens,
+        output_tokens: s.output_tokens,
+        cache_read: s.cache_read,
+        cache_write: s.cache_write,
+        estimated_cost_usd: s.estimated_cost_usd,
+        total_cost_usd: s.total_cost_usd,
+        billed_cost_usd: s.billed_cost_usd,
+        estimated_cost_component_usd: s.estimated_cost_component_usd,
+        cost_source: s.cost_source,
+        missing_cost_entries: s.missing_cost_entries,
+        compaction_count: s.compaction_count,
+        model: s.model,
+        channel: s.channel,
+        model_config: json_text(&s.model_config),
+        metadata: json_text(&s.metadata),
+        last_state_id: s.last_state_id,
+        message_index: s.message_index,
+    }
+}
+
+fn to_wit_usage(u: TurnUsage) -> wit::TurnUsage {
+    wit::TurnUsage {
+        model: u.model,
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+    }
+}
+
+fn from_wit_usage(u: wit::TurnUsage) -> TurnUsage {
+    TurnUsage {
+        model: u.model,
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+    }
+}
+
+fn to_wit_outcome(o: IntentOutcome) -> wit::IntentOutcome {
+    wit::IntentOutcome {
+        session: to_wit_session(o.session),
+        created: o.created,
+        rotated: o.rotated,
+        archive: o.archive.map(|a: ArchiveStatus| wit::ArchiveStatus {
+            written: a.written,
+            error: a.error,
+        }),
+    }
+}
+
+fn to_wit_state(s: ContextState) -> wit::ContextState {
+    wit::ContextState {
+        id: s.id,
+        session_id: s.session_id,
+        session_key: s.session_key,
+        provider: s.provider,
+        model: s.model,
+        state_kind: s.state_kind,
+        payload: json_text(&s.payload),
+        covered_through_id: s.covered_through_id,
+        created_at: s.created_at,
+        expires_at: s.expires_at,
+        portable: s.portable,
+        cacheable: s.cacheable,
+        valid: s.valid,
+        invalid_reason: s.invalid_reason,
+    }
+}
+
+fn from_wit_status(s: wit::SessionStatus) -> SessionStatus {
+    match s {
+        wit::SessionStatus::Running => SessionStatus::Running,
+        wit::SessionStatus::Done => SessionStatus::Done,
+        wit::SessionStatus::Failed => SessionStatus::Failed,
     }
 }
 
@@ -156,6 +285,7 @@ fn to_wit_entry(e: Entry) -> wit::Entry {
         tool_calls: e.tool_calls.map(|v| v.to_string()),
         tool_call_id: e.tool_call_id,
         turn_id: e.turn_id,
+        turn_usage: e.turn_usage.map(to_wit_usage),
     }
 }
 
@@ -175,6 +305,7 @@ fn from_wit_append(r: wit::AppendRequest) -> Result<AppendRequest, crate::Error>
         tool_calls,
         tool_call_id: r.tool_call_id,
         turn_id: r.turn_id,
+        turn_usage: r.turn_usage.map(from_wit_usage),
         expected_epoch: r.expected_epoch,
     })
 }
@@ -202,18 +333,11 @@ impl wit::Guest for Component {
         session_id: String,
         now_ms: u64,
     ) -> Result<wit::Session, wit::Error> {
-        crate::run(
-            &HostStorage,
-            crate::create_session(&workspace, &key, &session_id, now_ms),
-        )
-        .map(to_wit_session)
-        .map_err(to_wit_error)
+        run(crate::create_session(&workspace, &key, &session_id, now_ms)).map(to_wit_session)
     }
 
     fn get_session(workspace: String, key: String) -> Result<Option<wit::Session>, wit::Error> {
-        crate::run(&HostStorage, crate::get_session(&workspace, &key))
-            .map(|s| s.map(to_wit_session))
-            .map_err(to_wit_error)
+        run(crate::get_session(&workspace, &key)).map(|s| s.map(to_wit_session))
     }
 
     fn append_entry(
@@ -223,12 +347,7 @@ impl wit::Guest for Component {
         now_ms: u64,
     ) -> Result<wit::Entry, wit::Error> {
         let request = from_wit_append(request).map_err(to_wit_error)?;
-        crate::run(
-            &HostStorage,
-            crate::append_entry(&workspace, &key, request, now_ms),
-        )
-        .map(to_wit_entry)
-        .map_err(to_wit_error)
+        run(crate::append_entry(&workspace, &key, request, now_ms)).map(to_wit_entry)
     }
 
     fn read_page(
@@ -244,22 +363,199 @@ impl wit::Guest for Component {
             cursor: request.cursor,
             limit: request.limit,
         };
-        crate::run(&HostStorage, crate::read_page(&workspace, &key, request))
-            .map(to_wit_page)
-            .map_err(to_wit_error)
+        run(crate::read_page(&workspace, &key, request)).map(to_wit_page)
     }
 
     fn list_sessions(
         workspace: String,
         limit: u32,
         cursor: Option<String>,
+        filter: wit::ListFilter,
     ) -> Result<wit::SessionList, wit::Error> {
-        crate::run(
-            &HostStorage,
-            crate::list_sessions(&workspace, limit, cursor.as_deref()),
-        )
+        let filter = ListFilter {
+            agent_id: filter.agent_id,
+            status: filter.status.map(from_wit_status),
+        };
+        run(crate::list_sessions_where(
+            &workspace,
+            limit,
+            cursor.as_deref(),
+            filter,
+        ))
         .map(to_wit_list)
-        .map_err(to_wit_error)
+    }
+
+    fn get_or_create(
+        workspace: String,
+        key: String,
+        session_id: String,
+        now_ms: u64,
+    ) -> Result<wit::IntentOutcome, wit::Error> {
+        run(crate::get_or_create(&workspace, &key, &session_id, now_ms)).map(to_wit_outcome)
+    }
+
+    fn apply_intent(
+        workspace: String,
+        key: String,
+        intent: wit::Intent,
+        session_id: String,
+        now_ms: u64,
+    ) -> Result<wit::IntentOutcome, wit::Error> {
+        let intent = match intent {
+            wit::Intent::Continue => Intent::Continue,
+            wit::Intent::NewChat => Intent::NewChat,
+            wit::Intent::ResetSameKey => Intent::ResetSameKey,
+        };
+        run(crate::apply_intent(
+            &workspace,
+            &key,
+            intent,
+            &session_id,
+            now_ms,
+        ))
+        .map(to_wit_outcome)
+    }
+
+    fn resume(workspace: String, key: String, now_ms: u64) -> Result<wit::Session, wit::Error> {
+        run(crate::resume(&workspace, &key, now_ms)).map(to_wit_session)
+    }
+
+    fn update(
+        workspace: String,
+        key: String,
+        request: wit::UpdateRequest,
+        now_ms: u64,
+    ) -> Result<wit::Session, wit::Error> {
+        let request = UpdateRequest {
+            model: request.model,
+            channel: request.channel,
+            model_config: json_object("model_config", request.model_config)?,
+            metadata: json_object("metadata", request.metadata)?,
+            expected_epoch: request.expected_epoch,
+        };
+        run(crate::update(&workspace, &key, request, now_ms)).map(to_wit_session)
+    }
+
+    fn finish(
+        workspace: String,
+        key: String,
+        status: wit::FinishStatus,
+        expected_epoch: Option<u64>,
+        now_ms: u64,
+    ) -> Result<wit::Session, wit::Error> {
+        let status = match status {
+            wit::FinishStatus::Done => FinishStatus::Done,
+            wit::FinishStatus::Failed => FinishStatus::Failed,
+        };
+        run(crate::finish(
+            &workspace,
+            &key,
+            status,
+            expected_epoch,
+            now_ms,
+        ))
+        .map(to_wit_session)
+    }
+
+    fn delete_session(
+        workspace: String,
+        key: String,
+        expected_epoch: Option<u64>,
+    ) -> Result<(), wit::Error> {
+        run(crate::delete_session(&workspace, &key, expected_epoch))
+    }
+
+    fn prune_stale(workspace: String, max_age_ms: u64, now_ms: u64) -> Result<u64, wit::Error> {
+        run(crate::prune_stale(&workspace, max_age_ms, now_ms))
+    }
+
+    fn cap_entries(workspace: String, max: u64) -> Result<u64, wit::Error> {
+        run(crate::cap_entries(&workspace, max))
+    }
+
+    fn count_entries(workspace: String, key: String) -> Result<u64, wit::Error> {
+        run(crate::count_entries(&workspace, &key))
+    }
+
+    fn get_entry(
+        workspace: String,
+        key: String,
+        message_id: String,
+    ) -> Result<Option<wit::Entry>, wit::Error> {
+        run(crate::get_entry(&workspace, &key, &message_id)).map(|e| e.map(to_wit_entry))
+    }
+
+    fn truncate(
+        workspace: String,
+        key: String,
+        max_messages: u64,
+        expected_epoch: Option<u64>,
+        now_ms: u64,
+    ) -> Result<wit::TruncateOutcome, wit::Error> {
+        run(crate::truncate(
+            &workspace,
+            &key,
+            max_messages,
+            expected_epoch,
+            now_ms,
+        ))
+        .map(|o: TruncateOutcome| wit::TruncateOutcome {
+            truncated: o.truncated,
+            before_count: o.before_count,
+            after_count: o.after_count,
+        })
+    }
+
+    fn save_state(
+        workspace: String,
+        key: String,
+        state: wit::NewContextState,
+        expected_epoch: Option<u64>,
+        now_ms: u64,
+    ) -> Result<wit::ContextState, wit::Error> {
+        let state = NewContextState {
+            payload: json_value("payload", &state.payload)?,
+            provider: state.provider,
+            model: state.model,
+            state_kind: state.state_kind,
+            covered_through_id: state.covered_through_id,
+            expires_at: state.expires_at,
+            portable: state.portable,
+            cacheable: state.cacheable,
+        };
+        run(crate::save_state(
+            &workspace,
+            &key,
+            state,
+            expected_epoch,
+            now_ms,
+        ))
+        .map(to_wit_state)
+    }
+
+    fn list_states(
+        workspace: String,
+        key: String,
+        valid_only: bool,
+    ) -> Result<Vec<wit::ContextState>, wit::Error> {
+        run(crate::list_states(&workspace, &key, valid_only))
+            .map(|states| states.into_iter().map(to_wit_state).collect())
+    }
+
+    fn invalidate_states(
+        workspace: String,
+        key: String,
+        state_kind: Option<String>,
+        reason: String,
+        now_ms: u64,
+    ) -> Result<u64, wit::Error> {
+        run(crate::invalidate_states(
+            &workspace,
+            &key,
+            state_kind.as_deref(),
+            &reason,
+            now_ms,
+        ))
     }
 }
 

@@ -9,6 +9,9 @@
 //! | `s` | `s · key` | session record |
 //! | `r` | `r · updated_at · key` | copy of the session record (recency index) |
 //! | `e` | `e · session_id · created_at · entry_id` | entry record |
+//! | `m` | `m · session_id · message_id` | `created_at · entry_id` of the entry (message-id index) |
+//! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
+//! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive and summaries |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
@@ -16,6 +19,13 @@ pub const SESSION: u8 = b's';
 pub const RECENCY: u8 = b'r';
 /// Tag of transcript entries.
 pub const ENTRY: u8 = b'e';
+/// Tag of the message-id index.
+pub const MESSAGE: u8 = b'm';
+/// Tag of context states.
+pub const STATE: u8 = b'c';
+/// Tags of every record owned by one session identity (entries, message index, and the
+/// compaction summaries `y` and archive `x`): deleting an identity deletes these ranges.
+pub const IDENTITY_TAGS: [u8; 4] = [ENTRY, MESSAGE, b'x', b'y'];
 
 /// Builds a tuple key.
 #[derive(Debug, Clone)]
@@ -73,6 +83,38 @@ pub fn entry(session_id: &str, created_at: u64, id: u64) -> Vec<u8> {
         .u64(created_at)
         .u64(id)
         .finish()
+}
+
+/// An entry's position in its transcript: `created_at · entry_id`, the suffix of its key
+/// after the identity prefix (also what transcript cursors encode).
+pub fn position(created_at: u64, id: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16);
+    out.extend_from_slice(&created_at.to_be_bytes());
+    out.extend_from_slice(&id.to_be_bytes());
+    out
+}
+
+/// Key of the message-id index entry of `message_id` in an identity.
+pub fn message(session_id: &str, message_id: &str) -> Vec<u8> {
+    KeyBuf::new(MESSAGE)
+        .str(session_id)
+        .str(message_id)
+        .finish()
+}
+
+/// Prefix of every record with `tag` of a session identity.
+pub fn identity(tag: u8, session_id: &str) -> Vec<u8> {
+    KeyBuf::new(tag).str(session_id).finish()
+}
+
+/// Prefix of the context states of the session under `key`.
+pub fn states(key: &str) -> Vec<u8> {
+    KeyBuf::new(STATE).str(key).finish()
+}
+
+/// Key of one context state.
+pub fn state(key: &str, id: u64) -> Vec<u8> {
+    KeyBuf::new(STATE).str(key).u64(id).finish()
 }
 
 /// Decodes a string component starting at `at`; returns it and the offset after it.

@@ -39,11 +39,13 @@
 pub mod command;
 mod error;
 pub mod keys;
+mod lifecycle;
 mod memory;
 mod model;
 mod op;
 pub mod record;
 mod session;
+mod states;
 mod storage;
 mod transcript;
 pub mod validate;
@@ -52,17 +54,26 @@ pub mod validate;
 #[allow(unsafe_code, missing_docs, unreachable_pub)]
 mod component;
 
-pub use command::{Command, execute};
+pub use command::{Command, execute, execute_with};
 pub use error::Error;
+pub use lifecycle::{
+    apply_intent, cap_entries, delete_session, finish, get_or_create, prune_stale, resume, update,
+};
 pub use memory::MemoryStorage;
 pub use model::{
-    AppendRequest, Entry, Order, Page, PageRequest, Role, Session, SessionList, SessionStatus,
+    AppendRequest, ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
+    ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session,
+    SessionList, SessionStatus, TruncateOutcome, TurnUsage, UpdateRequest,
 };
-pub use op::{MAX_ATTEMPTS, Operation, ReadRequest, ReadResult, Step, read_sync, run, run_async};
-pub use session::{agent_id, create_session, get_session, list_sessions};
+pub use op::{
+    Archiver, MAX_ATTEMPTS, NoArchive, Operation, ReadRequest, ReadResult, Step, read_sync, run,
+    run_async, run_with,
+};
+pub use session::{agent_id, create_session, get_session, list_sessions, list_sessions_where};
+pub use states::{invalidate_states, list_states, save_state};
 pub use storage::{
     AsyncStorage, Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
     SyncAdapter, prefix_end,
 };
-pub use transcript::{append_entry, read_page};
+pub use transcript::{append_entry, count_entries, get_entry, read_page, truncate};
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

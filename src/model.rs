@@ -1,6 +1,8 @@
 //! The data Spool stores and returns. Field names are part of the JSON record format and
 //! of the vectors, so they are `snake_case` and stable.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 /// Lifecycle state of a session.
@@ -16,7 +18,10 @@ pub enum SessionStatus {
 }
 
 /// A session, addressed by its key.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// Fields added by record format 2 read as their defaults from format-1 records:
+/// counters and costs `0`, `cost_source` `none`, optional fields absent, maps empty.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Session {
     /// The stable key, e.g. `agent:main:main`.
     pub key: String,
@@ -36,8 +41,107 @@ pub struct Session {
     pub entry_count: u64,
     /// Insertion id of the newest entry; 0 before the first append.
     pub last_entry_id: u64,
-    /// Tokens counted from appended entries.
+    /// Tokens counted from appended entries that carry no `turn_usage`.
     pub total_tokens: u64,
+    /// When the session finished (`done` or `failed`).
+    #[serde(default)]
+    pub ended_at: Option<u64>,
+    /// `ended_at - created_at` once finished.
+    #[serde(default)]
+    pub runtime_ms: Option<u64>,
+    /// Prompt tokens reported by `turn_usage` and recorded usage.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Completion tokens reported by `turn_usage` and recorded usage.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Prompt-cache read tokens.
+    #[serde(default)]
+    pub cache_read: u64,
+    /// Prompt-cache write tokens.
+    #[serde(default)]
+    pub cache_write: u64,
+    /// Estimated cost in USD.
+    #[serde(default)]
+    pub estimated_cost_usd: f64,
+    /// Total cost in USD.
+    #[serde(default)]
+    pub total_cost_usd: f64,
+    /// Cost billed by the provider, in USD.
+    #[serde(default)]
+    pub billed_cost_usd: f64,
+    /// Estimated part of the total cost, in USD.
+    #[serde(default)]
+    pub estimated_cost_component_usd: f64,
+    /// Where the costs come from: `none`, `billed`, `estimated` or `mixed`.
+    #[serde(default = "cost_source_none")]
+    pub cost_source: String,
+    /// Usage records that carried no cost.
+    #[serde(default)]
+    pub missing_cost_entries: u64,
+    /// Number of compactions of the current identity.
+    #[serde(default)]
+    pub compaction_count: u64,
+    /// The model in use.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The channel the session talks on (e.g. `cli`, `telegram`).
+    #[serde(default)]
+    pub channel: Option<String>,
+    /// Provider/model settings, merged key by key by `update`.
+    #[serde(default)]
+    pub model_config: BTreeMap<String, serde_json::Value>,
+    /// Free-form metadata, merged key by key by `update`.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, serde_json::Value>,
+    /// Id of the last context state saved (states are numbered per key).
+    #[serde(default)]
+    pub last_state_id: u64,
+    /// Whether every entry of this identity is in the message-id index (false for
+    /// identities created before record format 2; lookups then scan).
+    #[serde(default)]
+    pub message_index: bool,
+}
+
+fn cost_source_none() -> String {
+    "none".into()
+}
+
+impl Session {
+    /// A fresh, running session at epoch 0 with every counter zeroed.
+    pub fn new(key: &str, session_id: &str, now_ms: u64) -> Session {
+        Session {
+            key: key.to_owned(),
+            session_id: session_id.to_owned(),
+            agent_id: crate::agent_id(key),
+            status: SessionStatus::Running,
+            epoch: 0,
+            created_at: now_ms,
+            updated_at: now_ms,
+            entry_count: 0,
+            last_entry_id: 0,
+            total_tokens: 0,
+            ended_at: None,
+            runtime_ms: None,
+            input_tokens: 0,
+            output_tokens: 0,
+            cache_read: 0,
+            cache_write: 0,
+            estimated_cost_usd: 0.0,
+            total_cost_usd: 0.0,
+            billed_cost_usd: 0.0,
+            estimated_cost_component_usd: 0.0,
+            cost_source: cost_source_none(),
+            missing_cost_entries: 0,
+            compaction_count: 0,
+            model: None,
+            channel: None,
+            model_config: BTreeMap::new(),
+            metadata: BTreeMap::new(),
+            last_state_id: 0,
+            message_index: true,
+        }
+    }
 }
 
 /// Who wrote a transcript entry.
@@ -108,6 +212,22 @@ pub struct Entry {
     /// The turn the entry belongs to.
     #[serde(default)]
     pub turn_id: Option<String>,
+    /// Model usage reported with this (assistant) message.
+    #[serde(default)]
+    pub turn_usage: Option<TurnUsage>,
+}
+
+/// Model usage reported with a message. A message that carries it is accounted in the
+/// session's `input_tokens`/`output_tokens`, never also in `total_tokens`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnUsage {
+    /// The model that produced the message.
+    pub model: String,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
 }
 
 /// What to append to a transcript. Unknown fields are rejected, so a misspelt option
@@ -134,6 +254,9 @@ pub struct AppendRequest {
     /// The turn the entry belongs to.
     #[serde(default)]
     pub turn_id: Option<String>,
+    /// Model usage reported with this message (see [`TurnUsage`]).
+    #[serde(default)]
+    pub turn_usage: Option<TurnUsage>,
     /// When given, the append fails with `stale_epoch` unless the session is at this epoch.
     #[serde(default)]
     pub expected_epoch: Option<u64>,
@@ -150,6 +273,7 @@ impl AppendRequest {
             tool_calls: None,
             tool_call_id: None,
             turn_id: None,
+            turn_usage: None,
             expected_epoch: None,
         }
     }
@@ -190,10 +314,179 @@ pub struct Page {
 }
 
 /// A page of sessions, most recently updated first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SessionList {
     /// The sessions.
     pub sessions: Vec<Session>,
     /// Cursor of the next page; `None` on the last page.
     pub next_cursor: Option<String>,
+}
+
+/// The record of a session generation that a reset replaces: kept by the host (a JSON
+/// file natively, an archive store in the browser) before the reset commits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResetArchive {
+    /// The session key.
+    pub session_key: String,
+    /// The identity being replaced.
+    pub session_id: String,
+    /// The epoch being replaced.
+    pub epoch: u64,
+    /// When the reset happened.
+    pub archived_at: u64,
+    /// The canonical transcript (entries archived by compaction and active ones, in
+    /// original order).
+    pub transcript_entries: Vec<Entry>,
+    /// The compaction summaries, with their compaction ids.
+    pub summaries: Vec<serde_json::Value>,
+}
+
+/// What to do with a key before starting work on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Intent {
+    /// Keep the session (identity and transcript); create it if missing.
+    Continue,
+    /// Start a new chat: the key must be free (`session_key conflict` otherwise).
+    NewChat,
+    /// Rotate the identity under the same key: archive the old generation, then a new
+    /// session id, epoch + 1, every counter zeroed, transcript and summaries removed,
+    /// context states invalidated. A missing key is created.
+    ResetSameKey,
+}
+
+/// Whether the archive of a reset was kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchiveStatus {
+    /// True when the host kept the archive.
+    pub written: bool,
+    /// Why it was not kept.
+    pub error: Option<String>,
+}
+
+/// The result of [`crate::apply_intent`] and [`crate::get_or_create`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntentOutcome {
+    /// The session as it is now.
+    pub session: Session,
+    /// True when the key had no session and one was created.
+    pub created: bool,
+    /// True when the identity was rotated (a reset, or a reset that created the key).
+    pub rotated: bool,
+    /// For a reset of an existing session: whether its archive was kept.
+    pub archive: Option<ArchiveStatus>,
+}
+
+/// Fields to change on a session; absent fields stay as they are.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateRequest {
+    /// New model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// New channel.
+    #[serde(default)]
+    pub channel: Option<String>,
+    /// Merged into `model_config` key by key; a `null` value removes the key.
+    #[serde(default)]
+    pub model_config: BTreeMap<String, serde_json::Value>,
+    /// Merged into `metadata` key by key; a `null` value removes the key.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, serde_json::Value>,
+    /// When given, fails with `stale_epoch` unless the session is at this epoch.
+    #[serde(default)]
+    pub expected_epoch: Option<u64>,
+}
+
+/// The result of [`crate::truncate`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TruncateOutcome {
+    /// Whether any entry was removed.
+    pub truncated: bool,
+    /// Entries before.
+    pub before_count: u64,
+    /// Entries after.
+    pub after_count: u64,
+}
+
+/// A provider or portable context state (e.g. a structured summary) saved for a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ContextState {
+    /// Id, increasing per session key.
+    pub id: u64,
+    /// The session identity the state was saved for.
+    pub session_id: String,
+    /// The session key.
+    pub session_key: String,
+    /// Who can use it (`portable` for any provider).
+    pub provider: String,
+    /// The model it belongs to, if any.
+    pub model: Option<String>,
+    /// What it is (e.g. `structured_summary_v1`).
+    pub state_kind: String,
+    /// The state itself.
+    pub payload: serde_json::Value,
+    /// The last transcript entry id it covers.
+    pub covered_through_id: u64,
+    /// When it was saved.
+    pub created_at: u64,
+    /// When it stops being useful, if ever.
+    pub expires_at: Option<u64>,
+    /// Usable with any provider.
+    pub portable: bool,
+    /// May be cached by a provider.
+    pub cacheable: bool,
+    /// False once invalidated.
+    pub valid: bool,
+    /// Why it was invalidated (e.g. `session_reset`).
+    pub invalid_reason: Option<String>,
+}
+
+/// What to save as a context state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewContextState {
+    /// Who can use it (`portable` for any provider).
+    pub provider: String,
+    /// The model it belongs to, if any.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// What it is (e.g. `structured_summary_v1`).
+    pub state_kind: String,
+    /// The state itself.
+    pub payload: serde_json::Value,
+    /// The last transcript entry id it covers.
+    #[serde(default)]
+    pub covered_through_id: u64,
+    /// When it stops being useful, if ever.
+    #[serde(default)]
+    pub expires_at: Option<u64>,
+    /// Usable with any provider.
+    #[serde(default)]
+    pub portable: bool,
+    /// May be cached by a provider.
+    #[serde(default)]
+    pub cacheable: bool,
+}
+
+/// How a session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishStatus {
+    /// Finished successfully.
+    Done,
+    /// Finished with a failure.
+    Failed,
+}
+
+/// Which sessions to list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListFilter {
+    /// Only sessions of this agent id.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// Only sessions in this state.
+    #[serde(default)]
+    pub status: Option<SessionStatus>,
 }

@@ -32,6 +32,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use crate::error::Error;
+use crate::model::ResetArchive;
 use crate::storage::{AsyncStorage, Batch, Kv, RangeQuery, Storage, StorageError};
 
 /// How many times an operation is attempted when its commit keeps conflicting.
@@ -64,6 +65,10 @@ pub enum Step<T> {
     /// Commit this batch atomically in the operation's workspace and pass the result to
     /// [`Operation::handle_commit`].
     Commit(Batch),
+    /// Keep this record of a session generation that is about to be reset (a file, an
+    /// archive store) and pass the outcome to [`Operation::handle_archive`]. A failure
+    /// does not stop the reset; its result reports it.
+    Archive(ResetArchive),
     /// The operation finished.
     Done(Result<T, Error>),
 }
@@ -100,12 +105,14 @@ enum Slot {
 enum Want {
     Read(ReadRequest),
     Commit(Batch),
+    Archive(ResetArchive),
 }
 
 #[derive(Debug)]
 enum Answer {
     Read(Result<ReadResult, StorageError>),
     Commit(Result<(), StorageError>),
+    Archive(Result<(), String>),
 }
 
 #[derive(Debug, Default)]
@@ -161,7 +168,7 @@ impl Io {
         }
         match self.request(Want::Read(request)).await? {
             Answer::Read(result) => result.map_err(storage_error),
-            Answer::Commit(_) => Err(Error::internal("a commit result answered a read")),
+            _ => Err(Error::internal("a read was answered with something else")),
         }
     }
 
@@ -181,9 +188,33 @@ impl Io {
         }
     }
 
+    /// Hands the host a reset archive to keep; `Err` carries the host's reason.
+    pub(crate) async fn archive(&self, archive: ResetArchive) -> Result<Result<(), String>, Error> {
+        if self.shared.borrow().committed {
+            return Err(Error::internal("archive after the operation's commit"));
+        }
+        match self.request(Want::Archive(archive)).await? {
+            Answer::Archive(result) => Ok(result),
+            _ => Err(Error::internal(
+                "an archive was answered with something else",
+            )),
+        }
+    }
+
     /// Commits `batch`: the operation's one write. A failed precondition restarts the
     /// operation ([`Abort::Retry`]).
     pub(crate) async fn commit(&self, batch: Batch) -> OpResult<()> {
+        self.commit_or(batch, |_| None).await
+    }
+
+    /// Like [`Io::commit`], but a failed precondition for which `terminal` names an
+    /// error ends the operation with it instead of restarting (e.g. a duplicate message
+    /// id: re-reading would not make it unique).
+    pub(crate) async fn commit_or(
+        &self,
+        batch: Batch,
+        terminal: impl Fn(u32) -> Option<Error>,
+    ) -> OpResult<()> {
         {
             let mut shared = self.shared.borrow_mut();
             if shared.committed {
@@ -193,9 +224,11 @@ impl Io {
         }
         match self.request(Want::Commit(batch)).await? {
             Answer::Commit(Ok(())) => Ok(()),
-            Answer::Commit(Err(StorageError::Conflict(_))) => Err(Abort::Retry),
+            Answer::Commit(Err(StorageError::Conflict(index))) => {
+                Err(terminal(index).map_or(Abort::Retry, Abort::Fail))
+            }
             Answer::Commit(Err(error)) => Err(storage_error(error).into()),
-            Answer::Read(_) => Err(Error::internal("a read result answered a commit").into()),
+            _ => Err(Error::internal("a commit was answered with something else").into()),
         }
     }
 }
@@ -272,6 +305,11 @@ impl<T> Operation<T> {
         self.answer(Answer::Commit(result));
     }
 
+    /// Answers the last [`Step::Archive`]: `Err` with the reason it could not be kept.
+    pub fn handle_archive(&mut self, result: Result<(), String>) {
+        self.answer(Answer::Archive(result));
+    }
+
     fn answer(&mut self, answer: Answer) {
         let mut shared = self.shared.borrow_mut();
         shared.slot = match shared.slot {
@@ -297,6 +335,10 @@ impl<T> Operation<T> {
                     Slot::Wants(Want::Commit(batch)) => {
                         shared.slot = Slot::InFlight;
                         return Step::Commit(batch);
+                    }
+                    Slot::Wants(Want::Archive(archive)) => {
+                        shared.slot = Slot::InFlight;
+                        return Step::Archive(archive);
                     }
                     Slot::InFlight => {
                         self.finished = true;
@@ -364,11 +406,42 @@ pub fn read_sync<S: Storage + ?Sized>(
     }
 }
 
-/// Runs an operation to completion against a synchronous storage (the driver used by the
-/// component and by native callers of the core).
-pub fn run<T, S: Storage + ?Sized>(storage: &S, mut op: Operation<T>) -> Result<T, Error> {
+/// Where a host keeps the archive of a session generation a reset replaces.
+pub trait Archiver {
+    /// Keeps `archive` (durably, before returning `Ok`); `Err` says why it could not.
+    fn write_archive(&self, workspace: &str, archive: &ResetArchive) -> Result<(), String>;
+}
+
+/// The archiver of a host that keeps no reset archives: every reset reports its
+/// archive as not written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoArchive;
+
+impl Archiver for NoArchive {
+    fn write_archive(&self, _workspace: &str, _archive: &ResetArchive) -> Result<(), String> {
+        Err("this host keeps no reset archives".into())
+    }
+}
+
+/// Runs an operation to completion against a synchronous storage, with no archive
+/// store (see [`run_with`]).
+pub fn run<T, S: Storage + ?Sized>(storage: &S, op: Operation<T>) -> Result<T, Error> {
+    run_with(storage, &NoArchive, op)
+}
+
+/// Runs an operation to completion against a synchronous storage and archiver (the
+/// driver used by the component and by native callers of the core).
+pub fn run_with<T, S: Storage + ?Sized, A: Archiver + ?Sized>(
+    storage: &S,
+    archiver: &A,
+    mut op: Operation<T>,
+) -> Result<T, Error> {
     loop {
         match op.poll() {
+            Step::Archive(archive) => {
+                let result = archiver.write_archive(op.workspace(), &archive);
+                op.handle_archive(result);
+            }
             Step::Read(request) => {
                 let result = read_sync(storage, op.workspace(), &request);
                 op.handle_read(result);
@@ -383,12 +456,17 @@ pub fn run<T, S: Storage + ?Sized>(storage: &S, mut op: Operation<T>) -> Result<
 }
 
 /// Runs an operation to completion against an asynchronous storage (the browser driver).
+/// The storage keeps reset archives too ([`AsyncStorage::write_archive`]).
 pub async fn run_async<T, S: AsyncStorage + ?Sized>(
     storage: &S,
     mut op: Operation<T>,
 ) -> Result<T, Error> {
     loop {
         match op.poll() {
+            Step::Archive(archive) => {
+                let result = storage.write_archive(op.workspace(), &archive).await;
+                op.handle_archive(result);
+            }
             Step::Read(ReadRequest::Get(key)) => {
                 let result = storage.get(op.workspace(), &key).await;
                 op.handle_read(result.map(ReadResult::Value));

@@ -11,8 +11,13 @@ use serde::de::DeserializeOwned;
 use crate::error::Error;
 use crate::keys;
 
-/// The record format version this build writes.
-pub const FORMAT_VERSION: u8 = 1;
+/// The record format version this build writes. Format 2 added the session accounting
+/// fields, entry `turn_usage`, context states and the message-id index; format-1 records
+/// read with their documented defaults.
+pub const FORMAT_VERSION: u8 = 2;
+
+/// The oldest record format this build reads.
+pub const OLDEST_READABLE: u8 = 1;
 
 /// Encodes a record at the current format version.
 pub fn encode<T: Serialize>(record: &T) -> Result<Vec<u8>, Error> {
@@ -29,7 +34,8 @@ pub fn decode<T: DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<T, Error>
         detail,
     };
     match value.split_first() {
-        Some((&FORMAT_VERSION, body)) => {
+        // Format 1 differs from 2 only by fields 2 added, which have serde defaults.
+        Some((&version, body)) if (OLDEST_READABLE..=FORMAT_VERSION).contains(&version) => {
             serde_json::from_slice(body).map_err(|e| corrupt(e.to_string()))
         }
         Some((&version, _)) => Err(corrupt(format!(

@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::keys;
-use crate::model::{Session, SessionList, SessionStatus};
+use crate::model::{ListFilter, Session, SessionList};
 use crate::op::{Io, OpResult, Operation};
 use crate::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
@@ -85,18 +85,7 @@ async fn create(io: &Io, key: String, session_id: String, now_ms: u64) -> OpResu
         }
         .into());
     }
-    let session = Session {
-        agent_id: agent_id(&key),
-        key,
-        session_id,
-        status: SessionStatus::Running,
-        epoch: 0,
-        created_at: now_ms,
-        updated_at: now_ms,
-        entry_count: 0,
-        last_entry_id: 0,
-        total_tokens: 0,
-    };
+    let session = Session::new(&key, &session_id, now_ms);
     let record_key = keys::session(&session.key);
     let bytes = record::encode(&session)?;
     let mut batch = Batch::default();
@@ -121,6 +110,17 @@ pub fn get_session(workspace: &str, key: &str) -> Operation<Option<Session>> {
 
 /// Lists sessions, most recently updated first.
 pub fn list_sessions(workspace: &str, limit: u32, cursor: Option<&str>) -> Operation<SessionList> {
+    list_sessions_where(workspace, limit, cursor, ListFilter::default())
+}
+
+/// Lists the sessions that pass `filter`, most recently updated first. Walks the recency
+/// index (whose entries carry the records) in chunks until the page is full.
+pub fn list_sessions_where(
+    workspace: &str,
+    limit: u32,
+    cursor: Option<&str>,
+    filter: ListFilter,
+) -> Operation<SessionList> {
     let parsed = validate::workspace(workspace)
         .and_then(|()| validate::limit(limit))
         .and_then(|()| cursor.map(|c| validate::unhex("cursor", c)).transpose());
@@ -129,38 +129,64 @@ pub fn list_sessions(workspace: &str, limit: u32, cursor: Option<&str>) -> Opera
         Err(e) => return Operation::failed(workspace, e),
     };
     Operation::new(workspace, move |io| {
-        let cursor = cursor.clone();
-        async move { list(&io, limit, cursor).await }
+        let (cursor, filter) = (cursor.clone(), filter.clone());
+        async move { list(&io, limit, cursor, &filter).await }
     })
 }
 
-async fn list(io: &Io, limit: u32, cursor: Option<Vec<u8>>) -> OpResult<SessionList> {
+async fn list(
+    io: &Io,
+    limit: u32,
+    cursor: Option<Vec<u8>>,
+    filter: &ListFilter,
+) -> OpResult<SessionList> {
     let prefix = [keys::RECENCY];
     if let Some(c) = &cursor
         && !c.starts_with(&prefix)
     {
         return Err(Error::invalid("cursor", "not a session-list cursor").into());
     }
-    let query = RangeQuery {
-        range: KeyRange {
-            start: prefix.to_vec(),
-            end: cursor.or_else(|| prefix_end(&prefix)),
-        },
-        limit: limit + 1,
-        reverse: true,
-    };
-    let mut index = io.range(query).await?;
-    let more = index.len() > limit as usize;
-    index.truncate(limit as usize);
-    let sessions = index
-        .iter()
-        .map(|kv| record::decode::<Session>(&kv.key, &kv.value))
-        .collect::<Result<Vec<_>, _>>()?;
-    let next_cursor = more
-        .then(|| index.last().map(|kv| validate::hex(&kv.key)))
-        .flatten();
-    Ok(SessionList {
-        sessions,
-        next_cursor,
-    })
+    let mut end = cursor.or_else(|| prefix_end(&prefix));
+    let mut sessions = Vec::new();
+    let mut last_key = None;
+    loop {
+        let chunk = io
+            .range(RangeQuery {
+                range: KeyRange {
+                    start: prefix.to_vec(),
+                    end: end.clone(),
+                },
+                limit: limit + 1,
+                reverse: true,
+            })
+            .await?;
+        let exhausted = chunk.len() <= limit as usize;
+        for kv in chunk {
+            let session: Session = record::decode(&kv.key, &kv.value)?;
+            let wanted = filter
+                .agent_id
+                .as_ref()
+                .is_none_or(|a| session.agent_id.as_ref() == Some(a))
+                && filter.status.is_none_or(|s| s == session.status);
+            end = Some(kv.key.clone());
+            if !wanted {
+                continue;
+            }
+            if sessions.len() == limit as usize {
+                // One more match exists: the page is full and has a successor.
+                return Ok(SessionList {
+                    sessions,
+                    next_cursor: last_key.map(|k: Vec<u8>| validate::hex(&k)),
+                });
+            }
+            sessions.push(session);
+            last_key = Some(kv.key);
+        }
+        if exhausted {
+            return Ok(SessionList {
+                sessions,
+                next_cursor: None,
+            });
+        }
+    }
 }

@@ -171,6 +171,16 @@ pub trait AsyncStorage {
         workspace: &str,
         batch: Batch,
     ) -> impl Future<Output = Result<(), StorageError>>;
+
+    /// Keeps the archive of a session generation a reset replaces (see
+    /// [`crate::Archiver`]). By default the backend keeps none and says so.
+    fn write_archive(
+        &self,
+        _workspace: &str,
+        _archive: &crate::ResetArchive,
+    ) -> impl Future<Output = Result<(), String>> {
+        std::future::ready(Err("this host keeps no reset archives".to_owned()))
+    }
 }
 
 /// Serves a synchronous [`Storage`] through the [`AsyncStorage`] interface, so one

@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::keys;
-use crate::model::{AppendRequest, Entry, Order, Page, PageRequest};
+use crate::model::{AppendRequest, Entry, Order, Page, PageRequest, TruncateOutcome};
 use crate::op::{Io, OpResult, Operation};
 use crate::record;
 use crate::session::{require, write_update};
@@ -74,23 +74,49 @@ async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpRe
         tool_calls: request.tool_calls,
         tool_call_id: request.tool_call_id,
         turn_id: request.turn_id,
+        turn_usage: request.turn_usage,
     };
     let mut updated = current.clone();
     updated.last_entry_id = id;
     updated.entry_count += 1;
     updated.updated_at = now_ms;
-    updated.total_tokens = updated
-        .total_tokens
-        .saturating_add(entry.token_count.unwrap_or(0));
+    account(&mut updated, &entry);
 
     let mut batch = Batch::default();
+    write_update(&mut batch, &loaded, &updated)?;
+    // The message-id index: absent, or the id is taken in this identity.
+    let index_key = keys::message(&current.session_id, &entry.message_id);
+    let taken = batch.preconditions.len() as u32;
+    batch.require_absent(index_key.clone());
+    batch.put(index_key, keys::position(entry.created_at, entry.id));
     batch.put(
         keys::entry(&current.session_id, entry.created_at, entry.id),
         record::encode(&entry)?,
     );
-    write_update(&mut batch, &loaded, &updated)?;
-    io.commit(batch).await?;
+    let message_id = entry.message_id.clone();
+    io.commit_or(batch, |failed| {
+        (failed == taken).then(|| Error::Conflict {
+            reason: format!("message id `{message_id}` is already in session `{key}`"),
+        })
+    })
+    .await?;
     Ok(entry)
+}
+
+/// Adds an entry's tokens to the session: `turn_usage` goes to input/output tokens, a
+/// bare `token_count` to `total_tokens`; never both, so nothing is counted twice.
+fn account(session: &mut crate::Session, entry: &Entry) {
+    match &entry.turn_usage {
+        Some(usage) => {
+            session.input_tokens = session.input_tokens.saturating_add(usage.input_tokens);
+            session.output_tokens = session.output_tokens.saturating_add(usage.output_tokens);
+        }
+        None => {
+            session.total_tokens = session
+                .total_tokens
+                .saturating_add(entry.token_count.unwrap_or(0));
+        }
+    }
 }
 
 /// Reads one page of the transcript of the session under `key`, in
@@ -174,5 +200,142 @@ async fn page(
     Ok(Page {
         entries,
         next_cursor,
+    })
+}
+
+/// The number of entries in the transcript of the session under `key`.
+pub fn count_entries(workspace: &str, key: &str) -> Operation<u64> {
+    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move { Ok(require(&io, &key).await?.session.entry_count) }
+    })
+}
+
+/// The entry with `message_id` in the transcript of the session under `key`, or `None`.
+pub fn get_entry(workspace: &str, key: &str, message_id: &str) -> Operation<Option<Entry>> {
+    if let Err(e) = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::id("message_id", message_id))
+    {
+        return Operation::failed(workspace, e);
+    }
+    let (key, message_id) = (key.to_owned(), message_id.to_owned());
+    Operation::new(workspace, move |io| {
+        let (key, message_id) = (key.clone(), message_id.clone());
+        async move {
+            let session = require(&io, &key).await?.session;
+            Ok(find_entry(&io, &session, &message_id).await?)
+        }
+    })
+}
+
+/// Looks `message_id` up in the message-id index (or, for identities older than the
+/// index, scans the transcript).
+pub(crate) async fn find_entry(
+    io: &Io,
+    session: &crate::Session,
+    message_id: &str,
+) -> Result<Option<Entry>, Error> {
+    let sid = &session.session_id;
+    if session.message_index {
+        let Some(position) = io.get(keys::message(sid, message_id)).await? else {
+            return Ok(None);
+        };
+        let mut entry_key = keys::entries(sid);
+        entry_key.extend_from_slice(&position);
+        return match io.get(entry_key.clone()).await? {
+            Some(bytes) => record::decode(&entry_key, &bytes).map(Some),
+            // The index outlived its entry (a truncation); the entry is gone.
+            None => Ok(None),
+        };
+    }
+    for kv in crate::lifecycle::read_all(io, KeyRange::prefix(&keys::entries(sid))).await? {
+        let entry: Entry = record::decode(&kv.key, &kv.value)?;
+        if entry.message_id == message_id {
+            return Ok(Some(entry));
+        }
+    }
+    Ok(None)
+}
+
+/// Keeps the newest `max_messages` entries of the session under `key` and deletes the
+/// rest (with their message-id index entries).
+pub fn truncate(
+    workspace: &str,
+    key: &str,
+    max_messages: u64,
+    expected_epoch: Option<u64>,
+    now_ms: u64,
+) -> Operation<TruncateOutcome> {
+    if let Err(e) = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::count("max_messages", max_messages))
+    {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move { truncate_body(&io, &key, max_messages, expected_epoch, now_ms).await }
+    })
+}
+
+async fn truncate_body(
+    io: &Io,
+    key: &str,
+    max_messages: u64,
+    expected_epoch: Option<u64>,
+    now_ms: u64,
+) -> OpResult<TruncateOutcome> {
+    let loaded = require(io, key).await?;
+    crate::lifecycle::fence(&loaded, expected_epoch)?;
+    let before = loaded.session.entry_count;
+    if before <= max_messages {
+        return Ok(TruncateOutcome {
+            truncated: false,
+            before_count: before,
+            after_count: before,
+        });
+    }
+    let sid = loaded.session.session_id.clone();
+    let prefix = keys::entries(&sid);
+    // Everything below the oldest kept entry goes.
+    let end = if max_messages == 0 {
+        prefix_end(&prefix)
+    } else {
+        let kept = io
+            .range(RangeQuery {
+                range: KeyRange::prefix(&prefix),
+                limit: u32::try_from(max_messages).unwrap_or(u32::MAX),
+                reverse: true,
+            })
+            .await?;
+        kept.last().map(|kv| kv.key.clone())
+    };
+    let doomed = KeyRange {
+        start: prefix.clone(),
+        end,
+    };
+    let mut batch = Batch::default();
+    let mut removed = 0u64;
+    for kv in crate::lifecycle::read_all(io, doomed.clone()).await? {
+        let entry: Entry = record::decode(&kv.key, &kv.value)?;
+        batch.delete(keys::message(&sid, &entry.message_id));
+        removed += 1;
+    }
+    batch.delete_range(doomed);
+    let mut updated = loaded.session.clone();
+    updated.entry_count = before - removed;
+    updated.updated_at = now_ms;
+    write_update(&mut batch, &loaded, &updated)?;
+    io.commit(batch).await?;
+    Ok(TruncateOutcome {
+        truncated: removed > 0,
+        before_count: before,
+        after_count: updated.entry_count,
     })
 }

@@ -118,3 +118,15 @@ pub fn unhex(field: &'static str, text: &str) -> Result<Vec<u8>, Error> {
         })
         .collect()
 }
+
+/// A count or duration: at most `i64::MAX`, the largest every host (JavaScript, SQLite)
+/// represents exactly.
+pub fn count(field: &'static str, value: u64) -> Result<(), Error> {
+    if value > i64::MAX as u64 {
+        return Err(Error::invalid(
+            field,
+            format!("{value} is out of range (at most {})", i64::MAX),
+        ));
+    }
+    Ok(())
+}

@@ -5,11 +5,22 @@ mod vectors;
 use serde_json::Value;
 use spool::{Command, MemoryStorage};
 
-struct Core(MemoryStorage);
+/// Keeps reset archives in memory, like a host's archive store.
+#[derive(Default)]
+struct Archives(std::cell::RefCell<Vec<spool::ResetArchive>>);
+
+impl spool::Archiver for Archives {
+    fn write_archive(&self, _workspace: &str, archive: &spool::ResetArchive) -> Result<(), String> {
+        self.0.borrow_mut().push(archive.clone());
+        Ok(())
+    }
+}
+
+struct Core(MemoryStorage, Archives);
 
 impl vectors::VectorHost for Core {
     async fn exec(&mut self, workspace: &str, command: Command) -> Result<Value, vectors::Failure> {
-        spool::execute(&self.0, workspace, command).map_err(|e| vectors::Failure {
+        spool::execute_with(&self.0, &self.1, workspace, command).map_err(|e| vectors::Failure {
             code: e.code().to_owned(),
             message: e.to_string(),
         })
@@ -18,7 +29,9 @@ impl vectors::VectorHost for Core {
 
 #[test]
 fn test_scenario_vectors_native_core() {
-    let ran = block_on(vectors::run_all(|| async { Core(MemoryStorage::new()) }));
+    let ran = block_on(vectors::run_all(|| async {
+        Core(MemoryStorage::new(), Archives::default())
+    }));
     assert!(ran >= 8, "only {ran} vectors ran");
 }
 

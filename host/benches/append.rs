@@ -44,7 +44,7 @@ impl ComponentSide {
         let storage = SqliteStorage::open(dir.join("component.db")).expect("open");
         let mut spool = Runtime::shared()
             .expect("runtime")
-            .instantiate(storage)
+            .instantiate(storage, spool::NoArchive)
             .expect("instantiate");
         spool.create_session(WS, KEY, "bench", 1).expect("create");
         ComponentSide { spool, done: 0 }

@@ -1,11 +1,16 @@
 //! [`Spool`]: the friendly API. It owns an [`Instance`] over a database, supplies the
 //! time and fresh session ids, and remembers the workspace.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use spool::{AppendRequest, Entry, Order, Page, PageRequest, Session, SessionList, Storage};
+use spool::{
+    AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
+    NewContextState, NoArchive, Order, Page, PageRequest, Session, SessionList, Storage,
+    TruncateOutcome, UpdateRequest,
+};
 
+use crate::archive::ArchiveDir;
 use crate::engine::{Instance, Runtime};
 use crate::error::Error;
 use crate::sqlite::SqliteStorage;
@@ -69,6 +74,7 @@ pub fn random_id() -> String {
 pub struct Spool {
     instance: Instance,
     workspace: String,
+    archive_dir: Option<PathBuf>,
     clock: Clock,
     ids: Ids,
 }
@@ -77,6 +83,7 @@ impl std::fmt::Debug for Spool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Spool")
             .field("workspace", &self.workspace)
+            .field("archive_dir", &self.archive_dir)
             .finish_non_exhaustive()
     }
 }
@@ -150,7 +157,169 @@ impl Spool {
         limit: u32,
         cursor: Option<&str>,
     ) -> Result<SessionList, Error> {
-        self.instance.list_sessions(&self.workspace, limit, cursor)
+        self.list_sessions_where(limit, cursor, &ListFilter::default())
+    }
+
+    /// Like [`list_sessions`](Self::list_sessions), only the sessions passing `filter`
+    /// (agent id, status).
+    pub fn list_sessions_where(
+        &mut self,
+        limit: u32,
+        cursor: Option<&str>,
+        filter: &ListFilter,
+    ) -> Result<SessionList, Error> {
+        self.instance
+            .list_sessions(&self.workspace, limit, cursor, filter)
+    }
+
+    /// The directory reset archives are written to, when they go to an
+    /// [`ArchiveDir`] (`None` with a custom archiver or none).
+    pub fn archive_dir(&self) -> Option<&Path> {
+        self.archive_dir.as_deref()
+    }
+
+    /// The session under `key`, created with a fresh session id when missing.
+    pub fn get_or_create(&mut self, key: &str) -> Result<IntentOutcome, Error> {
+        let (id, now) = ((self.ids)(), (self.clock)());
+        self.instance.get_or_create(&self.workspace, key, &id, now)
+    }
+
+    /// Applies `intent` to `key`; a created or reset session gets a fresh session id.
+    ///
+    /// ```
+    /// use spool::Intent;
+    /// use spool_host::Spool;
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let mut spool = Spool::open(dir.path().join("spool.db"))?;
+    /// let first = spool.apply_intent("agent:main:main", Intent::Continue)?;
+    /// assert!(first.created);
+    /// let err = spool.apply_intent("agent:main:main", Intent::NewChat).unwrap_err();
+    /// assert!(err.message().contains("session_key conflict"));
+    /// let reset = spool.apply_intent("agent:main:main", Intent::ResetSameKey)?;
+    /// assert!(reset.rotated && reset.session.epoch == 1);
+    /// // The old generation is in `<db dir>/spool-archives`.
+    /// assert!(reset.archive.expect("archived").written);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn apply_intent(&mut self, key: &str, intent: Intent) -> Result<IntentOutcome, Error> {
+        let (id, now) = ((self.ids)(), (self.clock)());
+        self.instance
+            .apply_intent(&self.workspace, key, intent, &id, now)
+    }
+
+    /// Resets the session under `key` ([`Intent::ResetSameKey`]): the old generation is
+    /// archived, then the identity rotates (epoch + 1, counters zeroed, transcript
+    /// removed, context states invalidated). A failed archive is reported in the
+    /// outcome and does not stop the reset.
+    pub fn reset(&mut self, key: &str) -> Result<IntentOutcome, Error> {
+        self.apply_intent(key, Intent::ResetSameKey)
+    }
+
+    /// Marks the session under `key` as in use now; a missing key is `not_found`.
+    pub fn resume(&mut self, key: &str) -> Result<Session, Error> {
+        let now = (self.clock)();
+        self.instance.resume(&self.workspace, key, now)
+    }
+
+    /// Changes model, channel, model config and metadata of the session under `key`.
+    pub fn update(&mut self, key: &str, request: UpdateRequest) -> Result<Session, Error> {
+        let now = (self.clock)();
+        self.instance.update(&self.workspace, key, request, now)
+    }
+
+    /// Finishes the session under `key` now with `status` (fenced by
+    /// `expected_epoch` when given).
+    pub fn finish(
+        &mut self,
+        key: &str,
+        status: FinishStatus,
+        expected_epoch: Option<u64>,
+    ) -> Result<Session, Error> {
+        let now = (self.clock)();
+        self.instance
+            .finish(&self.workspace, key, status, expected_epoch, now)
+    }
+
+    /// Archives the session under `key`: finishes it as `done`.
+    pub fn archive_session(
+        &mut self,
+        key: &str,
+        expected_epoch: Option<u64>,
+    ) -> Result<Session, Error> {
+        self.finish(key, FinishStatus::Done, expected_epoch)
+    }
+
+    /// Deletes the session under `key` and everything it owns.
+    pub fn delete_session(&mut self, key: &str, expected_epoch: Option<u64>) -> Result<(), Error> {
+        self.instance
+            .delete_session(&self.workspace, key, expected_epoch)
+    }
+
+    /// Deletes the sessions idle longer than `max_age_ms` (by the clock); returns how
+    /// many.
+    pub fn prune_stale(&mut self, max_age_ms: u64) -> Result<u64, Error> {
+        let now = (self.clock)();
+        self.instance.prune_stale(&self.workspace, max_age_ms, now)
+    }
+
+    /// Keeps the `max` most recently updated sessions and deletes the rest; returns how
+    /// many were deleted.
+    pub fn cap_entries(&mut self, max: u64) -> Result<u64, Error> {
+        self.instance.cap_entries(&self.workspace, max)
+    }
+
+    /// The number of transcript entries of the session under `key`.
+    pub fn count_entries(&mut self, key: &str) -> Result<u64, Error> {
+        self.instance.count_entries(&self.workspace, key)
+    }
+
+    /// The entry with `message_id` in the transcript of the session under `key`.
+    pub fn get_entry(&mut self, key: &str, message_id: &str) -> Result<Option<Entry>, Error> {
+        self.instance.get_entry(&self.workspace, key, message_id)
+    }
+
+    /// Keeps the newest `max_messages` entries of the session under `key`.
+    pub fn truncate(
+        &mut self,
+        key: &str,
+        max_messages: u64,
+        expected_epoch: Option<u64>,
+    ) -> Result<TruncateOutcome, Error> {
+        let now = (self.clock)();
+        self.instance
+            .truncate(&self.workspace, key, max_messages, expected_epoch, now)
+    }
+
+    /// Saves a context state for the session under `key`.
+    pub fn save_state(
+        &mut self,
+        key: &str,
+        state: NewContextState,
+        expected_epoch: Option<u64>,
+    ) -> Result<ContextState, Error> {
+        let now = (self.clock)();
+        self.instance
+            .save_state(&self.workspace, key, state, expected_epoch, now)
+    }
+
+    /// The context states of the session under `key`; only valid ones unless
+    /// `valid_only` is false.
+    pub fn list_states(&mut self, key: &str, valid_only: bool) -> Result<Vec<ContextState>, Error> {
+        self.instance.list_states(&self.workspace, key, valid_only)
+    }
+
+    /// Invalidates the valid context states of the session under `key` (of
+    /// `state_kind` only, when given) with `reason`; returns how many.
+    pub fn invalidate_states(
+        &mut self,
+        key: &str,
+        state_kind: Option<&str>,
+        reason: &str,
+    ) -> Result<u64, Error> {
+        let now = (self.clock)();
+        self.instance
+            .invalidate_states(&self.workspace, key, state_kind, reason, now)
     }
 }
 
@@ -172,6 +341,8 @@ impl Spool {
 pub struct SpoolBuilder {
     db_path: Option<PathBuf>,
     storage: Option<Box<dyn Storage + Send>>,
+    archive_dir: Option<PathBuf>,
+    archiver: Option<Box<dyn Archiver + Send>>,
     workspace: Option<String>,
     clock: Option<Clock>,
     ids: Option<Ids>,
@@ -181,6 +352,7 @@ impl std::fmt::Debug for SpoolBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SpoolBuilder")
             .field("db_path", &self.db_path)
+            .field("archive_dir", &self.archive_dir)
             .field("workspace", &self.workspace)
             .finish_non_exhaustive()
     }
@@ -197,6 +369,21 @@ impl SpoolBuilder {
     /// Any other storage backend instead of SQLite (takes precedence over `db_path`).
     pub fn storage(mut self, storage: impl Storage + Send + 'static) -> Self {
         self.storage = Some(Box::new(storage));
+        self
+    }
+
+    /// The directory reset archives are written to (see [`ArchiveDir`]). Default:
+    /// `<directory of the db>/spool-archives` when there is a [`db_path`](Self::db_path);
+    /// without one, resets keep no archive (and say so) unless this is set.
+    pub fn archive_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.archive_dir = Some(dir.into());
+        self
+    }
+
+    /// Any other reset-archive store (takes precedence over
+    /// [`archive_dir`](Self::archive_dir)); [`spool::NoArchive`] keeps none.
+    pub fn archiver(mut self, archiver: impl Archiver + Send + 'static) -> Self {
+        self.archiver = Some(Box::new(archiver));
         self
     }
 
@@ -220,13 +407,26 @@ impl SpoolBuilder {
 
     /// Opens the storage and instantiates the component.
     pub fn open(self) -> Result<Spool, Error> {
+        let archive_dir = match (&self.archiver, self.archive_dir, &self.db_path) {
+            (Some(_), _, _) => None,
+            (None, Some(dir), _) => Some(dir),
+            (None, None, Some(db)) => Some(ArchiveDir::default_for(db).path().to_owned()),
+            (None, None, None) => None,
+        };
+        let archiver: Box<dyn Archiver + Send> = match (self.archiver, &archive_dir) {
+            (Some(archiver), _) => archiver,
+            (None, Some(dir)) => Box::new(ArchiveDir::new(dir)),
+            (None, None) => Box::new(NoArchive),
+        };
         let storage: Box<dyn Storage + Send> = match (self.storage, self.db_path) {
             (Some(storage), _) => storage,
             (None, Some(path)) => Box::new(SqliteStorage::open(path)?),
             (None, None) => Box::new(SqliteStorage::open_in_memory()?),
         };
         Ok(Spool {
-            instance: Runtime::shared()?.instantiate(BoxedStorage(storage))?,
+            instance: Runtime::shared()?
+                .instantiate(BoxedStorage(storage), BoxedArchiver(archiver))?,
+            archive_dir,
             workspace: self
                 .workspace
                 .unwrap_or_else(|| DEFAULT_WORKSPACE.to_owned()),
@@ -252,5 +452,14 @@ impl Storage for BoxedStorage {
     }
     fn commit(&self, workspace: &str, batch: spool::Batch) -> Result<(), spool::StorageError> {
         self.0.commit(workspace, batch)
+    }
+}
+
+/// A boxed archiver as an `Archiver`.
+struct BoxedArchiver(Box<dyn Archiver + Send>);
+
+impl Archiver for BoxedArchiver {
+    fn write_archive(&self, workspace: &str, archive: &spool::ResetArchive) -> Result<(), String> {
+        self.0.write_archive(workspace, archive)
     }
 }

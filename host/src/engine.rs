@@ -4,7 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use spool::{AppendRequest, Entry, Page, PageRequest, Session, SessionList, Storage, StorageError};
+use spool::{
+    AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
+    NewContextState, NoArchive, Page, PageRequest, Session, SessionList, Storage, StorageError,
+    TruncateOutcome, UpdateRequest,
+};
 use wasmtime::{Config, Engine, Store, StoreLimitsBuilder};
 
 use crate::cache::{self, CacheStatus};
@@ -98,20 +102,27 @@ impl Runtime {
         self.cache_file.as_deref()
     }
 
-    /// An instance whose storage imports are served by `storage`, with the
-    /// [`DEFAULT_MEMORY_LIMIT`].
-    pub fn instantiate(&self, storage: impl Storage + Send + 'static) -> Result<Instance, Error> {
-        self.instantiate_with_memory_limit(storage, DEFAULT_MEMORY_LIMIT)
+    /// An instance whose storage imports are served by `storage` and whose reset
+    /// archives go to `archiver` (e.g. an [`ArchiveDir`](crate::ArchiveDir), or
+    /// [`spool::NoArchive`] to keep none), with the [`DEFAULT_MEMORY_LIMIT`].
+    pub fn instantiate(
+        &self,
+        storage: impl Storage + Send + 'static,
+        archiver: impl Archiver + Send + 'static,
+    ) -> Result<Instance, Error> {
+        self.instantiate_with_memory_limit(storage, archiver, DEFAULT_MEMORY_LIMIT)
     }
 
-    /// An instance whose linear memory may grow to at most `max_memory_bytes`; a call
-    /// needing more fails with an [`Error::Wasm`].
+    /// Like [`instantiate`](Self::instantiate), but the instance's linear memory may
+    /// grow to at most `max_memory_bytes`; a call needing more fails with an
+    /// [`Error::Wasm`].
     pub fn instantiate_with_memory_limit(
         &self,
         storage: impl Storage + Send + 'static,
+        archiver: impl Archiver + Send + 'static,
         max_memory_bytes: usize,
     ) -> Result<Instance, Error> {
-        let mut store = new_store(Box::new(storage), max_memory_bytes)?;
+        let mut store = new_store(Box::new(storage), Box::new(archiver), max_memory_bytes)?;
         let exports = self
             .pre
             .instantiate(&mut store)
@@ -127,13 +138,21 @@ impl Runtime {
 
 fn new_store(
     storage: Box<dyn Storage + Send>,
+    archiver: Box<dyn Archiver + Send>,
     max_memory_bytes: usize,
 ) -> Result<Store<HostState>, Error> {
     let limits = StoreLimitsBuilder::new()
         .memory_size(max_memory_bytes)
         .trap_on_grow_failure(true)
         .build();
-    let mut store = Store::new(engine()?, HostState { storage, limits });
+    let mut store = Store::new(
+        engine()?,
+        HostState {
+            storage,
+            archiver,
+            limits,
+        },
+    );
     store.limiter(|state| &mut state.limits);
     Ok(store)
 }
@@ -154,17 +173,22 @@ impl Storage for Detached {
     }
 }
 
-/// An instance of the Spool component bound to one storage: exactly the WIT `api`,
-/// with core types.
+/// An instance of the Spool component bound to one storage and one reset-archive store:
+/// exactly the WIT `api`, with core types.
+///
+/// Every call takes the workspace it acts in; time (`now_ms`, milliseconds since the
+/// Unix epoch) and fresh session ids are arguments ([`crate::Spool`] supplies them).
 ///
 /// A call that traps (a bug, or the memory limit) returns [`Error::Wasm`]; the next call
 /// runs on a fresh instance over the same storage.
 ///
 /// ```
-/// use spool::{AppendRequest, Role};
-/// use spool_host::{Runtime, SqliteStorage};
+/// use spool::{AppendRequest, Intent, Role};
+/// use spool_host::{ArchiveDir, Runtime, SqliteStorage};
 ///
-/// let mut spool = Runtime::shared()?.instantiate(SqliteStorage::open_in_memory()?)?;
+/// let dir = tempfile::tempdir()?;
+/// let archives = ArchiveDir::new(dir.path().join("archives"));
+/// let mut spool = Runtime::shared()?.instantiate(SqliteStorage::open_in_memory()?, archives)?;
 /// spool.create_session("default", "agent:main:main", "s1", 1_000)?;
 /// let entry = spool.append_entry(
 ///     "default",
@@ -173,7 +197,11 @@ impl Storage for Detached {
 ///     1_001,
 /// )?;
 /// assert_eq!(entry.id, 1);
-/// # Ok::<(), spool_host::Error>(())
+///
+/// let reset = spool.apply_intent("default", "agent:main:main", Intent::ResetSameKey, "s2", 1_002)?;
+/// assert_eq!((reset.session.session_id.as_str(), reset.session.epoch), ("s2", 1));
+/// assert!(reset.archive.expect("an existing session was archived").written);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Instance {
     pre: Pre,
@@ -192,15 +220,21 @@ impl std::fmt::Debug for Instance {
 }
 
 impl Instance {
-    /// An instance of the [shared runtime](Runtime::shared) over `storage`.
-    pub fn new(storage: impl Storage + Send + 'static) -> Result<Instance, Error> {
-        Runtime::shared()?.instantiate(storage)
+    /// An instance of the [shared runtime](Runtime::shared) over `storage`, keeping
+    /// reset archives with `archiver` ([`spool::NoArchive`] keeps none).
+    pub fn new(
+        storage: impl Storage + Send + 'static,
+        archiver: impl Archiver + Send + 'static,
+    ) -> Result<Instance, Error> {
+        Runtime::shared()?.instantiate(storage, archiver)
     }
 
-    /// Replaces a retired instance by a fresh one over the same storage.
+    /// Replaces a retired instance by a fresh one over the same storage and archiver.
     fn revive(&mut self) -> Result<(), Error> {
-        let storage = std::mem::replace(&mut self.store.data_mut().storage, Box::new(Detached));
-        self.store = new_store(storage, self.max_memory_bytes)?;
+        let data = self.store.data_mut();
+        let storage = std::mem::replace(&mut data.storage, Box::new(Detached));
+        let archiver = std::mem::replace(&mut data.archiver, Box::new(NoArchive));
+        self.store = new_store(storage, archiver, self.max_memory_bytes)?;
         let exports = self
             .pre
             .instantiate(&mut self.store)
@@ -271,13 +305,161 @@ impl Instance {
         self.call(|e, s| e.read_page(s, workspace, key, request))
     }
 
-    /// Lists sessions, most recently updated first, `limit` (1 to 1000) at a time.
+    /// Lists sessions, most recently updated first, `limit` (1 to 1000) at a time,
+    /// only those passing `filter`; `cursor` is the previous page's `next_cursor`.
     pub fn list_sessions(
         &mut self,
         workspace: &str,
         limit: u32,
         cursor: Option<&str>,
+        filter: &ListFilter,
     ) -> Result<SessionList, Error> {
-        self.call(|e, s| e.list_sessions(s, workspace, limit, cursor))
+        self.call(|e, s| e.list_sessions(s, workspace, limit, cursor, filter))
+    }
+
+    /// The session under `key`, created with identity `session_id` when missing
+    /// (`created` says which).
+    pub fn get_or_create(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        session_id: &str,
+        now_ms: u64,
+    ) -> Result<IntentOutcome, Error> {
+        self.call(|e, s| e.get_or_create(s, workspace, key, session_id, now_ms))
+    }
+
+    /// Applies `intent` to `key`: `session_id` is the identity of a created or reset
+    /// session. A reset first hands the old generation to the archiver; its outcome is
+    /// in [`IntentOutcome::archive`] (a failed archive never fails the reset).
+    pub fn apply_intent(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        intent: Intent,
+        session_id: &str,
+        now_ms: u64,
+    ) -> Result<IntentOutcome, Error> {
+        self.call(|e, s| e.apply_intent(s, workspace, key, intent, session_id, now_ms))
+    }
+
+    /// Touches `updated_at` of the session under `key`; a missing key is `not_found`.
+    pub fn resume(&mut self, workspace: &str, key: &str, now_ms: u64) -> Result<Session, Error> {
+        self.call(|e, s| e.resume(s, workspace, key, now_ms))
+    }
+
+    /// Changes model, channel, model config and metadata (maps merge key by key, a
+    /// `null` value removes a key).
+    pub fn update(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        request: UpdateRequest,
+        now_ms: u64,
+    ) -> Result<Session, Error> {
+        self.call(|e, s| e.update(s, workspace, key, request, now_ms))
+    }
+
+    /// Finishes the session: its status, `ended_at` and `runtime_ms`.
+    pub fn finish(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        status: FinishStatus,
+        expected_epoch: Option<u64>,
+        now_ms: u64,
+    ) -> Result<Session, Error> {
+        self.call(|e, s| e.finish(s, workspace, key, status, expected_epoch, now_ms))
+    }
+
+    /// Deletes the session under `key` and everything it owns.
+    pub fn delete_session(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        expected_epoch: Option<u64>,
+    ) -> Result<(), Error> {
+        self.call(|e, s| e.delete_session(s, workspace, key, expected_epoch))
+    }
+
+    /// Deletes the sessions idle longer than `max_age_ms` with everything they own;
+    /// returns how many.
+    pub fn prune_stale(
+        &mut self,
+        workspace: &str,
+        max_age_ms: u64,
+        now_ms: u64,
+    ) -> Result<u64, Error> {
+        self.call(|e, s| e.prune_stale(s, workspace, max_age_ms, now_ms))
+    }
+
+    /// Keeps the `max` most recently updated sessions and deletes the rest; returns how
+    /// many were deleted.
+    pub fn cap_entries(&mut self, workspace: &str, max: u64) -> Result<u64, Error> {
+        self.call(|e, s| e.cap_entries(s, workspace, max))
+    }
+
+    /// The number of transcript entries of the session under `key`.
+    pub fn count_entries(&mut self, workspace: &str, key: &str) -> Result<u64, Error> {
+        self.call(|e, s| e.count_entries(s, workspace, key))
+    }
+
+    /// The entry with `message_id` in the transcript of the session under `key`, or
+    /// `None`.
+    pub fn get_entry(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        message_id: &str,
+    ) -> Result<Option<Entry>, Error> {
+        self.call(|e, s| e.get_entry(s, workspace, key, message_id))
+    }
+
+    /// Keeps the newest `max_messages` entries of the session under `key`.
+    pub fn truncate(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        max_messages: u64,
+        expected_epoch: Option<u64>,
+        now_ms: u64,
+    ) -> Result<TruncateOutcome, Error> {
+        self.call(|e, s| e.truncate(s, workspace, key, max_messages, expected_epoch, now_ms))
+    }
+
+    /// Saves a context state for the session under `key`; returns it with its id.
+    pub fn save_state(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        state: NewContextState,
+        expected_epoch: Option<u64>,
+        now_ms: u64,
+    ) -> Result<ContextState, Error> {
+        self.call(|e, s| e.save_state(s, workspace, key, state, expected_epoch, now_ms))
+    }
+
+    /// The context states of the session under `key`, oldest first; only valid ones
+    /// unless `valid_only` is false.
+    pub fn list_states(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        valid_only: bool,
+    ) -> Result<Vec<ContextState>, Error> {
+        self.call(|e, s| e.list_states(s, workspace, key, valid_only))
+    }
+
+    /// Invalidates the valid context states of the session under `key` (only those of
+    /// `state_kind` when given) with `reason`; returns how many.
+    pub fn invalidate_states(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        state_kind: Option<&str>,
+        reason: &str,
+        now_ms: u64,
+    ) -> Result<u64, Error> {
+        self.call(|e, s| e.invalidate_states(s, workspace, key, state_kind, reason, now_ms))
     }
 }

@@ -1,7 +1,8 @@
 //! # Spool host
 //!
 //! The native host of Spool: it runs the Spool WebAssembly component (embedded in this
-//! crate, see [`COMPONENT`]) on wasmtime and serves its storage imports from SQLite.
+//! crate, see [`COMPONENT`]) on wasmtime, serves its storage imports from SQLite and
+//! keeps the archives of reset sessions as private JSON files ([`ArchiveDir`]).
 //! The session rules all live in the component; this crate is the shell around it.
 //!
 //! - [`Spool`]: the friendly API — one workspace of one database, with the clock and
@@ -9,6 +10,7 @@
 //! - [`Instance`]: exactly the component's WIT `api`, with core types and explicit
 //!   workspace, time and ids. [`Runtime`] compiles (and caches on disk) the component.
 //! - [`SqliteStorage`]: the storage contract on SQLite, usable on its own.
+//! - [`ArchiveDir`]: the reset-archive store (a [`spool::Archiver`]), usable on its own.
 //!
 //! ```
 //! use spool::{AppendRequest, Role};
@@ -27,6 +29,7 @@
 //! # Ok::<(), spool_host::Error>(())
 //! ```
 
+mod archive;
 mod cache;
 mod client;
 mod engine;
@@ -34,6 +37,7 @@ mod error;
 mod sqlite;
 mod wit;
 
+pub use archive::{ArchiveDir, DEFAULT_ARCHIVE_DIR_NAME};
 pub use cache::{CacheStatus, default_cache_dir};
 pub use client::{DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
 pub use engine::{DEFAULT_MEMORY_LIMIT, Instance, Runtime};
@@ -41,6 +45,6 @@ pub use error::Error;
 pub use sqlite::SqliteStorage;
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped
-/// as a component by this crate's build script). It imports only Spool's `storage`
-/// interface and exports its `api`; `spool component` writes it to a file.
+/// as a component by this crate's build script). It imports only Spool's `storage` and
+/// `archive` interfaces and exports its `api`; `spool component` writes it to a file.
 pub const COMPONENT: &[u8] = include_bytes!(env!("SPOOL_COMPONENT_PATH"));

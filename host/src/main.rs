@@ -5,8 +5,16 @@
 
 #[path = "cli/demo.rs"]
 mod demo;
+#[path = "cli/entries.rs"]
+mod entries;
+#[path = "cli/lifecycle.rs"]
+mod lifecycle;
+#[path = "cli/parse.rs"]
+mod parse;
 #[path = "cli/render.rs"]
 mod render;
+#[path = "cli/states.rs"]
+mod states;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -14,15 +22,25 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
-use spool::{AppendRequest, Role};
+use spool::{AppendRequest, ListFilter, Role, SessionStatus, TurnUsage};
 use spool_host::{Error, Spool};
+
+use crate::entries::{EntryArgs, TruncateArgs};
+use crate::lifecycle::{
+    CapArgs, FencedKeyArgs, FinishArgs, IntentArgs, KeyArgs, PruneArgs, UpdateArgs,
+};
+use crate::parse::parse_json;
+use crate::states::StatesCommand;
 
 const EXAMPLES: &str = "Examples:
   spool demo                                   record and show a sample agent session
   spool create agent:main:main
   spool append agent:main:main --role user --content 'Fix the failing test'
   spool show agent:main:main --json
-  spool --db ~/agents.db --workspace team list --limit 50
+  spool reset agent:main:main                  archive the transcript, rotate the identity
+  spool update agent:main:main --model gpt-5 --config temperature=0.2
+  spool prune --max-age 30d
+  spool --db ~/agents.db --workspace team list --limit 50 --status running
   spool component spool.wasm                   extract the WebAssembly component
 
 Exit status: 0 success, 1 the operation failed (error[<code>] on stderr), 2 usage error.";
@@ -53,6 +71,11 @@ struct Cli {
         value_name = "W"
     )]
     workspace: String,
+
+    /// Where `reset` keeps the archive of the replaced generation (default: a
+    /// `spool-archives` directory beside the database).
+    #[arg(long, global = true, env = "SPOOL_ARCHIVE_DIR", value_name = "DIR")]
+    archive_dir: Option<PathBuf>,
 
     #[command(subcommand)]
     command: Command,
@@ -93,6 +116,16 @@ enum Command {
         /// Tool calls made by an assistant entry, as JSON.
         #[arg(long, value_name = "JSON", value_parser = parse_json)]
         tool_calls: Option<serde_json::Value>,
+        /// The model of the turn usage reported with this entry (accounted as input/output
+        /// tokens, not in total tokens).
+        #[arg(long, value_name = "M", requires_all = ["input_tokens", "output_tokens"])]
+        usage_model: Option<String>,
+        /// Prompt tokens of the turn usage (with `--usage-model`).
+        #[arg(long, value_name = "N", requires = "usage_model")]
+        input_tokens: Option<u64>,
+        /// Completion tokens of the turn usage (with `--usage-model`).
+        #[arg(long, value_name = "N", requires = "usage_model")]
+        output_tokens: Option<u64>,
         /// Print the appended entry as JSON.
         #[arg(long)]
         json: bool,
@@ -114,10 +147,47 @@ enum Command {
         /// Continue after a previous page (its `next_cursor`).
         #[arg(long)]
         cursor: Option<String>,
+        /// Only sessions of this agent id (the second segment of the key).
+        #[arg(long, value_name = "A")]
+        agent: Option<String>,
+        /// Only sessions in this state.
+        #[arg(long, value_enum)]
+        status: Option<StatusArg>,
         /// Print the page as JSON.
         #[arg(long)]
         json: bool,
     },
+    /// Reset the session under KEY: archive its transcript, then rotate its identity
+    /// (new session id, epoch + 1, counters zeroed, transcript emptied).
+    ///
+    /// The archive is a JSON file in the archive directory; if it cannot be written the
+    /// reset still happens and says so.
+    Reset(KeyArgs),
+    /// Apply an intent to KEY: `continue`, `new-chat` or `reset-same-key`.
+    Intent(IntentArgs),
+    /// Mark the session under KEY as in use now.
+    Resume(KeyArgs),
+    /// Change the model, channel, model config or metadata of the session under KEY.
+    Update(UpdateArgs),
+    /// Finish the session under KEY (`done`, or `failed` with `--failed`).
+    Finish(FinishArgs),
+    /// Archive the session under KEY: finish it as `done`.
+    Archive(FencedKeyArgs),
+    /// Delete the session under KEY and everything it owns.
+    Delete(FencedKeyArgs),
+    /// Delete every session idle longer than `--max-age`.
+    Prune(PruneArgs),
+    /// Keep the MAX most recently updated sessions, delete the rest.
+    Cap(CapArgs),
+    /// Print the number of transcript entries of the session under KEY.
+    Count(KeyArgs),
+    /// Show one transcript entry by its message id.
+    Entry(EntryArgs),
+    /// Keep only the newest `--keep` entries of the session under KEY.
+    Truncate(TruncateArgs),
+    /// Context states saved for a session: `list`, `save`, `invalidate`.
+    #[command(subcommand)]
+    States(StatesCommand),
     /// Record a short scripted coding-agent session (`agent:demo:main`) and show it.
     ///
     /// Running it again just shows the existing session.
@@ -142,6 +212,27 @@ enum RoleArg {
     System,
 }
 
+/// A session state to filter on.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StatusArg {
+    /// Open for appends.
+    Running,
+    /// Finished successfully.
+    Done,
+    /// Finished with a failure.
+    Failed,
+}
+
+impl From<StatusArg> for SessionStatus {
+    fn from(status: StatusArg) -> SessionStatus {
+        match status {
+            StatusArg::Running => SessionStatus::Running,
+            StatusArg::Done => SessionStatus::Done,
+            StatusArg::Failed => SessionStatus::Failed,
+        }
+    }
+}
+
 impl From<RoleArg> for Role {
     fn from(role: RoleArg) -> Role {
         match role {
@@ -151,10 +242,6 @@ impl From<RoleArg> for Role {
             RoleArg::System => Role::System,
         }
     }
-}
-
-fn parse_json(text: &str) -> Result<serde_json::Value, String> {
-    serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
 }
 
 fn main() -> ExitCode {
@@ -169,13 +256,23 @@ fn main() -> ExitCode {
 }
 
 fn open(cli: &Cli) -> Result<Spool, Error> {
-    Spool::builder()
-        .db_path(&cli.db)
-        .workspace(&cli.workspace)
-        .open()
+    let builder = Spool::builder().db_path(&cli.db).workspace(&cli.workspace);
+    match &cli.archive_dir {
+        Some(dir) => builder.archive_dir(dir),
+        None => builder,
+    }
+    .open()
 }
 
-fn print_json(value: &impl Serialize) -> Result<(), Error> {
+/// A `not_found` failure raised by the CLI itself (e.g. `show` of a missing key).
+pub(crate) fn not_found(message: String) -> Error {
+    Error::Spool {
+        code: "not_found".into(),
+        message,
+    }
+}
+
+pub(crate) fn print_json(value: &impl Serialize) -> Result<(), Error> {
     let text = serde_json::to_string_pretty(value).map_err(|e| Error::Spool {
         code: "internal".into(),
         message: format!("cannot print JSON: {e}"),
@@ -204,9 +301,17 @@ fn run(cli: Cli) -> Result<(), Error> {
             turn_id,
             tool_call_id,
             tool_calls,
+            usage_model,
+            input_tokens,
+            output_tokens,
             json,
         } => {
             let mut request = AppendRequest::new((*role).into(), read_content(content)?);
+            request.turn_usage = usage_model.as_ref().map(|model| TurnUsage {
+                model: model.clone(),
+                input_tokens: input_tokens.unwrap_or(0),
+                output_tokens: output_tokens.unwrap_or(0),
+            });
             request.token_count = *token_count;
             request.message_id = message_id.clone();
             request.turn_id = turn_id.clone();
@@ -224,9 +329,15 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::List {
             limit,
             cursor,
+            agent,
+            status,
             json,
         } => {
-            let list = open(&cli)?.list_sessions(*limit, cursor.as_deref())?;
+            let filter = ListFilter {
+                agent_id: agent.clone(),
+                status: status.map(Into::into),
+            };
+            let list = open(&cli)?.list_sessions_where(*limit, cursor.as_deref(), &filter)?;
             if *json {
                 return print_json(&list);
             }
@@ -240,6 +351,19 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             Ok(())
         }
+        Command::Reset(args) => lifecycle::reset(&mut open(&cli)?, args),
+        Command::Intent(args) => lifecycle::intent(&mut open(&cli)?, args),
+        Command::Resume(args) => lifecycle::resume(&mut open(&cli)?, args),
+        Command::Update(args) => lifecycle::update(&mut open(&cli)?, args),
+        Command::Finish(args) => lifecycle::finish(&mut open(&cli)?, args),
+        Command::Archive(args) => lifecycle::archive(&mut open(&cli)?, args),
+        Command::Delete(args) => lifecycle::delete(&mut open(&cli)?, args),
+        Command::Prune(args) => lifecycle::prune(&mut open(&cli)?, args),
+        Command::Cap(args) => lifecycle::cap(&mut open(&cli)?, args),
+        Command::Count(args) => entries::count(&mut open(&cli)?, args),
+        Command::Entry(args) => entries::entry(&mut open(&cli)?, args),
+        Command::Truncate(args) => entries::truncate(&mut open(&cli)?, args),
+        Command::States(command) => states::run(&mut open(&cli)?, command),
         Command::Demo => {
             let mut spool = open(&cli)?;
             if demo::run(&mut spool)? {
@@ -254,10 +378,9 @@ fn run(cli: Cli) -> Result<(), Error> {
 }
 
 fn show(spool: &mut Spool, key: &str, json: bool) -> Result<(), Error> {
-    let session = spool.get_session(key)?.ok_or_else(|| Error::Spool {
-        code: "not_found".into(),
-        message: format!("session not found: {key}"),
-    })?;
+    let session = spool
+        .get_session(key)?
+        .ok_or_else(|| not_found(format!("session not found: {key}")))?;
     let entries = spool.transcript(key)?;
     if json {
         return print_json(&serde_json::json!({ "session": session, "entries": entries }));

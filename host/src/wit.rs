@@ -1,11 +1,17 @@
-//! The WIT boundary: the generated bindings, the storage imports served from a
-//! [`spool::Storage`], and the API exports called with core types.
+//! The WIT boundary: the generated bindings, the storage and archive imports served
+//! from a [`spool::Storage`] and a [`spool::Archiver`], and the API exports called with
+//! core types.
 //!
 //! This is the only file that sees generated types; everything else speaks core types.
 
+use std::collections::BTreeMap;
+
+use serde_json::Value;
 use spool::{
-    AppendRequest, Batch, Entry, KeyRange, Kv, Mutation, Order, Page, PageRequest, Precondition,
-    RangeQuery, Role, Session, SessionList, SessionStatus, Storage, StorageError,
+    AppendRequest, Archiver, Batch, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
+    KeyRange, Kv, ListFilter, Mutation, NewContextState, Order, Page, PageRequest, Precondition,
+    RangeQuery, ResetArchive, Role, Session, SessionList, SessionStatus, Storage, StorageError,
+    TruncateOutcome, TurnUsage, UpdateRequest,
 };
 use wasmtime::component::{HasSelf, InstancePre, Linker};
 use wasmtime::{Store, StoreLimits};
@@ -22,12 +28,43 @@ mod bindings {
 }
 
 use bindings::exports::spool::engine::api;
-use bindings::spool::engine::{storage as host, types};
+use bindings::spool::engine::{archive as host_archive, storage as host, types};
 
-/// The data of a store: the storage the component's imports reach, and its limits.
+/// The data of a store: the storage and archive store the component's imports reach,
+/// and its limits.
 pub(crate) struct HostState {
     pub(crate) storage: Box<dyn Storage + Send>,
+    pub(crate) archiver: Box<dyn Archiver + Send>,
     pub(crate) limits: StoreLimits,
+}
+
+impl host_archive::Host for HostState {
+    fn write_reset_archive(
+        &mut self,
+        workspace: String,
+        archive: host_archive::ResetArchive,
+    ) -> wasmtime::Result<Result<(), String>> {
+        // The component's JSON is the archive; the record's other fields repeat its
+        // header. A JSON that does not decode is reported as an unwritten archive (the
+        // reset still completes), never as a trap.
+        let decoded = serde_json::from_str::<ResetArchive>(&archive.json).map_err(|e| {
+            format!(
+                "the reset archive of `{}` ({}) is not valid archive JSON: {e}",
+                archive.session_key, archive.session_id
+            )
+        });
+        Ok(decoded.and_then(|decoded| {
+            if decoded.session_key != archive.session_key
+                || decoded.session_id != archive.session_id
+            {
+                return Err(format!(
+                    "the reset archive of `{}` ({}) names another session in its JSON",
+                    archive.session_key, archive.session_id
+                ));
+            }
+            self.archiver.write_archive(&workspace, &decoded)
+        }))
+    }
 }
 
 impl types::Host for HostState {}
@@ -167,6 +204,9 @@ fn finish<T, U>(
     }
 }
 
+/// The store a call runs in.
+type S<'a> = &'a mut Store<HostState>;
+
 impl Exports {
     fn api(&self) -> &api::Guest {
         self.0.spool_engine_api()
@@ -174,7 +214,7 @@ impl Exports {
 
     pub(crate) fn create_session(
         &self,
-        store: &mut Store<HostState>,
+        store: S<'_>,
         workspace: &str,
         key: &str,
         session_id: &str,
@@ -183,22 +223,22 @@ impl Exports {
         let call = self
             .api()
             .call_create_session(store, workspace, key, session_id, now_ms);
-        finish("create-session", call, |s| Ok(from_wit_session(s)))
+        finish("create-session", call, from_wit_session)
     }
 
     pub(crate) fn get_session(
         &self,
-        store: &mut Store<HostState>,
+        store: S<'_>,
         workspace: &str,
         key: &str,
     ) -> Result<Option<Session>, Error> {
         let call = self.api().call_get_session(store, workspace, key);
-        finish("get-session", call, |s| Ok(s.map(from_wit_session)))
+        finish("get-session", call, |s| s.map(from_wit_session).transpose())
     }
 
     pub(crate) fn append_entry(
         &self,
-        store: &mut Store<HostState>,
+        store: S<'_>,
         workspace: &str,
         key: &str,
         request: AppendRequest,
@@ -213,7 +253,7 @@ impl Exports {
 
     pub(crate) fn read_page(
         &self,
-        store: &mut Store<HostState>,
+        store: S<'_>,
         workspace: &str,
         key: &str,
         request: PageRequest,
@@ -241,20 +281,247 @@ impl Exports {
 
     pub(crate) fn list_sessions(
         &self,
-        store: &mut Store<HostState>,
+        store: S<'_>,
         workspace: &str,
         limit: u32,
         cursor: Option<&str>,
+        filter: &ListFilter,
     ) -> Result<SessionList, Error> {
+        let filter = api::ListFilter {
+            agent_id: filter.agent_id.clone(),
+            status: filter.status.map(to_wit_status),
+        };
         let call = self
             .api()
-            .call_list_sessions(store, workspace, limit, cursor);
+            .call_list_sessions(store, workspace, limit, cursor, &filter);
         finish("list-sessions", call, |list| {
             Ok(SessionList {
-                sessions: list.sessions.into_iter().map(from_wit_session).collect(),
+                sessions: list
+                    .sessions
+                    .into_iter()
+                    .map(from_wit_session)
+                    .collect::<Result<_, _>>()?,
                 next_cursor: list.next_cursor,
             })
         })
+    }
+
+    pub(crate) fn get_or_create(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        session_id: &str,
+        now_ms: u64,
+    ) -> Result<IntentOutcome, Error> {
+        let call = self
+            .api()
+            .call_get_or_create(store, workspace, key, session_id, now_ms);
+        finish("get-or-create", call, from_wit_outcome)
+    }
+
+    pub(crate) fn apply_intent(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        intent: Intent,
+        session_id: &str,
+        now_ms: u64,
+    ) -> Result<IntentOutcome, Error> {
+        let intent = match intent {
+            Intent::Continue => api::Intent::Continue,
+            Intent::NewChat => api::Intent::NewChat,
+            Intent::ResetSameKey => api::Intent::ResetSameKey,
+        };
+        let call = self
+            .api()
+            .call_apply_intent(store, workspace, key, intent, session_id, now_ms);
+        finish("apply-intent", call, from_wit_outcome)
+    }
+
+    pub(crate) fn resume(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        now_ms: u64,
+    ) -> Result<Session, Error> {
+        let call = self.api().call_resume(store, workspace, key, now_ms);
+        finish("resume", call, from_wit_session)
+    }
+
+    pub(crate) fn update(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        request: UpdateRequest,
+        now_ms: u64,
+    ) -> Result<Session, Error> {
+        let request = api::UpdateRequest {
+            model: request.model,
+            channel: request.channel,
+            model_config: json_object_text(&request.model_config),
+            metadata: json_object_text(&request.metadata),
+            expected_epoch: request.expected_epoch,
+        };
+        let call = self
+            .api()
+            .call_update(store, workspace, key, &request, now_ms);
+        finish("update", call, from_wit_session)
+    }
+
+    pub(crate) fn finish(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        status: FinishStatus,
+        expected_epoch: Option<u64>,
+        now_ms: u64,
+    ) -> Result<Session, Error> {
+        let status = match status {
+            FinishStatus::Done => api::FinishStatus::Done,
+            FinishStatus::Failed => api::FinishStatus::Failed,
+        };
+        let call = self
+            .api()
+            .call_finish(store, workspace, key, status, expected_epoch, now_ms);
+        finish("finish", call, from_wit_session)
+    }
+
+    pub(crate) fn delete_session(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        expected_epoch: Option<u64>,
+    ) -> Result<(), Error> {
+        let call = self
+            .api()
+            .call_delete_session(store, workspace, key, expected_epoch);
+        finish("delete-session", call, Ok)
+    }
+
+    pub(crate) fn prune_stale(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        max_age_ms: u64,
+        now_ms: u64,
+    ) -> Result<u64, Error> {
+        let call = self
+            .api()
+            .call_prune_stale(store, workspace, max_age_ms, now_ms);
+        finish("prune-stale", call, Ok)
+    }
+
+    pub(crate) fn cap_entries(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        max: u64,
+    ) -> Result<u64, Error> {
+        let call = self.api().call_cap_entries(store, workspace, max);
+        finish("cap-entries", call, Ok)
+    }
+
+    pub(crate) fn count_entries(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+    ) -> Result<u64, Error> {
+        let call = self.api().call_count_entries(store, workspace, key);
+        finish("count-entries", call, Ok)
+    }
+
+    pub(crate) fn get_entry(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        message_id: &str,
+    ) -> Result<Option<Entry>, Error> {
+        let call = self.api().call_get_entry(store, workspace, key, message_id);
+        finish("get-entry", call, |e| e.map(from_wit_entry).transpose())
+    }
+
+    pub(crate) fn truncate(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        max_messages: u64,
+        expected_epoch: Option<u64>,
+        now_ms: u64,
+    ) -> Result<TruncateOutcome, Error> {
+        let call =
+            self.api()
+                .call_truncate(store, workspace, key, max_messages, expected_epoch, now_ms);
+        finish("truncate", call, |o| {
+            Ok(TruncateOutcome {
+                truncated: o.truncated,
+                before_count: o.before_count,
+                after_count: o.after_count,
+            })
+        })
+    }
+
+    pub(crate) fn save_state(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        state: NewContextState,
+        expected_epoch: Option<u64>,
+        now_ms: u64,
+    ) -> Result<ContextState, Error> {
+        let state = api::NewContextState {
+            provider: state.provider,
+            model: state.model,
+            state_kind: state.state_kind,
+            payload: state.payload.to_string(),
+            covered_through_id: state.covered_through_id,
+            expires_at: state.expires_at,
+            portable: state.portable,
+            cacheable: state.cacheable,
+        };
+        let call =
+            self.api()
+                .call_save_state(store, workspace, key, &state, expected_epoch, now_ms);
+        finish("save-state", call, from_wit_state)
+    }
+
+    pub(crate) fn list_states(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        valid_only: bool,
+    ) -> Result<Vec<ContextState>, Error> {
+        let call = self
+            .api()
+            .call_list_states(store, workspace, key, valid_only);
+        finish("list-states", call, |states| {
+            states.into_iter().map(from_wit_state).collect()
+        })
+    }
+
+    pub(crate) fn invalidate_states(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        state_kind: Option<&str>,
+        reason: &str,
+        now_ms: u64,
+    ) -> Result<u64, Error> {
+        let call = self
+            .api()
+            .call_invalidate_states(store, workspace, key, state_kind, reason, now_ms);
+        finish("invalidate-states", call, Ok)
     }
 }
 
@@ -274,23 +541,110 @@ fn from_wit_error(error: api::Error) -> Error {
     }
 }
 
-fn from_wit_session(s: api::Session) -> Session {
-    Session {
-        key: s.key,
-        session_id: s.session_id,
-        agent_id: s.agent_id,
+/// The component returned JSON text that does not decode: a bug on one side.
+fn bad_json(what: String, err: &serde_json::Error) -> Error {
+    Error::Spool {
+        code: "internal".to_owned(),
+        message: format!("the component returned {what} that is not valid JSON: {err}"),
+    }
+}
+
+/// A JSON object as text for the component; `None` for an empty map (nothing to merge).
+fn json_object_text(map: &BTreeMap<String, Value>) -> Option<String> {
+    (!map.is_empty()).then(|| Value::Object(map.clone().into_iter().collect()).to_string())
+}
+
+/// JSON-object text from the component as a map.
+fn from_json_object(what: &str, key: &str, text: &str) -> Result<BTreeMap<String, Value>, Error> {
+    serde_json::from_str(text).map_err(|e| bad_json(format!("the {what} of `{key}`"), &e))
+}
+
+fn to_wit_status(status: SessionStatus) -> api::SessionStatus {
+    match status {
+        SessionStatus::Running => api::SessionStatus::Running,
+        SessionStatus::Done => api::SessionStatus::Done,
+        SessionStatus::Failed => api::SessionStatus::Failed,
+    }
+}
+
+fn from_wit_session(s: api::Session) -> Result<Session, Error> {
+    let model_config = from_json_object("model config", &s.key, &s.model_config)?;
+    let metadata = from_json_object("metadata", &s.key, &s.metadata)?;
+    Ok(Session {
         status: match s.status {
             api::SessionStatus::Running => SessionStatus::Running,
             api::SessionStatus::Done => SessionStatus::Done,
             api::SessionStatus::Failed => SessionStatus::Failed,
         },
+        key: s.key,
+        session_id: s.session_id,
+        agent_id: s.agent_id,
         epoch: s.epoch,
         created_at: s.created_at,
         updated_at: s.updated_at,
         entry_count: s.entry_count,
         last_entry_id: s.last_entry_id,
         total_tokens: s.total_tokens,
-    }
+        ended_at: s.ended_at,
+        runtime_ms: s.runtime_ms,
+        input_tokens: s.input_tokens,
+        output_tokens: s.output_tokens,
+        cache_read: s.cache_read,
+        cache_write: s.cache_write,
+        estimated_cost_usd: s.estimated_cost_usd,
+        total_cost_usd: s.total_cost_usd,
+        billed_cost_usd: s.billed_cost_usd,
+        estimated_cost_component_usd: s.estimated_cost_component_usd,
+        cost_source: s.cost_source,
+        missing_cost_entries: s.missing_cost_entries,
+        compaction_count: s.compaction_count,
+        model: s.model,
+        channel: s.channel,
+        model_config,
+        metadata,
+        last_state_id: s.last_state_id,
+        message_index: s.message_index,
+    })
+}
+
+fn from_wit_outcome(o: api::IntentOutcome) -> Result<IntentOutcome, Error> {
+    Ok(IntentOutcome {
+        session: from_wit_session(o.session)?,
+        created: o.created,
+        rotated: o.rotated,
+        archive: o.archive.map(|a| spool::ArchiveStatus {
+            written: a.written,
+            error: a.error,
+        }),
+    })
+}
+
+fn from_wit_state(s: api::ContextState) -> Result<ContextState, Error> {
+    let payload = serde_json::from_str(&s.payload).map_err(|e| {
+        bad_json(
+            format!(
+                "the payload of context state {} of `{}`",
+                s.id, s.session_key
+            ),
+            &e,
+        )
+    })?;
+    Ok(ContextState {
+        id: s.id,
+        session_id: s.session_id,
+        session_key: s.session_key,
+        provider: s.provider,
+        model: s.model,
+        state_kind: s.state_kind,
+        payload,
+        covered_through_id: s.covered_through_id,
+        created_at: s.created_at,
+        expires_at: s.expires_at,
+        portable: s.portable,
+        cacheable: s.cacheable,
+        valid: s.valid,
+        invalid_reason: s.invalid_reason,
+    })
 }
 
 fn to_wit_role(role: Role) -> api::Role {
@@ -320,6 +674,11 @@ fn to_wit_append(r: AppendRequest) -> api::AppendRequest {
         tool_calls: r.tool_calls.map(|v| v.to_string()),
         tool_call_id: r.tool_call_id,
         turn_id: r.turn_id,
+        turn_usage: r.turn_usage.map(|u| api::TurnUsage {
+            model: u.model,
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+        }),
         expected_epoch: r.expected_epoch,
     }
 }
@@ -328,13 +687,8 @@ fn from_wit_entry(e: api::Entry) -> Result<Entry, Error> {
     let tool_calls = e
         .tool_calls
         .map(|text| {
-            serde_json::from_str(&text).map_err(|err| Error::Spool {
-                code: "internal".to_owned(),
-                message: format!(
-                    "the component returned tool calls of entry {} that are not JSON: {err}",
-                    e.id
-                ),
-            })
+            serde_json::from_str(&text)
+                .map_err(|err| bad_json(format!("tool calls of entry {}", e.id), &err))
         })
         .transpose()?;
     Ok(Entry {
@@ -347,5 +701,10 @@ fn from_wit_entry(e: api::Entry) -> Result<Entry, Error> {
         tool_calls,
         tool_call_id: e.tool_call_id,
         turn_id: e.turn_id,
+        turn_usage: e.turn_usage.map(|u| TurnUsage {
+            model: u.model,
+            input_tokens: u.input_tokens,
+            output_tokens: u.output_tokens,
+        }),
     })
 }

@@ -5,7 +5,10 @@ use spool_host::{CacheStatus, Runtime, SqliteStorage};
 
 fn works(runtime: &Runtime) {
     let mut instance = runtime
-        .instantiate(SqliteStorage::open_in_memory().expect("open"))
+        .instantiate(
+            SqliteStorage::open_in_memory().expect("open"),
+            spool::NoArchive,
+        )
         .expect("instantiate");
     instance
         .create_session("default", "agent:a:main", "s1", 1)

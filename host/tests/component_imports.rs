@@ -1,5 +1,6 @@
 //! The embedded component's world: it imports only Spool's storage contract (and the
-//! types it uses) and exports Spool's API. No WASI, no other capability.
+//! types it uses) and its reset-archive store, and exports Spool's API. No WASI, no
+//! other capability.
 
 use wasmparser::{Parser, Payload};
 
@@ -30,15 +31,16 @@ fn top_level_names() -> (Vec<String>, Vec<String>) {
 }
 
 #[test]
-fn test_component_imports_only_spool_storage() {
+fn test_component_imports_only_spool_storage_and_archive() {
     let (imports, _) = top_level_names();
     assert_eq!(
         imports,
         vec![
+            "spool:engine/archive@0.1.0".to_owned(),
             "spool:engine/storage@0.1.0".to_owned(),
             "spool:engine/types@0.1.0".to_owned(),
         ],
-        "the component must import exactly Spool's storage interface and its types"
+        "the component must import exactly Spool's storage and archive interfaces and types"
     );
     assert!(imports.iter().all(|name| !name.starts_with("wasi:")));
 }

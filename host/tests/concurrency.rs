@@ -13,7 +13,7 @@ fn test_concurrent_writers_on_one_file_lose_nothing() {
     let path = dir.path().join("shared.db");
     let runtime = Runtime::shared().expect("runtime");
     let mut first = runtime
-        .instantiate(SqliteStorage::open(&path).expect("open"))
+        .instantiate(SqliteStorage::open(&path).expect("open"), spool::NoArchive)
         .expect("instance");
     first
         .create_session("default", "agent:a:main", "s1", 1)
@@ -24,7 +24,9 @@ fn test_concurrent_writers_on_one_file_lose_nothing() {
             let path = path.clone();
             std::thread::spawn(move || {
                 let storage = SqliteStorage::open(&path).expect("open");
-                let mut spool = runtime.instantiate(storage).expect("instance");
+                let mut spool = runtime
+                    .instantiate(storage, spool::NoArchive)
+                    .expect("instance");
                 (0..EACH)
                     .map(|i| {
                         let request = AppendRequest::new(Role::User, format!("w{w}-{i}"));

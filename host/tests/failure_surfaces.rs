@@ -21,7 +21,7 @@ fn test_corrupt_session_record_is_corruption_naming_the_key() {
     let storage = SqliteStorage::open(&path).expect("reopen");
     let mut instance = Runtime::shared()
         .expect("runtime")
-        .instantiate(storage)
+        .instantiate(storage, spool::NoArchive)
         .expect("instance");
     let err = instance
         .get_session(WS, "agent:x:main")
@@ -58,7 +58,7 @@ impl Storage for Broken {
 fn test_backend_failure_is_storage_error_with_its_cause() {
     let mut instance = Runtime::shared()
         .expect("runtime")
-        .instantiate(Broken)
+        .instantiate(Broken, spool::NoArchive)
         .expect("instance");
     let err = instance
         .create_session(WS, "agent:a:main", "s1", 1)
@@ -66,7 +66,7 @@ fn test_backend_failure_is_storage_error_with_its_cause() {
     assert_eq!(err.code(), "storage");
     assert!(err.to_string().contains("disk I/O error"), "{err}");
     let err = instance
-        .list_sessions(WS, 10, None)
+        .list_sessions(WS, 10, None, &spool::ListFilter::default())
         .expect_err("broken disk");
     assert_eq!(err.code(), "storage");
 }
@@ -76,7 +76,7 @@ fn test_guest_over_memory_limit_fails_with_error_and_recovers() {
     let storage = SqliteStorage::open_in_memory().expect("open");
     let mut instance = Runtime::shared()
         .expect("runtime")
-        .instantiate_with_memory_limit(storage, 8 * 1024 * 1024)
+        .instantiate_with_memory_limit(storage, spool::NoArchive, 8 * 1024 * 1024)
         .expect("instance under an 8 MiB cap");
     instance
         .create_session(WS, "agent:a:main", "s1", 1)

@@ -1,11 +1,12 @@
-//! The scenario vectors run through the wasmtime component on SQLite.
+//! The scenario vectors run through the wasmtime component on SQLite, every
+//! `spool::Command` mapped to the typed `Instance` API.
 
 #[path = "../../tests/vectors/mod.rs"]
 mod vectors;
 
 use serde_json::Value;
-use spool::Command;
-use spool_host::{Error, Instance, Runtime, SqliteStorage};
+use spool::{Command, ListFilter};
+use spool_host::{ArchiveDir, Error, Instance, Runtime, SqliteStorage};
 
 struct Component {
     instance: Instance,
@@ -25,22 +26,85 @@ fn json<T: serde::Serialize>(result: Result<T, Error>) -> Result<Value, vectors:
 impl vectors::VectorHost for Component {
     async fn exec(&mut self, workspace: &str, command: Command) -> Result<Value, vectors::Failure> {
         let spool = &mut self.instance;
+        let ws = workspace;
         match command {
             Command::CreateSession {
                 key,
                 session_id,
                 now_ms,
-            } => json(spool.create_session(workspace, &key, &session_id, now_ms)),
-            Command::GetSession { key } => json(spool.get_session(workspace, &key)),
+            } => json(spool.create_session(ws, &key, &session_id, now_ms)),
+            Command::GetSession { key } => json(spool.get_session(ws, &key)),
             Command::AppendEntry {
                 key,
                 request,
                 now_ms,
-            } => json(spool.append_entry(workspace, &key, request, now_ms)),
-            Command::ReadPage { key, request } => json(spool.read_page(workspace, &key, request)),
-            Command::ListSessions { limit, cursor } => {
-                json(spool.list_sessions(workspace, limit, cursor.as_deref()))
+            } => json(spool.append_entry(ws, &key, request, now_ms)),
+            Command::ReadPage { key, request } => json(spool.read_page(ws, &key, request)),
+            Command::ListSessions {
+                limit,
+                cursor,
+                agent_id,
+                status,
+            } => json(spool.list_sessions(
+                ws,
+                limit,
+                cursor.as_deref(),
+                &ListFilter { agent_id, status },
+            )),
+            Command::GetOrCreate {
+                key,
+                session_id,
+                now_ms,
+            } => json(spool.get_or_create(ws, &key, &session_id, now_ms)),
+            Command::ApplyIntent {
+                key,
+                intent,
+                session_id,
+                now_ms,
+            } => json(spool.apply_intent(ws, &key, intent, &session_id, now_ms)),
+            Command::Resume { key, now_ms } => json(spool.resume(ws, &key, now_ms)),
+            Command::Update {
+                key,
+                request,
+                now_ms,
+            } => json(spool.update(ws, &key, request, now_ms)),
+            Command::Finish {
+                key,
+                status,
+                expected_epoch,
+                now_ms,
+            } => json(spool.finish(ws, &key, status, expected_epoch, now_ms)),
+            Command::DeleteSession {
+                key,
+                expected_epoch,
+            } => json(spool.delete_session(ws, &key, expected_epoch)),
+            Command::PruneStale { max_age_ms, now_ms } => {
+                json(spool.prune_stale(ws, max_age_ms, now_ms))
             }
+            Command::CapEntries { max } => json(spool.cap_entries(ws, max)),
+            Command::CountEntries { key } => json(spool.count_entries(ws, &key)),
+            Command::GetEntry { key, message_id } => json(spool.get_entry(ws, &key, &message_id)),
+            Command::Truncate {
+                key,
+                max_messages,
+                expected_epoch,
+                now_ms,
+            } => json(spool.truncate(ws, &key, max_messages, expected_epoch, now_ms)),
+            Command::SaveState {
+                key,
+                state,
+                expected_epoch,
+                now_ms,
+            } => json(spool.save_state(ws, &key, state, expected_epoch, now_ms)),
+            Command::ListStates { key, valid_only } => {
+                json(spool.list_states(ws, &key, valid_only))
+            }
+            Command::InvalidateStates {
+                key,
+                state_kind,
+                reason,
+                now_ms,
+            } => json(spool.invalidate_states(ws, &key, state_kind.as_deref(), &reason, now_ms)),
             other => panic!("the vectors use a command this host does not map: {other:?}"),
         }
     }
@@ -49,9 +113,10 @@ impl vectors::VectorHost for Component {
 fn fresh() -> Component {
     let dir = tempfile::tempdir().expect("temp dir");
     let storage = SqliteStorage::open(dir.path().join("vectors.db")).expect("open the database");
+    let archives = ArchiveDir::new(dir.path().join("archives"));
     let runtime = Runtime::shared().expect("load the component");
     Component {
-        instance: runtime.instantiate(storage).expect("instantiate"),
+        instance: runtime.instantiate(storage, archives).expect("instantiate"),
         _dir: dir,
     }
 }
@@ -59,7 +124,7 @@ fn fresh() -> Component {
 #[test]
 fn test_scenario_vectors_component() {
     let ran = block_on(vectors::run_all(|| async { fresh() }));
-    assert!(ran >= 8, "only {ran} vectors ran");
+    assert!(ran >= 17, "only {ran} vectors ran");
 }
 
 /// Runs a future that never waits (every call here is synchronous).

@@ -6,7 +6,11 @@ use std::rc::Rc;
 
 use js_sys::Promise;
 use serde::Serialize;
-use spool::{AppendRequest, Entry, Error, Operation, Page, PageRequest, Session, SessionList};
+use spool::{
+    AppendRequest, ContextState, Entry, Error, FinishStatus, Intent, IntentOutcome, ListFilter,
+    NewContextState, Operation, Page, PageRequest, Session, SessionList, TruncateOutcome,
+    UpdateRequest,
+};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -108,15 +112,245 @@ impl Spool {
     }
 
     /// Lists up to `limit` sessions of `workspace`, most recently updated first; `cursor`
-    /// is the `next_cursor` of the previous page.
+    /// is the `next_cursor` of the previous page; `filter` (`{ agent_id?, status? }`)
+    /// keeps only the sessions of that agent and/or in that state.
     #[wasm_bindgen(js_name = listSessions, unchecked_return_type = "Promise<SessionList>")]
     pub fn list_sessions(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "number")] limit: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "string | null")] cursor: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "ListFilter | null")] filter: JsValue,
     ) -> Promise {
-        self.run(list_sessions(&workspace, &limit, &cursor))
+        self.run(list_sessions(&workspace, &limit, &cursor, filter))
+    }
+
+    /// Resolves to `{ session, created, rotated, archive }`: the session `key`, created
+    /// when missing. `options.sessionId` (the identity if created) defaults to
+    /// `crypto.randomUUID()`, `options.nowMs` to `Date.now()`.
+    #[wasm_bindgen(js_name = getOrCreate, unchecked_return_type = "Promise<IntentOutcome>")]
+    pub fn get_or_create(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CreateOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(get_or_create(&workspace, &key, options))
+    }
+
+    /// Applies an intent to the session `key`: `"continue"` keeps it (creating it when
+    /// missing), `"new_chat"` needs the key free (code `conflict`, message containing
+    /// `session_key conflict`, otherwise), `"reset_same_key"` archives the old generation
+    /// (see `listArchives`) and rotates the identity. `options.sessionId` is the identity
+    /// of a created or reset session (default `crypto.randomUUID()`), `options.nowMs`
+    /// defaults to `Date.now()`. Resolves to `{ session, created, rotated, archive }`.
+    #[wasm_bindgen(js_name = applyIntent, unchecked_return_type = "Promise<IntentOutcome>")]
+    pub fn apply_intent(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Intent")] intent: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "CreateOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(apply_intent(&workspace, &key, &intent, options))
+    }
+
+    /// Marks the session `key` as in use now (`updated_at`); a missing key rejects with
+    /// `not_found`. `options.nowMs` defaults to `Date.now()`. Resolves to the session.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Session>")]
+    pub fn resume(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(resume(&workspace, &key, options))
+    }
+
+    /// Changes the session's `model`, `channel`, `model_config` and `metadata` (`request`
+    /// is the core's `UpdateRequest`; maps merge key by key, `null` removes a key;
+    /// `expected_epoch` fences). `options.nowMs` defaults to `Date.now()`. Resolves to
+    /// the session.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Session>")]
+    pub fn update(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "UpdateRequest")] request: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(update(&workspace, &key, request, options))
+    }
+
+    /// Finishes the session `key` with `status` (`"done"` or `"failed"`): sets `ended_at`
+    /// and `runtime_ms`. `options.nowMs` defaults to `Date.now()`; `options.expectedEpoch`
+    /// fences. Resolves to the session.
+    #[wasm_bindgen(unchecked_return_type = "Promise<Session>")]
+    pub fn finish(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "FinishStatus")] status: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "FenceOptions")] options: JsValue,
+    ) -> Promise {
+        let status = js::choice(&status, "status");
+        self.run(status.and_then(|status| finish(&workspace, &key, status, options)))
+    }
+
+    /// `finish(workspace, key, "done", options)`.
+    #[wasm_bindgen(js_name = archiveSession, unchecked_return_type = "Promise<Session>")]
+    pub fn archive_session(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "FenceOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(finish(&workspace, &key, FinishStatus::Done, options))
+    }
+
+    /// Deletes the session `key` and everything it owns (transcript, summaries, context
+    /// states). `options.expectedEpoch` fences. Resolves to `null`.
+    #[wasm_bindgen(js_name = deleteSession, unchecked_return_type = "Promise<null>")]
+    pub fn delete_session(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "EpochOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(delete_session(&workspace, &key, options))
+    }
+
+    /// Deletes every session of `workspace` idle for more than `maxAgeMs`, with
+    /// everything it owns. `options.nowMs` defaults to `Date.now()`. Resolves to how many.
+    #[wasm_bindgen(js_name = pruneStale, unchecked_return_type = "Promise<number>")]
+    pub fn prune_stale(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(js_name = "maxAgeMs", unchecked_param_type = "number")] max_age_ms: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(prune_stale(&workspace, &max_age_ms, options))
+    }
+
+    /// Keeps the `max` most recently updated sessions of `workspace` and deletes the
+    /// rest with everything they own. Resolves to how many were deleted.
+    #[wasm_bindgen(js_name = capEntries, unchecked_return_type = "Promise<number>")]
+    pub fn cap_entries(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] max: JsValue,
+    ) -> Promise {
+        self.run(cap_entries(&workspace, &max))
+    }
+
+    /// Resolves to the number of transcript entries of the session `key`.
+    #[wasm_bindgen(js_name = countEntries, unchecked_return_type = "Promise<number>")]
+    pub fn count_entries(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Promise {
+        self.run(count_entries(&workspace, &key))
+    }
+
+    /// Resolves to the transcript entry of the session `key` with `messageId`, or `null`.
+    #[wasm_bindgen(js_name = getEntry, unchecked_return_type = "Promise<Entry | null>")]
+    pub fn get_entry(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(js_name = "messageId", unchecked_param_type = "string")] message_id: JsValue,
+    ) -> Promise {
+        self.run(get_entry(&workspace, &key, &message_id))
+    }
+
+    /// Keeps the newest `maxMessages` entries of the session `key`. `options.nowMs`
+    /// defaults to `Date.now()`; `options.expectedEpoch` fences. Resolves to
+    /// `{ truncated, before_count, after_count }`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<TruncateOutcome>")]
+    pub fn truncate(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(js_name = "maxMessages", unchecked_param_type = "number")]
+        max_messages: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "FenceOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(truncate(&workspace, &key, &max_messages, options))
+    }
+
+    /// Saves a context state (`state` is the core's `NewContextState`) for the session
+    /// `key`. `options.nowMs` defaults to `Date.now()`; `options.expectedEpoch` fences.
+    /// Resolves to the stored state with its id.
+    #[wasm_bindgen(js_name = saveState, unchecked_return_type = "Promise<ContextState>")]
+    pub fn save_state(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "NewContextState")] state: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "FenceOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(save_state(&workspace, &key, state, options))
+    }
+
+    /// Resolves to the context states of the session `key`, oldest first; only the valid
+    /// ones unless `validOnly` is `false` (default `true`).
+    #[wasm_bindgen(js_name = listStates, unchecked_return_type = "Promise<ContextState[]>")]
+    pub fn list_states(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(js_name = "validOnly", unchecked_optional_param_type = "boolean")]
+        valid_only: JsValue,
+    ) -> Promise {
+        self.run(list_states(&workspace, &key, &valid_only))
+    }
+
+    /// Invalidates the valid context states of the session `key` (only those of
+    /// `stateKind` when given) with `reason`. `options.nowMs` defaults to `Date.now()`.
+    /// Resolves to how many.
+    #[wasm_bindgen(js_name = invalidateStates, unchecked_return_type = "Promise<number>")]
+    pub fn invalidate_states(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] reason: JsValue,
+        #[wasm_bindgen(js_name = "stateKind", unchecked_optional_param_type = "string | null")]
+        state_kind: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(invalidate_states(
+            &workspace,
+            &key,
+            &reason,
+            &state_kind,
+            options,
+        ))
+    }
+
+    /// Resolves to the archives the resets of the session `key` wrote (the old
+    /// generation's key, session id, epoch, canonical transcript and summaries), oldest
+    /// first. A key never reset has none.
+    #[wasm_bindgen(js_name = listArchives, unchecked_return_type = "Promise<ResetArchive[]>")]
+    pub fn list_archives(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Promise {
+        let storage = Rc::clone(&self.storage);
+        let args = workspace_and_key(&workspace, &key).and_then(|(workspace, key)| {
+            spool::validate::workspace(&workspace)?;
+            spool::validate::session_key(&key)?;
+            Ok((workspace, key))
+        });
+        future_to_promise(async move {
+            let (workspace, key) = args.map_err(|e| js::error(&e))?;
+            let archives = storage
+                .archives(&workspace, &key)
+                .await
+                .map_err(|e| js::error(&e))?;
+            js::to_js(&archives).map_err(|e| js::error(&e))
+        })
     }
 
     /// Closes the database connection; later calls reject with code `storage`.
@@ -141,25 +375,37 @@ impl Spool {
     }
 }
 
+/// Options naming a created session's identity and the time.
+const CREATE: &[&str] = &["sessionId", "nowMs"];
+/// Options naming the time.
+const TIME: &[&str] = &["nowMs"];
+/// Options naming the time and a fence.
+const FENCE: &[&str] = &["nowMs", "expectedEpoch"];
+/// Options naming a fence.
+const EPOCH: &[&str] = &["expectedEpoch"];
+
+fn workspace_and_key(workspace: &JsValue, key: &JsValue) -> Result<(String, String), Error> {
+    Ok((js::string(workspace, "workspace")?, js::string(key, "key")?))
+}
+
 fn create_session(
     workspace: &JsValue,
     key: &JsValue,
     options: JsValue,
 ) -> Result<Operation<Session>, Error> {
-    let workspace = js::string(workspace, "workspace")?;
-    let key = js::string(key, "key")?;
-    let options: js::CreateOptions = js::options(options, "options", &["sessionId", "nowMs"])?;
-    let session_id = match options.session_id {
-        Some(id) => id,
-        None => js::random_uuid()?,
-    };
-    let now_ms = options.now_ms.unwrap_or_else(js::now_ms);
-    Ok(spool::create_session(&workspace, &key, &session_id, now_ms))
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let options = js::options(options, "options", CREATE)?;
+    let session_id = options.session_id()?;
+    Ok(spool::create_session(
+        &workspace,
+        &key,
+        &session_id,
+        options.now(),
+    ))
 }
 
 fn get_session(workspace: &JsValue, key: &JsValue) -> Result<Operation<Option<Session>>, Error> {
-    let workspace = js::string(workspace, "workspace")?;
-    let key = js::string(key, "key")?;
+    let (workspace, key) = workspace_and_key(workspace, key)?;
     Ok(spool::get_session(&workspace, &key))
 }
 
@@ -169,12 +415,15 @@ fn append_entry(
     request: JsValue,
     options: JsValue,
 ) -> Result<Operation<Entry>, Error> {
-    let workspace = js::string(workspace, "workspace")?;
-    let key = js::string(key, "key")?;
+    let (workspace, key) = workspace_and_key(workspace, key)?;
     let request: AppendRequest = js::object(request, "request")?;
-    let options: js::AppendOptions = js::options(options, "options", &["nowMs"])?;
-    let now_ms = options.now_ms.unwrap_or_else(js::now_ms);
-    Ok(spool::append_entry(&workspace, &key, request, now_ms))
+    let options = js::options(options, "options", TIME)?;
+    Ok(spool::append_entry(
+        &workspace,
+        &key,
+        request,
+        options.now(),
+    ))
 }
 
 fn read_page(
@@ -182,8 +431,7 @@ fn read_page(
     key: &JsValue,
     request: JsValue,
 ) -> Result<Operation<Page>, Error> {
-    let workspace = js::string(workspace, "workspace")?;
-    let key = js::string(key, "key")?;
+    let (workspace, key) = workspace_and_key(workspace, key)?;
     let request: PageRequest = js::object(request, "request")?;
     Ok(spool::read_page(&workspace, &key, request))
 }
@@ -192,9 +440,202 @@ fn list_sessions(
     workspace: &JsValue,
     limit: &JsValue,
     cursor: &JsValue,
+    filter: JsValue,
 ) -> Result<Operation<SessionList>, Error> {
     let workspace = js::string(workspace, "workspace")?;
     let limit = js::limit(limit, "limit")?;
     let cursor = js::optional_string(cursor, "cursor")?;
-    Ok(spool::list_sessions(&workspace, limit, cursor.as_deref()))
+    let filter: ListFilter = js::optional_object(filter, "filter")?;
+    Ok(spool::list_sessions_where(
+        &workspace,
+        limit,
+        cursor.as_deref(),
+        filter,
+    ))
+}
+
+fn get_or_create(
+    workspace: &JsValue,
+    key: &JsValue,
+    options: JsValue,
+) -> Result<Operation<IntentOutcome>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let options = js::options(options, "options", CREATE)?;
+    let session_id = options.session_id()?;
+    Ok(spool::get_or_create(
+        &workspace,
+        &key,
+        &session_id,
+        options.now(),
+    ))
+}
+
+fn apply_intent(
+    workspace: &JsValue,
+    key: &JsValue,
+    intent: &JsValue,
+    options: JsValue,
+) -> Result<Operation<IntentOutcome>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let intent: Intent = js::choice(intent, "intent")?;
+    let options = js::options(options, "options", CREATE)?;
+    let session_id = options.session_id()?;
+    Ok(spool::apply_intent(
+        &workspace,
+        &key,
+        intent,
+        &session_id,
+        options.now(),
+    ))
+}
+
+fn resume(
+    workspace: &JsValue,
+    key: &JsValue,
+    options: JsValue,
+) -> Result<Operation<Session>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let options = js::options(options, "options", TIME)?;
+    Ok(spool::resume(&workspace, &key, options.now()))
+}
+
+fn update(
+    workspace: &JsValue,
+    key: &JsValue,
+    request: JsValue,
+    options: JsValue,
+) -> Result<Operation<Session>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let request: UpdateRequest = js::object(request, "request")?;
+    let options = js::options(options, "options", TIME)?;
+    Ok(spool::update(&workspace, &key, request, options.now()))
+}
+
+fn finish(
+    workspace: &JsValue,
+    key: &JsValue,
+    status: FinishStatus,
+    options: JsValue,
+) -> Result<Operation<Session>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let options = js::options(options, "options", FENCE)?;
+    Ok(spool::finish(
+        &workspace,
+        &key,
+        status,
+        options.expected_epoch,
+        options.now(),
+    ))
+}
+
+fn delete_session(
+    workspace: &JsValue,
+    key: &JsValue,
+    options: JsValue,
+) -> Result<Operation<()>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let options = js::options(options, "options", EPOCH)?;
+    Ok(spool::delete_session(
+        &workspace,
+        &key,
+        options.expected_epoch,
+    ))
+}
+
+fn prune_stale(
+    workspace: &JsValue,
+    max_age_ms: &JsValue,
+    options: JsValue,
+) -> Result<Operation<u64>, Error> {
+    let workspace = js::string(workspace, "workspace")?;
+    let max_age_ms = js::count(max_age_ms, "maxAgeMs")?;
+    let options = js::options(options, "options", TIME)?;
+    Ok(spool::prune_stale(&workspace, max_age_ms, options.now()))
+}
+
+fn cap_entries(workspace: &JsValue, max: &JsValue) -> Result<Operation<u64>, Error> {
+    let workspace = js::string(workspace, "workspace")?;
+    let max = js::count(max, "max")?;
+    Ok(spool::cap_entries(&workspace, max))
+}
+
+fn count_entries(workspace: &JsValue, key: &JsValue) -> Result<Operation<u64>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    Ok(spool::count_entries(&workspace, &key))
+}
+
+fn get_entry(
+    workspace: &JsValue,
+    key: &JsValue,
+    message_id: &JsValue,
+) -> Result<Operation<Option<Entry>>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let message_id = js::string(message_id, "messageId")?;
+    Ok(spool::get_entry(&workspace, &key, &message_id))
+}
+
+fn truncate(
+    workspace: &JsValue,
+    key: &JsValue,
+    max_messages: &JsValue,
+    options: JsValue,
+) -> Result<Operation<TruncateOutcome>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let max_messages = js::count(max_messages, "maxMessages")?;
+    let options = js::options(options, "options", FENCE)?;
+    Ok(spool::truncate(
+        &workspace,
+        &key,
+        max_messages,
+        options.expected_epoch,
+        options.now(),
+    ))
+}
+
+fn save_state(
+    workspace: &JsValue,
+    key: &JsValue,
+    state: JsValue,
+    options: JsValue,
+) -> Result<Operation<ContextState>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let state: NewContextState = js::object(state, "state")?;
+    let options = js::options(options, "options", FENCE)?;
+    Ok(spool::save_state(
+        &workspace,
+        &key,
+        state,
+        options.expected_epoch,
+        options.now(),
+    ))
+}
+
+fn list_states(
+    workspace: &JsValue,
+    key: &JsValue,
+    valid_only: &JsValue,
+) -> Result<Operation<Vec<ContextState>>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let valid_only = js::flag(valid_only, "validOnly", true)?;
+    Ok(spool::list_states(&workspace, &key, valid_only))
+}
+
+fn invalidate_states(
+    workspace: &JsValue,
+    key: &JsValue,
+    reason: &JsValue,
+    state_kind: &JsValue,
+    options: JsValue,
+) -> Result<Operation<u64>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let reason = js::string(reason, "reason")?;
+    let state_kind = js::optional_string(state_kind, "stateKind")?;
+    let options = js::options(options, "options", TIME)?;
+    Ok(spool::invalidate_states(
+        &workspace,
+        &key,
+        state_kind.as_deref(),
+        &reason,
+        options.now(),
+    ))
 }

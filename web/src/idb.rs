@@ -4,6 +4,9 @@
 //! Uint8Array(key)]`, so IndexedDB itself keeps workspaces apart and orders keys bytewise.
 //! Each call is one IndexedDB transaction: reads are `readonly`, a commit is one
 //! `readwrite` transaction that checks the preconditions and applies the mutations.
+//!
+//! A second store ([`ARCHIVES`]) keeps the archives of the session generations that resets
+//! replace ([`AsyncStorage::write_archive`], [`IdbStorage::archives`]).
 
 mod codec;
 mod schema;
@@ -17,12 +20,14 @@ use indexed_db_futures::internals::SystemRepr;
 use indexed_db_futures::object_store::ObjectStore;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
-use spool::{AsyncStorage, Batch, Kv, Mutation, Precondition, RangeQuery, StorageError};
+use spool::{
+    AsyncStorage, Batch, Kv, Mutation, Precondition, RangeQuery, ResetArchive, StorageError,
+};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 use wasm_bindgen::closure::Closure;
 
-pub use schema::{SCHEMA_VERSION, STORE};
+pub use schema::{ARCHIVES, SCHEMA_VERSION, STORE};
 
 use codec::backend;
 
@@ -97,6 +102,14 @@ impl IdbStorage {
     }
 
     fn transaction(&self, mode: TransactionMode) -> Result<Transaction<'_>, StorageError> {
+        self.transaction_on(STORE, mode)
+    }
+
+    fn transaction_on(
+        &self,
+        store: &str,
+        mode: TransactionMode,
+    ) -> Result<Transaction<'_>, StorageError> {
         if self.closed.get() {
             return Err(StorageError::Backend(format!(
                 "IndexedDB database `{}` is closed",
@@ -104,10 +117,47 @@ impl IdbStorage {
             )));
         }
         self.db
-            .transaction(STORE)
+            .transaction(store)
             .with_mode(mode)
             .build()
             .map_err(|e| backend("starting a transaction", e))
+    }
+
+    /// The reset archives of the session `key` in `workspace`, oldest first (by
+    /// `archived_at`, then `epoch`), read in one `readonly` transaction. A backend failure
+    /// is [`spool::Error::Storage`], an undecodable archive [`spool::Error::Corruption`].
+    pub async fn archives(
+        &self,
+        workspace: &str,
+        key: &str,
+    ) -> Result<Vec<ResetArchive>, spool::Error> {
+        let storage = |e: StorageError| spool::Error::Storage {
+            cause: e.to_string(),
+        };
+        let failed = |e| storage(backend("listing archives", e));
+        let tx = self
+            .transaction_on(ARCHIVES, TransactionMode::Readonly)
+            .map_err(storage)?;
+        let store = tx.object_store(ARCHIVES).map_err(failed)?;
+        let values = store
+            .get_all::<JsValue>()
+            .with_query::<JsValue, _>(codec::archive_range(workspace, key))
+            .primitive()
+            .map_err(failed)?
+            .await
+            .map_err(failed)?;
+        let mut archives = Vec::new();
+        for value in values {
+            let value = value.map_err(failed)?;
+            archives.push(
+                codec::archive(&value).map_err(|detail| spool::Error::Corruption {
+                    key: format!("archive of `{key}` in workspace `{workspace}`"),
+                    detail,
+                })?,
+            );
+        }
+        archives.sort_by_key(|a| (a.archived_at, a.epoch));
+        Ok(archives)
     }
 
     /// Reads `[start, end)` forwards with at most `limit` pairs (0: all): the keys and the
@@ -232,6 +282,30 @@ impl AsyncStorage for IdbStorage {
             write(&store, workspace, &batch.mutations)?;
         }
         tx.commit().await.map_err(|e| backend("commit", e))
+    }
+
+    /// Keeps `archive` in the [`ARCHIVES`] store: one `readwrite` transaction, committed
+    /// explicitly. A `put`, so writing the same generation again (a retried reset)
+    /// replaces it.
+    async fn write_archive(&self, workspace: &str, archive: &ResetArchive) -> Result<(), String> {
+        let failed = |e: StorageError| format!("keeping the reset archive: {e}");
+        let value = codec::archive_value(archive).map_err(failed)?;
+        let tx = self
+            .transaction_on(ARCHIVES, TransactionMode::Readwrite)
+            .map_err(failed)?;
+        {
+            let store = tx
+                .object_store(ARCHIVES)
+                .map_err(|e| failed(backend("archive", e)))?;
+            // Not awaited: a failing request aborts the transaction, which its commit reports.
+            store
+                .put(value)
+                .with_key(codec::archive_key(workspace, archive))
+                .without_key_type()
+                .primitive()
+                .map_err(|e| failed(backend("archive", e)))?;
+        }
+        tx.commit().await.map_err(|e| failed(backend("archive", e)))
     }
 }
 

@@ -11,26 +11,40 @@ use serde::de::DeserializeOwned;
 use spool::Error;
 use wasm_bindgen::{JsCast, JsValue};
 
-/// The options of `createSession`.
+/// The options object every method takes as its last argument. Each method names the
+/// options it accepts ([`options`] rejects the others); absent ones take the shell's
+/// defaults.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub(crate) struct CreateOptions {
-    /// Identity of the new session; `crypto.randomUUID()` when absent.
+pub(crate) struct Options {
+    /// Identity of a session the call creates; `crypto.randomUUID()` when absent.
     #[serde(default)]
     pub(crate) session_id: Option<String>,
     /// Current time; `Date.now()` when absent.
     #[serde(default)]
     pub(crate) now_ms: Option<u64>,
+    /// Fence: the call fails with `stale_epoch` unless the session is at this epoch.
+    #[serde(default)]
+    pub(crate) expected_epoch: Option<u64>,
 }
 
-/// The options of `appendEntry`.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub(crate) struct AppendOptions {
-    /// Current time; `Date.now()` when absent.
-    #[serde(default)]
-    pub(crate) now_ms: Option<u64>,
+impl Options {
+    /// `nowMs`, or `Date.now()`.
+    pub(crate) fn now(&self) -> u64 {
+        self.now_ms.unwrap_or_else(now_ms)
+    }
+
+    /// `sessionId`, or `crypto.randomUUID()`.
+    pub(crate) fn session_id(&self) -> Result<String, Error> {
+        match &self.session_id {
+            Some(id) => Ok(id.clone()),
+            None => random_uuid(),
+        }
+    }
 }
+
+/// The largest integer a JS number holds exactly (2^53 - 1).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 fn is_absent(value: &JsValue) -> bool {
     value.is_undefined() || value.is_null()
@@ -71,6 +85,58 @@ pub(crate) fn limit(value: &JsValue, field: &'static str) -> Result<u32, Error> 
     }
 }
 
+/// A required count or duration: a whole number from 0 to 2^53 - 1 (a JS number is exact
+/// only that far; the core checks its own, wider range).
+pub(crate) fn count(value: &JsValue, field: &'static str) -> Result<u64, Error> {
+    match value.as_f64() {
+        // A whole number in range: the cast is exact.
+        Some(n) if n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&n) => Ok(n as u64),
+        _ => Err(Error::invalid(
+            field,
+            format!(
+                "expected a whole number from 0 to 2^53 - 1, got {}",
+                describe(value)
+            ),
+        )),
+    }
+}
+
+/// An optional boolean argument (`undefined` and `null` mean `default`).
+pub(crate) fn flag(value: &JsValue, field: &'static str, default: bool) -> Result<bool, Error> {
+    if is_absent(value) {
+        return Ok(default);
+    }
+    value.as_bool().ok_or_else(|| {
+        Error::invalid(
+            field,
+            format!("expected a boolean, got {}", describe(value)),
+        )
+    })
+}
+
+/// A required string naming one value of a `snake_case` enum of the core (an intent, a
+/// finish status), read with the enum's own `serde` rules.
+pub(crate) fn choice<T: DeserializeOwned>(
+    value: &JsValue,
+    field: &'static str,
+) -> Result<T, Error> {
+    let text = string(value, field)?;
+    serde_json::from_value(serde_json::Value::String(text))
+        .map_err(|e| Error::invalid(field, e.to_string()))
+}
+
+/// An optional object argument (`undefined` and `null` mean `T::default()`).
+pub(crate) fn optional_object<T: DeserializeOwned + Default>(
+    value: JsValue,
+    field: &'static str,
+) -> Result<T, Error> {
+    if is_absent(&value) {
+        Ok(T::default())
+    } else {
+        object(value, field)
+    }
+}
+
 /// A required object argument, read with the core type's own `serde` rules.
 ///
 /// It goes through `serde_json::Value` because serde-wasm-bindgen looks up only the
@@ -91,13 +157,13 @@ pub(crate) fn object<T: DeserializeOwned>(value: JsValue, field: &'static str) -
 /// An optional options object (`undefined` and `null` mean all defaults). Options are
 /// JS-only and camelCase, so a name outside `known` (say `session_id`) is a mistake worth
 /// reporting rather than ignoring.
-pub(crate) fn options<T: DeserializeOwned + Default>(
+pub(crate) fn options(
     value: JsValue,
     field: &'static str,
     known: &[&str],
-) -> Result<T, Error> {
+) -> Result<Options, Error> {
     if is_absent(&value) {
-        return Ok(T::default());
+        return Ok(Options::default());
     }
     if let Some(object) = value.dyn_ref::<js_sys::Object>() {
         for name in js_sys::Object::keys(object) {

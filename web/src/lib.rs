@@ -1,10 +1,11 @@
 //! # Spool in the browser
 //!
 //! The browser host of the Spool core: [`IdbStorage`], an IndexedDB implementation of
-//! [`spool::AsyncStorage`], and [`Spool`], the class JavaScript uses (`Spool.open(name)`,
-//! `createSession`, `appendEntry`, `readPage`, …). The host is a thin shell: every session
-//! rule lives in the core's operations, which [`spool::run_async`] drives against
-//! IndexedDB. The shell only converts values at the JS boundary and supplies what the
+//! [`spool::AsyncStorage`] (with an archive store for the generations resets replace),
+//! and [`Spool`], the class JavaScript uses (`Spool.open(name)`, `createSession`,
+//! `appendEntry`, `readPage`, `applyIntent`, `listArchives`, …). The host is a thin
+//! shell: every session rule lives in the core's operations, which [`spool::run_async`]
+//! drives against IndexedDB. The shell only converts values at the JS boundary and supplies what the
 //! core never reads itself: the clock (`Date.now()`) and fresh ids
 //! (`crypto.randomUUID()`).
 //!
@@ -23,4 +24,4 @@ mod ts;
 #[cfg(target_arch = "wasm32")]
 pub use api::Spool;
 #[cfg(target_arch = "wasm32")]
-pub use idb::{IdbStorage, SCHEMA_VERSION, STORE};
+pub use idb::{ARCHIVES, IdbStorage, SCHEMA_VERSION, STORE};

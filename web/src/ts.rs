@@ -16,23 +16,37 @@ export type SpoolErrorCode =
 /** The `Error` every promise rejects with. */
 export interface SpoolError extends Error { code: SpoolErrorCode; }
 
-/** A session, addressed by its key. Times are ms since the Unix epoch. */
+/** A session, addressed by its key. Times are ms since the Unix epoch. Records written
+ * by format 1 read the accounting fields as their defaults: counters and costs 0,
+ * `cost_source` "none", optional fields null, maps {}, `message_index` false. */
 export interface Session {
   key: string; session_id: string; agent_id: string | null; status: SessionStatus;
   epoch: number; created_at: number; updated_at: number; entry_count: number;
   last_entry_id: number; total_tokens: number;
+  ended_at: number | null; runtime_ms: number | null;
+  input_tokens: number; output_tokens: number; cache_read: number; cache_write: number;
+  estimated_cost_usd: number; total_cost_usd: number; billed_cost_usd: number;
+  estimated_cost_component_usd: number;
+  cost_source: "none" | "billed" | "estimated" | "mixed";
+  missing_cost_entries: number; compaction_count: number;
+  model: string | null; channel: string | null;
+  model_config: Record<string, unknown>; metadata: Record<string, unknown>;
+  last_state_id: number; message_index: boolean;
 }
+/** Model usage reported with a message (accounted in `input_tokens`/`output_tokens`,
+ * never also in `total_tokens`). */
+export interface TurnUsage { model: string; input_tokens: number; output_tokens: number; }
 /** One transcript message. */
 export interface Entry {
   id: number; message_id: string; role: Role; content: string; created_at: number;
   token_count: number | null; tool_calls: unknown | null; tool_call_id: string | null;
-  turn_id: string | null;
+  turn_id: string | null; turn_usage: TurnUsage | null;
 }
 /** What `appendEntry` appends. */
 export interface AppendRequest {
   role: Role; content: string; token_count?: number | null; message_id?: string | null;
   tool_calls?: unknown; tool_call_id?: string | null; turn_id?: string | null;
-  expected_epoch?: number | null;
+  turn_usage?: TurnUsage | null; expected_epoch?: number | null;
 }
 /** Which transcript page `readPage` reads. */
 export interface PageRequest {
@@ -42,8 +56,54 @@ export interface PageRequest {
 export interface Page { entries: Entry[]; next_cursor: string | null; }
 /** A page of sessions, most recently updated first. */
 export interface SessionList { sessions: Session[]; next_cursor: string | null; }
-/** Options of `createSession`: defaults are `crypto.randomUUID()` and `Date.now()`. */
+/** Which sessions `listSessions` lists. */
+export interface ListFilter { agent_id?: string | null; status?: SessionStatus | null; }
+/** What `applyIntent` does with a key. */
+export type Intent = "continue" | "new_chat" | "reset_same_key";
+/** How `finish` ends a session. */
+export type FinishStatus = "done" | "failed";
+/** Whether a reset kept the archive of the generation it replaced. */
+export interface ArchiveStatus { written: boolean; error: string | null; }
+/** The result of `getOrCreate` and `applyIntent`. */
+export interface IntentOutcome {
+  session: Session; created: boolean; rotated: boolean; archive: ArchiveStatus | null;
+}
+/** What `update` changes; absent fields stay. Maps merge key by key; null removes a key. */
+export interface UpdateRequest {
+  model?: string | null; channel?: string | null;
+  model_config?: Record<string, unknown>; metadata?: Record<string, unknown>;
+  expected_epoch?: number | null;
+}
+/** The result of `truncate`. */
+export interface TruncateOutcome { truncated: boolean; before_count: number; after_count: number; }
+/** A context state saved for a session. */
+export interface ContextState {
+  id: number; session_id: string; session_key: string; provider: string;
+  model: string | null; state_kind: string; payload: unknown; covered_through_id: number;
+  created_at: number; expires_at: number | null; portable: boolean; cacheable: boolean;
+  valid: boolean; invalid_reason: string | null;
+}
+/** What `saveState` saves. */
+export interface NewContextState {
+  provider: string; model?: string | null; state_kind: string; payload: unknown;
+  covered_through_id?: number; expires_at?: number | null; portable?: boolean;
+  cacheable?: boolean;
+}
+/** The archive of a session generation a reset replaced (`listArchives`). */
+export interface ResetArchive {
+  session_key: string; session_id: string; epoch: number; archived_at: number;
+  transcript_entries: Entry[]; summaries: unknown[];
+}
+/** Options of calls that may create a session: defaults are `crypto.randomUUID()` and
+ * `Date.now()`. */
 export interface CreateOptions { sessionId?: string; nowMs?: number; }
-/** Options of `appendEntry`: `nowMs` defaults to `Date.now()`. */
-export interface AppendOptions { nowMs?: number; }
+/** Options of calls that take the time: `nowMs` defaults to `Date.now()`. */
+export interface TimeOptions { nowMs?: number; }
+/** Options of `appendEntry`. */
+export type AppendOptions = TimeOptions;
+/** Options of fenced calls: `nowMs` defaults to `Date.now()`; with `expectedEpoch` the call
+ * rejects with `stale_epoch` unless the session is at that epoch. */
+export interface FenceOptions { nowMs?: number; expectedEpoch?: number; }
+/** Options of `deleteSession`. */
+export interface EpochOptions { expectedEpoch?: number; }
 "#;

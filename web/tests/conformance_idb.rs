@@ -28,7 +28,8 @@ conformance_tests!(wasm, IndexedDb);
 
 #[wasm_bindgen_test]
 async fn test_schema_version_is_the_number_of_upgrade_steps() {
-    assert_eq!(spool_web::SCHEMA_VERSION, 1);
+    assert_eq!(spool_web::SCHEMA_VERSION, 2);
+    assert_eq!(spool_web::ARCHIVES, "archives");
     assert_eq!(spool_web::STORE, "kv");
 }
 
@@ -62,4 +63,78 @@ async fn test_closed_storage_fails_with_backend_error() {
         store.commit("ws", Batch::default()).await,
         Err(StorageError::Backend(_))
     ));
+}
+
+/// IndexedDB for the key space, but an archive store that always fails.
+struct FailingArchives(IdbStorage);
+
+impl AsyncStorage for FailingArchives {
+    async fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.0.get(workspace, key).await
+    }
+
+    async fn range(
+        &self,
+        workspace: &str,
+        query: &spool::RangeQuery,
+    ) -> Result<Vec<spool::Kv>, StorageError> {
+        self.0.range(workspace, query).await
+    }
+
+    async fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
+        self.0.commit(workspace, batch).await
+    }
+
+    async fn write_archive(
+        &self,
+        _workspace: &str,
+        _archive: &spool::ResetArchive,
+    ) -> Result<(), String> {
+        Err("archive store unavailable".into())
+    }
+}
+
+#[wasm_bindgen_test]
+async fn test_reset_archives_in_indexeddb_and_a_failed_archive_does_not_block() {
+    let key = "agent:main:main";
+    let store = IdbStorage::open(&common::db_name("idb", "reset_archive"))
+        .await
+        .expect("open");
+    spool::run_async(&store, spool::create_session("ws", key, "s1", 1))
+        .await
+        .expect("create");
+    let request = spool::AppendRequest::new(spool::Role::User, "hi");
+    spool::run_async(&store, spool::append_entry("ws", key, request, 2))
+        .await
+        .expect("append");
+    let reset =
+        |sid: &str, now| spool::apply_intent("ws", key, spool::Intent::ResetSameKey, sid, now);
+    let outcome = spool::run_async(&store, reset("s2", 3))
+        .await
+        .expect("reset");
+    assert_eq!(
+        outcome.archive,
+        Some(spool::ArchiveStatus {
+            written: true,
+            error: None
+        })
+    );
+    let archives = store.archives("ws", key).await.expect("archives");
+    assert_eq!(archives.len(), 1);
+    assert_eq!(archives[0].session_id, "s1");
+    assert_eq!(archives[0].transcript_entries[0].content, "hi");
+
+    let failing = FailingArchives(store);
+    let outcome = spool::run_async(&failing, reset("s3", 4))
+        .await
+        .expect("the reset completes without its archive");
+    assert_eq!(outcome.session.session_id, "s3");
+    assert_eq!(outcome.session.epoch, 2);
+    let status = outcome.archive.expect("an archive status");
+    assert!(!status.written);
+    assert_eq!(status.error.as_deref(), Some("archive store unavailable"));
+    assert_eq!(
+        failing.0.archives("ws", key).await.expect("archives").len(),
+        1
+    );
 }

@@ -1,6 +1,8 @@
 //! Human-readable output of the `spool` CLI.
 
-use spool::{Entry, Session, SessionStatus};
+use std::path::Path;
+
+use spool::{ContextState, Entry, IntentOutcome, Session, SessionStatus};
 
 /// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
 pub(crate) fn time(ms: u64) -> String {
@@ -37,20 +39,139 @@ pub(crate) fn status(status: SessionStatus) -> &'static str {
     }
 }
 
-/// The session header of `show` and `create`.
+/// The session header of `show`, `create` and `update`.
 pub(crate) fn session(s: &Session) -> String {
     let mut out = format!("session {} ({})\n", s.key, status(s.status));
     out.push_str(&format!("  id       {}\n", s.session_id));
     if let Some(agent) = &s.agent_id {
         out.push_str(&format!("  agent    {agent}\n"));
     }
+    if let Some(model) = &s.model {
+        out.push_str(&format!("  model    {model}\n"));
+    }
+    if let Some(channel) = &s.channel {
+        out.push_str(&format!("  channel  {channel}\n"));
+    }
     out.push_str(&format!("  created  {}\n", time(s.created_at)));
     out.push_str(&format!("  updated  {}\n", time(s.updated_at)));
+    if let Some(ended) = s.ended_at {
+        out.push_str(&format!(
+            "  ended    {} (ran {})\n",
+            time(ended),
+            duration(s.runtime_ms.unwrap_or(0))
+        ));
+    }
     out.push_str(&format!(
         "  entries  {}    tokens {}    epoch {}\n",
         s.entry_count, s.total_tokens, s.epoch
     ));
+    out.push_str(&format!(
+        "  usage    input {}    output {}    cache read {}    cache write {}\n",
+        s.input_tokens, s.output_tokens, s.cache_read, s.cache_write
+    ));
+    out.push_str(&format!(
+        "  cost     ${:.4} total    ${:.4} billed    ${:.4} estimated    source {}",
+        s.total_cost_usd, s.billed_cost_usd, s.estimated_cost_usd, s.cost_source
+    ));
+    if s.missing_cost_entries > 0 {
+        out.push_str(&format!("    {} without cost", s.missing_cost_entries));
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "  history  {} compaction{}    last state #{}\n",
+        s.compaction_count,
+        if s.compaction_count == 1 { "" } else { "s" },
+        s.last_state_id
+    ));
+    if !s.model_config.is_empty() {
+        out.push_str(&format!("  config   {}\n", json_map(&s.model_config)));
+    }
+    if !s.metadata.is_empty() {
+        out.push_str(&format!("  metadata {}\n", json_map(&s.metadata)));
+    }
     out
+}
+
+fn json_map(map: &std::collections::BTreeMap<String, serde_json::Value>) -> String {
+    serde_json::to_string(map).unwrap_or_default()
+}
+
+/// `ms` as a short human duration (`1.5 s`, `3 min 20 s`, `2 h 5 min`, `3 d 4 h`).
+pub(crate) fn duration(ms: u64) -> String {
+    let secs = ms / 1000;
+    match secs {
+        0..60 => format!("{}.{} s", secs, ms % 1000 / 100),
+        60..3600 => format!("{} min {} s", secs / 60, secs % 60),
+        3600..86_400 => format!("{} h {} min", secs / 3600, secs % 3600 / 60),
+        _ => format!("{} d {} h", secs / 86_400, secs % 86_400 / 3600),
+    }
+}
+
+/// The one-line summary of `finish` and `archive`.
+pub(crate) fn ending(s: &Session) -> String {
+    format!(
+        "{}: {} after {}",
+        s.key,
+        status(s.status),
+        duration(s.runtime_ms.unwrap_or(0))
+    )
+}
+
+/// The result of `reset` and `intent`.
+pub(crate) fn outcome(o: &IntentOutcome, archive_dir: Option<&Path>) -> String {
+    let s = &o.session;
+    let mut out = match (o.created, o.rotated) {
+        (true, _) => format!("created {} (nothing to archive)\n", s.key),
+        (false, true) => format!("reset {}\n", s.key),
+        (false, false) => format!("continuing {}\n", s.key),
+    };
+    out.push_str(&format!("  session  {}\n", s.session_id));
+    out.push_str(&format!("  epoch    {}\n", s.epoch));
+    out.push_str(&format!("  entries  {}\n", s.entry_count));
+    if let Some(archive) = &o.archive {
+        match (&archive.error, archive.written, archive_dir) {
+            (_, true, Some(dir)) => {
+                out.push_str(&format!("  archive  written to {}\n", dir.display()));
+            }
+            (_, true, None) => out.push_str("  archive  written\n"),
+            (Some(error), false, _) => {
+                out.push_str(&format!("  archive  NOT written: {error}\n"));
+            }
+            (None, false, _) => out.push_str("  archive  NOT written\n"),
+        }
+    }
+    out
+}
+
+/// One context state of `states list`.
+pub(crate) fn state(c: &ContextState) -> String {
+    let mut head = format!(
+        "#{} {} · provider {} · covers through #{} · {}",
+        c.id,
+        c.state_kind,
+        c.provider,
+        c.covered_through_id,
+        time(c.created_at)
+    );
+    if let Some(model) = &c.model {
+        head.push_str(&format!(" · model {model}"));
+    }
+    if c.portable {
+        head.push_str(" · portable");
+    }
+    if c.cacheable {
+        head.push_str(" · cacheable");
+    }
+    if let Some(expires) = c.expires_at {
+        head.push_str(&format!(" · expires {}", time(expires)));
+    }
+    if !c.valid {
+        head.push_str(&format!(
+            " · INVALID ({})",
+            c.invalid_reason.as_deref().unwrap_or("no reason")
+        ));
+    }
+    format!("{head}\n  {}\n", c.payload)
 }
 
 /// One transcript entry, with its content indented.
@@ -67,6 +188,12 @@ pub(crate) fn entry(e: &Entry) -> String {
     }
     if let Some(turn) = &e.turn_id {
         head.push_str(&format!(" · turn {turn}"));
+    }
+    if let Some(usage) = &e.turn_usage {
+        head.push_str(&format!(
+            " · {} in {} / out {}",
+            usage.model, usage.input_tokens, usage.output_tokens
+        ));
     }
     let mut out = head + "\n";
     if let Some(call) = &e.tool_call_id {
@@ -132,5 +259,13 @@ mod tests {
         assert_eq!(time(0), "1970-01-01 00:00:00 UTC");
         assert_eq!(time(951_782_400_000), "2000-02-29 00:00:00 UTC");
         assert_eq!(time(1_700_000_000_123), "2023-11-14 22:13:20 UTC");
+    }
+
+    #[test]
+    fn test_durations_read_naturally() {
+        assert_eq!(duration(1_530), "1.5 s");
+        assert_eq!(duration(200_000), "3 min 20 s");
+        assert_eq!(duration(7_500_000), "2 h 5 min");
+        assert_eq!(duration(273_600_000), "3 d 4 h");
     }
 }

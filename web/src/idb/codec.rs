@@ -2,7 +2,8 @@
 
 use indexed_db_futures::KeyRange as IdbRange;
 use js_sys::{Array, ArrayBuffer, Uint8Array};
-use spool::{KeyRange, StorageError};
+use serde::Serialize;
+use spool::{KeyRange, ResetArchive, StorageError};
 use wasm_bindgen::{JsCast, JsValue};
 
 /// The IndexedDB key of `key` in `workspace`: `[workspace, Uint8Array(key)]`.
@@ -65,4 +66,46 @@ pub(super) fn user_key(idb_key: &JsValue) -> Result<Vec<u8>, StorageError> {
 /// A failed IndexedDB call as a storage error naming what was being done.
 pub(super) fn backend(doing: &str, cause: impl std::fmt::Display) -> StorageError {
     StorageError::Backend(format!("IndexedDB {doing} failed: {cause}"))
+}
+
+/// The IndexedDB key of a reset archive: `[workspace, session_key, session_id,
+/// archived_at]`.
+pub(super) fn archive_key(workspace: &str, archive: &ResetArchive) -> JsValue {
+    let key = Array::of4(
+        &JsValue::from_str(workspace),
+        &JsValue::from_str(&archive.session_key),
+        &JsValue::from_str(&archive.session_id),
+        // Times are whole milliseconds far below 2^53: exact as a JS number.
+        &JsValue::from_f64(archive.archived_at as f64),
+    );
+    key.into()
+}
+
+/// Every archive key of the session `key` in `workspace`: from `[workspace, key]` (below
+/// every longer key with that prefix) to `[workspace, key, []]` (an array sorts after the
+/// string session ids).
+pub(super) fn archive_range(workspace: &str, key: &str) -> IdbRange<JsValue> {
+    let (workspace, key) = (JsValue::from_str(workspace), JsValue::from_str(key));
+    IdbRange::Bound(
+        Array::of2(&workspace, &key).into(),
+        false,
+        Array::of3(&workspace, &key, &Array::new()).into(),
+        true,
+    )
+}
+
+/// A reset archive as IndexedDB stores it: a plain, JSON-like object.
+pub(super) fn archive_value(archive: &ResetArchive) -> Result<JsValue, StorageError> {
+    archive
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| backend("archive (conversion)", e))
+}
+
+/// A stored reset archive; `Err` says why it does not decode.
+pub(super) fn archive(value: &JsValue) -> Result<ResetArchive, String> {
+    // Through JSON, like every other value that crosses from JS: numbers come back as
+    // the integers they were.
+    let json: serde_json::Value =
+        serde_wasm_bindgen::from_value(value.clone()).map_err(|e| e.to_string())?;
+    serde_json::from_value(json).map_err(|e| e.to_string())
 }

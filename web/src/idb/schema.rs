@@ -13,10 +13,17 @@ use indexed_db_futures::prelude::*;
 /// unsigned bytes, so each workspace is a contiguous, bytewise-ordered slice of it.
 pub const STORE: &str = "kv";
 
+/// The reset archives (schema version 2): out-of-line keys `[workspace, session_key,
+/// session_id, archived_at]`, values the core's `ResetArchive` as a plain object. The key
+/// names one generation of one session, so an operation that retries a reset writes the
+/// same archive again instead of a second copy; one workspace's archives of one key form
+/// a contiguous slice (`[workspace, session_key]` up to `[workspace, session_key, []]`).
+pub const ARCHIVES: &str = "archives";
+
 type Upgrade = fn(&Database) -> indexed_db_futures::Result<()>;
 
 /// Every upgrade step, oldest first.
-const UPGRADES: &[Upgrade] = &[create_kv_store];
+const UPGRADES: &[Upgrade] = &[create_kv_store, create_archive_store];
 
 /// The schema version this build opens databases at (the number of upgrade steps).
 // A handful of steps: the cast cannot truncate.
@@ -25,6 +32,11 @@ pub const SCHEMA_VERSION: u32 = UPGRADES.len() as u32;
 /// Version 1: the key-value store.
 fn create_kv_store(db: &Database) -> indexed_db_futures::Result<()> {
     db.create_object_store(STORE).build().map(drop)
+}
+
+/// Version 2: the reset archive store.
+fn create_archive_store(db: &Database) -> indexed_db_futures::Result<()> {
+    db.create_object_store(ARCHIVES).build().map(drop)
 }
 
 /// The `onupgradeneeded` handler: applies the steps from the old version to the new one.

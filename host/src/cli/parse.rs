@@ -1,0 +1,95 @@
+//! Argument parsers of the `spool` CLI (their errors are usage errors: exit 2).
+
+use serde_json::Value;
+
+/// Any JSON value.
+pub(crate) fn parse_json(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+/// `KEY=JSON`, e.g. `temperature=0.2` or `tags=["a","b"]`.
+pub(crate) fn parse_key_json(text: &str) -> Result<(String, Value), String> {
+    let (key, value) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not KEY=JSON"))?;
+    if key.is_empty() {
+        return Err(format!("`{text}` has an empty key"));
+    }
+    let value = serde_json::from_str(value).map_err(|e| {
+        format!("the value of `{key}` is not valid JSON ({e}); quote strings: {key}='\"text\"'")
+    })?;
+    Ok((key.to_owned(), value))
+}
+
+/// A duration in milliseconds: plain milliseconds (`90000`) or a number with a unit:
+/// `ms`, `s`, `m`, `h`, `d` (`45s`, `15m`, `12h`, `30d`).
+pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    if number.is_empty() {
+        return Err(format!(
+            "`{text}` is not a duration: use milliseconds or a number with d, h, m, s or ms"
+        ));
+    }
+    let factor: u64 = match unit {
+        "" | "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        other => {
+            return Err(format!(
+                "unknown unit `{other}` in `{text}`: use d, h, m, s or ms"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(factor))
+        .ok_or_else(|| format!("`{text}` is too long a duration"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_durations() {
+        assert_eq!(parse_duration_ms("1500"), Ok(1500));
+        assert_eq!(parse_duration_ms("45s"), Ok(45_000));
+        assert_eq!(parse_duration_ms("15m"), Ok(900_000));
+        assert_eq!(parse_duration_ms("12h"), Ok(43_200_000));
+        assert_eq!(parse_duration_ms("30d"), Ok(2_592_000_000));
+        assert_eq!(parse_duration_ms("250ms"), Ok(250));
+        for bad in [
+            "",
+            "d",
+            "-5",
+            "3w",
+            "1.5h",
+            "99999999999999999999",
+            "999999999999999999d",
+        ] {
+            assert!(parse_duration_ms(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn test_key_json() {
+        assert_eq!(
+            parse_key_json("t=0.5"),
+            Ok(("t".to_owned(), serde_json::json!(0.5)))
+        );
+        assert_eq!(
+            parse_key_json(r#"a={"x":"="}"#),
+            Ok(("a".to_owned(), serde_json::json!({"x": "="})))
+        );
+        assert!(parse_key_json("novalue").is_err());
+        assert!(parse_key_json("=1").is_err());
+        assert!(parse_key_json("k=text").is_err());
+    }
+}

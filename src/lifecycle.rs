@@ -1,0 +1,414 @@
+//! Session lifecycle: get-or-create, intents (continue, new chat, reset), resume, update,
+//! finish, delete, and the cascading clean-ups `prune_stale` and `cap_entries`.
+
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::keys;
+use crate::model::{
+    ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ResetArchive, Session,
+    SessionStatus, UpdateRequest,
+};
+use crate::op::{Io, OpResult, Operation};
+use crate::record;
+use crate::session::{Loaded, load, require, write_update};
+use crate::storage::{Batch, KeyRange, Kv, RangeQuery, prefix_end};
+use crate::validate;
+
+/// How many records one range read asks for when an operation walks a whole range.
+pub(crate) const CHUNK: u32 = 1000;
+
+/// Fails with `stale_epoch` when the writer read an older (or other) epoch.
+pub(crate) fn fence(loaded: &Loaded, expected: Option<u64>) -> Result<(), Error> {
+    match expected {
+        Some(expected) if expected != loaded.session.epoch => Err(Error::StaleEpoch {
+            key: loaded.session.key.clone(),
+            expected,
+            actual: loaded.session.epoch,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Every pair in `range`, read `CHUNK` at a time.
+pub(crate) async fn read_all(io: &Io, range: KeyRange) -> Result<Vec<Kv>, Error> {
+    let mut out: Vec<Kv> = Vec::new();
+    let mut start = range.start.clone();
+    loop {
+        let chunk = io
+            .range(RangeQuery {
+                range: KeyRange {
+                    start: start.clone(),
+                    end: range.end.clone(),
+                },
+                limit: CHUNK,
+                reverse: false,
+            })
+            .await?;
+        let full = chunk.len() == CHUNK as usize;
+        if let Some(last) = chunk.last() {
+            start = last.key.clone();
+            start.push(0);
+        }
+        out.extend(chunk);
+        if !full {
+            return Ok(out);
+        }
+    }
+}
+
+fn checked(workspace: &str, key: &str) -> Result<(), Error> {
+    validate::workspace(workspace).and_then(|()| validate::session_key(key))
+}
+
+/// Adds to `batch` the deletion of everything a session identity owns.
+fn delete_identity(batch: &mut Batch, session_id: &str) {
+    for tag in keys::IDENTITY_TAGS {
+        batch.delete_range(KeyRange::prefix(&keys::identity(tag, session_id)));
+    }
+}
+
+/// Adds to `batch` the deletion of a session and everything it owns.
+fn delete_everything(batch: &mut Batch, session: &Session) {
+    batch.delete(keys::session(&session.key));
+    batch.delete(keys::recency(session.updated_at, &session.key));
+    delete_identity(batch, &session.session_id);
+    batch.delete_range(KeyRange::prefix(&keys::states(&session.key)));
+}
+
+fn create_batch(session: &Session) -> Result<Batch, Error> {
+    let bytes = record::encode(session)?;
+    let mut batch = Batch::default();
+    batch.require_absent(keys::session(&session.key));
+    batch.put(keys::session(&session.key), bytes.clone());
+    batch.put(keys::recency(session.updated_at, &session.key), bytes);
+    Ok(batch)
+}
+
+/// The session under `key`, created with `session_id` when missing.
+pub fn get_or_create(
+    workspace: &str,
+    key: &str,
+    session_id: &str,
+    now_ms: u64,
+) -> Operation<IntentOutcome> {
+    apply_intent(workspace, key, Intent::Continue, session_id, now_ms)
+}
+
+/// Applies an [`Intent`] to `key`. `session_id` is the identity a created or reset
+/// session gets.
+pub fn apply_intent(
+    workspace: &str,
+    key: &str,
+    intent: Intent,
+    session_id: &str,
+    now_ms: u64,
+) -> Operation<IntentOutcome> {
+    if let Err(e) = checked(workspace, key).and_then(|()| validate::session_id(session_id)) {
+        return Operation::failed(workspace, e);
+    }
+    let (key, session_id) = (key.to_owned(), session_id.to_owned());
+    Operation::new(workspace, move |io| {
+        let (key, session_id) = (key.clone(), session_id.clone());
+        async move { intent_body(&io, &key, intent, &session_id, now_ms).await }
+    })
+}
+
+async fn intent_body(
+    io: &Io,
+    key: &str,
+    intent: Intent,
+    session_id: &str,
+    now_ms: u64,
+) -> OpResult<IntentOutcome> {
+    let Some(loaded) = load(io, key).await? else {
+        let session = Session::new(key, session_id, now_ms);
+        io.commit(create_batch(&session)?).await?;
+        return Ok(IntentOutcome {
+            session,
+            created: true,
+            rotated: intent == Intent::ResetSameKey,
+            archive: None,
+        });
+    };
+    match intent {
+        Intent::Continue => Ok(IntentOutcome {
+            session: loaded.session,
+            created: false,
+            rotated: false,
+            archive: None,
+        }),
+        Intent::NewChat => Err(Error::Conflict {
+            reason: format!(
+                "session_key conflict: `{key}` already has a session; reset it or pick another key"
+            ),
+        }
+        .into()),
+        Intent::ResetSameKey => reset(io, loaded, session_id, now_ms).await,
+    }
+}
+
+async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResult<IntentOutcome> {
+    let old = &loaded.session;
+    if session_id == old.session_id {
+        return Err(Error::invalid("session_id", "a reset needs a new session id").into());
+    }
+    // The archive holds the canonical transcript: entries archived by compaction and the
+    // active ones, merged back into their original order.
+    let mut entries = Vec::new();
+    for tag in [b'x', keys::ENTRY] {
+        for kv in read_all(io, KeyRange::prefix(&keys::identity(tag, &old.session_id))).await? {
+            entries.push(record::decode::<Entry>(&kv.key, &kv.value)?);
+        }
+    }
+    entries.sort_by_key(|e| (e.created_at, e.id));
+    let summaries = read_all(io, KeyRange::prefix(&keys::identity(b'y', &old.session_id)))
+        .await?
+        .iter()
+        .map(|kv| record::decode::<Value>(&kv.key, &kv.value))
+        .collect::<Result<Vec<_>, _>>()?;
+    let states = read_all(io, KeyRange::prefix(&keys::states(&old.key))).await?;
+
+    let archive = ResetArchive {
+        session_key: old.key.clone(),
+        session_id: old.session_id.clone(),
+        epoch: old.epoch,
+        archived_at: now_ms,
+        transcript_entries: entries,
+        summaries,
+    };
+    let archived = io.archive(archive).await?;
+
+    let mut fresh = Session::new(&old.key, session_id, now_ms);
+    fresh.epoch = old.epoch + 1;
+    fresh.model = old.model.clone();
+    fresh.channel = old.channel.clone();
+    fresh.model_config = old.model_config.clone();
+    fresh.metadata = old.metadata.clone();
+    // State ids are numbered per key and keep increasing across generations.
+    fresh.last_state_id = old.last_state_id;
+
+    let mut batch = Batch::default();
+    write_update(&mut batch, &loaded, &fresh)?;
+    delete_identity(&mut batch, &old.session_id);
+    for kv in states {
+        let mut state: ContextState = record::decode(&kv.key, &kv.value)?;
+        if state.valid {
+            state.valid = false;
+            state.invalid_reason = Some("session_reset".into());
+            batch.put(kv.key, record::encode(&state)?);
+        }
+    }
+    io.commit(batch).await?;
+    Ok(IntentOutcome {
+        session: fresh,
+        created: false,
+        rotated: true,
+        archive: Some(match archived {
+            Ok(()) => ArchiveStatus {
+                written: true,
+                error: None,
+            },
+            Err(error) => ArchiveStatus {
+                written: false,
+                error: Some(error),
+            },
+        }),
+    })
+}
+
+/// Reads, changes and writes back the session under `key` (fenced by `expected_epoch`).
+fn modify(
+    workspace: &str,
+    key: &str,
+    expected_epoch: Option<u64>,
+    change: impl Fn(&mut Session) -> Result<(), Error> + 'static,
+) -> Operation<Session> {
+    if let Err(e) = checked(workspace, key) {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    let change = std::rc::Rc::new(change);
+    Operation::new(workspace, move |io| {
+        let (key, change) = (key.clone(), change.clone());
+        async move {
+            let loaded = require(&io, &key).await?;
+            fence(&loaded, expected_epoch)?;
+            let mut session = loaded.session.clone();
+            change(&mut session)?;
+            let mut batch = Batch::default();
+            write_update(&mut batch, &loaded, &session)?;
+            io.commit(batch).await?;
+            Ok(session)
+        }
+    })
+}
+
+/// Marks the session under `key` as in use now (`updated_at`); missing → `not_found`.
+pub fn resume(workspace: &str, key: &str, now_ms: u64) -> Operation<Session> {
+    modify(workspace, key, None, move |s| {
+        s.updated_at = now_ms;
+        Ok(())
+    })
+}
+
+fn merge(
+    target: &mut std::collections::BTreeMap<String, Value>,
+    changes: &std::collections::BTreeMap<String, Value>,
+) {
+    for (k, v) in changes {
+        if v.is_null() {
+            target.remove(k);
+        } else {
+            target.insert(k.clone(), v.clone());
+        }
+    }
+}
+
+/// Changes a session's model, channel, model config and metadata (maps merge key by key;
+/// `null` removes a key).
+pub fn update(
+    workspace: &str,
+    key: &str,
+    request: UpdateRequest,
+    now_ms: u64,
+) -> Operation<Session> {
+    let fields = [("model", &request.model), ("channel", &request.channel)];
+    if let Some(Err(e)) = fields
+        .iter()
+        .filter_map(|(f, v)| v.as_deref().map(|v| validate::id(f, v)))
+        .find(Result::is_err)
+    {
+        return Operation::failed(workspace, e);
+    }
+    let expected = request.expected_epoch;
+    modify(workspace, key, expected, move |s| {
+        if let Some(model) = &request.model {
+            s.model = Some(model.clone());
+        }
+        if let Some(channel) = &request.channel {
+            s.channel = Some(channel.clone());
+        }
+        merge(&mut s.model_config, &request.model_config);
+        merge(&mut s.metadata, &request.metadata);
+        s.updated_at = now_ms;
+        Ok(())
+    })
+}
+
+/// Finishes a session: status `done` or `failed`, `ended_at` now, `runtime_ms` since
+/// creation.
+pub fn finish(
+    workspace: &str,
+    key: &str,
+    status: FinishStatus,
+    expected_epoch: Option<u64>,
+    now_ms: u64,
+) -> Operation<Session> {
+    modify(workspace, key, expected_epoch, move |s| {
+        s.status = match status {
+            FinishStatus::Done => SessionStatus::Done,
+            FinishStatus::Failed => SessionStatus::Failed,
+        };
+        s.ended_at = Some(now_ms);
+        s.runtime_ms = Some(now_ms.saturating_sub(s.created_at));
+        s.updated_at = now_ms;
+        Ok(())
+    })
+}
+
+/// Deletes the session under `key` and everything it owns (transcript, message index,
+/// compaction archive and summaries, context states).
+pub fn delete_session(workspace: &str, key: &str, expected_epoch: Option<u64>) -> Operation<()> {
+    if let Err(e) = checked(workspace, key) {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move {
+            let loaded = require(&io, &key).await?;
+            fence(&loaded, expected_epoch)?;
+            let mut batch = Batch::default();
+            batch.require_equals(keys::session(&key), loaded.bytes.clone());
+            delete_everything(&mut batch, &loaded.session);
+            io.commit(batch).await
+        }
+    })
+}
+
+/// Deletes every session whose `updated_at` is older than `now_ms - max_age_ms`, with
+/// everything it owns; returns how many. Walks the recency index, never all records.
+pub fn prune_stale(workspace: &str, max_age_ms: u64, now_ms: u64) -> Operation<u64> {
+    if let Err(e) =
+        validate::workspace(workspace).and_then(|()| validate::count("max_age_ms", max_age_ms))
+    {
+        return Operation::failed(workspace, e);
+    }
+    let Some(cutoff) = now_ms.checked_sub(max_age_ms) else {
+        // Nothing can be older than the epoch.
+        return Operation::new(workspace, |_io| async { Ok(0) });
+    };
+    Operation::new(workspace, move |io| async move {
+        let doomed = read_all(
+            &io,
+            KeyRange {
+                start: vec![keys::RECENCY],
+                end: Some(keys::recency(cutoff, "")),
+            },
+        )
+        .await?;
+        delete_sessions(&io, doomed).await
+    })
+}
+
+/// Keeps the `max` most recently updated sessions and deletes the rest with everything
+/// they own; returns how many were deleted.
+pub fn cap_entries(workspace: &str, max: u64) -> Operation<u64> {
+    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::count("max", max)) {
+        return Operation::failed(workspace, e);
+    }
+    Operation::new(workspace, move |io| async move {
+        let index = KeyRange::prefix(&[keys::RECENCY]);
+        // The newest `max` entries stay; everything below the oldest of them goes.
+        let boundary = if max == 0 {
+            None
+        } else {
+            let kept = io
+                .range(RangeQuery {
+                    range: index.clone(),
+                    limit: u32::try_from(max).unwrap_or(u32::MAX),
+                    reverse: true,
+                })
+                .await?;
+            if (kept.len() as u64) < max {
+                return Ok(0);
+            }
+            kept.last().map(|kv| kv.key.clone())
+        };
+        let doomed = read_all(
+            &io,
+            KeyRange {
+                start: index.start.clone(),
+                end: boundary.or_else(|| prefix_end(&[keys::RECENCY])),
+            },
+        )
+        .await?;
+        delete_sessions(&io, doomed).await
+    })
+}
+
+/// Deletes the sessions whose recency index entries (record copies) are `doomed`, in one
+/// commit guarded by every record being unchanged.
+async fn delete_sessions(io: &Io, doomed: Vec<Kv>) -> OpResult<u64> {
+    let mut batch = Batch::default();
+    for kv in &doomed {
+        let session: Session = record::decode(&kv.key, &kv.value)?;
+        batch.require_equals(keys::session(&session.key), kv.value.clone());
+        delete_everything(&mut batch, &session);
+    }
+    if !doomed.is_empty() {
+        io.commit(batch).await?;
+    }
+    Ok(doomed.len() as u64)
+}

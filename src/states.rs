@@ -1,0 +1,130 @@
+//! Context states: provider or portable state saved for a session (e.g. a structured
+//! summary), kept across resets but invalidated by them.
+
+use crate::keys;
+use crate::lifecycle::{fence, read_all};
+use crate::model::{ContextState, NewContextState};
+use crate::op::Operation;
+use crate::record;
+use crate::session::{require, write_update};
+use crate::storage::{Batch, KeyRange};
+use crate::validate;
+
+/// Saves a context state for the session under `key`; returns it with its id.
+pub fn save_state(
+    workspace: &str,
+    key: &str,
+    state: NewContextState,
+    expected_epoch: Option<u64>,
+    now_ms: u64,
+) -> Operation<ContextState> {
+    let checked = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::id("provider", &state.provider))
+        .and_then(|()| validate::id("state_kind", &state.state_kind));
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let (key, state) = (key.clone(), state.clone());
+        async move {
+            let loaded = require(&io, &key).await?;
+            fence(&loaded, expected_epoch)?;
+            let mut session = loaded.session.clone();
+            session.last_state_id += 1;
+            session.updated_at = now_ms;
+            let saved = ContextState {
+                id: session.last_state_id,
+                session_id: session.session_id.clone(),
+                session_key: key.clone(),
+                provider: state.provider,
+                model: state.model,
+                state_kind: state.state_kind,
+                payload: state.payload,
+                covered_through_id: state.covered_through_id,
+                created_at: now_ms,
+                expires_at: state.expires_at,
+                portable: state.portable,
+                cacheable: state.cacheable,
+                valid: true,
+                invalid_reason: None,
+            };
+            let mut batch = Batch::default();
+            write_update(&mut batch, &loaded, &session)?;
+            batch.put(keys::state(&key, saved.id), record::encode(&saved)?);
+            io.commit(batch).await?;
+            Ok(saved)
+        }
+    })
+}
+
+/// The context states of the session under `key`, oldest first; only valid ones unless
+/// `valid_only` is false.
+pub fn list_states(workspace: &str, key: &str, valid_only: bool) -> Operation<Vec<ContextState>> {
+    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move {
+            require(&io, &key).await?;
+            let mut states = Vec::new();
+            for kv in read_all(&io, KeyRange::prefix(&keys::states(&key))).await? {
+                let state: ContextState = record::decode(&kv.key, &kv.value)?;
+                if state.valid || !valid_only {
+                    states.push(state);
+                }
+            }
+            Ok(states)
+        }
+    })
+}
+
+/// Invalidates the valid context states of the session under `key` (only those of
+/// `state_kind` when given) with `reason`; returns how many.
+pub fn invalidate_states(
+    workspace: &str,
+    key: &str,
+    state_kind: Option<&str>,
+    reason: &str,
+    now_ms: u64,
+) -> Operation<u64> {
+    let checked = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::id("reason", reason))
+        .and_then(|()| state_kind.map_or(Ok(()), |k| validate::id("state_kind", k)));
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    let (key, kind, reason) = (
+        key.to_owned(),
+        state_kind.map(str::to_owned),
+        reason.to_owned(),
+    );
+    Operation::new(workspace, move |io| {
+        let (key, kind, reason) = (key.clone(), kind.clone(), reason.clone());
+        async move {
+            let loaded = require(&io, &key).await?;
+            let mut batch = Batch::default();
+            let mut count = 0;
+            for kv in read_all(&io, KeyRange::prefix(&keys::states(&key))).await? {
+                let mut state: ContextState = record::decode(&kv.key, &kv.value)?;
+                if state.valid && kind.as_ref().is_none_or(|k| *k == state.state_kind) {
+                    state.valid = false;
+                    state.invalid_reason = Some(reason.clone());
+                    batch.put(kv.key, record::encode(&state)?);
+                    count += 1;
+                }
+            }
+            if count > 0 {
+                let mut session = loaded.session.clone();
+                session.updated_at = now_ms;
+                write_update(&mut batch, &loaded, &session)?;
+                io.commit(batch).await?;
+            }
+            Ok(count)
+        }
+    })
+}
