@@ -231,3 +231,59 @@ fn test_delete_leaves_nothing_behind_and_other_sessions_untouched() {
             .all(|kv| !String::from_utf8_lossy(&kv.key).contains(KEY))
     );
 }
+
+/// Plants an entry as compaction would archive it (under `x · session id`).
+fn plant_compacted(
+    storage: &MemoryStorage,
+    session_id: &str,
+    created_at: u64,
+    id: u64,
+    content: &str,
+) {
+    let entry = spool::Entry {
+        id,
+        message_id: format!("{session_id}-{id}"),
+        role: Role::User,
+        content: content.into(),
+        created_at,
+        token_count: None,
+        tool_calls: None,
+        tool_call_id: None,
+        turn_id: None,
+        turn_usage: None,
+    };
+    let key = spool::keys::KeyBuf::new(b'x')
+        .str(session_id)
+        .u64(created_at)
+        .u64(id)
+        .finish();
+    let mut batch = Batch::default();
+    batch.put(key, spool::record::encode(&entry).expect("encode"));
+    storage.commit(WS, batch).expect("plant");
+}
+
+#[test]
+fn test_reset_archive_holds_the_canonical_transcript_and_delete_removes_the_compaction_archive() {
+    let storage = seeded();
+    // An earlier compaction moved an older message out of the active transcript.
+    plant_compacted(&storage, "old", 0, 100, "compacted first");
+    let archive = Archive::new(&storage, None);
+    run_with(
+        &storage,
+        &archive,
+        spool::apply_intent(WS, KEY, Intent::ResetSameKey, "new", 10),
+    )
+    .expect("reset");
+    let contents: Vec<String> = archive.kept.borrow()[0]
+        .transcript_entries
+        .iter()
+        .map(|e| e.content.clone())
+        .collect();
+    assert_eq!(contents, ["compacted first", "hello", "hi there"]);
+    // The reset removed the old identity's compaction archive with the rest.
+    assert!(dump(&storage).iter().all(|kv| kv.key[0] != b'x'));
+
+    plant_compacted(&storage, "new", 11, 1, "compacted later");
+    run(&storage, spool::delete_session(WS, KEY, None)).expect("delete");
+    assert!(dump(&storage).is_empty(), "{:?}", dump(&storage));
+}

@@ -308,3 +308,19 @@ fn test_a_page_of_the_session_list_is_one_read() {
     );
     assert_eq!(page.sessions[1].key, "agent:a:59");
 }
+
+#[test]
+fn test_oversized_content_is_refused_before_any_read_or_write() {
+    let storage = Probe::default();
+    run(&storage, spool::create_session(WS, KEY, "s1", 1)).expect("create");
+    let (reads, commits) = (storage.reads.get(), storage.commits.get());
+    let huge = "x".repeat(spool::validate::MAX_CONTENT_BYTES + 1);
+    let err = run(&storage, spool::append_entry(WS, KEY, user(&huge), 2)).expect_err("too big");
+    assert_eq!(err.code(), "invalid_argument");
+    assert_eq!(
+        (storage.reads.get(), storage.commits.get()),
+        (reads, commits)
+    );
+    let at_limit = "x".repeat(spool::validate::MAX_CONTENT_BYTES);
+    run(&storage, spool::append_entry(WS, KEY, user(&at_limit), 3)).expect("at the limit");
+}
