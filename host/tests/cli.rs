@@ -1,60 +1,12 @@
 //! The `spool` binary: round trips, JSON shapes, error codes and exit codes.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::OnceLock;
+mod common;
+
+use std::process::Command;
+
+use common::{cache_dir, ok, ok_json, spool, stderr, stdout, temp_db};
 
 use serde_json::Value;
-
-/// One compiled-component cache for every CLI run of this test process.
-fn cache_dir() -> &'static Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
-        .path()
-}
-
-fn spool(db: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_spool"))
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .env("SPOOL_CACHE_DIR", cache_dir())
-        .env_remove("SPOOL_DB")
-        .env_remove("SPOOL_WORKSPACE")
-        .output()
-        .expect("run spool")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn ok(db: &Path, args: &[&str]) -> String {
-    let out = spool(db, args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "spool {args:?} failed: {}",
-        stderr(&out)
-    );
-    stdout(&out)
-}
-
-fn ok_json(db: &Path, args: &[&str]) -> Value {
-    let text = ok(db, args);
-    serde_json::from_str(&text)
-        .unwrap_or_else(|e| panic!("spool {args:?} printed no JSON ({e}): {text}"))
-}
-
-fn temp_db() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("spool.db");
-    (dir, db)
-}
 
 #[test]
 fn test_create_append_show_list_round_trip() {

@@ -1,0 +1,92 @@
+//! Helpers shared by the CLI tests: run the `spool` binary on a temporary database.
+#![allow(dead_code, unreachable_pub)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+/// One compiled-component cache for every CLI run of this test process.
+pub fn cache_dir() -> &'static Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().expect("temp dir"))
+        .path()
+}
+
+/// Runs `spool --db DB ARGS…` under umask 022 with a clean environment.
+pub fn spool_with(db: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
+    let mut cmd = Command::new("sh");
+    cmd.arg("-c")
+        .arg("umask 022 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_spool"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env("SPOOL_CACHE_DIR", cache_dir())
+        .env_remove("SPOOL_DB")
+        .env_remove("SPOOL_WORKSPACE")
+        .env_remove("SPOOL_ARCHIVE_DIR");
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    cmd.output().expect("run spool")
+}
+
+pub fn spool(db: &Path, args: &[&str]) -> Output {
+    spool_with(db, args, &[])
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn ok(db: &Path, args: &[&str]) -> String {
+    let out = spool(db, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "spool {args:?} failed: {}",
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+pub fn ok_json(db: &Path, args: &[&str]) -> Value {
+    let text = ok(db, args);
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("spool {args:?} printed no JSON ({e}): {text}"))
+}
+
+/// Asserts exit 1 with `error[<code>]: …` on stderr and nothing on stdout; returns stderr.
+pub fn fails(db: &Path, args: &[&str], code: &str) -> String {
+    let out = spool(db, args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "spool {args:?}: {err}");
+    assert!(
+        err.starts_with(&format!("error[{code}]: ")),
+        "spool {args:?}: {err}"
+    );
+    assert!(stdout(&out).is_empty(), "spool {args:?}: {}", stdout(&out));
+    err
+}
+
+pub fn usage_error(db: &Path, args: &[&str]) {
+    let out = spool(db, args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "spool {args:?} should be a usage error: {}",
+        stderr(&out)
+    );
+}
+
+pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("spool.db");
+    (dir, db)
+}
