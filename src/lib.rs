@@ -37,6 +37,7 @@
 )]
 
 pub mod command;
+pub mod compaction;
 mod error;
 pub mod keys;
 mod lifecycle;

@@ -1,0 +1,165 @@
+//! The built-in deterministic summarizer: a `structured_v1` payload and its rendered
+//! text, from the entries a compaction removes. Used when no LLM is plugged in
+//! (`summary_source` `fallback`). Large tool payloads appear as size, hash and a short
+//! preview, never copied whole.
+
+use serde_json::{Value, json};
+
+use super::obligations::{Obligation, ObligationKind};
+use crate::model::{Entry, Role};
+
+/// The payload's schema version.
+pub const SCHEMA_VERSION: u64 = 1;
+/// Longest single line the summarizer copies (goal, status, failure, …).
+const CLIP: usize = 160;
+/// Characters of a tool payload shown as its preview.
+const PREVIEW: usize = 60;
+/// Tool output longer than this is represented by size, hash and preview.
+const LARGE: usize = 400;
+
+fn clip(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(CLIP) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}
+
+/// FNV-1a, 64 bits, as 16 hex digits: a stable fingerprint of a payload.
+pub fn fingerprint(bytes: &[u8]) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        hash ^= u64::from(b);
+        hash = hash.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{hash:016x}")
+}
+
+fn payload_ref(label: &str, text: &str) -> Value {
+    let preview: String = text.chars().take(PREVIEW).collect();
+    json!({
+        "what": label,
+        "size": text.len(),
+        "hash": fingerprint(text.as_bytes()),
+        "preview": preview,
+    })
+}
+
+fn texts(obligations: &[Obligation], kind: ObligationKind) -> Vec<String> {
+    obligations
+        .iter()
+        .filter(|o| o.kind == kind)
+        .map(|o| clip(&o.text))
+        .collect()
+}
+
+/// Builds the `structured_v1` payload for `removed` entries (its `critical_carry_forward`
+/// starts empty: coverage fills it).
+pub fn summarize(removed: &[Entry], obligations: &[Obligation]) -> Value {
+    use ObligationKind as K;
+    let first = |kind| texts(obligations, kind).into_iter().next();
+    let status = removed
+        .iter()
+        .rev()
+        .find(|e| e.role == Role::Assistant && !e.content.trim().is_empty())
+        .map(|e| clip(e.content.lines().next().unwrap_or_default()));
+    let mut tool_payloads = Vec::new();
+    for entry in removed {
+        if let Some(calls) = &entry.tool_calls {
+            let text = calls.to_string();
+            if text.len() > LARGE {
+                tool_payloads.push(payload_ref("tool_calls", &text));
+            }
+        }
+        if entry.role == Role::Tool && entry.content.len() > LARGE {
+            tool_payloads.push(payload_ref("tool_result", &entry.content));
+        }
+    }
+    let failures = texts(obligations, K::Failure);
+    json!({
+        "schema_version": SCHEMA_VERSION,
+        "goal": first(K::Goal),
+        "constraints": texts(obligations, K::Constraint),
+        "current_status": status,
+        "next_action": first(K::NextAction),
+        "files": texts(obligations, K::File),
+        "commands": texts(obligations, K::Command),
+        "failures": failures,
+        "decisions": texts(obligations, K::Decision),
+        "pending_tool_ids": texts(obligations, K::PendingTool),
+        "identifiers": texts(obligations, K::Identifier),
+        "questions": texts(obligations, K::Question),
+        "do_not_repeat": texts(obligations, K::Failure),
+        "tool_payloads": tool_payloads,
+        "removed_messages": removed.len(),
+        "critical_carry_forward": [],
+    })
+}
+
+/// Renders a `structured_v1` payload as the summary text a model reads.
+pub fn render(payload: &Value) -> String {
+    let mut out = String::new();
+    let removed = payload["removed_messages"].as_u64().unwrap_or(0);
+    out.push_str(&format!("Summary of {removed} earlier messages\n"));
+    let line = |out: &mut String, label: &str, value: &Value| {
+        if let Some(text) = value.as_str() {
+            out.push_str(&format!("{label}: {text}\n"));
+        }
+    };
+    let list = |out: &mut String, label: &str, value: &Value| {
+        let items: Vec<String> = value
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .map(|item| match item.as_str() {
+                        Some(text) => text.to_owned(),
+                        None => item.to_string(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !items.is_empty() {
+            out.push_str(&format!("{label}:\n"));
+            for item in items {
+                out.push_str(&format!("- {item}\n"));
+            }
+        }
+    };
+    line(&mut out, "Goal", &payload["goal"]);
+    list(&mut out, "Constraints", &payload["constraints"]);
+    line(&mut out, "Current status", &payload["current_status"]);
+    line(&mut out, "Next action", &payload["next_action"]);
+    list(&mut out, "Files", &payload["files"]);
+    list(&mut out, "Commands", &payload["commands"]);
+    list(&mut out, "Failures", &payload["failures"]);
+    list(&mut out, "Decisions", &payload["decisions"]);
+    list(&mut out, "Pending tool calls", &payload["pending_tool_ids"]);
+    list(&mut out, "Identifiers", &payload["identifiers"]);
+    list(&mut out, "Open questions", &payload["questions"]);
+    list(&mut out, "Do not repeat", &payload["do_not_repeat"]);
+    let payloads: Vec<String> = payload["tool_payloads"]
+        .as_array()
+        .map(|items| {
+            items
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{} ({} bytes, fnv64 {}): {}…",
+                        p["what"].as_str().unwrap_or("payload"),
+                        p["size"],
+                        p["hash"].as_str().unwrap_or_default(),
+                        p["preview"].as_str().unwrap_or_default()
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    list(&mut out, "Large tool payloads", &json!(payloads));
+    list(
+        &mut out,
+        "Critical carry-forward",
+        &payload["critical_carry_forward"],
+    );
+    out
+}
