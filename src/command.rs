@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::compaction::{self, CommitRequest, CompactRequest, PersistRequest};
 use crate::error::Error;
 use crate::model::{
     AppendRequest, FinishStatus, Intent, ListFilter, NewContextState, PageRequest, SessionStatus,
@@ -183,6 +184,81 @@ pub enum Command {
         /// Current time.
         now_ms: u64,
     },
+    /// [`crate::compaction::compact`].
+    Compact {
+        /// Session key.
+        key: String,
+        /// How to compact.
+        request: CompactRequest,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::compaction::prepare_compaction`].
+    PrepareCompaction {
+        /// Session key.
+        key: String,
+        /// How to compact.
+        request: CompactRequest,
+    },
+    /// [`crate::compaction::commit_compaction`].
+    CommitCompaction {
+        /// Session key.
+        key: String,
+        /// The summary and the prepared preimage.
+        commit: CommitRequest,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::compaction::persist_compaction_result`].
+    PersistCompactionResult {
+        /// Session key.
+        key: String,
+        /// The external summary and kept entries.
+        persist: PersistRequest,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::compaction::canonical_transcript`].
+    CanonicalTranscript {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::compaction::list_summaries`].
+    ListSummaries {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::compaction::list_degraded_compactions`].
+    ListDegradedCompactions {
+        /// Only this agent's sessions.
+        #[serde(default)]
+        agent_id: Option<String>,
+    },
+    /// [`crate::compaction::compaction_preimage`].
+    CompactionPreimage {
+        /// Session key.
+        key: String,
+        /// The compaction.
+        compaction_id: String,
+    },
+    /// [`crate::compaction::set_repair_status`].
+    SetRepairStatus {
+        /// Session key.
+        key: String,
+        /// The compaction.
+        compaction_id: String,
+        /// The new status.
+        status: String,
+    },
+    /// [`crate::compaction::set_flush_receipt`].
+    SetFlushReceipt {
+        /// Session key.
+        key: String,
+        /// The compaction.
+        compaction_id: String,
+        /// The receipt.
+        status: String,
+    },
 }
 
 fn yes() -> bool {
@@ -281,6 +357,44 @@ impl Command {
                 now_ms,
             } => crate::invalidate_states(workspace, &key, state_kind.as_deref(), &reason, now_ms)
                 .map(json),
+            Command::Compact {
+                key,
+                request,
+                now_ms,
+            } => compaction::compact(workspace, &key, request, now_ms).map(json),
+            Command::PrepareCompaction { key, request } => {
+                compaction::prepare_compaction(workspace, &key, request).map(json)
+            }
+            Command::CommitCompaction {
+                key,
+                commit,
+                now_ms,
+            } => compaction::commit_compaction(workspace, &key, commit, now_ms).map(json),
+            Command::PersistCompactionResult {
+                key,
+                persist,
+                now_ms,
+            } => compaction::persist_compaction_result(workspace, &key, persist, now_ms).map(json),
+            Command::CanonicalTranscript { key } => {
+                compaction::canonical_transcript(workspace, &key).map(json)
+            }
+            Command::ListSummaries { key } => compaction::list_summaries(workspace, &key).map(json),
+            Command::ListDegradedCompactions { agent_id } => {
+                compaction::list_degraded_compactions(workspace, agent_id.as_deref()).map(json)
+            }
+            Command::CompactionPreimage { key, compaction_id } => {
+                compaction::compaction_preimage(workspace, &key, &compaction_id).map(json)
+            }
+            Command::SetRepairStatus {
+                key,
+                compaction_id,
+                status,
+            } => compaction::set_repair_status(workspace, &key, &compaction_id, &status).map(json),
+            Command::SetFlushReceipt {
+                key,
+                compaction_id,
+                status,
+            } => compaction::set_flush_receipt(workspace, &key, &compaction_id, &status).map(json),
         }
     }
 }

@@ -4,6 +4,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::compaction::{
+    self, CommitRequest, CompactRequest, CompactionConfig, CompactionResult, PersistRequest,
+    Prepared, Summary,
+};
 use crate::model::{
     AppendRequest, ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
     ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session,
@@ -324,6 +328,69 @@ fn to_wit_list(l: SessionList) -> wit::SessionList {
     }
 }
 
+fn from_wit_compact(r: wit::CompactRequest) -> CompactRequest {
+    CompactRequest {
+        context_window_tokens: r.context_window_tokens,
+        config: CompactionConfig {
+            safety_margin: r.config.safety_margin,
+            coverage_blocking: r.config.coverage_blocking,
+            protected_recent: r.config.protected_recent,
+        },
+        compaction_id: r.compaction_id,
+        trigger_reason: r.trigger_reason,
+        flush_receipt_status: r.flush_receipt_status,
+    }
+}
+
+fn to_wit_result(r: CompactionResult) -> wit::CompactionResult {
+    wit::CompactionResult {
+        summary: r.summary,
+        summary_source: r.summary_source,
+        summary_payload: r.summary_payload.map(|p| json_text(&p)),
+        removed_count: r.removed_count,
+        kept_entries: r.kept_entries.into_iter().map(to_wit_entry).collect(),
+        tokens_before: r.tokens_before,
+        tokens_after: r.tokens_after,
+        chunks_processed: r.chunks_processed,
+        coverage_status: r.coverage_status,
+        missing_obligations: r.missing_obligations,
+        skip_reason: r.skip_reason,
+        compaction_id: r.compaction_id,
+    }
+}
+
+fn to_wit_prepared(p: Prepared) -> wit::Prepared {
+    wit::Prepared {
+        skip_reason: p.skip_reason,
+        input: p.input,
+        obligations: p
+            .obligations
+            .into_iter()
+            .map(|o| wit::Obligation {
+                kind: serde_json::to_value(o.kind)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default(),
+                text: o.text,
+                critical: o.critical,
+            })
+            .collect(),
+        removed_count: p.removed_count,
+        kept_count: p.kept_count,
+        covered_through_id: p.covered_through_id,
+        tokens_before: p.tokens_before,
+        preimage: p.preimage,
+    }
+}
+
+fn entries(list: Vec<Entry>) -> Vec<wit::Entry> {
+    list.into_iter().map(to_wit_entry).collect()
+}
+
+fn summaries(list: Vec<Summary>) -> Vec<String> {
+    list.iter().map(json_text).collect()
+}
+
 struct Component;
 
 impl wit::Guest for Component {
@@ -556,6 +623,142 @@ impl wit::Guest for Component {
             &reason,
             now_ms,
         ))
+    }
+
+    fn compact(
+        workspace: String,
+        key: String,
+        request: wit::CompactRequest,
+        now_ms: u64,
+    ) -> Result<wit::CompactionResult, wit::Error> {
+        run(compaction::compact(
+            &workspace,
+            &key,
+            from_wit_compact(request),
+            now_ms,
+        ))
+        .map(to_wit_result)
+    }
+
+    fn prepare_compaction(
+        workspace: String,
+        key: String,
+        request: wit::CompactRequest,
+    ) -> Result<wit::Prepared, wit::Error> {
+        run(compaction::prepare_compaction(
+            &workspace,
+            &key,
+            from_wit_compact(request),
+        ))
+        .map(to_wit_prepared)
+    }
+
+    fn commit_compaction(
+        workspace: String,
+        key: String,
+        commit: wit::CommitRequest,
+        now_ms: u64,
+    ) -> Result<wit::CompactionResult, wit::Error> {
+        let summary_payload = commit
+            .summary_payload
+            .map(|text| json_value("summary_payload", &text))
+            .transpose()?;
+        let commit = CommitRequest {
+            request: from_wit_compact(commit.request),
+            preimage: commit.preimage,
+            summary_text: commit.summary_text,
+            summary_payload,
+        };
+        run(compaction::commit_compaction(
+            &workspace, &key, commit, now_ms,
+        ))
+        .map(to_wit_result)
+    }
+
+    fn persist_compaction_result(
+        workspace: String,
+        key: String,
+        persist: wit::PersistRequest,
+        now_ms: u64,
+    ) -> Result<wit::CompactionResult, wit::Error> {
+        let kept_entries = persist
+            .kept_entries
+            .into_iter()
+            .map(from_wit_append)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(to_wit_error)?;
+        let persist = PersistRequest {
+            summary_text: persist.summary_text,
+            kept_entries,
+            compaction_id: persist.compaction_id,
+            trigger_reason: persist.trigger_reason,
+        };
+        run(compaction::persist_compaction_result(
+            &workspace, &key, persist, now_ms,
+        ))
+        .map(to_wit_result)
+    }
+
+    fn canonical_transcript(workspace: String, key: String) -> Result<Vec<wit::Entry>, wit::Error> {
+        run(compaction::canonical_transcript(&workspace, &key)).map(entries)
+    }
+
+    fn list_summaries(workspace: String, key: String) -> Result<Vec<String>, wit::Error> {
+        run(compaction::list_summaries(&workspace, &key)).map(summaries)
+    }
+
+    fn list_degraded_compactions(
+        workspace: String,
+        agent_id: Option<String>,
+    ) -> Result<Vec<String>, wit::Error> {
+        run(compaction::list_degraded_compactions(
+            &workspace,
+            agent_id.as_deref(),
+        ))
+        .map(summaries)
+    }
+
+    fn compaction_preimage(
+        workspace: String,
+        key: String,
+        compaction_id: String,
+    ) -> Result<Vec<wit::Entry>, wit::Error> {
+        run(compaction::compaction_preimage(
+            &workspace,
+            &key,
+            &compaction_id,
+        ))
+        .map(entries)
+    }
+
+    fn set_repair_status(
+        workspace: String,
+        key: String,
+        compaction_id: String,
+        status: String,
+    ) -> Result<String, wit::Error> {
+        run(compaction::set_repair_status(
+            &workspace,
+            &key,
+            &compaction_id,
+            &status,
+        ))
+        .map(|s| json_text(&s))
+    }
+
+    fn set_flush_receipt(
+        workspace: String,
+        key: String,
+        compaction_id: String,
+        status: String,
+    ) -> Result<String, wit::Error> {
+        run(compaction::set_flush_receipt(
+            &workspace,
+            &key,
+            &compaction_id,
+            &status,
+        ))
+        .map(|s| json_text(&s))
     }
 }
 

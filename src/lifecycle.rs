@@ -74,6 +74,7 @@ fn delete_everything(batch: &mut Batch, session: &Session) {
     batch.delete(keys::recency(session.updated_at, &session.key));
     delete_identity(batch, &session.session_id);
     batch.delete_range(KeyRange::prefix(&keys::states(&session.key)));
+    batch.delete_range(KeyRange::prefix(&crate::compaction::repairs(&session.key)));
 }
 
 fn create_batch(session: &Session) -> Result<Batch, Error> {
@@ -191,6 +192,7 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     let mut batch = Batch::default();
     write_update(&mut batch, &loaded, &fresh)?;
     delete_identity(&mut batch, &old.session_id);
+    batch.delete_range(KeyRange::prefix(&crate::compaction::repairs(&old.key)));
     for kv in states {
         let mut state: ContextState = record::decode(&kv.key, &kv.value)?;
         if state.valid {

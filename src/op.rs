@@ -215,6 +215,16 @@ impl Io {
         batch: Batch,
         terminal: impl Fn(u32) -> Option<Error>,
     ) -> OpResult<()> {
+        match self.try_commit(batch).await? {
+            Ok(()) => Ok(()),
+            Err(index) => Err(terminal(index).map_or(Abort::Retry, Abort::Fail)),
+        }
+    }
+
+    /// Commits `batch`; a failed precondition is returned as `Err(index)` for the
+    /// operation to decide (e.g. a compaction whose transcript changed under it reports
+    /// `stale_preimage` rather than planning again).
+    pub(crate) async fn try_commit(&self, batch: Batch) -> OpResult<Result<(), u32>> {
         {
             let mut shared = self.shared.borrow_mut();
             if shared.committed {
@@ -223,10 +233,8 @@ impl Io {
             shared.committed = true;
         }
         match self.request(Want::Commit(batch)).await? {
-            Answer::Commit(Ok(())) => Ok(()),
-            Answer::Commit(Err(StorageError::Conflict(index))) => {
-                Err(terminal(index).map_or(Abort::Retry, Abort::Fail))
-            }
+            Answer::Commit(Ok(())) => Ok(Ok(())),
+            Answer::Commit(Err(StorageError::Conflict(index))) => Ok(Err(index)),
             Answer::Commit(Err(error)) => Err(storage_error(error).into()),
             _ => Err(Error::internal("a commit was answered with something else").into()),
         }

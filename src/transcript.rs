@@ -247,8 +247,17 @@ pub(crate) async fn find_entry(
         };
         let mut entry_key = keys::entries(sid);
         entry_key.extend_from_slice(&position);
-        return match io.get(entry_key.clone()).await? {
-            Some(bytes) => record::decode(&entry_key, &bytes).map(Some),
+        if let Some(bytes) = io.get(entry_key.clone()).await? {
+            return record::decode(&entry_key, &bytes).map(Some);
+        }
+        // A compaction moved it to the canonical archive, at the same position.
+        let mut archived_key = keys::identity(b'x', sid);
+        archived_key.extend_from_slice(&position);
+        return match io.get(archived_key.clone()).await? {
+            Some(bytes) => {
+                record::decode::<crate::compaction::ArchivedEntry>(&archived_key, &bytes)
+                    .map(|a| Some(a.entry))
+            }
             // The index outlived its entry (a truncation); the entry is gone.
             None => Ok(None),
         };

@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use spool::compaction::{
+    CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
+};
 use spool::{
     AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
     NewContextState, NoArchive, Order, Page, PageRequest, Session, SessionList, Storage,
@@ -12,7 +15,7 @@ use spool::{
 
 use crate::archive::ArchiveDir;
 use crate::engine::{Instance, Runtime};
-use crate::error::Error;
+use crate::error::{CompactWithError, Error};
 use crate::sqlite::SqliteStorage;
 
 /// The workspace a [`Spool`] uses unless told otherwise.
@@ -320,6 +323,189 @@ impl Spool {
         let now = (self.clock)();
         self.instance
             .invalidate_states(&self.workspace, key, state_kind, reason, now)
+    }
+    /// Compacts the session under `key` with the built-in deterministic summarizer when
+    /// its transcript exceeds `request.context_window_tokens` (with the safety margin):
+    /// the oldest entries move to the canonical archive and a `structured_v1` summary is
+    /// stored. Below the trigger nothing is written and `skip_reason` says why.
+    ///
+    /// ```
+    /// use spool::compaction::CompactRequest;
+    /// use spool::{AppendRequest, Role};
+    /// use spool_host::Spool;
+    ///
+    /// let mut spool = Spool::builder().open()?;
+    /// spool.create_session("agent:main:main")?;
+    /// for i in 0..20 {
+    ///     let mut entry = AppendRequest::new(Role::User, format!("step {i}: {}", "work ".repeat(50)));
+    ///     entry.token_count = Some(200);
+    ///     spool.append("agent:main:main", entry)?;
+    /// }
+    /// let request: CompactRequest = serde_json::from_value(serde_json::json!({
+    ///     "context_window_tokens": 1000
+    /// }))?;
+    /// let result = spool.compact("agent:main:main", request)?;
+    /// assert!(result.removed_count > 0);
+    /// assert_eq!(result.summary_source, "fallback");
+    /// // Nothing is lost: the canonical transcript still has every entry.
+    /// assert_eq!(spool.canonical_transcript("agent:main:main")?.len(), 20);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn compact(
+        &mut self,
+        key: &str,
+        request: CompactRequest,
+    ) -> Result<CompactionResult, Error> {
+        let now = (self.clock)();
+        self.instance.compact(&self.workspace, key, request, now)
+    }
+
+    /// Phase one of a two-phase compaction: what an external summarizer must summarize
+    /// ([`Prepared::input`]), the obligations it must keep and the preimage token for
+    /// [`commit_compaction`](Self::commit_compaction). Writes nothing.
+    pub fn prepare_compaction(
+        &mut self,
+        key: &str,
+        request: CompactRequest,
+    ) -> Result<Prepared, Error> {
+        self.instance
+            .prepare_compaction(&self.workspace, key, request)
+    }
+
+    /// Phase two: commits an external summary of the prepared cut. Nothing is written
+    /// when the transcript changed since the prepare (`stale_preimage`), the summary is
+    /// empty (`empty_summary`) or, in blocking mode, it misses a critical obligation
+    /// (`coverage_blocked`); otherwise missing obligations are back-filled.
+    pub fn commit_compaction(
+        &mut self,
+        key: &str,
+        commit: CommitRequest,
+    ) -> Result<CompactionResult, Error> {
+        let now = (self.clock)();
+        self.instance
+            .commit_compaction(&self.workspace, key, commit, now)
+    }
+
+    /// Compacts the session under `key` with any summarizer: prepares the compaction,
+    /// hands the [`Prepared`] plan (its `input` and `obligations`) to `summarize`, and
+    /// commits the text it returns. When no summary is needed (`skip_reason` set),
+    /// `summarize` is not called and nothing is written. When `summarize` fails, its
+    /// error comes back as [`CompactWithError::Summarizer`] and nothing is written.
+    ///
+    /// ```
+    /// use spool::compaction::{CompactRequest, Prepared};
+    /// use spool::{AppendRequest, Role};
+    /// use spool_host::Spool;
+    ///
+    /// let mut spool = Spool::builder().open()?;
+    /// spool.create_session("agent:main:main")?;
+    /// for i in 0..20 {
+    ///     let mut entry = AppendRequest::new(Role::User, format!("Goal: ship v{i}. {}", "x ".repeat(100)));
+    ///     entry.token_count = Some(200);
+    ///     spool.append("agent:main:main", entry)?;
+    /// }
+    /// let request: CompactRequest =
+    ///     serde_json::from_value(serde_json::json!({ "context_window_tokens": 1000 }))?;
+    ///
+    /// // Any LLM fits here; this one writes one line per obligation.
+    /// let llm = |prepared: &Prepared| -> Result<String, std::io::Error> {
+    ///     let lines: Vec<&str> = prepared.obligations.iter().map(|o| o.text.as_str()).collect();
+    ///     Ok(format!("Summary of {} entries:\n{}", prepared.removed_count, lines.join("\n")))
+    /// };
+    /// let result = spool.compact_with("agent:main:main", request, llm)?;
+    /// assert_eq!(result.summary_source, "llm");
+    /// assert!(result.removed_count > 0);
+    /// assert!(result.summary.starts_with("Summary of"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn compact_with<E>(
+        &mut self,
+        key: &str,
+        request: CompactRequest,
+        summarize: impl FnOnce(&Prepared) -> Result<String, E>,
+    ) -> Result<CompactionResult, CompactWithError<E>> {
+        let prepared = self.prepare_compaction(key, request.clone())?;
+        // Skipped plans are committed with no summary: the commit re-plans, finds the
+        // same skip (or a stale preimage) and reports it without writing.
+        let summary_text = match prepared.skip_reason {
+            Some(_) => String::new(),
+            None => summarize(&prepared).map_err(CompactWithError::Summarizer)?,
+        };
+        let commit = CommitRequest {
+            request,
+            preimage: prepared.preimage,
+            summary_text,
+            summary_payload: None,
+        };
+        Ok(self.commit_compaction(key, commit)?)
+    }
+
+    /// Stores a compaction an agent produced itself (an in-turn summary): `kept_entries`
+    /// replace the last `kept_entries.len()` active entries, the earlier ones move to the
+    /// archive (`summary_source` `external`). An empty summary touches nothing.
+    pub fn persist_compaction_result(
+        &mut self,
+        key: &str,
+        persist: PersistRequest,
+    ) -> Result<CompactionResult, Error> {
+        let now = (self.clock)();
+        self.instance
+            .persist_compaction_result(&self.workspace, key, persist, now)
+    }
+
+    /// The canonical transcript of the session under `key`: archived and active entries
+    /// in original order — after any number of compactions, the transcript as appended.
+    pub fn canonical_transcript(&mut self, key: &str) -> Result<Vec<Entry>, Error> {
+        self.instance.canonical_transcript(&self.workspace, key)
+    }
+
+    /// The compaction summaries of the session under `key`, oldest first.
+    pub fn list_summaries(&mut self, key: &str) -> Result<Vec<Summary>, Error> {
+        self.instance.list_summaries(&self.workspace, key)
+    }
+
+    /// The degraded compactions waiting for repair in this workspace (of one agent when
+    /// `agent_id` is given).
+    pub fn list_degraded_compactions(
+        &mut self,
+        agent_id: Option<&str>,
+    ) -> Result<Vec<Summary>, Error> {
+        self.instance
+            .list_degraded_compactions(&self.workspace, agent_id)
+    }
+
+    /// The entries the compaction `compaction_id` of the session under `key` archived.
+    pub fn compaction_preimage(
+        &mut self,
+        key: &str,
+        compaction_id: &str,
+    ) -> Result<Vec<Entry>, Error> {
+        self.instance
+            .compaction_preimage(&self.workspace, key, compaction_id)
+    }
+
+    /// Sets the repair status of a compaction (e.g. `repaired`); it leaves the repair
+    /// queue.
+    pub fn set_repair_status(
+        &mut self,
+        key: &str,
+        compaction_id: &str,
+        status: &str,
+    ) -> Result<Summary, Error> {
+        self.instance
+            .set_repair_status(&self.workspace, key, compaction_id, status)
+    }
+
+    /// Back-fills the flush receipt of a compaction (e.g. `safe`); one no longer
+    /// degraded leaves the repair queue.
+    pub fn set_flush_receipt(
+        &mut self,
+        key: &str,
+        compaction_id: &str,
+        status: &str,
+    ) -> Result<Summary, Error> {
+        self.instance
+            .set_flush_receipt(&self.workspace, key, compaction_id, status)
     }
 }
 

@@ -4,6 +4,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use spool::compaction::{
+    CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
+};
 use spool::{
     AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
     NewContextState, NoArchive, Page, PageRequest, Session, SessionList, Storage, StorageError,
@@ -154,6 +157,10 @@ fn new_store(
         },
     );
     store.limiter(|state| &mut state.limits);
+    // What the guest hands the host in one call (a commit's batch) is copied out of its
+    // linear memory, so it is bounded by the memory limit already; wasmtime's own
+    // default cap (128 MiB) would refuse a large compaction's batch that fits in it.
+    store.set_hostcall_fuel(max_memory_bytes);
     Ok(store)
 }
 
@@ -461,5 +468,116 @@ impl Instance {
         now_ms: u64,
     ) -> Result<u64, Error> {
         self.call(|e, s| e.invalidate_states(s, workspace, key, state_kind, reason, now_ms))
+    }
+
+    /// Compacts the session under `key` with the built-in deterministic summarizer
+    /// (`summary_source` `fallback`) when its transcript exceeds the window
+    /// (`tokens × safety_margin > context_window_tokens`); otherwise nothing is written
+    /// and the result says why (`skip_reason`).
+    pub fn compact(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        request: CompactRequest,
+        now_ms: u64,
+    ) -> Result<CompactionResult, Error> {
+        self.call(|e, s| e.compact(s, workspace, key, &request, now_ms))
+    }
+
+    /// Phase one of a two-phase compaction: the exact text to summarize, the obligations
+    /// the summary must keep, the cut and the preimage token. Writes nothing.
+    pub fn prepare_compaction(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        request: CompactRequest,
+    ) -> Result<Prepared, Error> {
+        self.call(|e, s| e.prepare_compaction(s, workspace, key, &request))
+    }
+
+    /// Phase two: commits an external summary (`summary_source` `llm`) of the prepared
+    /// cut after checking the preimage (a changed transcript → `skip_reason`
+    /// `stale_preimage`) and the coverage (blocking mode → `coverage_blocked`).
+    pub fn commit_compaction(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        commit: CommitRequest,
+        now_ms: u64,
+    ) -> Result<CompactionResult, Error> {
+        self.call(|e, s| e.commit_compaction(s, workspace, key, &commit, now_ms))
+    }
+
+    /// Stores a summary an agent produced itself: `kept_entries` replace the last
+    /// `kept_entries.len()` active entries and the earlier ones move to the archive. An
+    /// empty summary touches nothing.
+    pub fn persist_compaction_result(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        persist: PersistRequest,
+        now_ms: u64,
+    ) -> Result<CompactionResult, Error> {
+        self.call(|e, s| e.persist_compaction_result(s, workspace, key, persist, now_ms))
+    }
+
+    /// The canonical transcript of the session under `key`: the entries compactions
+    /// archived and the active ones, in original order (the transcript as appended).
+    pub fn canonical_transcript(
+        &mut self,
+        workspace: &str,
+        key: &str,
+    ) -> Result<Vec<Entry>, Error> {
+        self.call(|e, s| e.canonical_transcript(s, workspace, key))
+    }
+
+    /// The compaction summaries of the session under `key`, oldest first.
+    pub fn list_summaries(&mut self, workspace: &str, key: &str) -> Result<Vec<Summary>, Error> {
+        self.call(|e, s| e.list_summaries(s, workspace, key))
+    }
+
+    /// The degraded compactions (flush receipt `degraded_forensic`, no repair status)
+    /// waiting for repair in `workspace`, of one agent when `agent_id` is given.
+    pub fn list_degraded_compactions(
+        &mut self,
+        workspace: &str,
+        agent_id: Option<&str>,
+    ) -> Result<Vec<Summary>, Error> {
+        self.call(|e, s| e.list_degraded_compactions(s, workspace, agent_id))
+    }
+
+    /// The entries the compaction `compaction_id` archived (its pre-image), in original
+    /// order; an unknown compaction is `not_found`.
+    pub fn compaction_preimage(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        compaction_id: &str,
+    ) -> Result<Vec<Entry>, Error> {
+        self.call(|e, s| e.compaction_preimage(s, workspace, key, compaction_id))
+    }
+
+    /// Sets the repair status of a compaction (e.g. `repaired`); it leaves the repair
+    /// queue. Returns the updated summary.
+    pub fn set_repair_status(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        compaction_id: &str,
+        status: &str,
+    ) -> Result<Summary, Error> {
+        self.call(|e, s| e.set_repair_status(s, workspace, key, compaction_id, status))
+    }
+
+    /// Back-fills the flush receipt of a compaction (e.g. `safe`); one no longer
+    /// degraded leaves the repair queue. Returns the updated summary.
+    pub fn set_flush_receipt(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        compaction_id: &str,
+        status: &str,
+    ) -> Result<Summary, Error> {
+        self.call(|e, s| e.set_flush_receipt(s, workspace, key, compaction_id, status))
     }
 }

@@ -121,3 +121,51 @@ impl From<StorageError> for Error {
         Error::Storage(error)
     }
 }
+
+/// The failure of [`Spool::compact_with`](crate::Spool::compact_with): the summarizer's
+/// own error, or a failure of Spool's prepare or commit. When the summarizer fails,
+/// nothing was written.
+#[derive(Debug)]
+pub enum CompactWithError<E> {
+    /// The summarizer closure returned an error; the transcript is untouched.
+    Summarizer(E),
+    /// Preparing or committing the compaction failed.
+    Spool(Error),
+}
+
+impl<E> CompactWithError<E> {
+    /// The stable reason code: `summarizer` for [`CompactWithError::Summarizer`], the
+    /// [`Error::code`] otherwise.
+    pub fn code(&self) -> &str {
+        match self {
+            CompactWithError::Summarizer(_) => "summarizer",
+            CompactWithError::Spool(e) => e.code(),
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for CompactWithError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CompactWithError::Summarizer(e) => {
+                write!(f, "the summarizer failed (nothing was written): {e}")
+            }
+            CompactWithError::Spool(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl<E: std::error::Error + 'static> std::error::Error for CompactWithError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CompactWithError::Summarizer(e) => Some(e),
+            CompactWithError::Spool(e) => Some(e),
+        }
+    }
+}
+
+impl<E> From<Error> for CompactWithError<E> {
+    fn from(error: Error) -> Self {
+        CompactWithError::Spool(error)
+    }
+}

@@ -41,7 +41,7 @@ pub use archive::{ArchiveDir, DEFAULT_ARCHIVE_DIR_NAME};
 pub use cache::{CacheStatus, default_cache_dir};
 pub use client::{DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
 pub use engine::{DEFAULT_MEMORY_LIMIT, Instance, Runtime};
-pub use error::Error;
+pub use error::{CompactWithError, Error};
 pub use sqlite::SqliteStorage;
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped

@@ -3,6 +3,8 @@
 //! Exit codes: 0 success, 1 the operation failed (printed as `error[<code>]: <message>`
 //! on stderr), 2 usage error.
 
+#[path = "cli/compaction.rs"]
+mod compaction;
 #[path = "cli/demo.rs"]
 mod demo;
 #[path = "cli/entries.rs"]
@@ -25,6 +27,7 @@ use serde::Serialize;
 use spool::{AppendRequest, ListFilter, Role, SessionStatus, TurnUsage};
 use spool_host::{Error, Spool};
 
+use crate::compaction::{CompactArgs, CompactionIdArgs, PersistArgs, RepairsArgs, StatusArgs};
 use crate::entries::{EntryArgs, TruncateArgs};
 use crate::lifecycle::{
     CapArgs, FencedKeyArgs, FinishArgs, IntentArgs, KeyArgs, PruneArgs, UpdateArgs,
@@ -40,6 +43,9 @@ const EXAMPLES: &str = "Examples:
   spool reset agent:main:main                  archive the transcript, rotate the identity
   spool update agent:main:main --model gpt-5 --config temperature=0.2
   spool prune --max-age 30d
+  spool compact agent:main:main --window 128000   summarize the oldest entries
+  spool compact agent:main:main --window 128000 --summarizer-cmd 'my-llm --summarize'
+  spool canonical agent:main:main              every entry ever appended, in order
   spool --db ~/agents.db --workspace team list --limit 50 --status running
   spool component spool.wasm                   extract the WebAssembly component
 
@@ -185,6 +191,30 @@ enum Command {
     Entry(EntryArgs),
     /// Keep only the newest `--keep` entries of the session under KEY.
     Truncate(TruncateArgs),
+    /// Compact the session under KEY when it exceeds `--window`: the oldest entries move
+    /// to the canonical archive, replaced by a summary that keeps every obligation
+    /// (goals, constraints, failures, files, tool ids, …).
+    ///
+    /// The built-in deterministic summarizer is used unless `--summarizer-cmd` names a
+    /// command (any LLM CLI) that reads the text to summarize on stdin and prints the
+    /// summary.
+    Compact(CompactArgs),
+    /// Store a compaction an agent produced itself: the summary, and the agent's version
+    /// of the newest entries (`--kept-json`); the earlier entries are archived.
+    CompactResult(PersistArgs),
+    /// Show the canonical transcript of KEY: entries archived by compactions and the
+    /// active ones, in the order they were appended.
+    Canonical(KeyArgs),
+    /// Show the compaction summaries of KEY, oldest first.
+    Summaries(KeyArgs),
+    /// List the degraded compactions (flush receipt `unsafe`) waiting for repair.
+    Repairs(RepairsArgs),
+    /// Set the repair status of a compaction (it leaves the repair queue).
+    Repair(StatusArgs),
+    /// Back-fill the flush receipt of a compaction (e.g. `--status safe`).
+    Receipt(StatusArgs),
+    /// Show the entries a compaction archived (its pre-image).
+    Preimage(CompactionIdArgs),
     /// Context states saved for a session: `list`, `save`, `invalidate`.
     #[command(subcommand)]
     States(StatesCommand),
@@ -364,6 +394,14 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Entry(args) => entries::entry(&mut open(&cli)?, args),
         Command::Truncate(args) => entries::truncate(&mut open(&cli)?, args),
         Command::States(command) => states::run(&mut open(&cli)?, command),
+        Command::Compact(args) => compaction::compact(&mut open(&cli)?, args),
+        Command::CompactResult(args) => compaction::persist(&mut open(&cli)?, args),
+        Command::Canonical(args) => compaction::canonical(&mut open(&cli)?, args),
+        Command::Summaries(args) => compaction::summaries(&mut open(&cli)?, args),
+        Command::Repairs(args) => compaction::repairs(&mut open(&cli)?, args),
+        Command::Repair(args) => compaction::repair(&mut open(&cli)?, args),
+        Command::Receipt(args) => compaction::receipt(&mut open(&cli)?, args),
+        Command::Preimage(args) => compaction::preimage(&mut open(&cli)?, args),
         Command::Demo => {
             let mut spool = open(&cli)?;
             if demo::run(&mut spool)? {

@@ -7,6 +7,10 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use spool::compaction::{
+    CommitRequest, CompactRequest, CompactionConfig, CompactionResult, Obligation, PersistRequest,
+    Prepared, Summary,
+};
 use spool::{
     AppendRequest, Archiver, Batch, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
     KeyRange, Kv, ListFilter, Mutation, NewContextState, Order, Page, PageRequest, Precondition,
@@ -523,6 +527,152 @@ impl Exports {
             .call_invalidate_states(store, workspace, key, state_kind, reason, now_ms);
         finish("invalidate-states", call, Ok)
     }
+
+    pub(crate) fn compact(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        request: &CompactRequest,
+        now_ms: u64,
+    ) -> Result<CompactionResult, Error> {
+        let request = to_wit_compact(request);
+        let call = self
+            .api()
+            .call_compact(store, workspace, key, &request, now_ms);
+        finish("compact", call, from_wit_result)
+    }
+
+    pub(crate) fn prepare_compaction(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        request: &CompactRequest,
+    ) -> Result<Prepared, Error> {
+        let request = to_wit_compact(request);
+        let call = self
+            .api()
+            .call_prepare_compaction(store, workspace, key, &request);
+        finish("prepare-compaction", call, from_wit_prepared)
+    }
+
+    pub(crate) fn commit_compaction(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        commit: &CommitRequest,
+        now_ms: u64,
+    ) -> Result<CompactionResult, Error> {
+        let commit = api::CommitRequest {
+            request: to_wit_compact(&commit.request),
+            preimage: commit.preimage.clone(),
+            summary_text: commit.summary_text.clone(),
+            summary_payload: commit.summary_payload.as_ref().map(Value::to_string),
+        };
+        let call = self
+            .api()
+            .call_commit_compaction(store, workspace, key, &commit, now_ms);
+        finish("commit-compaction", call, from_wit_result)
+    }
+
+    pub(crate) fn persist_compaction_result(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        persist: PersistRequest,
+        now_ms: u64,
+    ) -> Result<CompactionResult, Error> {
+        let persist = api::PersistRequest {
+            summary_text: persist.summary_text,
+            kept_entries: persist
+                .kept_entries
+                .into_iter()
+                .map(to_wit_append)
+                .collect(),
+            compaction_id: persist.compaction_id,
+            trigger_reason: persist.trigger_reason,
+        };
+        let call = self
+            .api()
+            .call_persist_compaction_result(store, workspace, key, &persist, now_ms);
+        finish("persist-compaction-result", call, from_wit_result)
+    }
+
+    pub(crate) fn canonical_transcript(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+    ) -> Result<Vec<Entry>, Error> {
+        let call = self.api().call_canonical_transcript(store, workspace, key);
+        finish("canonical-transcript", call, from_wit_entries)
+    }
+
+    pub(crate) fn list_summaries(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+    ) -> Result<Vec<Summary>, Error> {
+        let call = self.api().call_list_summaries(store, workspace, key);
+        finish("list-summaries", call, from_summaries)
+    }
+
+    pub(crate) fn list_degraded_compactions(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        agent_id: Option<&str>,
+    ) -> Result<Vec<Summary>, Error> {
+        let call = self
+            .api()
+            .call_list_degraded_compactions(store, workspace, agent_id);
+        finish("list-degraded-compactions", call, from_summaries)
+    }
+
+    pub(crate) fn compaction_preimage(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        compaction_id: &str,
+    ) -> Result<Vec<Entry>, Error> {
+        let call = self
+            .api()
+            .call_compaction_preimage(store, workspace, key, compaction_id);
+        finish("compaction-preimage", call, from_wit_entries)
+    }
+
+    pub(crate) fn set_repair_status(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        compaction_id: &str,
+        status: &str,
+    ) -> Result<Summary, Error> {
+        let call = self
+            .api()
+            .call_set_repair_status(store, workspace, key, compaction_id, status);
+        finish("set-repair-status", call, |text| from_summary(&text))
+    }
+
+    pub(crate) fn set_flush_receipt(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        compaction_id: &str,
+        status: &str,
+    ) -> Result<Summary, Error> {
+        let call = self
+            .api()
+            .call_set_flush_receipt(store, workspace, key, compaction_id, status);
+        finish("set-flush-receipt", call, |text| from_summary(&text))
+    }
 }
 
 fn from_wit_error(error: api::Error) -> Error {
@@ -707,4 +857,143 @@ fn from_wit_entry(e: api::Entry) -> Result<Entry, Error> {
             output_tokens: u.output_tokens,
         }),
     })
+}
+
+fn to_wit_compact(r: &CompactRequest) -> api::CompactRequest {
+    let CompactionConfig {
+        safety_margin,
+        coverage_blocking,
+        protected_recent,
+    } = r.config;
+    api::CompactRequest {
+        context_window_tokens: r.context_window_tokens,
+        config: api::CompactionConfig {
+            safety_margin,
+            coverage_blocking,
+            protected_recent,
+        },
+        compaction_id: r.compaction_id.clone(),
+        trigger_reason: r.trigger_reason.clone(),
+        flush_receipt_status: r.flush_receipt_status.clone(),
+    }
+}
+
+fn from_wit_entries(entries: Vec<api::Entry>) -> Result<Vec<Entry>, Error> {
+    entries.into_iter().map(from_wit_entry).collect()
+}
+
+fn from_wit_result(r: api::CompactionResult) -> Result<CompactionResult, Error> {
+    let summary_payload = r
+        .summary_payload
+        .map(|text| {
+            serde_json::from_str(&text)
+                .map_err(|e| bad_json("the summary payload of a compaction result".into(), &e))
+        })
+        .transpose()?;
+    Ok(CompactionResult {
+        summary: r.summary,
+        summary_source: r.summary_source,
+        summary_payload,
+        removed_count: r.removed_count,
+        kept_entries: from_wit_entries(r.kept_entries)?,
+        tokens_before: r.tokens_before,
+        tokens_after: r.tokens_after,
+        chunks_processed: r.chunks_processed,
+        coverage_status: r.coverage_status,
+        missing_obligations: r.missing_obligations,
+        skip_reason: r.skip_reason,
+        compaction_id: r.compaction_id,
+    })
+}
+
+fn from_wit_obligation(o: api::Obligation) -> Result<Obligation, Error> {
+    // The kind is the core's snake_case enum name; parse it as the enum's JSON string.
+    let kind = serde_json::from_value(Value::String(o.kind.clone())).map_err(|e| Error::Spool {
+        code: "internal".to_owned(),
+        message: format!(
+            "the component returned an obligation of unknown kind `{}`: {e}",
+            o.kind
+        ),
+    })?;
+    Ok(Obligation {
+        kind,
+        text: o.text,
+        critical: o.critical,
+    })
+}
+
+fn from_wit_prepared(p: api::Prepared) -> Result<Prepared, Error> {
+    Ok(Prepared {
+        skip_reason: p.skip_reason,
+        input: p.input,
+        obligations: p
+            .obligations
+            .into_iter()
+            .map(from_wit_obligation)
+            .collect::<Result<_, _>>()?,
+        removed_count: p.removed_count,
+        kept_count: p.kept_count,
+        covered_through_id: p.covered_through_id,
+        tokens_before: p.tokens_before,
+        preimage: p.preimage,
+    })
+}
+
+/// One `summary-json` from the component as the core's [`Summary`].
+fn from_summary(text: &str) -> Result<Summary, Error> {
+    serde_json::from_str(text).map_err(|e| bad_json("a compaction summary".into(), &e))
+}
+
+fn from_summaries(texts: Vec<String>) -> Result<Vec<Summary>, Error> {
+    texts.iter().map(|t| from_summary(t)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_undecodable_json_from_the_guest_is_internal_not_a_panic() {
+        let err = from_summary("{not json").expect_err("bad JSON is refused");
+        assert_eq!(err.code(), "internal");
+        let err = from_summaries(vec!["{\"compaction_id\": 3}".into()])
+            .expect_err("a wrong shape is refused");
+        assert_eq!(err.code(), "internal");
+        let err = from_wit_obligation(api::Obligation {
+            kind: "no_such_kind".into(),
+            text: "x".into(),
+            critical: true,
+        })
+        .expect_err("an unknown kind is refused");
+        assert_eq!(err.code(), "internal");
+        let ok = from_wit_obligation(api::Obligation {
+            kind: "next_action".into(),
+            text: "run the tests".into(),
+            critical: true,
+        })
+        .expect("a known kind parses");
+        assert_eq!(ok.kind, spool::compaction::ObligationKind::NextAction);
+    }
+
+    #[test]
+    fn test_an_undecodable_result_payload_is_internal() {
+        let result = api::CompactionResult {
+            summary: "s".into(),
+            summary_source: "llm".into(),
+            summary_payload: Some("[".into()),
+            removed_count: 0,
+            kept_entries: Vec::new(),
+            tokens_before: 0,
+            tokens_after: 0,
+            chunks_processed: 0,
+            coverage_status: "unknown".into(),
+            missing_obligations: Vec::new(),
+            skip_reason: None,
+            compaction_id: None,
+        };
+        assert_eq!(
+            from_wit_result(result).expect_err("refused").code(),
+            "internal"
+        );
+    }
 }

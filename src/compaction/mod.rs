@@ -2,20 +2,32 @@
 //! what matters. Pure functions here; the operations that read and commit live beside
 //! them.
 //!
-//! - [`tokens`]: the deterministic token measure and its trigger;
-//! - [`plan`]: where to cut (units never split, half the window kept);
-//! - [`obligations`]: the facts the summary must keep;
-//! - [`summarize`]: the built-in `structured_v1` summarizer and its rendering;
-//! - [`coverage`]: the check, back-fill and blocking decision.
+//! - [`mod@tokens`]: the deterministic token measure and its trigger;
+//! - [`mod@plan`]: where to cut (units never split, half the window kept);
+//! - [`mod@obligations`]: the facts the summary must keep;
+//! - [`mod@summarize`]: the built-in `structured_v1` summarizer and its rendering;
+//! - [`mod@coverage`]: the check, back-fill and blocking decision.
 
 pub mod coverage;
+mod model;
 pub mod obligations;
+mod ops;
 pub mod plan;
 pub mod summarize;
 pub mod tokens;
 
 pub use coverage::{Coverage, check};
+pub use model::{
+    ArchivedEntry, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared,
+    Summary,
+};
 pub use obligations::{Obligation, ObligationKind, extract};
+pub(crate) use ops::repairs;
+pub use ops::{
+    canonical_transcript, commit_compaction, compact, compaction_preimage,
+    list_degraded_compactions, list_summaries, persist_compaction_result, prepare_compaction,
+    render_input, set_flush_receipt, set_repair_status,
+};
 pub use plan::{CompactionConfig, Plan, plan};
 pub use summarize::{render, summarize};
 pub use tokens::{entry_tokens, estimate};

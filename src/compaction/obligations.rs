@@ -50,6 +50,26 @@ impl ObligationKind {
         )
     }
 
+    /// How many of this kind a summary must keep: the newest ones. The bound keeps a
+    /// summary of 100,000 messages as small as one of 100; the newest facts are the ones
+    /// the work depends on, and older critical ones were carried forward by earlier
+    /// compactions.
+    pub fn limit(self) -> usize {
+        match self {
+            ObligationKind::Goal | ObligationKind::NextAction => 4,
+            ObligationKind::Question => 8,
+            ObligationKind::Constraint
+            | ObligationKind::Decision
+            | ObligationKind::Failure
+            | ObligationKind::Command => 16,
+            ObligationKind::ToolCall | ObligationKind::PendingTool | ObligationKind::Identifier => {
+                32
+            }
+            ObligationKind::File => 48,
+            ObligationKind::CarryForward => 64,
+        }
+    }
+
     fn label(self) -> &'static str {
         match self {
             ObligationKind::Goal => "goal",
@@ -224,10 +244,23 @@ pub fn extract(removed: &[Entry], transcript: &[Entry], carried: &[String]) -> V
             out.push(Obligation::new(ObligationKind::ToolCall, id.clone()));
         }
     }
-    // First occurrence wins; the same fact twice is one obligation.
+    // The same fact twice is one obligation; of each kind only the newest `limit` stay.
     let mut seen = std::collections::BTreeSet::new();
-    out.retain(|o| !o.text.is_empty() && seen.insert((o.kind, o.text.clone())));
-    out
+    let mut per_kind = std::collections::BTreeMap::new();
+    let mut kept: Vec<Obligation> = out
+        .into_iter()
+        .rev()
+        .filter(|o| {
+            if o.text.is_empty() || !seen.insert((o.kind, o.text.clone())) {
+                return false;
+            }
+            let count = per_kind.entry(o.kind).or_insert(0usize);
+            *count += 1;
+            *count <= o.kind.limit()
+        })
+        .collect();
+    kept.reverse();
+    kept
 }
 
 #[cfg(test)]
@@ -317,6 +350,18 @@ mod tests {
                 .filter(|x| x.kind == K::Question || x.kind == K::Command)
                 .all(|x| !x.critical)
         );
+    }
+
+    #[test]
+    fn test_only_the_newest_of_each_kind_are_kept() {
+        let removed: Vec<Entry> = (0..100)
+            .map(|i| e(Role::User, &format!("edit src/file_{i}.rs")))
+            .collect();
+        let o = extract(&removed, &removed, &[]);
+        let files = texts(&o, ObligationKind::File);
+        assert_eq!(files.len(), ObligationKind::File.limit());
+        assert_eq!(files.last(), Some(&"src/file_99.rs"));
+        assert!(!files.contains(&"src/file_0.rs"));
     }
 
     #[test]

@@ -81,6 +81,35 @@ pub const FILES: &[(&str, &str)] = &[
     ),
     ("context_states.json", include_str!("context_states.json")),
     ("list_filters.json", include_str!("list_filters.json")),
+    (
+        "compact_reduces_and_keeps_canonical.json",
+        include_str!("compact_reduces_and_keeps_canonical.json"),
+    ),
+    (
+        "compact_tool_boundary.json",
+        include_str!("compact_tool_boundary.json"),
+    ),
+    (
+        "compact_underreported_tokens.json",
+        include_str!("compact_underreported_tokens.json"),
+    ),
+    (
+        "compact_backfill.json",
+        include_str!("compact_backfill.json"),
+    ),
+    (
+        "compact_blocking.json",
+        include_str!("compact_blocking.json"),
+    ),
+    (
+        "compact_two_phase.json",
+        include_str!("compact_two_phase.json"),
+    ),
+    (
+        "persist_compaction_result.json",
+        include_str!("persist_compaction_result.json"),
+    ),
+    ("flush_receipts.json", include_str!("flush_receipts.json")),
 ];
 
 #[derive(Debug, Deserialize)]

@@ -6,6 +6,9 @@ use std::rc::Rc;
 
 use js_sys::Promise;
 use serde::Serialize;
+use spool::compaction::{
+    self, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
+};
 use spool::{
     AppendRequest, ContextState, Entry, Error, FinishStatus, Intent, IntentOutcome, ListFilter,
     NewContextState, Operation, Page, PageRequest, Session, SessionList, TruncateOutcome,
@@ -353,6 +356,196 @@ impl Spool {
         })
     }
 
+    /// Compacts the session `key` with the built-in summarizer when its transcript
+    /// exceeds the window (`request` is the core's `CompactRequest`:
+    /// `context_window_tokens`, optional `config`, `compaction_id`, `trigger_reason`,
+    /// `flush_receipt_status`). `options.nowMs` defaults to `Date.now()`. Resolves to the
+    /// `CompactionResult` (`summary_source` `fallback`, or `skipped` with `skip_reason`).
+    #[wasm_bindgen(unchecked_return_type = "Promise<CompactionResult>")]
+    pub fn compact(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CompactRequest")] request: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(compact(&workspace, &key, request, options))
+    }
+
+    /// Phase one of a two-phase compaction: resolves to what to summarize (`input`), the
+    /// `obligations` the summary must keep and the `preimage` to commit with; nothing is
+    /// written. `skip_reason` says why no summary is needed, when none is.
+    #[wasm_bindgen(js_name = prepareCompaction, unchecked_return_type = "Promise<Prepared>")]
+    pub fn prepare_compaction(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CompactRequest")] request: JsValue,
+    ) -> Promise {
+        self.run(prepare_compaction(&workspace, &key, request))
+    }
+
+    /// Phase two: commits `commit.summary_text` (an LLM's summary of the prepared input)
+    /// with `commit.request` (the prepare's request) and `commit.preimage`. A transcript
+    /// changed since the prepare writes nothing (`skip_reason` `stale_preimage`).
+    /// `options.nowMs` defaults to `Date.now()`. Resolves to the `CompactionResult`
+    /// (`summary_source` `llm`).
+    #[wasm_bindgen(js_name = commitCompaction, unchecked_return_type = "Promise<CompactionResult>")]
+    pub fn commit_compaction(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CommitRequest")] commit: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(commit_compaction(&workspace, &key, commit, options))
+    }
+
+    /// Two-phase compaction with a JS summarizer: prepares, awaits
+    /// `summarize(prepared)` (a string, or a promise of one) and commits it with the
+    /// prepared preimage. When no summary is needed, `summarize` is not called and the
+    /// result says why (`skip_reason`). A summarizer that throws, rejects or yields no
+    /// string makes the call reject with `invalid_argument` (its message carries the
+    /// summarizer's), and nothing is written. `options.nowMs` defaults to `Date.now()`.
+    #[wasm_bindgen(js_name = compactWith, unchecked_return_type = "Promise<CompactionResult>")]
+    pub fn compact_with(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "CompactRequest")] request: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Summarizer")] summarize: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
+    ) -> Promise {
+        let storage = Rc::clone(&self.storage);
+        let args = compact_with_args(&workspace, &key, request, summarize, options);
+        future_to_promise(async move {
+            let args = args.map_err(|e| js::error(&e))?;
+            let result = compact_with(&storage, args)
+                .await
+                .map_err(|e| js::error(&e))?;
+            js::to_js(&result).map_err(|e| js::error(&e))
+        })
+    }
+
+    /// Stores a summary an agent produced itself (`persist` is the core's
+    /// `PersistRequest`: `summary_text`, `kept_entries`, optional `compaction_id` and
+    /// `trigger_reason`): the kept entries replace the last `kept_entries.length` active
+    /// entries and the earlier ones move to the archive. An empty summary touches
+    /// nothing. `options.nowMs` defaults to `Date.now()`. Resolves to the
+    /// `CompactionResult` (`summary_source` `external`).
+    #[wasm_bindgen(
+        js_name = persistCompactionResult,
+        unchecked_return_type = "Promise<CompactionResult>"
+    )]
+    pub fn persist_compaction_result(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "PersistRequest")] persist: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(persist_compaction_result(
+            &workspace, &key, persist, options,
+        ))
+    }
+
+    /// Resolves to the canonical transcript of the session `key`: the entries compactions
+    /// archived and the active ones, in original order (the transcript as appended).
+    #[wasm_bindgen(js_name = canonicalTranscript, unchecked_return_type = "Promise<Entry[]>")]
+    pub fn canonical_transcript(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Promise {
+        self.run(
+            workspace_and_key(&workspace, &key)
+                .map(|(workspace, key)| compaction::canonical_transcript(&workspace, &key)),
+        )
+    }
+
+    /// Resolves to the compaction summaries of the session `key`, oldest first.
+    #[wasm_bindgen(js_name = listSummaries, unchecked_return_type = "Promise<Summary[]>")]
+    pub fn list_summaries(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Promise {
+        self.run(
+            workspace_and_key(&workspace, &key)
+                .map(|(workspace, key)| compaction::list_summaries(&workspace, &key)),
+        )
+    }
+
+    /// Resolves to the summaries of the degraded compactions of `workspace` (flush
+    /// receipt `degraded_forensic`, no repair status yet), only `agentId`'s sessions when
+    /// given.
+    #[wasm_bindgen(
+        js_name = listDegradedCompactions,
+        unchecked_return_type = "Promise<Summary[]>"
+    )]
+    pub fn list_degraded_compactions(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(js_name = "agentId", unchecked_optional_param_type = "string | null")]
+        agent_id: JsValue,
+    ) -> Promise {
+        self.run(list_degraded_compactions(&workspace, &agent_id))
+    }
+
+    /// Resolves to the entries the compaction `compactionId` of the session `key`
+    /// archived (its pre-image), in original order.
+    #[wasm_bindgen(js_name = compactionPreimage, unchecked_return_type = "Promise<Entry[]>")]
+    pub fn compaction_preimage(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(js_name = "compactionId", unchecked_param_type = "string")]
+        compaction_id: JsValue,
+    ) -> Promise {
+        self.run(compaction_preimage(&workspace, &key, &compaction_id))
+    }
+
+    /// Sets the repair status (e.g. `"repaired"`) of the compaction `compactionId` of the
+    /// session `key`, which takes it off the degraded list. Resolves to the summary.
+    #[wasm_bindgen(js_name = setRepairStatus, unchecked_return_type = "Promise<Summary>")]
+    pub fn set_repair_status(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(js_name = "compactionId", unchecked_param_type = "string")]
+        compaction_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] status: JsValue,
+    ) -> Promise {
+        self.run(amend_compaction(
+            &workspace,
+            &key,
+            &compaction_id,
+            &status,
+            compaction::set_repair_status,
+        ))
+    }
+
+    /// Back-fills the flush receipt of the compaction `compactionId` of the session `key`
+    /// (`unknown`, `safe`, `unsafe` — stored as `degraded_forensic` —,
+    /// `degraded_forensic`, `noop_no_memory` or `archive_only`). Resolves to the summary.
+    #[wasm_bindgen(js_name = setFlushReceipt, unchecked_return_type = "Promise<Summary>")]
+    pub fn set_flush_receipt(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(js_name = "compactionId", unchecked_param_type = "string")]
+        compaction_id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "FlushReceiptStatus")] status: JsValue,
+    ) -> Promise {
+        self.run(amend_compaction(
+            &workspace,
+            &key,
+            &compaction_id,
+            &status,
+            compaction::set_flush_receipt,
+        ))
+    }
+
     /// Closes the database connection; later calls reject with code `storage`.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn close(&self) -> Promise {
@@ -366,8 +559,7 @@ impl Spool {
     fn run<T: Serialize + 'static>(&self, op: Result<Operation<T>, Error>) -> Promise {
         let storage = Rc::clone(&self.storage);
         future_to_promise(async move {
-            let op = op.map_err(|e| js::error(&e))?;
-            let value = spool::run_async(&*storage, op)
+            let value = spool::run_async(&*storage, op.map_err(|e| js::error(&e))?)
                 .await
                 .map_err(|e| js::error(&e))?;
             js::to_js(&value).map_err(|e| js::error(&e))
@@ -638,4 +830,164 @@ fn invalidate_states(
         &reason,
         options.now(),
     ))
+}
+
+fn compact(
+    workspace: &JsValue,
+    key: &JsValue,
+    request: JsValue,
+    options: JsValue,
+) -> Result<Operation<CompactionResult>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let request: CompactRequest = js::object(request, "request")?;
+    let options = js::options(options, "options", TIME)?;
+    Ok(compaction::compact(
+        &workspace,
+        &key,
+        request,
+        options.now(),
+    ))
+}
+
+fn prepare_compaction(
+    workspace: &JsValue,
+    key: &JsValue,
+    request: JsValue,
+) -> Result<Operation<Prepared>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let request: CompactRequest = js::object(request, "request")?;
+    Ok(compaction::prepare_compaction(&workspace, &key, request))
+}
+
+fn commit_compaction(
+    workspace: &JsValue,
+    key: &JsValue,
+    commit: JsValue,
+    options: JsValue,
+) -> Result<Operation<CompactionResult>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let commit: CommitRequest = js::object(commit, "commit")?;
+    let options = js::options(options, "options", TIME)?;
+    Ok(compaction::commit_compaction(
+        &workspace,
+        &key,
+        commit,
+        options.now(),
+    ))
+}
+
+/// The checked arguments of `compactWith`.
+struct CompactWith {
+    workspace: String,
+    key: String,
+    request: CompactRequest,
+    summarize: js_sys::Function,
+    now_ms: u64,
+}
+
+fn compact_with_args(
+    workspace: &JsValue,
+    key: &JsValue,
+    request: JsValue,
+    summarize: JsValue,
+    options: JsValue,
+) -> Result<CompactWith, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let request: CompactRequest = js::object(request, "request")?;
+    let summarize = js::function(summarize, "summarize")?;
+    let options = js::options(options, "options", TIME)?;
+    Ok(CompactWith {
+        workspace,
+        key,
+        request,
+        summarize,
+        now_ms: options.now(),
+    })
+}
+
+/// Prepare, summarize in JS, commit. The summarizer runs between the two operations, so
+/// the commit's preimage check catches any write that lands while it thinks.
+async fn compact_with(storage: &IdbStorage, args: CompactWith) -> Result<CompactionResult, Error> {
+    let CompactWith {
+        workspace,
+        key,
+        request,
+        summarize,
+        now_ms,
+    } = args;
+    let prepare = compaction::prepare_compaction(&workspace, &key, request.clone());
+    let prepared = spool::run_async(storage, prepare).await?;
+    // With nothing to summarize, the commit (given no summary) re-plans and reports the
+    // same skip reason — or `stale_preimage` if the transcript changed meanwhile —
+    // without writing.
+    let summary_text = if prepared.skip_reason.is_some() {
+        String::new()
+    } else {
+        js::summarize(&summarize, &js::to_js(&prepared)?).await?
+    };
+    let commit = CommitRequest {
+        request,
+        preimage: prepared.preimage,
+        summary_text,
+        summary_payload: None,
+    };
+    let commit = compaction::commit_compaction(&workspace, &key, commit, now_ms);
+    spool::run_async(storage, commit).await
+}
+
+fn persist_compaction_result(
+    workspace: &JsValue,
+    key: &JsValue,
+    persist: JsValue,
+    options: JsValue,
+) -> Result<Operation<CompactionResult>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let persist: PersistRequest = js::object(persist, "persist")?;
+    let options = js::options(options, "options", TIME)?;
+    Ok(compaction::persist_compaction_result(
+        &workspace,
+        &key,
+        persist,
+        options.now(),
+    ))
+}
+
+fn list_degraded_compactions(
+    workspace: &JsValue,
+    agent_id: &JsValue,
+) -> Result<Operation<Vec<Summary>>, Error> {
+    let workspace = js::string(workspace, "workspace")?;
+    let agent_id = js::optional_string(agent_id, "agentId")?;
+    Ok(compaction::list_degraded_compactions(
+        &workspace,
+        agent_id.as_deref(),
+    ))
+}
+
+fn compaction_preimage(
+    workspace: &JsValue,
+    key: &JsValue,
+    compaction_id: &JsValue,
+) -> Result<Operation<Vec<Entry>>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let compaction_id = js::string(compaction_id, "compactionId")?;
+    Ok(compaction::compaction_preimage(
+        &workspace,
+        &key,
+        &compaction_id,
+    ))
+}
+
+/// `setRepairStatus` and `setFlushReceipt`: `amend` is the core operation.
+fn amend_compaction(
+    workspace: &JsValue,
+    key: &JsValue,
+    compaction_id: &JsValue,
+    status: &JsValue,
+    amend: fn(&str, &str, &str, &str) -> Operation<Summary>,
+) -> Result<Operation<Summary>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let compaction_id = js::string(compaction_id, "compactionId")?;
+    let status = js::string(status, "status")?;
+    Ok(amend(&workspace, &key, &compaction_id, &status))
 }

@@ -3,7 +3,8 @@
 //! The browser host of the Spool core: [`IdbStorage`], an IndexedDB implementation of
 //! [`spool::AsyncStorage`] (with an archive store for the generations resets replace),
 //! and [`Spool`], the class JavaScript uses (`Spool.open(name)`, `createSession`,
-//! `appendEntry`, `readPage`, `applyIntent`, `listArchives`, …). The host is a thin
+//! `appendEntry`, `readPage`, `applyIntent`, `listArchives`, `compact`, `compactWith`
+//! — a two-phase compaction whose summary comes from a JS function —, …). The host is a thin
 //! shell: every session rule lives in the core's operations, which [`spool::run_async`]
 //! drives against IndexedDB. The shell only converts values at the JS boundary and supplies what the
 //! core never reads itself: the clock (`Date.now()`) and fresh ids

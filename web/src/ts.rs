@@ -94,6 +94,69 @@ export interface ResetArchive {
   session_key: string; session_id: string; epoch: number; archived_at: number;
   transcript_entries: Entry[]; summaries: unknown[];
 }
+/** How compaction decides and checks (every field optional). */
+export interface CompactionConfig {
+  /** Compact when tokens × safety_margin > window (default 1.2). */
+  safety_margin?: number;
+  /** Refuse a summary that misses a critical obligation (default false: back-fill). */
+  coverage_blocking?: boolean;
+  /** The newest this-many entries are always kept (default 0). */
+  protected_recent?: number;
+}
+/** A memory-flush receipt (`unsafe` is stored as `degraded_forensic`). */
+export type FlushReceiptStatus =
+  | "unknown" | "safe" | "unsafe" | "degraded_forensic" | "noop_no_memory" | "archive_only";
+/** How to compact (`compact`, `prepareCompaction`, `compactWith`). */
+export interface CompactRequest {
+  context_window_tokens: number; config?: CompactionConfig; compaction_id?: string | null;
+  trigger_reason?: string | null; flush_receipt_status?: FlushReceiptStatus | null;
+}
+/** What kind of fact an obligation is. */
+export type ObligationKind =
+  | "goal" | "constraint" | "decision" | "next_action" | "failure" | "tool_call"
+  | "pending_tool" | "file" | "command" | "identifier" | "question" | "carry_forward";
+/** One fact a summary must keep. */
+export interface Obligation { kind: ObligationKind; text: string; critical: boolean; }
+/** Phase one of a two-phase compaction (`prepareCompaction`): what to summarize.
+ * `skip_reason` (`below_threshold`, `nothing_to_compact`) is null when a summary is needed. */
+export interface Prepared {
+  skip_reason: string | null; input: string; obligations: Obligation[];
+  removed_count: number; kept_count: number; covered_through_id: number;
+  tokens_before: number; preimage: string;
+}
+/** Phase two (`commitCompaction`): the summary, with the prepare's request and preimage. */
+export interface CommitRequest {
+  request: CompactRequest; preimage: string; summary_text: string; summary_payload?: unknown;
+}
+/** An externally produced compaction (`persistCompactionResult`). */
+export interface PersistRequest {
+  summary_text: string; kept_entries: AppendRequest[]; compaction_id?: string | null;
+  trigger_reason?: string | null;
+}
+/** The summarizer `compactWith` calls between prepare and commit. */
+export type Summarizer = (prepared: Prepared) => string | Promise<string>;
+/** The result of a compaction, or of its refusal (`summary` "" and `skip_reason` set:
+ * `below_threshold`, `nothing_to_compact`, `stale_preimage`, `coverage_blocked`,
+ * `empty_summary`). */
+export interface CompactionResult {
+  summary: string; summary_source: "fallback" | "llm" | "external" | "skipped";
+  summary_payload: unknown | null; removed_count: number; kept_entries: Entry[];
+  tokens_before: number; tokens_after: number; chunks_processed: number;
+  coverage_status: "pass" | "pass_with_backfill" | "unknown" | "fail_blocked";
+  missing_obligations: string[]; skip_reason: string | null; compaction_id: string | null;
+}
+/** The stored summary of one compaction (`listSummaries`, `listDegradedCompactions`). */
+export interface Summary {
+  compaction_id: string; compaction_index: number; session_id: string; session_key: string;
+  summary_text: string; summary_payload: unknown | null;
+  summary_format: "structured_v1" | "text";
+  summary_source: "fallback" | "llm" | "external" | "unknown";
+  coverage_status: string; missing_obligations: string[] | null;
+  critical_carry_forward: string[] | null; trigger_reason: string | null;
+  tokens_before: number | null; tokens_after: number | null; removed_count: number;
+  kept_count: number; chunk_count: number; covered_through_id: number; created_at: number;
+  flush_receipt_status: string; repair_status: string | null;
+}
 /** Options of calls that may create a session: defaults are `crypto.randomUUID()` and
  * `Date.now()`. */
 export interface CreateOptions { sessionId?: string; nowMs?: number; }

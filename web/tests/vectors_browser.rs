@@ -192,6 +192,71 @@ impl vectors::VectorHost for Browser {
                 ];
                 common::call(spool, "invalidateStates", &args).await
             }
+            Command::Compact {
+                key,
+                request,
+                now_ms,
+            } => {
+                let request = serde_json::to_value(&request).expect("request as JSON");
+                let options = json!({ "nowMs": now_ms });
+                let args = [ws, key.into(), common::js(&request), common::js(&options)];
+                common::call(spool, "compact", &args).await
+            }
+            Command::PrepareCompaction { key, request } => {
+                let request = serde_json::to_value(&request).expect("request as JSON");
+                let args = [ws, key.into(), common::js(&request)];
+                common::call(spool, "prepareCompaction", &args).await
+            }
+            Command::CommitCompaction {
+                key,
+                commit,
+                now_ms,
+            } => {
+                let commit = serde_json::to_value(&commit).expect("commit as JSON");
+                let options = json!({ "nowMs": now_ms });
+                let args = [ws, key.into(), common::js(&commit), common::js(&options)];
+                common::call(spool, "commitCompaction", &args).await
+            }
+            Command::PersistCompactionResult {
+                key,
+                persist,
+                now_ms,
+            } => {
+                let persist = serde_json::to_value(&persist).expect("persist as JSON");
+                let options = json!({ "nowMs": now_ms });
+                let args = [ws, key.into(), common::js(&persist), common::js(&options)];
+                common::call(spool, "persistCompactionResult", &args).await
+            }
+            Command::CanonicalTranscript { key } => {
+                common::call(spool, "canonicalTranscript", &[ws, key.into()]).await
+            }
+            Command::ListSummaries { key } => {
+                common::call(spool, "listSummaries", &[ws, key.into()]).await
+            }
+            Command::ListDegradedCompactions { agent_id } => {
+                let agent_id = agent_id.map_or(JsValue::UNDEFINED, JsValue::from);
+                common::call(spool, "listDegradedCompactions", &[ws, agent_id]).await
+            }
+            Command::CompactionPreimage { key, compaction_id } => {
+                let args = [ws, key.into(), compaction_id.into()];
+                common::call(spool, "compactionPreimage", &args).await
+            }
+            Command::SetRepairStatus {
+                key,
+                compaction_id,
+                status,
+            } => {
+                let args = [ws, key.into(), compaction_id.into(), status.into()];
+                common::call(spool, "setRepairStatus", &args).await
+            }
+            Command::SetFlushReceipt {
+                key,
+                compaction_id,
+                status,
+            } => {
+                let args = [ws, key.into(), compaction_id.into(), status.into()];
+                common::call(spool, "setFlushReceipt", &args).await
+            }
             other => {
                 return Err(vectors::Failure {
                     code: "unsupported".into(),
@@ -226,6 +291,7 @@ fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(value: Value) -> Val
 
 /// The [`typed`] conversion for the result of `command`.
 fn retype(command: &Command) -> fn(Value) -> Value {
+    use spool::compaction::{CompactionResult, Prepared, Summary};
     use spool::{ContextState, Entry, IntentOutcome, Page, Session, SessionList, TruncateOutcome};
     match command {
         Command::CreateSession { .. }
@@ -246,6 +312,17 @@ fn retype(command: &Command) -> fn(Value) -> Value {
         | Command::CapEntries { .. }
         | Command::CountEntries { .. }
         | Command::InvalidateStates { .. } => typed::<u64>,
+        Command::Compact { .. }
+        | Command::CommitCompaction { .. }
+        | Command::PersistCompactionResult { .. } => typed::<CompactionResult>,
+        Command::PrepareCompaction { .. } => typed::<Prepared>,
+        Command::CanonicalTranscript { .. } | Command::CompactionPreimage { .. } => {
+            typed::<Vec<Entry>>
+        }
+        Command::ListSummaries { .. } | Command::ListDegradedCompactions { .. } => {
+            typed::<Vec<Summary>>
+        }
+        Command::SetRepairStatus { .. } | Command::SetFlushReceipt { .. } => typed::<Summary>,
         // A call this harness does not know fails below with `unsupported`.
         _ => std::convert::identity,
     }

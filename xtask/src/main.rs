@@ -27,7 +27,8 @@ Commands:
   build-web             Build the browser package (wasm-bindgen --target web) into web/pkg.
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
-  bench                 Run the benchmarks (release build): component + SQLite vs raw SQLite.
+  bench                 Run the benchmarks (release build): appends through component + SQLite
+                        vs raw SQLite, and compaction of 1k/10k/100k-entry sessions.
   help                  This text.
 ";
 
@@ -193,7 +194,12 @@ fn bench() -> Result<(), String> {
         &toolchain,
         &["bench", "--package", "spool-host", "--bench", "append"],
     )
-    .run("bench: appends")
+    .run("bench: appends, component + SQLite vs raw SQLite")?;
+    cargo(
+        &toolchain,
+        &["bench", "--package", "spool-host", "--bench", "compact"],
+    )
+    .run("bench: compaction of 1k, 10k, 100k-entry sessions")
 }
 
 /// Runs CI's steps in order, timing each and adding up the tests they ran.

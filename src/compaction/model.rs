@@ -1,0 +1,204 @@
+//! Records and results of compaction.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::obligations::Obligation;
+use super::plan::CompactionConfig;
+use crate::model::{AppendRequest, Entry};
+
+fn text() -> String {
+    "text".into()
+}
+
+fn unknown() -> String {
+    "unknown".into()
+}
+
+/// The stored summary of one compaction. Fields absent from older records read as:
+/// format `text`, source `unknown`, coverage `unknown`, flush receipt `unknown`, counts 0.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Id of the compaction (given, or `cmp-<session id>-<index>`).
+    pub compaction_id: String,
+    /// 0 for the first compaction of an identity, then 1, 2, …
+    pub compaction_index: u64,
+    /// The identity compacted.
+    pub session_id: String,
+    /// The session key.
+    pub session_key: String,
+    /// The summary text.
+    pub summary_text: String,
+    /// The structured payload (`structured_v1`).
+    #[serde(default)]
+    pub summary_payload: Option<Value>,
+    /// `structured_v1` or `text`.
+    #[serde(default = "text")]
+    pub summary_format: String,
+    /// `fallback` (built-in), `llm` (two-phase commit), `external` (persisted).
+    #[serde(default = "unknown")]
+    pub summary_source: String,
+    /// `pass`, `pass_with_backfill` or `unknown`.
+    #[serde(default = "unknown")]
+    pub coverage_status: String,
+    /// Obligations the summary missed (back-filled).
+    #[serde(default)]
+    pub missing_obligations: Option<Vec<String>>,
+    /// Facts carried forward verbatim.
+    #[serde(default)]
+    pub critical_carry_forward: Option<Vec<String>>,
+    /// Why the compaction ran.
+    #[serde(default)]
+    pub trigger_reason: Option<String>,
+    /// Active-transcript tokens before.
+    #[serde(default)]
+    pub tokens_before: Option<u64>,
+    /// Tokens after (kept entries + summary).
+    #[serde(default)]
+    pub tokens_after: Option<u64>,
+    /// Entries moved to the archive.
+    #[serde(default)]
+    pub removed_count: u64,
+    /// Entries kept active.
+    #[serde(default)]
+    pub kept_count: u64,
+    /// Chunks summarized.
+    #[serde(default)]
+    pub chunk_count: u64,
+    /// Id of the newest archived entry.
+    #[serde(default)]
+    pub covered_through_id: u64,
+    /// When the compaction committed.
+    #[serde(default)]
+    pub created_at: u64,
+    /// Memory-flush receipt: `unknown`, `safe`, `degraded_forensic`, `noop_no_memory`,
+    /// `archive_only` (`unsafe` is stored as `degraded_forensic`).
+    #[serde(default = "unknown")]
+    pub flush_receipt_status: String,
+    /// Repair state of a degraded compaction (e.g. `repaired`).
+    #[serde(default)]
+    pub repair_status: Option<String>,
+}
+
+impl Summary {
+    /// Whether the compaction waits in the repair queue.
+    pub fn degraded(&self) -> bool {
+        self.flush_receipt_status == "degraded_forensic" && self.repair_status.is_none()
+    }
+}
+
+/// An entry moved to the canonical archive by a compaction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchivedEntry {
+    /// The entry as it was.
+    #[serde(flatten)]
+    pub entry: Entry,
+    /// The compaction that archived it.
+    pub compaction_id: String,
+    /// That compaction's index.
+    pub compaction_index: u64,
+}
+
+/// How to compact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompactRequest {
+    /// The model's context window.
+    pub context_window_tokens: u64,
+    /// Trigger, blocking, protected messages.
+    #[serde(default)]
+    pub config: CompactionConfig,
+    /// Id of the compaction (derived when absent).
+    #[serde(default)]
+    pub compaction_id: Option<String>,
+    /// Why it runs (e.g. `context_overflow`).
+    #[serde(default)]
+    pub trigger_reason: Option<String>,
+    /// Memory-flush receipt of this compaction.
+    #[serde(default)]
+    pub flush_receipt_status: Option<String>,
+}
+
+/// The first phase of a two-phase compaction: what to summarize.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Prepared {
+    /// `None` when a summary is needed; otherwise why not (`below_threshold`,
+    /// `nothing_to_compact`).
+    pub skip_reason: Option<String>,
+    /// The exact text to summarize (the removed entries, rendered).
+    pub input: String,
+    /// What the summary must keep.
+    pub obligations: Vec<Obligation>,
+    /// Entries the cut removes.
+    pub removed_count: u64,
+    /// Entries it keeps.
+    pub kept_count: u64,
+    /// Id of the newest removed entry.
+    pub covered_through_id: u64,
+    /// Active-transcript tokens.
+    pub tokens_before: u64,
+    /// Identifies the transcript this plan was made from; the commit refuses
+    /// (`stale_preimage`) if it changed.
+    pub preimage: String,
+}
+
+/// The second phase: a summary to commit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommitRequest {
+    /// The same compaction request as the prepare.
+    pub request: CompactRequest,
+    /// `Prepared::preimage`.
+    pub preimage: String,
+    /// The summary text (must not be empty).
+    pub summary_text: String,
+    /// An optional structured payload.
+    #[serde(default)]
+    pub summary_payload: Option<Value>,
+}
+
+/// An externally produced compaction: summary and the agent's version of the tail.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersistRequest {
+    /// The summary text; empty → nothing is touched.
+    pub summary_text: String,
+    /// Replace the last `kept_entries.len()` active entries.
+    pub kept_entries: Vec<AppendRequest>,
+    /// Id of the compaction.
+    #[serde(default)]
+    pub compaction_id: Option<String>,
+    /// Why it ran.
+    #[serde(default)]
+    pub trigger_reason: Option<String>,
+}
+
+/// The result of a compaction (or of its refusal).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompactionResult {
+    /// The summary written; `""` when skipped.
+    pub summary: String,
+    /// `fallback`, `llm`, `external` or `skipped`.
+    pub summary_source: String,
+    /// The structured payload written.
+    pub summary_payload: Option<Value>,
+    /// Entries moved to the archive.
+    pub removed_count: u64,
+    /// The active entries after the compaction.
+    pub kept_entries: Vec<Entry>,
+    /// Active-transcript tokens before.
+    pub tokens_before: u64,
+    /// Tokens after (kept entries + summary).
+    pub tokens_after: u64,
+    /// Chunks summarized.
+    pub chunks_processed: u64,
+    /// `pass`, `pass_with_backfill`, `unknown`, `fail_blocked`.
+    pub coverage_status: String,
+    /// Obligations the summary missed.
+    pub missing_obligations: Vec<String>,
+    /// Why nothing was written (`below_threshold`, `nothing_to_compact`,
+    /// `stale_preimage`, `coverage_blocked`, `empty_summary`).
+    pub skip_reason: Option<String>,
+    /// The compaction's id when one was written.
+    pub compaction_id: Option<String>,
+}

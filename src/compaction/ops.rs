@@ -1,0 +1,834 @@
+//! The compaction operations: prepare / commit (two-phase, for any LLM), compact (with
+//! the built-in summarizer), persist an external result, and the reads and repairs of
+//! what compaction stored.
+//!
+//! A compaction commits once: the removed entries move to the canonical archive
+//! (`x · session id · position`, tagged with the compaction id and index), the summary is
+//! stored (`y · session id · index`), a portable context state carries the payload and
+//! the compaction id, the session's `compaction_count` grows, and a degraded compaction
+//! enters the repair queue (`q · key · index`). Any change to the transcript between
+//! planning and commit refuses it as `stale_preimage`, writing nothing.
+
+use serde_json::{Value, json};
+
+use super::model::{
+    ArchivedEntry, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared,
+    Summary,
+};
+use super::obligations::{Obligation, extract};
+use super::plan::{Plan, plan};
+use super::summarize::{fingerprint, render, summarize};
+use super::tokens::{entry_tokens, estimate};
+use super::{Coverage, check};
+use crate::error::Error;
+use crate::keys;
+use crate::lifecycle::read_all;
+use crate::model::{ContextState, Entry, Session};
+use crate::op::{Io, OpResult, Operation};
+use crate::record;
+use crate::session::{Loaded, require, write_update};
+use crate::storage::{Batch, KeyRange, RangeQuery};
+use crate::validate;
+
+/// Tag of the repair queue of degraded compactions.
+const REPAIR: u8 = b'q';
+/// Tag of the canonical archive.
+const ARCHIVE: u8 = b'x';
+/// Tag of summaries.
+const SUMMARY: u8 = b'y';
+
+fn archive_key(session_id: &str, position: &[u8]) -> Vec<u8> {
+    let mut key = keys::identity(ARCHIVE, session_id);
+    key.extend_from_slice(position);
+    key
+}
+
+fn summary_key(session_id: &str, index: u64) -> Vec<u8> {
+    keys::KeyBuf::new(SUMMARY)
+        .str(session_id)
+        .u64(index)
+        .finish()
+}
+
+fn repair_key(session_key: &str, index: u64) -> Vec<u8> {
+    keys::KeyBuf::new(REPAIR)
+        .str(session_key)
+        .u64(index)
+        .finish()
+}
+
+/// Prefix of the repair-queue entries of a session (removed with the session).
+pub(crate) fn repairs(session_key: &str) -> Vec<u8> {
+    keys::KeyBuf::new(REPAIR).str(session_key).finish()
+}
+
+/// What a compaction reads: the session and its active transcript, with entry keys.
+struct Snapshot {
+    loaded: Loaded,
+    /// Storage keys of the active entries, parallel to `entries`.
+    keys: Vec<Vec<u8>>,
+    /// The active transcript, oldest first.
+    entries: Vec<Entry>,
+    previous: Option<Summary>,
+}
+
+async fn snapshot(io: &Io, key: &str) -> Result<Snapshot, Error> {
+    let loaded = require(io, key).await?;
+    let sid = loaded.session.session_id.clone();
+    let pairs = read_all(io, KeyRange::prefix(&keys::entries(&sid))).await?;
+    let mut entries = Vec::with_capacity(pairs.len());
+    let mut entry_keys = Vec::with_capacity(pairs.len());
+    for kv in pairs {
+        entries.push(record::decode(&kv.key, &kv.value)?);
+        entry_keys.push(kv.key);
+    }
+    let latest = io
+        .range(RangeQuery {
+            range: KeyRange::prefix(&keys::identity(SUMMARY, &sid)),
+            limit: 1,
+            reverse: true,
+        })
+        .await?;
+    let previous = latest
+        .first()
+        .map(|kv| record::decode::<Summary>(&kv.key, &kv.value))
+        .transpose()?;
+    Ok(Snapshot {
+        loaded,
+        keys: entry_keys,
+        entries,
+        previous,
+    })
+}
+
+impl Snapshot {
+    fn session(&self) -> &Session {
+        &self.loaded.session
+    }
+
+    /// Identifies the transcript and the request: any append, truncation, reset or
+    /// compaction changes it.
+    fn preimage(&self, request: &CompactRequest) -> String {
+        let s = self.session();
+        let config = serde_json::to_string(&request.config).unwrap_or_default();
+        fingerprint(
+            format!(
+                "{}|{}|{}|{}|{}|{}|{}",
+                s.session_id,
+                s.epoch,
+                s.compaction_count,
+                s.last_entry_id,
+                s.entry_count,
+                request.context_window_tokens,
+                config
+            )
+            .as_bytes(),
+        )
+    }
+
+    fn carried(&self) -> Vec<String> {
+        self.previous
+            .as_ref()
+            .and_then(|s| s.critical_carry_forward.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// The text a summarizer is given: the removed entries, one block each. Tool payloads
+/// over 400 characters appear as size, hash and preview.
+pub fn render_input(removed: &[Entry]) -> String {
+    let mut out = String::new();
+    for entry in removed {
+        out.push_str(&format!(
+            "[{} #{}]\n{}\n",
+            entry.role.as_str(),
+            entry.id,
+            entry.content
+        ));
+        if let Some(calls) = &entry.tool_calls {
+            let text = calls.to_string();
+            if text.len() > 400 {
+                let preview: String = text.chars().take(60).collect();
+                out.push_str(&format!(
+                    "tool_calls: ({} bytes, fnv64 {}) {preview}…\n",
+                    text.len(),
+                    fingerprint(text.as_bytes())
+                ));
+            } else {
+                out.push_str(&format!("tool_calls: {text}\n"));
+            }
+        }
+        if let Some(id) = &entry.tool_call_id {
+            out.push_str(&format!("tool_call_id: {id}\n"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn skipped(reason: &str, tokens_before: u64, kept: Vec<Entry>) -> CompactionResult {
+    CompactionResult {
+        summary: String::new(),
+        summary_source: "skipped".into(),
+        summary_payload: None,
+        removed_count: 0,
+        kept_entries: kept,
+        tokens_before,
+        tokens_after: tokens_before,
+        chunks_processed: 0,
+        coverage_status: "unknown".into(),
+        missing_obligations: Vec::new(),
+        skip_reason: Some(reason.into()),
+        compaction_id: None,
+    }
+}
+
+fn receipt(status: Option<&str>) -> Result<String, Error> {
+    match status.unwrap_or("unknown") {
+        "unsafe" | "degraded_forensic" => Ok("degraded_forensic".into()),
+        s @ ("unknown" | "safe" | "noop_no_memory" | "archive_only") => Ok(s.into()),
+        other => Err(Error::invalid(
+            "flush_receipt_status",
+            format!(
+                "`{other}` is not one of unknown, safe, unsafe, degraded_forensic, noop_no_memory, archive_only"
+            ),
+        )),
+    }
+}
+
+fn check_request(request: &CompactRequest) -> Result<(), Error> {
+    receipt(request.flush_receipt_status.as_deref())?;
+    if let Some(id) = &request.compaction_id {
+        validate::id("compaction_id", id)?;
+    }
+    if let Some(reason) = &request.trigger_reason {
+        validate::id("trigger_reason", reason)?;
+    }
+    let margin = request.config.safety_margin;
+    if !margin.is_finite() || margin <= 0.0 {
+        return Err(Error::invalid(
+            "safety_margin",
+            format!("{margin} is not a positive number"),
+        ));
+    }
+    validate::count("context_window_tokens", request.context_window_tokens)
+}
+
+/// A planned cut with its obligations.
+struct Cut {
+    removed: usize,
+    tokens_before: u64,
+    tokens_kept: u64,
+    obligations: Vec<Obligation>,
+}
+
+fn cut(snap: &Snapshot, request: &CompactRequest) -> Result<Cut, (&'static str, u64)> {
+    let entries = &snap.entries;
+    match plan(entries, request.context_window_tokens, &request.config) {
+        Plan::Skip {
+            reason,
+            tokens_before,
+        } => Err((reason, tokens_before)),
+        Plan::Cut {
+            removed,
+            tokens_before,
+            tokens_kept,
+        } => Ok(Cut {
+            removed,
+            tokens_before,
+            tokens_kept,
+            obligations: extract(&entries[..removed], entries, &snap.carried()),
+        }),
+    }
+}
+
+/// The summary side of a compaction, as [`write`] stores it.
+struct Written {
+    /// The active entries after the compaction.
+    kept: Vec<Entry>,
+    /// The session's newest entry id after it.
+    last_entry_id: u64,
+    text: String,
+    payload: Option<Value>,
+    source: &'static str,
+    coverage: Coverage,
+    tokens_before: u64,
+    tokens_kept: u64,
+}
+
+/// Everything a compaction writes, in one batch: the oldest `removed` entries of `snap`
+/// to the archive, the summary, the portable context state, and the session with the
+/// written kept entries and newest id. Returns the result.
+fn write(
+    batch: &mut Batch,
+    snap: &Snapshot,
+    removed: usize,
+    written: Written,
+    request: &CompactRequest,
+    now_ms: u64,
+) -> Result<CompactionResult, Error> {
+    let Written {
+        kept,
+        last_entry_id,
+        text,
+        payload,
+        source,
+        coverage,
+        tokens_before,
+        tokens_kept,
+    } = written;
+    let session = snap.session();
+    let sid = &session.session_id;
+    let index = session.compaction_count;
+    let compaction_id = request
+        .compaction_id
+        .clone()
+        .unwrap_or_else(|| format!("cmp-{sid}-{index}"));
+    let removed_entries = &snap.entries[..removed];
+    for (key, entry) in snap.keys[..removed].iter().zip(removed_entries) {
+        batch.delete(key.clone());
+        let archived = ArchivedEntry {
+            entry: entry.clone(),
+            compaction_id: compaction_id.clone(),
+            compaction_index: index,
+        };
+        batch.put(
+            archive_key(sid, &key[keys::entries(sid).len()..]),
+            record::encode(&archived)?,
+        );
+    }
+    let covered_through_id = removed_entries.iter().map(|e| e.id).max().unwrap_or(0);
+    let tokens_after = tokens_kept.saturating_add(estimate(&text));
+    let structured = payload.is_some();
+    let summary = Summary {
+        compaction_id: compaction_id.clone(),
+        compaction_index: index,
+        session_id: sid.clone(),
+        session_key: session.key.clone(),
+        summary_text: text.clone(),
+        summary_payload: payload.clone(),
+        summary_format: if structured { "structured_v1" } else { "text" }.into(),
+        summary_source: source.into(),
+        coverage_status: coverage.status.clone(),
+        missing_obligations: Some(coverage.missing.clone()),
+        critical_carry_forward: payload.as_ref().map(|p| {
+            p["critical_carry_forward"]
+                .as_array()
+                .map(|items| {
+                    items
+                        .iter()
+                        .filter_map(|i| i.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        }),
+        trigger_reason: request.trigger_reason.clone(),
+        tokens_before: Some(tokens_before),
+        tokens_after: Some(tokens_after),
+        removed_count: removed as u64,
+        kept_count: kept.len() as u64,
+        chunk_count: 1,
+        covered_through_id,
+        created_at: now_ms,
+        flush_receipt_status: receipt(request.flush_receipt_status.as_deref())?,
+        repair_status: None,
+    };
+    let summary_bytes = record::encode(&summary)?;
+    batch.put(summary_key(sid, index), summary_bytes.clone());
+    if summary.degraded() {
+        batch.put(repair_key(&session.key, index), summary_bytes);
+    }
+    let mut updated = session.clone();
+    updated.compaction_count += 1;
+    updated.entry_count = kept.len() as u64;
+    updated.last_entry_id = last_entry_id;
+    updated.updated_at = now_ms;
+    updated.last_state_id += 1;
+    let mut state_payload = payload
+        .clone()
+        .unwrap_or_else(|| json!({ "summary": text }));
+    if let Some(map) = state_payload.as_object_mut() {
+        map.insert("compaction_id".into(), Value::String(compaction_id.clone()));
+    }
+    let state = ContextState {
+        id: updated.last_state_id,
+        session_id: sid.clone(),
+        session_key: session.key.clone(),
+        provider: "portable".into(),
+        model: None,
+        state_kind: "structured_summary_v1".into(),
+        payload: state_payload,
+        covered_through_id,
+        created_at: now_ms,
+        expires_at: None,
+        portable: true,
+        cacheable: true,
+        valid: true,
+        invalid_reason: None,
+    };
+    batch.put(keys::state(&session.key, state.id), record::encode(&state)?);
+    write_update(batch, &snap.loaded, &updated)?;
+    Ok(CompactionResult {
+        summary: text,
+        summary_source: source.into(),
+        summary_payload: payload,
+        removed_count: removed as u64,
+        kept_entries: kept,
+        tokens_before,
+        tokens_after,
+        chunks_processed: 1,
+        coverage_status: coverage.status,
+        missing_obligations: coverage.missing,
+        skip_reason: None,
+        compaction_id: Some(compaction_id),
+    })
+}
+
+/// Plans, checks and commits a summary of the removed part of `snap` (shared by
+/// `compact` and `commit_compaction`).
+async fn summarize_and_commit(
+    io: &Io,
+    snap: Snapshot,
+    request: &CompactRequest,
+    summary: Option<(String, Option<Value>)>,
+    now_ms: u64,
+) -> OpResult<CompactionResult> {
+    let mut snap = snap;
+    let cut = match cut(&snap, request) {
+        Ok(cut) => cut,
+        Err((reason, tokens_before)) => {
+            return Ok(skipped(reason, tokens_before, snap.entries));
+        }
+    };
+    let removed = &snap.entries[..cut.removed];
+    let (source, mut text, mut payload): (&'static str, _, _) = match summary {
+        Some((text, payload)) => ("llm", text, payload),
+        None => {
+            let payload = summarize(removed, &cut.obligations);
+            ("fallback", render(&payload), Some(payload))
+        }
+    };
+    if text.trim().is_empty() {
+        return Ok(skipped("empty_summary", cut.tokens_before, snap.entries));
+    }
+    let mut scratch = payload
+        .take()
+        .unwrap_or_else(|| json!({ "schema_version": 1 }));
+    let coverage = check(
+        &mut text,
+        &mut scratch,
+        &cut.obligations,
+        request.config.coverage_blocking,
+    );
+    if coverage.status == "fail_blocked" {
+        let mut result = skipped("coverage_blocked", cut.tokens_before, snap.entries);
+        result.coverage_status = coverage.status;
+        result.missing_obligations = coverage.missing;
+        return Ok(result);
+    }
+    payload = Some(scratch);
+    // From here `snap.entries` holds the removed entries only; the kept ones move into
+    // the result without a copy.
+    let kept = snap.entries.split_off(cut.removed);
+    let mut batch = Batch::default();
+    let written = Written {
+        kept,
+        last_entry_id: snap.session().last_entry_id,
+        text,
+        payload,
+        source,
+        coverage,
+        tokens_before: cut.tokens_before,
+        tokens_kept: cut.tokens_kept,
+    };
+    let result = write(&mut batch, &snap, cut.removed, written, request, now_ms)?;
+    match io.try_commit(batch).await? {
+        Ok(()) => Ok(result),
+        // The session record changed after it was read: an append (or another writer)
+        // landed. Nothing was written; the late write survives.
+        Err(_) => {
+            let mut all = snap.entries;
+            all.extend(result.kept_entries);
+            Ok(skipped("stale_preimage", cut.tokens_before, all))
+        }
+    }
+}
+
+fn op<T: 'static, F, Fut>(
+    workspace: &str,
+    key: &str,
+    checked: Result<(), Error>,
+    body: F,
+) -> Operation<T>
+where
+    F: Fn(Io, String) -> Fut + 'static,
+    Fut: std::future::Future<Output = OpResult<T>> + 'static,
+{
+    if let Err(e) = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and(checked)
+    {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| body(io, key.clone()))
+}
+
+/// Compacts the session under `key` with the built-in summarizer when its transcript
+/// exceeds the window (`summary_source` `fallback`).
+pub fn compact(
+    workspace: &str,
+    key: &str,
+    request: CompactRequest,
+    now_ms: u64,
+) -> Operation<CompactionResult> {
+    let checked = check_request(&request);
+    op(workspace, key, checked, move |io, key| {
+        let request = request.clone();
+        async move {
+            let snap = snapshot(&io, &key).await?;
+            summarize_and_commit(&io, snap, &request, None, now_ms).await
+        }
+    })
+}
+
+/// Phase one of a two-phase compaction: the exact text to summarize, the obligations,
+/// the cut and the preimage token.
+pub fn prepare_compaction(
+    workspace: &str,
+    key: &str,
+    request: CompactRequest,
+) -> Operation<Prepared> {
+    let checked = check_request(&request);
+    op(workspace, key, checked, move |io, key| {
+        let request = request.clone();
+        async move {
+            let snap = snapshot(&io, &key).await?;
+            let preimage = snap.preimage(&request);
+            let entries = &snap.entries;
+            Ok(match cut(&snap, &request) {
+                Err((reason, tokens_before)) => Prepared {
+                    skip_reason: Some(reason.into()),
+                    input: String::new(),
+                    obligations: Vec::new(),
+                    removed_count: 0,
+                    kept_count: entries.len() as u64,
+                    covered_through_id: 0,
+                    tokens_before,
+                    preimage,
+                },
+                Ok(cut) => Prepared {
+                    skip_reason: None,
+                    input: render_input(&entries[..cut.removed]),
+                    obligations: cut.obligations,
+                    removed_count: cut.removed as u64,
+                    kept_count: (entries.len() - cut.removed) as u64,
+                    covered_through_id: entries[..cut.removed]
+                        .iter()
+                        .map(|e| e.id)
+                        .max()
+                        .unwrap_or(0),
+                    tokens_before: cut.tokens_before,
+                    preimage,
+                },
+            })
+        }
+    })
+}
+
+/// Phase two: commits an LLM's summary of the prepared cut (`summary_source` `llm`),
+/// after checking the preimage and the coverage.
+pub fn commit_compaction(
+    workspace: &str,
+    key: &str,
+    commit: CommitRequest,
+    now_ms: u64,
+) -> Operation<CompactionResult> {
+    let checked = check_request(&commit.request);
+    op(workspace, key, checked, move |io, key| {
+        let commit = commit.clone();
+        async move {
+            let snap = snapshot(&io, &key).await?;
+            if snap.preimage(&commit.request) != commit.preimage {
+                let tokens: u64 = snap.entries.iter().map(entry_tokens).sum();
+                return Ok(skipped("stale_preimage", tokens, snap.entries));
+            }
+            let summary = Some((commit.summary_text.clone(), commit.summary_payload.clone()));
+            summarize_and_commit(&io, snap, &commit.request, summary, now_ms).await
+        }
+    })
+}
+
+/// Stores a summary an agent produced itself: the kept entries replace the last
+/// `kept_entries.len()` active entries and the earlier ones move to the archive. An empty
+/// summary touches nothing.
+pub fn persist_compaction_result(
+    workspace: &str,
+    key: &str,
+    persist: PersistRequest,
+    now_ms: u64,
+) -> Operation<CompactionResult> {
+    let request = CompactRequest {
+        context_window_tokens: 0,
+        config: Default::default(),
+        compaction_id: persist.compaction_id.clone(),
+        trigger_reason: persist.trigger_reason.clone(),
+        flush_receipt_status: None,
+    };
+    let checked = check_request(&request).and_then(|()| {
+        persist.kept_entries.iter().try_for_each(|k| {
+            validate::content(&k.content)?;
+            match k.expected_epoch {
+                Some(_) => Err(Error::invalid(
+                    "kept_entries",
+                    "a kept entry takes no expected_epoch",
+                )),
+                None => Ok(()),
+            }
+        })
+    });
+    op(workspace, key, checked, move |io, key| {
+        let (persist, request) = (persist.clone(), request.clone());
+        async move {
+            let snap = snapshot(&io, &key).await?;
+            let tokens_before: u64 = snap.entries.iter().map(entry_tokens).sum();
+            if persist.summary_text.trim().is_empty() {
+                return Ok(skipped("empty_summary", tokens_before, snap.entries));
+            }
+            let split = snap
+                .entries
+                .len()
+                .saturating_sub(persist.kept_entries.len());
+            let session = snap.session();
+            let sid = session.session_id.clone();
+            let mut batch = Batch::default();
+            // The replaced tail disappears (the agent's version stands in for it).
+            for (key, entry) in snap.keys[split..].iter().zip(&snap.entries[split..]) {
+                batch.delete(key.clone());
+                batch.delete(keys::message(&sid, &entry.message_id));
+            }
+            let mut kept = Vec::new();
+            let mut next_id = session.last_entry_id;
+            for request in &persist.kept_entries {
+                next_id += 1;
+                let entry = Entry {
+                    id: next_id,
+                    message_id: request
+                        .message_id
+                        .clone()
+                        .unwrap_or_else(|| format!("{sid}-{next_id}")),
+                    role: request.role,
+                    content: request.content.clone(),
+                    created_at: now_ms,
+                    token_count: request.token_count,
+                    tool_calls: request.tool_calls.clone(),
+                    tool_call_id: request.tool_call_id.clone(),
+                    turn_id: request.turn_id.clone(),
+                    turn_usage: request.turn_usage.clone(),
+                };
+                batch.put(
+                    keys::entry(&sid, entry.created_at, entry.id),
+                    record::encode(&entry)?,
+                );
+                batch.put(
+                    keys::message(&sid, &entry.message_id),
+                    keys::position(entry.created_at, entry.id),
+                );
+                kept.push(entry);
+            }
+            let written = Written {
+                tokens_kept: kept.iter().map(entry_tokens).sum(),
+                kept,
+                last_entry_id: next_id,
+                text: persist.summary_text.clone(),
+                payload: None,
+                source: "external",
+                coverage: Coverage {
+                    status: "unknown".into(),
+                    missing: Vec::new(),
+                },
+                tokens_before,
+            };
+            let mut result = write(&mut batch, &snap, split, written, &request, now_ms)?;
+            io.commit(batch).await?;
+            result.kept_entries.sort_by_key(|e| (e.created_at, e.id));
+            Ok(result)
+        }
+    })
+}
+
+/// The canonical transcript of the session under `key`: entries archived by compactions
+/// and active ones, in original `(created_at, id)` order — the transcript as appended.
+pub fn canonical_transcript(workspace: &str, key: &str) -> Operation<Vec<Entry>> {
+    op(workspace, key, Ok(()), |io, key| async move {
+        let sid = require(&io, &key).await?.session.session_id;
+        let mut all: Vec<(Vec<u8>, Entry)> = Vec::new();
+        for kv in read_all(&io, KeyRange::prefix(&keys::identity(ARCHIVE, &sid))).await? {
+            let archived: ArchivedEntry = record::decode(&kv.key, &kv.value)?;
+            let position = kv.key[keys::identity(ARCHIVE, &sid).len()..].to_vec();
+            all.push((position, archived.entry));
+        }
+        for kv in read_all(&io, KeyRange::prefix(&keys::entries(&sid))).await? {
+            let entry: Entry = record::decode(&kv.key, &kv.value)?;
+            all.push((kv.key[keys::entries(&sid).len()..].to_vec(), entry));
+        }
+        // Both ranges are ordered by position; merging them is a sort of two runs.
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(all.into_iter().map(|(_, e)| e).collect())
+    })
+}
+
+async fn summaries_of(io: &Io, session_id: &str) -> Result<Vec<(Vec<u8>, Summary)>, Error> {
+    read_all(io, KeyRange::prefix(&keys::identity(SUMMARY, session_id)))
+        .await?
+        .into_iter()
+        .map(|kv| record::decode(&kv.key, &kv.value).map(|s| (kv.key, s)))
+        .collect()
+}
+
+/// The compaction summaries of the session under `key`, oldest first.
+pub fn list_summaries(workspace: &str, key: &str) -> Operation<Vec<Summary>> {
+    op(workspace, key, Ok(()), |io, key| async move {
+        let sid = require(&io, &key).await?.session.session_id;
+        Ok(summaries_of(&io, &sid)
+            .await?
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect())
+    })
+}
+
+/// The degraded compactions waiting for repair, of every session (of one agent when
+/// `agent_id` is given).
+pub fn list_degraded_compactions(
+    workspace: &str,
+    agent_id: Option<&str>,
+) -> Operation<Vec<Summary>> {
+    if let Err(e) = validate::workspace(workspace) {
+        return Operation::failed(workspace, e);
+    }
+    let agent = agent_id.map(str::to_owned);
+    Operation::new(workspace, move |io| {
+        let agent = agent.clone();
+        async move {
+            let mut out = Vec::new();
+            for kv in read_all(&io, KeyRange::prefix(&[REPAIR])).await? {
+                let summary: Summary = record::decode(&kv.key, &kv.value)?;
+                if agent.is_none() || crate::agent_id(&summary.session_key) == agent {
+                    out.push(summary);
+                }
+            }
+            Ok(out)
+        }
+    })
+}
+
+/// The entries a compaction archived (its pre-image), in original order.
+pub fn compaction_preimage(
+    workspace: &str,
+    key: &str,
+    compaction_id: &str,
+) -> Operation<Vec<Entry>> {
+    let checked = validate::id("compaction_id", compaction_id);
+    let compaction_id = compaction_id.to_owned();
+    op(workspace, key, checked, move |io, key| {
+        let compaction_id = compaction_id.clone();
+        async move {
+            let sid = require(&io, &key).await?.session.session_id;
+            let mut out = Vec::new();
+            for kv in read_all(&io, KeyRange::prefix(&keys::identity(ARCHIVE, &sid))).await? {
+                let archived: ArchivedEntry = record::decode(&kv.key, &kv.value)?;
+                if archived.compaction_id == compaction_id {
+                    out.push(archived.entry);
+                }
+            }
+            if out.is_empty()
+                && !summaries_of(&io, &sid)
+                    .await?
+                    .iter()
+                    .any(|(_, s)| s.compaction_id == compaction_id)
+            {
+                return Err(Error::NotFound {
+                    what: "compaction",
+                    key: compaction_id,
+                }
+                .into());
+            }
+            Ok(out)
+        }
+    })
+}
+
+/// Changes one summary (found by compaction id) and keeps the repair queue in step.
+fn amend(
+    workspace: &str,
+    key: &str,
+    compaction_id: &str,
+    checked: Result<(), Error>,
+    change: impl Fn(&mut Summary) + 'static,
+) -> Operation<Summary> {
+    let checked = checked.and_then(|()| validate::id("compaction_id", compaction_id));
+    let compaction_id = compaction_id.to_owned();
+    let change = std::rc::Rc::new(change);
+    op(workspace, key, checked, move |io, key| {
+        let (compaction_id, change) = (compaction_id.clone(), change.clone());
+        async move {
+            let sid = require(&io, &key).await?.session.session_id;
+            let Some((record_key, before)) = summaries_of(&io, &sid)
+                .await?
+                .into_iter()
+                .find(|(_, s)| s.compaction_id == compaction_id)
+            else {
+                return Err(Error::NotFound {
+                    what: "compaction",
+                    key: compaction_id,
+                }
+                .into());
+            };
+            let mut after = before.clone();
+            change(&mut after);
+            let bytes = record::encode(&after)?;
+            let mut batch = Batch::default();
+            batch.require_equals(record_key.clone(), record::encode(&before)?);
+            batch.put(record_key, bytes.clone());
+            let queue = repair_key(&key, after.compaction_index);
+            if after.degraded() {
+                batch.put(queue, bytes);
+            } else {
+                batch.delete(queue);
+            }
+            io.commit(batch).await?;
+            Ok(after)
+        }
+    })
+}
+
+/// Sets the repair status of a compaction (e.g. `repaired`); it leaves the repair queue.
+pub fn set_repair_status(
+    workspace: &str,
+    key: &str,
+    compaction_id: &str,
+    status: &str,
+) -> Operation<Summary> {
+    let checked = validate::id("repair_status", status);
+    let status = status.to_owned();
+    amend(workspace, key, compaction_id, checked, move |s| {
+        s.repair_status = Some(status.clone())
+    })
+}
+
+/// Back-fills the flush receipt of a compaction (e.g. `safe`); a compaction that is no
+/// longer degraded leaves the repair queue.
+pub fn set_flush_receipt(
+    workspace: &str,
+    key: &str,
+    compaction_id: &str,
+    status: &str,
+) -> Operation<Summary> {
+    let stored = receipt(Some(status));
+    let checked = stored.as_ref().map(|_| ()).map_err(Clone::clone);
+    let stored = stored.unwrap_or_default();
+    amend(workspace, key, compaction_id, checked, move |s| {
+        s.flush_receipt_status = stored.clone()
+    })
+}
