@@ -168,3 +168,33 @@ proptest! {
         prop_assert_eq!(archived as usize + active.len(), appended.len());
     }
 }
+
+#[test]
+fn test_the_portable_context_state_is_the_result_payload_plus_the_compaction_id() {
+    let storage = long_session();
+    let result = run(&storage, compaction::compact(WS, KEY, request(1000), 100)).expect("compact");
+    assert!(result.removed_count > 0);
+    let states = run(&storage, spool::list_states(WS, KEY, true)).expect("states");
+    let [state] = states.as_slice() else {
+        panic!("one state: {states:?}")
+    };
+    assert_eq!(
+        (state.provider.as_str(), state.state_kind.as_str()),
+        ("portable", "structured_summary_v1")
+    );
+    assert!(state.portable && state.cacheable && state.valid && state.model.is_none());
+    let mut payload = state.payload.clone();
+    let id = payload
+        .as_object_mut()
+        .and_then(|m| m.remove("compaction_id"));
+    assert_eq!(
+        id.as_ref().and_then(|v| v.as_str()),
+        result.compaction_id.as_deref()
+    );
+    assert_eq!(Some(payload), result.summary_payload);
+    let summaries = run(&storage, compaction::list_summaries(WS, KEY)).expect("summaries");
+    assert_eq!(summaries[0].summary_text, result.summary);
+    assert!(
+        state.covered_through_id > 0 && state.covered_through_id == summaries[0].covered_through_id
+    );
+}

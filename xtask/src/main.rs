@@ -28,7 +28,8 @@ Commands:
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
   bench                 Run the benchmarks (release build): appends through component + SQLite
-                        vs raw SQLite, and compaction of 1k/10k/100k-entry sessions.
+                        vs raw SQLite, and compaction of 1k/10k/100k-entry sessions in the
+                        component and in the native core.
   help                  This text.
 ";
 
@@ -199,7 +200,12 @@ fn bench() -> Result<(), String> {
         &toolchain,
         &["bench", "--package", "spool-host", "--bench", "compact"],
     )
-    .run("bench: compaction of 1k, 10k, 100k-entry sessions")
+    .run("bench: compaction of 1k, 10k, 100k-entry sessions in the component on SQLite")?;
+    cargo(
+        &toolchain,
+        &["bench", "--package", "spool", "--bench", "compact_core"],
+    )
+    .run("bench: compaction in the native core (no wasm, no database)")
 }
 
 /// Runs CI's steps in order, timing each and adding up the tests they ran.
