@@ -1,12 +1,13 @@
 //! Compaction operations against storage: races, failures and the canonical transcript.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod support;
+
+use support::FailingCommits;
+
 use proptest::prelude::*;
 use spool::compaction::{self, CompactRequest, CompactionConfig};
-use spool::{
-    AppendRequest, Batch, KeyRange, Kv, MemoryStorage, RangeQuery, Role, Step, Storage,
-    StorageError, read_sync, run,
-};
+use spool::{AppendRequest, Kv, MemoryStorage, Role, Step, Storage, read_sync, run};
 
 const WS: &str = "default";
 const KEY: &str = "agent:main:main";
@@ -28,16 +29,7 @@ fn append(storage: &impl Storage, content: &str, tokens: u64, now: u64) {
 }
 
 fn dump(storage: &impl Storage) -> Vec<Kv> {
-    storage
-        .range(
-            WS,
-            &RangeQuery {
-                range: KeyRange::prefix(b""),
-                limit: 0,
-                reverse: false,
-            },
-        )
-        .expect("dump")
+    support::dump(storage, WS)
 }
 
 fn long_session() -> MemoryStorage {
@@ -91,24 +83,12 @@ fn test_an_append_racing_the_compaction_survives_and_nothing_is_written() {
     );
 }
 
-/// Fails every commit, as a full disk would.
-struct FailingCommits(MemoryStorage);
-
-impl Storage for FailingCommits {
-    fn get(&self, ws: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-        self.0.get(ws, key)
-    }
-    fn range(&self, ws: &str, q: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
-        self.0.range(ws, q)
-    }
-    fn commit(&self, _ws: &str, _batch: Batch) -> Result<(), StorageError> {
-        Err(StorageError::Backend("rewrite insert failed".into()))
-    }
-}
-
 #[test]
 fn test_a_failed_commit_leaves_every_record_as_it_was() {
-    let storage = FailingCommits(long_session());
+    let storage = FailingCommits {
+        inner: long_session(),
+        cause: "rewrite insert failed",
+    };
     let before = dump(&storage);
     let err = run(&storage, compaction::compact(WS, KEY, request(1000), 100)).expect_err("compact");
     assert_eq!(

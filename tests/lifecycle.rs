@@ -1,11 +1,15 @@
 //! Lifecycle behaviours that need more than the vectors can say: what a reset hands the
 //! archive store and when, and that failures leave everything as it was.
 
+mod support;
+
+use support::FailingCommits;
+
 use std::cell::RefCell;
 
 use spool::{
-    AppendRequest, Archiver, Batch, Intent, KeyRange, Kv, MemoryStorage, RangeQuery, ResetArchive,
-    Role, Storage, StorageError, run, run_with,
+    AppendRequest, Archiver, Batch, Intent, Kv, MemoryStorage, ResetArchive, Role, Storage, run,
+    run_with,
 };
 
 const WS: &str = "default";
@@ -45,16 +49,7 @@ impl Archiver for Archive<'_> {
 }
 
 fn dump(storage: &impl Storage) -> Vec<Kv> {
-    storage
-        .range(
-            WS,
-            &RangeQuery {
-                range: KeyRange::prefix(b""),
-                limit: 0,
-                reverse: false,
-            },
-        )
-        .expect("dump")
+    support::dump(storage, WS)
 }
 
 fn seeded() -> MemoryStorage {
@@ -125,24 +120,12 @@ fn test_archive_failure_does_not_block_the_reset() {
     );
 }
 
-/// Fails every commit, as a full disk would.
-struct FailingCommits(MemoryStorage);
-
-impl Storage for FailingCommits {
-    fn get(&self, ws: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-        self.0.get(ws, key)
-    }
-    fn range(&self, ws: &str, q: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
-        self.0.range(ws, q)
-    }
-    fn commit(&self, _ws: &str, _batch: Batch) -> Result<(), StorageError> {
-        Err(StorageError::Backend("disk full".into()))
-    }
-}
-
 #[test]
 fn test_failed_writes_leave_everything_as_it_was() {
-    let storage = FailingCommits(seeded());
+    let storage = FailingCommits {
+        inner: seeded(),
+        cause: "disk full",
+    };
     let before = dump(&storage);
     let ops: Vec<spool::Error> = vec![
         run(
