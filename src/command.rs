@@ -80,7 +80,7 @@ pub enum Command {
         /// Current time.
         now_ms: u64,
     },
-    /// [`crate::resume`].
+    /// [`crate::resume()`].
     Resume {
         /// Session key.
         key: String,

@@ -45,6 +45,7 @@ mod memory;
 mod model;
 mod op;
 pub mod record;
+pub mod resume;
 mod session;
 mod states;
 mod storage;

@@ -1,0 +1,589 @@
+//! Resume selection for external agent CLIs (Codex, Claude Code, opencode): which
+//! provider session a new task should resume, and what a finished task leaves behind.
+//! Plain functions over plain data; the storage operations build on them.
+//!
+//! Rules (SPEC §4):
+//! - the role's adapter state for the agent type is the first source; only when it has
+//!   nothing does the run history decide;
+//! - among history rows of one token the newest decides (a newer failure vetoes an older
+//!   success);
+//! - a synthetic monitor id shaped `agent:project:task` is never a provider token;
+//! - a token captured mid-stream (`source` `provider_stream`, status `working`) is only
+//!   resumable once a finished row confirms it, and is dropped when its run failed;
+//! - a token whose newest run ended in a terminal failure is rejected even when resume
+//!   was preconfigured: mode `new`, the role state and the task's resume metadata are
+//!   cleared and `external_resume_fallback` is `provider_terminal_failure` — unless the
+//!   agent's sessions survive failed runs (Claude Code by default);
+//! - one agent type's token never serves another.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Run statuses that end a provider session for agents whose sessions do not survive
+/// failures.
+pub const TERMINAL_FAILURES: [&str; 7] = [
+    "failed",
+    "cancelled",
+    "denied",
+    "rejected",
+    "hard_timeout",
+    "idle_timeout",
+    "startup_timeout",
+];
+
+/// The legacy flat keys of a role's adapter state that name a resume token.
+pub const LEGACY_RESUME_KEYS: [&str; 4] = [
+    "external_resume_session_id",
+    "external_resume_session_scope_id",
+    "external_resume_agent_type",
+    "resume_source_session",
+];
+
+/// The task-metadata keys a resume decision sets or clears.
+const TASK_RESUME_KEYS: [&str; 3] = [
+    "external_resume_session_id",
+    "external_resume_session_scope_id",
+    "external_resume_agent_type",
+];
+
+/// One external run as the host recorded it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// `codex`, `claude_code`, `opencode`, …
+    pub agent_type: String,
+    /// The project the run belonged to.
+    pub project_id: String,
+    /// The provider token, or a synthetic monitor id.
+    pub session_id: String,
+    /// `working`, `done`, `failed`, …
+    pub status: String,
+    /// When the row was last written.
+    pub updated_at: u64,
+}
+
+/// Which agents keep their provider sessions usable after a failed run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumePolicy {
+    /// Agent types whose tokens survive failures (default: `claude_code`).
+    pub surviving_agents: Vec<String>,
+}
+
+impl Default for ResumePolicy {
+    fn default() -> Self {
+        ResumePolicy {
+            surviving_agents: vec!["claude_code".into()],
+        }
+    }
+}
+
+impl ResumePolicy {
+    fn kills(&self, agent_type: &str, status: &str) -> bool {
+        TERMINAL_FAILURES.contains(&status)
+            && !self.surviving_agents.iter().any(|a| a == agent_type)
+    }
+}
+
+/// Whether `token` is a synthetic monitor id (`agent:project:task`), never a provider's.
+pub fn is_synthetic(token: &str, agent_type: &str) -> bool {
+    let parts: Vec<&str> = token.split(':').collect();
+    parts.len() == 3 && parts.iter().all(|p| !p.is_empty()) && parts[0] == agent_type
+}
+
+/// The newest history row of `token` for `agent_type` (in `project`, when given).
+fn newest<'a>(
+    history: &'a [RunRecord],
+    agent_type: &str,
+    project: Option<&str>,
+    token: &str,
+) -> Option<&'a RunRecord> {
+    history
+        .iter()
+        .filter(|r| r.agent_type == agent_type && r.session_id == token)
+        .filter(|r| project.is_none_or(|p| r.project_id == p))
+        // Ties go to the later row: it was written last.
+        .fold(None, |best: Option<&RunRecord>, r| match best {
+            Some(b) if b.updated_at > r.updated_at => Some(b),
+            _ => Some(r),
+        })
+}
+
+/// What a new task should do about resuming.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumeDecision {
+    /// `resume` (with `session_id`), `new` (a token was rejected), or `auto`.
+    pub mode: String,
+    /// The token to resume; empty unless `mode` is `resume`.
+    pub session_id: String,
+    /// Task metadata to set.
+    pub set_metadata: BTreeMap<String, Value>,
+    /// Task metadata keys to remove.
+    pub remove_metadata: Vec<String>,
+    /// Clear the role's adapter state for this agent type (and its legacy keys).
+    pub clear_role_state: bool,
+}
+
+/// What a new task asks before it starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumeQuery {
+    /// The adapter's agent type.
+    pub agent_type: String,
+    /// The task's project.
+    pub project_id: Option<String>,
+    /// The task's session scope (recorded as `external_resume_session_scope_id`).
+    pub scope_id: Option<String>,
+    /// The role's adapter-state entry for `agent_type`, if any.
+    pub role_state: Option<BTreeMap<String, Value>>,
+    /// A token the adapter was configured to resume, if any.
+    pub preconfigured: Option<String>,
+}
+
+fn resume(token: &str, query: &ResumeQuery) -> ResumeDecision {
+    let mut set = BTreeMap::new();
+    set.insert(
+        "external_resume_session_id".into(),
+        Value::String(token.into()),
+    );
+    set.insert(
+        "external_resume_agent_type".into(),
+        Value::String(query.agent_type.clone()),
+    );
+    if let Some(scope) = &query.scope_id {
+        set.insert(
+            "external_resume_session_scope_id".into(),
+            Value::String(scope.clone()),
+        );
+    }
+    ResumeDecision {
+        mode: "resume".into(),
+        session_id: token.into(),
+        set_metadata: set,
+        remove_metadata: Vec::new(),
+        clear_role_state: false,
+    }
+}
+
+fn start(mode: &str, clear_role_state: bool, fallback: bool) -> ResumeDecision {
+    let mut set = BTreeMap::new();
+    if fallback {
+        set.insert(
+            "external_resume_fallback".into(),
+            Value::String("provider_terminal_failure".into()),
+        );
+    }
+    ResumeDecision {
+        mode: mode.into(),
+        session_id: String::new(),
+        set_metadata: set,
+        remove_metadata: TASK_RESUME_KEYS.iter().map(|k| (*k).to_owned()).collect(),
+        clear_role_state,
+    }
+}
+
+/// Decides whether a new task resumes a provider session, from the role state first and
+/// the run history second, with every veto of the module docs.
+pub fn select_resume(
+    query: &ResumeQuery,
+    history: &[RunRecord],
+    policy: &ResumePolicy,
+) -> ResumeDecision {
+    let agent = query.agent_type.as_str();
+    let project = query.project_id.as_deref();
+    let role_token = query
+        .role_state
+        .as_ref()
+        .and_then(|s| s.get("resume_session_id"))
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty());
+    let candidate = role_token.or(query.preconfigured.as_deref().filter(|t| !t.is_empty()));
+    if let Some(token) = candidate {
+        let from_role = role_token.is_some();
+        if is_synthetic(token, agent) {
+            return start("auto", from_role, false);
+        }
+        let newest_row = newest(history, agent, project, token);
+        if newest_row.is_some_and(|r| policy.kills(agent, &r.status)) {
+            // A dead provider session: start over, even if resume was preconfigured.
+            return start("new", from_role, true);
+        }
+        let streamed = query.role_state.as_ref().is_some_and(|s| {
+            s.get("source").and_then(Value::as_str) == Some("provider_stream")
+                && s.get("status").and_then(Value::as_str) == Some("working")
+        });
+        if from_role && streamed && newest_row.is_none_or(|r| r.status != "done") {
+            // Captured mid-stream and never confirmed by a finished run.
+            return start("auto", false, false);
+        }
+        return resume(token, query);
+    }
+    // No role state: the newest finished, usable row of this agent (and project).
+    let mut rows: Vec<&RunRecord> = history
+        .iter()
+        .filter(|r| r.agent_type == agent && project.is_none_or(|p| r.project_id == p))
+        .collect();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.updated_at));
+    for row in rows {
+        let decisive = newest(history, agent, project, &row.session_id);
+        if row.status == "done"
+            && !is_synthetic(&row.session_id, agent)
+            && decisive.is_some_and(|d| !policy.kills(agent, &d.status))
+        {
+            return resume(&row.session_id, query);
+        }
+    }
+    start("auto", false, false)
+}
+
+/// How a finished task changes the role's adapter state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum RoleStateChange {
+    /// Leave it as it is.
+    Keep,
+    /// Replace this agent type's entry (latest wins).
+    Set {
+        /// The new entry.
+        entry: BTreeMap<String, Value>,
+    },
+    /// Remove this agent type's entry and the legacy flat keys.
+    Clear,
+}
+
+/// What a finished task leaves behind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskOutcomeEffects {
+    /// The change to the role's adapter state for the agent type.
+    pub role_state: RoleStateChange,
+    /// Task metadata to set.
+    pub set_metadata: BTreeMap<String, Value>,
+    /// Task metadata keys to remove.
+    pub remove_metadata: Vec<String>,
+}
+
+/// A finished (or streaming) task, as the host saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskOutcome {
+    /// The adapter's agent type.
+    pub agent_type: String,
+    /// The task.
+    pub task_id: String,
+    /// `done`, `failed`, `working`, …
+    pub status: String,
+    /// The provider token the run reported, if any.
+    pub token: Option<String>,
+    /// The token the run was resuming, if it was one.
+    pub resumed_from: Option<String>,
+    /// True when the token was captured from the provider's stream before the run ended.
+    pub from_stream: bool,
+}
+
+/// Decides what a task's outcome leaves behind: a `done` task with a usable token pins it
+/// for its role and agent; a failed run never pins, and a failed resume of `T` clears `T`.
+pub fn record_task_outcome(
+    outcome: &TaskOutcome,
+    current_role_token: Option<&str>,
+    policy: &ResumePolicy,
+) -> TaskOutcomeEffects {
+    let agent = outcome.agent_type.as_str();
+    let usable = outcome
+        .token
+        .as_deref()
+        .filter(|t| !t.is_empty() && !is_synthetic(t, agent));
+    let keep = TaskOutcomeEffects {
+        role_state: RoleStateChange::Keep,
+        set_metadata: BTreeMap::new(),
+        remove_metadata: Vec::new(),
+    };
+    let entry = |token: &str, extra: &[(&str, &str)]| {
+        let mut e = BTreeMap::new();
+        e.insert("resume_session_id".to_owned(), Value::String(token.into()));
+        e.insert("agent_type".to_owned(), Value::String(agent.into()));
+        e.insert(
+            "last_task_id".to_owned(),
+            Value::String(outcome.task_id.clone()),
+        );
+        for (k, v) in extra {
+            e.insert((*k).to_owned(), Value::String((*v).into()));
+        }
+        e
+    };
+    if outcome.from_stream && outcome.status == "working" {
+        return match usable {
+            Some(token) => TaskOutcomeEffects {
+                role_state: RoleStateChange::Set {
+                    entry: entry(
+                        token,
+                        &[
+                            ("provider_session_id", token),
+                            ("source", "provider_stream"),
+                            ("status", "working"),
+                        ],
+                    ),
+                },
+                ..keep
+            },
+            None => keep,
+        };
+    }
+    if outcome.status == "done" {
+        return match usable {
+            Some(token) => TaskOutcomeEffects {
+                role_state: RoleStateChange::Set {
+                    entry: entry(token, &[]),
+                },
+                ..keep
+            },
+            None => keep,
+        };
+    }
+    if policy.kills(agent, &outcome.status)
+        && let Some(dead) = outcome.resumed_from.as_deref()
+    {
+        let mut set = BTreeMap::new();
+        set.insert(
+            "external_resume_fallback".into(),
+            Value::String("provider_terminal_failure".into()),
+        );
+        return TaskOutcomeEffects {
+            role_state: if current_role_token == Some(dead) {
+                RoleStateChange::Clear
+            } else {
+                RoleStateChange::Keep
+            },
+            set_metadata: set,
+            remove_metadata: TASK_RESUME_KEYS.iter().map(|k| (*k).to_owned()).collect(),
+        };
+    }
+    keep
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(token: &str, status: &str, at: u64) -> RunRecord {
+        RunRecord {
+            agent_type: "codex".into(),
+            project_id: "proj1".into(),
+            session_id: token.into(),
+            status: status.into(),
+            updated_at: at,
+        }
+    }
+
+    fn query(role: Option<&[(&str, &str)]>) -> ResumeQuery {
+        ResumeQuery {
+            agent_type: "codex".into(),
+            project_id: Some("proj1".into()),
+            scope_id: Some("sess-a".into()),
+            role_state: role.map(|pairs| {
+                pairs
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), Value::String((*v).into())))
+                    .collect()
+            }),
+            preconfigured: None,
+        }
+    }
+
+    #[test]
+    fn test_role_state_comes_first_and_sets_task_metadata() {
+        let d = select_resume(
+            &query(Some(&[("resume_session_id", "thread-role")])),
+            &[],
+            &ResumePolicy::default(),
+        );
+        assert_eq!(
+            (d.mode.as_str(), d.session_id.as_str()),
+            ("resume", "thread-role")
+        );
+        assert_eq!(d.set_metadata["external_resume_session_id"], "thread-role");
+        assert_eq!(d.set_metadata["external_resume_agent_type"], "codex");
+        assert_eq!(d.set_metadata["external_resume_session_scope_id"], "sess-a");
+    }
+
+    #[test]
+    fn test_nothing_to_resume_stays_auto() {
+        let d = select_resume(&query(None), &[], &ResumePolicy::default());
+        assert_eq!((d.mode.as_str(), d.session_id.as_str()), ("auto", ""));
+    }
+
+    #[test]
+    fn test_newer_failed_row_vetoes_older_done_row() {
+        let history = [
+            row("thread-full", "done", 1),
+            row("thread-full", "failed", 2),
+        ];
+        let d = select_resume(&query(None), &history, &ResumePolicy::default());
+        assert_eq!((d.mode.as_str(), d.session_id.as_str()), ("auto", ""));
+        let history = [
+            row("thread-full", "failed", 1),
+            row("thread-full", "done", 2),
+        ];
+        assert_eq!(
+            select_resume(&query(None), &history, &ResumePolicy::default()).session_id,
+            "thread-full"
+        );
+    }
+
+    #[test]
+    fn test_synthetic_monitor_ids_are_never_resumed() {
+        let synthetic = "codex:proj1:task-new";
+        let d = select_resume(
+            &query(Some(&[("resume_session_id", synthetic)])),
+            &[row(synthetic, "working", 1)],
+            &ResumePolicy::default(),
+        );
+        assert_eq!((d.mode.as_str(), d.session_id.as_str()), ("auto", ""));
+        assert!(!d.set_metadata.contains_key("external_resume_session_id"));
+        assert!(
+            !select_resume(
+                &query(None),
+                &[row(synthetic, "done", 1)],
+                &ResumePolicy::default()
+            )
+            .mode
+            .eq("resume")
+        );
+    }
+
+    #[test]
+    fn test_failed_stream_token_is_rejected_and_cleared() {
+        let role = [
+            ("resume_session_id", "thread-failed"),
+            ("source", "provider_stream"),
+            ("status", "working"),
+        ];
+        let d = select_resume(
+            &query(Some(&role)),
+            &[row("thread-failed", "failed", 1)],
+            &ResumePolicy::default(),
+        );
+        assert_eq!((d.mode.as_str(), d.session_id.as_str()), ("new", ""));
+        assert!(d.clear_role_state);
+        // Unconfirmed (still working): not resumed, not cleared.
+        let d = select_resume(
+            &query(Some(&role)),
+            &[row("thread-failed", "working", 1)],
+            &ResumePolicy::default(),
+        );
+        assert_eq!((d.mode.as_str(), d.clear_role_state), ("auto", false));
+        // Confirmed by a finished run: resumed.
+        let d = select_resume(
+            &query(Some(&role)),
+            &[row("thread-failed", "done", 1)],
+            &ResumePolicy::default(),
+        );
+        assert_eq!(d.session_id, "thread-failed");
+    }
+
+    #[test]
+    fn test_terminal_role_token_is_rejected_even_when_preconfigured() {
+        let mut q = query(Some(&[("resume_session_id", "thread-terminal")]));
+        q.preconfigured = Some("thread-terminal".into());
+        let d = select_resume(
+            &q,
+            &[row("thread-terminal", "failed", 1)],
+            &ResumePolicy::default(),
+        );
+        assert_eq!(
+            (d.mode.as_str(), d.session_id.as_str(), d.clear_role_state),
+            ("new", "", true)
+        );
+        assert_eq!(
+            d.set_metadata["external_resume_fallback"],
+            "provider_terminal_failure"
+        );
+        assert!(
+            d.remove_metadata
+                .contains(&"external_resume_session_id".to_owned())
+        );
+        // Claude Code sessions survive failed runs.
+        let mut cc = q.clone();
+        cc.agent_type = "claude_code".into();
+        let mut cc_row = row("thread-terminal", "failed", 1);
+        cc_row.agent_type = "claude_code".into();
+        assert_eq!(
+            select_resume(&cc, &[cc_row], &ResumePolicy::default()).mode,
+            "resume"
+        );
+    }
+
+    #[test]
+    fn test_agent_types_never_share_tokens() {
+        let mut q = query(None);
+        q.agent_type = "claude_code".into();
+        let d = select_resume(
+            &q,
+            &[row("thread-codex-only", "done", 1)],
+            &ResumePolicy::default(),
+        );
+        assert_ne!(d.session_id, "thread-codex-only");
+    }
+
+    fn outcome(status: &str, token: Option<&str>, resumed_from: Option<&str>) -> TaskOutcome {
+        TaskOutcome {
+            agent_type: "codex".into(),
+            task_id: "task-1".into(),
+            status: status.into(),
+            token: token.map(str::to_owned),
+            resumed_from: resumed_from.map(str::to_owned),
+            from_stream: false,
+        }
+    }
+
+    #[test]
+    fn test_done_pins_and_failed_never_pins() {
+        let policy = ResumePolicy::default();
+        match record_task_outcome(&outcome("done", Some("thread-pr6"), None), None, &policy)
+            .role_state
+        {
+            RoleStateChange::Set { entry } => {
+                assert_eq!(entry["resume_session_id"], "thread-pr6");
+                assert_eq!(entry["agent_type"], "codex");
+                assert_eq!(entry["last_task_id"], "task-1");
+            }
+            other => panic!("expected a pin, got {other:?}"),
+        }
+        let failed = record_task_outcome(
+            &outcome("failed", Some("thread-broken"), None),
+            None,
+            &policy,
+        );
+        assert_eq!(failed.role_state, RoleStateChange::Keep);
+        assert!(failed.set_metadata.is_empty());
+    }
+
+    #[test]
+    fn test_failed_resume_clears_the_token_it_was_resuming() {
+        let effects = record_task_outcome(
+            &outcome("failed", Some("thread-full"), Some("thread-full")),
+            Some("thread-full"),
+            &ResumePolicy::default(),
+        );
+        assert_eq!(effects.role_state, RoleStateChange::Clear);
+        assert!(
+            effects
+                .remove_metadata
+                .contains(&"external_resume_session_id".to_owned())
+        );
+        assert_eq!(
+            effects.set_metadata["external_resume_fallback"],
+            "provider_terminal_failure"
+        );
+    }
+
+    #[test]
+    fn test_stream_capture_is_recorded_as_unconfirmed() {
+        let mut o = outcome("working", Some("thread-live"), None);
+        o.from_stream = true;
+        match record_task_outcome(&o, None, &ResumePolicy::default()).role_state {
+            RoleStateChange::Set { entry } => {
+                assert_eq!(entry["source"], "provider_stream");
+                assert_eq!(entry["status"], "working");
+            }
+            other => panic!("expected the stream token recorded, got {other:?}"),
+        }
+    }
+}
