@@ -1,7 +1,10 @@
 //! Every API call as data: what the scenario vectors are written in, and what lets any
 //! host replay a call without knowing its Rust signature.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::compaction::{self, CommitRequest, CompactRequest, PersistRequest};
 use crate::error::Error;
@@ -10,6 +13,8 @@ use crate::model::{
     UpdateRequest,
 };
 use crate::op::Operation;
+use crate::roles::{NewRoleSession, NewRun, OutcomeRequest, ResumeRequest, RunFilter};
+use crate::threads::TurnCommit;
 
 /// One API call with its arguments (the workspace travels beside it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,6 +264,85 @@ pub enum Command {
         /// The receipt.
         status: String,
     },
+    /// [`crate::save_role_session`].
+    SaveRoleSession {
+        /// The role session.
+        role: NewRoleSession,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::get_role_session`].
+    GetRoleSession {
+        /// Its id.
+        role_session_id: String,
+    },
+    /// [`crate::update_role_adapter_state`].
+    UpdateRoleAdapterState {
+        /// The role session.
+        role_session_id: String,
+        /// The agent type.
+        agent_type: String,
+        /// The new entry; `null` clears it.
+        state: Option<BTreeMap<String, Value>>,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::get_role_adapter_state`].
+    GetRoleAdapterState {
+        /// The role session.
+        role_session_id: String,
+        /// The agent type.
+        agent_type: String,
+    },
+    /// [`crate::record_run`].
+    RecordRun {
+        /// The run.
+        run: NewRun,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::list_runs`].
+    ListRuns {
+        /// Which runs.
+        #[serde(default)]
+        filter: RunFilter,
+        /// Page size.
+        limit: u32,
+        /// Cursor of the previous page.
+        #[serde(default)]
+        cursor: Option<String>,
+    },
+    /// [`crate::select_resume`].
+    SelectResume {
+        /// What the task asks.
+        request: ResumeRequest,
+    },
+    /// [`crate::record_task_outcome`].
+    RecordTaskOutcome {
+        /// What the task left.
+        request: OutcomeRequest,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::plan_provider_thread`].
+    PlanProviderThread {
+        /// Session key.
+        key: String,
+        /// The agent type.
+        agent_type: String,
+        /// A thread the provider just refused to resume.
+        #[serde(default)]
+        dead_thread: Option<String>,
+    },
+    /// [`crate::commit_turn`].
+    CommitTurn {
+        /// Session key.
+        key: String,
+        /// The turn.
+        turn: TurnCommit,
+        /// Current time.
+        now_ms: u64,
+    },
 }
 
 fn yes() -> bool {
@@ -395,6 +479,49 @@ impl Command {
                 compaction_id,
                 status,
             } => compaction::set_flush_receipt(workspace, &key, &compaction_id, &status).map(json),
+            Command::SaveRoleSession { role, now_ms } => {
+                crate::save_role_session(workspace, role, now_ms).map(json)
+            }
+            Command::GetRoleSession { role_session_id } => {
+                crate::get_role_session(workspace, &role_session_id).map(json)
+            }
+            Command::UpdateRoleAdapterState {
+                role_session_id,
+                agent_type,
+                state,
+                now_ms,
+            } => crate::update_role_adapter_state(
+                workspace,
+                &role_session_id,
+                &agent_type,
+                state,
+                now_ms,
+            )
+            .map(json),
+            Command::GetRoleAdapterState {
+                role_session_id,
+                agent_type,
+            } => crate::get_role_adapter_state(workspace, &role_session_id, &agent_type).map(json),
+            Command::RecordRun { run, now_ms } => {
+                crate::record_run(workspace, run, now_ms).map(json)
+            }
+            Command::ListRuns {
+                filter,
+                limit,
+                cursor,
+            } => crate::list_runs(workspace, filter, limit, cursor).map(json),
+            Command::SelectResume { request } => crate::select_resume(workspace, request).map(json),
+            Command::RecordTaskOutcome { request, now_ms } => {
+                crate::record_task_outcome(workspace, request, now_ms).map(json)
+            }
+            Command::PlanProviderThread {
+                key,
+                agent_type,
+                dead_thread,
+            } => crate::plan_provider_thread(workspace, &key, &agent_type, dead_thread).map(json),
+            Command::CommitTurn { key, turn, now_ms } => {
+                crate::commit_turn(workspace, &key, turn, now_ms).map(json)
+            }
         }
     }
 }

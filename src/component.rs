@@ -14,9 +14,12 @@ use crate::model::{
     SessionList, SessionStatus, TruncateOutcome, TurnUsage, UpdateRequest,
 };
 use crate::op::{Archiver, Operation};
+use crate::resume::{RunRecord, TaskOutcome};
+use crate::roles::{NewRoleSession, NewRun, OutcomeRequest, ResumeRequest, RunFilter};
 use crate::storage::{
     Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
 };
+use crate::threads::{ThreadBinding, TurnCommit};
 
 wit_bindgen::generate!({
     world: "spool",
@@ -759,6 +762,206 @@ impl wit::Guest for Component {
             &status,
         ))
         .map(|s| json_text(&s))
+    }
+    fn save_role_session(
+        workspace: String,
+        role: wit::NewRoleSession,
+        now_ms: u64,
+    ) -> Result<String, wit::Error> {
+        let role = NewRoleSession {
+            role_session_id: role.role_session_id,
+            run_id: role.run_id,
+            role_id: role.role_id,
+            adapter_state: json_object("adapter_state", role.adapter_state)?,
+        };
+        run(crate::save_role_session(&workspace, role, now_ms)).map(|r| json_text(&r))
+    }
+
+    fn get_role_session(
+        workspace: String,
+        role_session_id: String,
+    ) -> Result<Option<String>, wit::Error> {
+        run(crate::get_role_session(&workspace, &role_session_id)).map(|r| r.map(|r| json_text(&r)))
+    }
+
+    fn update_role_adapter_state(
+        workspace: String,
+        role_session_id: String,
+        agent_type: String,
+        state: Option<String>,
+        now_ms: u64,
+    ) -> Result<bool, wit::Error> {
+        let state = state
+            .map(|text| json_object("state", Some(text)))
+            .transpose()?;
+        run(crate::update_role_adapter_state(
+            &workspace,
+            &role_session_id,
+            &agent_type,
+            state,
+            now_ms,
+        ))
+    }
+
+    fn get_role_adapter_state(
+        workspace: String,
+        role_session_id: String,
+        agent_type: String,
+    ) -> Result<Option<String>, wit::Error> {
+        run(crate::get_role_adapter_state(
+            &workspace,
+            &role_session_id,
+            &agent_type,
+        ))
+        .map(|s| s.map(|s| json_text(&s)))
+    }
+
+    fn record_run(
+        workspace: String,
+        new_run: wit::NewRun,
+        now_ms: u64,
+    ) -> Result<wit::RunRecord, wit::Error> {
+        let new = NewRun {
+            agent_type: new_run.agent_type,
+            project_id: new_run.project_id,
+            session_id: new_run.session_id,
+            task_id: new_run.task_id,
+            status: new_run.status,
+            role_session_id: new_run.role_session_id,
+            workspace_path: new_run.workspace_path,
+            run_mode: new_run.run_mode,
+            metadata: json_object("metadata", new_run.metadata)?,
+        };
+        run(crate::record_run(&workspace, new, now_ms)).map(to_wit_run)
+    }
+
+    fn list_runs(
+        workspace: String,
+        filter: wit::RunFilter,
+        limit: u32,
+        cursor: Option<String>,
+    ) -> Result<wit::RunList, wit::Error> {
+        let filter = RunFilter {
+            agent_type: filter.agent_type,
+            project_id: filter.project_id,
+            role_session_id: filter.role_session_id,
+        };
+        run(crate::list_runs(&workspace, filter, limit, cursor)).map(|l| wit::RunList {
+            runs: l.runs.into_iter().map(to_wit_run).collect(),
+            next_cursor: l.next_cursor,
+        })
+    }
+
+    fn select_resume(
+        workspace: String,
+        request: wit::ResumeRequest,
+    ) -> Result<wit::ResumeDecision, wit::Error> {
+        let request = ResumeRequest {
+            agent_type: request.agent_type,
+            role_session_id: request.role_session_id,
+            project_id: request.project_id,
+            scope_id: request.scope_id,
+            preconfigured: request.preconfigured,
+            surviving_agents: request.surviving_agents,
+        };
+        run(crate::select_resume(&workspace, request)).map(|d| wit::ResumeDecision {
+            set_metadata: json_text(&d.set_metadata),
+            mode: d.mode,
+            session_id: d.session_id,
+            remove_metadata: d.remove_metadata,
+            clear_role_state: d.clear_role_state,
+        })
+    }
+
+    fn record_task_outcome(
+        workspace: String,
+        request: wit::OutcomeRequest,
+        now_ms: u64,
+    ) -> Result<wit::OutcomeEffects, wit::Error> {
+        let o = request.outcome;
+        let request = OutcomeRequest {
+            role_session_id: request.role_session_id,
+            project_id: request.project_id,
+            outcome: TaskOutcome {
+                agent_type: o.agent_type,
+                task_id: o.task_id,
+                status: o.status,
+                token: o.token,
+                resumed_from: o.resumed_from,
+                from_stream: o.from_stream,
+            },
+            workspace_path: request.workspace_path,
+            run_mode: request.run_mode,
+            metadata: json_object("metadata", request.metadata)?,
+            surviving_agents: request.surviving_agents,
+        };
+        run(crate::record_task_outcome(&workspace, request, now_ms)).map(|e| wit::OutcomeEffects {
+            role_state: json_text(&e.role_state),
+            set_metadata: json_text(&e.set_metadata),
+            remove_metadata: e.remove_metadata,
+        })
+    }
+
+    fn plan_provider_thread(
+        workspace: String,
+        key: String,
+        agent_type: String,
+        dead_thread: Option<String>,
+    ) -> Result<wit::ThreadPlan, wit::Error> {
+        run(crate::plan_provider_thread(
+            &workspace,
+            &key,
+            &agent_type,
+            dead_thread,
+        ))
+        .map(|p| wit::ThreadPlan {
+            action: p.action,
+            thread_id: p.thread_id,
+            replaces: p.replaces,
+            notice: p.notice,
+        })
+    }
+
+    fn commit_turn(
+        workspace: String,
+        key: String,
+        turn: wit::TurnCommit,
+        now_ms: u64,
+    ) -> Result<wit::TurnCommitted, wit::Error> {
+        let requests = turn
+            .entries
+            .into_iter()
+            .map(from_wit_append)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(to_wit_error)?;
+        let turn = TurnCommit {
+            entries: requests,
+            thread: turn.thread.map(|t| ThreadBinding {
+                agent_type: t.agent_type,
+                thread_id: t.thread_id,
+                replaces: t.replaces,
+            }),
+            expected_epoch: turn.expected_epoch,
+        };
+        run(crate::commit_turn(&workspace, &key, turn, now_ms)).map(|t| wit::TurnCommitted {
+            entries: entries(t.entries),
+            session: to_wit_session(t.session),
+        })
+    }
+}
+
+fn to_wit_run(r: RunRecord) -> wit::RunRecord {
+    wit::RunRecord {
+        metadata: json_text(&r.metadata),
+        agent_type: r.agent_type,
+        project_id: r.project_id,
+        session_id: r.session_id,
+        status: r.status,
+        updated_at: r.updated_at,
+        task_id: r.task_id,
+        role_session_id: r.role_session_id,
+        workspace_path: r.workspace_path,
+        run_mode: r.run_mode,
     }
 }
 

@@ -46,9 +46,11 @@ mod model;
 mod op;
 pub mod record;
 pub mod resume;
+pub mod roles;
 mod session;
 mod states;
 mod storage;
+pub mod threads;
 mod transcript;
 pub mod validate;
 
@@ -71,11 +73,19 @@ pub use op::{
     Archiver, MAX_ATTEMPTS, NoArchive, Operation, ReadRequest, ReadResult, Step, read_sync, run,
     run_async, run_with,
 };
+pub use roles::{
+    NewRoleSession, NewRun, OutcomeRequest, ResumeRequest, RoleSession, RunFilter, RunList,
+    get_role_adapter_state, get_role_session, list_runs, record_run, record_task_outcome,
+    save_role_session, select_resume, update_role_adapter_state,
+};
 pub use session::{agent_id, create_session, get_session, list_sessions, list_sessions_where};
 pub use states::{invalidate_states, list_states, save_state};
 pub use storage::{
     AsyncStorage, Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
     SyncAdapter, prefix_end,
+};
+pub use threads::{
+    ThreadBinding, ThreadPlan, TurnCommit, TurnCommitted, commit_turn, plan_provider_thread,
 };
 pub use transcript::{append_entry, count_entries, get_entry, read_page, truncate};
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

@@ -48,8 +48,9 @@ const TASK_RESUME_KEYS: [&str; 3] = [
     "external_resume_agent_type",
 ];
 
-/// One external run as the host recorded it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// One external run as the host recorded it: one row per (agent type, token, project,
+/// task); recording the same run again (e.g. `working` then `done`) replaces the row.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
     /// `codex`, `claude_code`, `opencode`, …
     pub agent_type: String,
@@ -61,6 +62,21 @@ pub struct RunRecord {
     pub status: String,
     /// When the row was last written.
     pub updated_at: u64,
+    /// The task the run executed.
+    #[serde(default)]
+    pub task_id: String,
+    /// The role session the run belonged to, if any.
+    #[serde(default)]
+    pub role_session_id: Option<String>,
+    /// Where the agent worked.
+    #[serde(default)]
+    pub workspace_path: Option<String>,
+    /// How the agent was run (`exec`, `interactive`, …).
+    #[serde(default)]
+    pub run_mode: Option<String>,
+    /// Anything else the host keeps about the run.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, Value>,
 }
 
 /// Which agents keep their provider sessions usable after a failed run.
@@ -79,7 +95,8 @@ impl Default for ResumePolicy {
 }
 
 impl ResumePolicy {
-    fn kills(&self, agent_type: &str, status: &str) -> bool {
+    /// Whether a run of `agent_type` ending in `status` makes its token unusable.
+    pub fn kills(&self, agent_type: &str, status: &str) -> bool {
         TERMINAL_FAILURES.contains(&status)
             && !self.surviving_agents.iter().any(|a| a == agent_type)
     }
@@ -91,22 +108,21 @@ pub fn is_synthetic(token: &str, agent_type: &str) -> bool {
     parts.len() == 3 && parts.iter().all(|p| !p.is_empty()) && parts[0] == agent_type
 }
 
-/// The newest history row of `token` for `agent_type` (in `project`, when given).
-fn newest<'a>(
+/// The newest history row of `token` for `agent_type` (in `project`, when given): the
+/// one that decides whether the token lives. Of rows written at the same time, one whose
+/// status kills the token wins (fail closed), so the answer never depends on row order.
+pub fn newest<'a>(
     history: &'a [RunRecord],
     agent_type: &str,
     project: Option<&str>,
     token: &str,
+    policy: &ResumePolicy,
 ) -> Option<&'a RunRecord> {
     history
         .iter()
         .filter(|r| r.agent_type == agent_type && r.session_id == token)
         .filter(|r| project.is_none_or(|p| r.project_id == p))
-        // Ties go to the later row: it was written last.
-        .fold(None, |best: Option<&RunRecord>, r| match best {
-            Some(b) if b.updated_at > r.updated_at => Some(b),
-            _ => Some(r),
-        })
+        .max_by_key(|r| (r.updated_at, policy.kills(agent_type, &r.status)))
 }
 
 /// What a new task should do about resuming.
@@ -202,7 +218,7 @@ pub fn select_resume(
         if is_synthetic(token, agent) {
             return start("auto", from_role, false);
         }
-        let newest_row = newest(history, agent, project, token);
+        let newest_row = newest(history, agent, project, token, policy);
         if newest_row.is_some_and(|r| policy.kills(agent, &r.status)) {
             // A dead provider session: start over, even if resume was preconfigured.
             return start("new", from_role, true);
@@ -212,27 +228,40 @@ pub fn select_resume(
                 && s.get("status").and_then(Value::as_str) == Some("working")
         });
         if from_role && streamed && newest_row.is_none_or(|r| r.status != "done") {
-            // Captured mid-stream and never confirmed by a finished run.
-            return start("auto", false, false);
+            // Captured mid-stream and never confirmed by a finished run; a failed run
+            // drops it from the role state even for agents whose sessions survive.
+            let failed = newest_row.is_some_and(|r| TERMINAL_FAILURES.contains(&r.status.as_str()));
+            return start("auto", failed, false);
         }
         return resume(token, query);
     }
-    // No role state: the newest finished, usable row of this agent (and project).
-    let mut rows: Vec<&RunRecord> = history
+    // No role state: the newest `done` row of this agent (and project) whose token is
+    // real and still alive. Equal times are ordered by token, then project, so the
+    // choice never depends on the order rows were given in.
+    let mut done: Vec<&RunRecord> = history
         .iter()
         .filter(|r| r.agent_type == agent && project.is_none_or(|p| r.project_id == p))
+        .filter(|r| r.status == "done" && !is_synthetic(&r.session_id, agent))
         .collect();
-    rows.sort_by_key(|r| std::cmp::Reverse(r.updated_at));
-    for row in rows {
-        let decisive = newest(history, agent, project, &row.session_id);
-        if row.status == "done"
-            && !is_synthetic(&row.session_id, agent)
-            && decisive.is_some_and(|d| !policy.kills(agent, &d.status))
-        {
+    done.sort_by(|a, b| done_order(b).cmp(&done_order(a)));
+    for row in done {
+        let decisive = newest(history, agent, project, &row.session_id, policy);
+        if decisive.is_some_and(|d| !policy.kills(agent, &d.status)) {
             return resume(&row.session_id, query);
         }
     }
     start("auto", false, false)
+}
+
+/// The order in which `done` rows are considered when the role has no state: newest
+/// first (the storage index is laid out in this order).
+pub fn done_order(row: &RunRecord) -> (u64, &str, &str, &str) {
+    (
+        row.updated_at,
+        row.session_id.as_str(),
+        row.project_id.as_str(),
+        row.task_id.as_str(),
+    )
 }
 
 /// How a finished task changes the role's adapter state.
@@ -263,6 +292,7 @@ pub struct TaskOutcomeEffects {
 
 /// A finished (or streaming) task, as the host saw it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TaskOutcome {
     /// The adapter's agent type.
     pub agent_type: String,
@@ -271,10 +301,13 @@ pub struct TaskOutcome {
     /// `done`, `failed`, `working`, …
     pub status: String,
     /// The provider token the run reported, if any.
+    #[serde(default)]
     pub token: Option<String>,
     /// The token the run was resuming, if it was one.
+    #[serde(default)]
     pub resumed_from: Option<String>,
     /// True when the token was captured from the provider's stream before the run ended.
+    #[serde(default)]
     pub from_stream: bool,
 }
 
@@ -369,6 +402,7 @@ mod tests {
             session_id: token.into(),
             status: status.into(),
             updated_at: at,
+            ..RunRecord::default()
         }
     }
 

@@ -115,6 +115,15 @@ impl Batch {
         self.mutations.push(Mutation::Delete(key));
     }
 
+    /// Adds `other`'s preconditions and mutations after this batch's; returns the index
+    /// `other`'s first precondition now has.
+    pub fn extend(&mut self, other: Batch) -> u32 {
+        let offset = self.preconditions.len() as u32;
+        self.preconditions.extend(other.preconditions);
+        self.mutations.extend(other.mutations);
+        offset
+    }
+
     /// Adds a range delete.
     pub fn delete_range(&mut self, range: KeyRange) {
         self.mutations.push(Mutation::DeleteRange(range));

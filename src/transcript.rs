@@ -21,23 +21,7 @@ pub fn append_entry(
 ) -> Operation<Entry> {
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::content(&request.content))
-        .and_then(|()| {
-            let ids = [
-                ("message_id", &request.message_id),
-                ("turn_id", &request.turn_id),
-                ("tool_call_id", &request.tool_call_id),
-            ];
-            ids.into_iter()
-                .filter_map(|(field, value)| value.as_deref().map(|v| (field, v)))
-                .try_for_each(|(field, value)| validate::id(field, value))
-        })
-        .and_then(|()| {
-            request
-                .tool_calls
-                .as_ref()
-                .map_or(Ok(()), validate::tool_calls)
-        });
+        .and_then(|()| check_append(&request));
     if let Err(e) = checked {
         return Operation::failed(workspace, e);
     }
@@ -48,25 +32,54 @@ pub fn append_entry(
     })
 }
 
-async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpResult<Entry> {
-    let loaded = require(io, key).await?;
-    let current = &loaded.session;
-    if let Some(expected) = request.expected_epoch
-        && expected != current.epoch
-    {
-        return Err(Error::StaleEpoch {
+/// Checks an append request's content, ids and tool calls.
+pub(crate) fn check_append(request: &AppendRequest) -> Result<(), Error> {
+    validate::content(&request.content)?;
+    let ids = [
+        ("message_id", &request.message_id),
+        ("turn_id", &request.turn_id),
+        ("tool_call_id", &request.tool_call_id),
+    ];
+    ids.into_iter()
+        .filter_map(|(field, value)| value.as_deref().map(|v| (field, v)))
+        .try_for_each(|(field, value)| validate::id(field, value))?;
+    request
+        .tool_calls
+        .as_ref()
+        .map_or(Ok(()), validate::tool_calls)
+}
+
+/// Fails with `stale_epoch` when `expected` is given and is not the session's epoch.
+pub(crate) fn check_epoch(
+    key: &str,
+    session: &crate::Session,
+    expected: Option<u64>,
+) -> Result<(), Error> {
+    match expected {
+        Some(expected) if expected != session.epoch => Err(Error::StaleEpoch {
             key: key.to_owned(),
             expected,
-            actual: current.epoch,
-        }
-        .into());
+            actual: session.epoch,
+        }),
+        _ => Ok(()),
     }
-    let id = current.last_entry_id + 1;
+}
+
+/// Makes `request` the next entry of `session` (which is updated: ids, counts, tokens,
+/// `updated_at`) and adds the entry and its message-id index to `batch`. Returns the
+/// entry and the index of the precondition that fails when its message id is taken.
+pub(crate) fn stage_entry(
+    batch: &mut Batch,
+    session: &mut crate::Session,
+    request: AppendRequest,
+    now_ms: u64,
+) -> Result<(Entry, u32), Error> {
+    let id = session.last_entry_id + 1;
     let entry = Entry {
         id,
         message_id: request
             .message_id
-            .unwrap_or_else(|| format!("{}-{id}", current.session_id)),
+            .unwrap_or_else(|| format!("{}-{id}", session.session_id)),
         role: request.role,
         content: request.content,
         created_at: now_ms,
@@ -76,23 +89,33 @@ async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpRe
         turn_id: request.turn_id,
         turn_usage: request.turn_usage,
     };
-    let mut updated = current.clone();
-    updated.last_entry_id = id;
-    updated.entry_count += 1;
-    updated.updated_at = now_ms;
-    account(&mut updated, &entry);
-
-    let mut batch = Batch::default();
-    write_update(&mut batch, &loaded, &updated)?;
+    session.last_entry_id = id;
+    session.entry_count += 1;
+    session.updated_at = now_ms;
+    account(session, &entry);
     // The message-id index: absent, or the id is taken in this identity.
-    let index_key = keys::message(&current.session_id, &entry.message_id);
+    let index_key = keys::message(&session.session_id, &entry.message_id);
     let taken = batch.preconditions.len() as u32;
     batch.require_absent(index_key.clone());
     batch.put(index_key, keys::position(entry.created_at, entry.id));
     batch.put(
-        keys::entry(&current.session_id, entry.created_at, entry.id),
+        keys::entry(&session.session_id, entry.created_at, entry.id),
         record::encode(&entry)?,
     );
+    Ok((entry, taken))
+}
+
+async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpResult<Entry> {
+    let loaded = require(io, key).await?;
+    check_epoch(key, &loaded.session, request.expected_epoch)?;
+    let mut updated = loaded.session.clone();
+    let mut staged = Batch::default();
+    let (entry, taken) = stage_entry(&mut staged, &mut updated, request, now_ms)?;
+    // The session record's precondition comes first: a lost race restarts the
+    // operation before a taken message id is judged.
+    let mut batch = Batch::default();
+    write_update(&mut batch, &loaded, &updated)?;
+    let taken = taken + batch.extend(staged);
     let message_id = entry.message_id.clone();
     io.commit_or(batch, |failed| {
         (failed == taken).then(|| Error::Conflict {

@@ -36,6 +36,7 @@ fn record() -> impl Strategy<Value = RunRecord> {
                 },
                 status: statuses[status].into(),
                 updated_at: at,
+                ..RunRecord::default()
             }
         },
     )
@@ -65,6 +66,115 @@ proptest! {
             if !policy.surviving_agents.iter().any(|a| a == agent) {
                 prop_assert!(!newest.is_some_and(|s| TERMINAL_FAILURES.contains(&s)), "newest row of {token} is {newest:?}");
             }
+        }
+    }
+}
+
+/// One stored run: agent, token, project, task, status, time.
+type Row = (usize, u8, bool, u8, usize, u64, bool);
+
+fn stored_row() -> impl Strategy<Value = Row> {
+    (
+        0usize..3,
+        0u8..5,
+        any::<bool>(),
+        0u8..3,
+        0usize..6,
+        0u64..40,
+        prop::bool::weighted(0.15),
+    )
+}
+
+const STATUSES: [&str; 6] = ["done", "working", "failed", "done", "idle_timeout", "done"];
+
+fn run_of((agent, token, other_project, task, status, _, synthetic): Row) -> spool::NewRun {
+    let agent = AGENTS[agent];
+    let project = if other_project { "proj2" } else { "proj1" };
+    spool::NewRun {
+        agent_type: agent.into(),
+        project_id: project.into(),
+        session_id: if synthetic {
+            format!("{agent}:{project}:task-{task}")
+        } else {
+            format!("tok-{token}")
+        },
+        task_id: format!("task-{task}"),
+        status: STATUSES[status].into(),
+        role_session_id: None,
+        workspace_path: None,
+        run_mode: None,
+        metadata: Default::default(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// The stored selection (indexes, partial reads) decides exactly what the plain
+    /// function decides over the whole stored history, and applies its role-state clear.
+    #[test]
+    fn test_stored_selection_equals_the_rule_over_the_whole_history(
+        rows in proptest::collection::vec(stored_row(), 0..40),
+        agent in 0usize..3,
+        project in prop::option::of(any::<bool>()),
+        role_token in prop::option::of((0u8..6, any::<bool>())),
+        preconfigured in prop::option::of(0u8..6),
+        survive in any::<bool>(),
+    ) {
+        let storage = spool::MemoryStorage::new();
+        let ws = "w";
+        for row in &rows {
+            spool::run(&storage, spool::record_run(ws, run_of(*row), row.5)).expect("recorded");
+        }
+        let stored = spool::run(&storage, spool::list_runs(ws, spool::RunFilter::default(), 1000, None))
+            .expect("listed")
+            .runs;
+        let agent = AGENTS[agent];
+        let role_id = "role-runtime::r::cto";
+        let role_state = role_token.map(|(t, streamed)| {
+            let mut state = serde_json::Map::new();
+            state.insert("resume_session_id".into(), format!("tok-{t}").into());
+            if streamed {
+                state.insert("source".into(), "provider_stream".into());
+                state.insert("status".into(), "working".into());
+            }
+            state
+        });
+        let mut adapter_state = std::collections::BTreeMap::new();
+        if let Some(state) = &role_state {
+            adapter_state.insert(agent.to_owned(), serde_json::Value::Object(state.clone()));
+        }
+        spool::run(&storage, spool::save_role_session(ws, spool::NewRoleSession {
+            role_session_id: role_id.into(),
+            run_id: None,
+            role_id: None,
+            adapter_state,
+        }, 1)).expect("saved");
+        let surviving = if survive { None } else { Some(Vec::new()) };
+        let request = spool::ResumeRequest {
+            agent_type: agent.into(),
+            role_session_id: Some(role_id.into()),
+            project_id: project.map(|p| if p { "proj2".into() } else { "proj1".into() }),
+            scope_id: None,
+            preconfigured: preconfigured.map(|t| format!("tok-{t}")),
+            surviving_agents: surviving.clone(),
+        };
+        let policy = surviving.map_or_else(ResumePolicy::default, |surviving_agents| ResumePolicy { surviving_agents });
+        let query = ResumeQuery {
+            agent_type: agent.into(),
+            project_id: request.project_id.clone(),
+            scope_id: None,
+            role_state: role_state.map(|s| s.into_iter().collect()),
+            preconfigured: request.preconfigured.clone(),
+        };
+        let expected = select_resume(&query, &stored, &policy);
+        let decided = spool::run(&storage, spool::select_resume(ws, request)).expect("selected");
+        prop_assert_eq!(&decided, &expected);
+        let after = spool::run(&storage, spool::get_role_adapter_state(ws, role_id, agent)).expect("read");
+        if expected.clear_role_state {
+            prop_assert_eq!(after, None);
+        } else {
+            prop_assert_eq!(after, query.role_state);
         }
     }
 }

@@ -110,6 +110,22 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("persist_compaction_result.json"),
     ),
     ("flush_receipts.json", include_str!("flush_receipts.json")),
+    (
+        "resume_role_state.json",
+        include_str!("resume_role_state.json"),
+    ),
+    (
+        "resume_after_task.json",
+        include_str!("resume_after_task.json"),
+    ),
+    (
+        "resume_before_task.json",
+        include_str!("resume_before_task.json"),
+    ),
+    (
+        "provider_thread_binding.json",
+        include_str!("provider_thread_binding.json"),
+    ),
 ];
 
 #[derive(Debug, Deserialize)]

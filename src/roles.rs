@@ -1,0 +1,833 @@
+//! Role sessions and external run records: the storage side of resume selection
+//! (SPEC §4). The rules themselves are the plain functions of [`crate::resume`]; the
+//! operations here read what they need, apply the decision and write it in one commit.
+//!
+//! A **role session** (e.g. `role-runtime::run-1::cto`) keeps adapter state keyed by
+//! agent type in `adapter_state`, beside any other keys its owner put there (legacy flat
+//! resume keys, `selected_execution_agent`, …). A **run record** is one external run of
+//! an agent CLI; selection reads only the rows it needs through two indexes:
+//!
+//! | tag | key | value |
+//! |-----|-----|-------|
+//! | `o` | `o · role_session_id` | role session record |
+//! | `u` | `u · agent_type · token · project_id · task_id` | run record |
+//! | `d` | `d · agent_type · updated_at · token · project_id · task_id` | empty: a `done` run with a real token |
+//!
+//! With role state, selection reads the role record and the rows of one token. Without
+//! it, selection walks the `d` index newest first and reads the rows of each token it
+//! meets until one is alive, which is what [`crate::resume::select_resume`] would pick
+//! over the whole history (rows sharing a time are ordered the same way there).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::keys::{self, KeyBuf};
+use crate::op::{Io, OpResult, Operation};
+use crate::record;
+use crate::resume::{
+    self, LEGACY_RESUME_KEYS, ResumeDecision, ResumePolicy, ResumeQuery, RoleStateChange,
+    RunRecord, TaskOutcome, TaskOutcomeEffects,
+};
+use crate::storage::{Batch, KeyRange, RangeQuery};
+use crate::validate;
+
+/// Tag of role sessions.
+pub const ROLE: u8 = b'o';
+/// Tag of run records.
+pub const RUN: u8 = b'u';
+/// Tag of the index of `done` runs.
+pub const DONE: u8 = b'd';
+
+/// How many index entries selection reads at a time.
+const SCAN: u32 = 64;
+
+/// A role session: the adapter state its agents leave for the next task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoleSession {
+    /// Its id, e.g. `role-runtime::run-1::cto`.
+    pub role_session_id: String,
+    /// The run it belongs to.
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// The role it plays.
+    #[serde(default)]
+    pub role_id: Option<String>,
+    /// Adapter state: one object per agent type, beside the owner's other keys.
+    #[serde(default)]
+    pub adapter_state: BTreeMap<String, Value>,
+    /// Creation time.
+    pub created_at: u64,
+    /// Time of the last write.
+    pub updated_at: u64,
+}
+
+/// What [`save_role_session`] stores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewRoleSession {
+    /// Its id.
+    pub role_session_id: String,
+    /// The run it belongs to.
+    #[serde(default)]
+    pub run_id: Option<String>,
+    /// The role it plays.
+    #[serde(default)]
+    pub role_id: Option<String>,
+    /// The whole adapter state (replaces what was stored).
+    #[serde(default)]
+    pub adapter_state: BTreeMap<String, Value>,
+}
+
+/// A run as the host reports it; the core stamps `updated_at`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NewRun {
+    /// `codex`, `claude_code`, `opencode`, …
+    pub agent_type: String,
+    /// The project.
+    pub project_id: String,
+    /// The provider token, or a synthetic monitor id.
+    pub session_id: String,
+    /// The task.
+    pub task_id: String,
+    /// `working`, `done`, `failed`, …
+    pub status: String,
+    /// The role session, if any.
+    #[serde(default)]
+    pub role_session_id: Option<String>,
+    /// Where the agent worked.
+    #[serde(default)]
+    pub workspace_path: Option<String>,
+    /// How the agent was run.
+    #[serde(default)]
+    pub run_mode: Option<String>,
+    /// Anything else.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, Value>,
+}
+
+/// Which runs [`list_runs`] returns.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunFilter {
+    /// Only this agent type's runs.
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    /// Only this project's runs.
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// Only this role session's runs.
+    #[serde(default)]
+    pub role_session_id: Option<String>,
+}
+
+/// One page of runs, ordered by agent type, token, project, task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunList {
+    /// The runs.
+    pub runs: Vec<RunRecord>,
+    /// Pass back to read the next page; absent on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// What a task asks before it starts ([`select_resume`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResumeRequest {
+    /// The adapter's agent type.
+    pub agent_type: String,
+    /// The task's role session, if any: its adapter state is the first source.
+    #[serde(default)]
+    pub role_session_id: Option<String>,
+    /// The task's project: history rows of other projects are ignored.
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// The task's session scope.
+    #[serde(default)]
+    pub scope_id: Option<String>,
+    /// A token the adapter was configured to resume.
+    #[serde(default)]
+    pub preconfigured: Option<String>,
+    /// Agent types whose tokens survive failed runs (default: `claude_code`).
+    #[serde(default)]
+    pub surviving_agents: Option<Vec<String>>,
+}
+
+/// A finished (or streaming) task to record ([`record_task_outcome`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutcomeRequest {
+    /// The task's role session, if any.
+    #[serde(default)]
+    pub role_session_id: Option<String>,
+    /// The task's project.
+    pub project_id: String,
+    /// What happened.
+    pub outcome: TaskOutcome,
+    /// Where the agent worked.
+    #[serde(default)]
+    pub workspace_path: Option<String>,
+    /// How the agent was run.
+    #[serde(default)]
+    pub run_mode: Option<String>,
+    /// Anything else to keep on the run row.
+    #[serde(default)]
+    pub metadata: BTreeMap<String, Value>,
+    /// Agent types whose tokens survive failed runs (default: `claude_code`).
+    #[serde(default)]
+    pub surviving_agents: Option<Vec<String>>,
+}
+
+fn role_key(id: &str) -> Vec<u8> {
+    KeyBuf::new(ROLE).str(id).finish()
+}
+
+fn token_prefix(agent: &str, token: &str) -> Vec<u8> {
+    KeyBuf::new(RUN).str(agent).str(token).finish()
+}
+
+fn run_key(run: &RunRecord) -> Vec<u8> {
+    KeyBuf::new(RUN)
+        .str(&run.agent_type)
+        .str(&run.session_id)
+        .str(&run.project_id)
+        .str(&run.task_id)
+        .finish()
+}
+
+fn done_key(run: &RunRecord) -> Vec<u8> {
+    KeyBuf::new(DONE)
+        .str(&run.agent_type)
+        .u64(run.updated_at)
+        .str(&run.session_id)
+        .str(&run.project_id)
+        .str(&run.task_id)
+        .finish()
+}
+
+/// Whether `run` belongs in the `done` index.
+fn indexed(run: &RunRecord) -> bool {
+    run.status == "done" && !resume::is_synthetic(&run.session_id, &run.agent_type)
+}
+
+fn policy(surviving: &Option<Vec<String>>) -> ResumePolicy {
+    surviving
+        .clone()
+        .map_or_else(ResumePolicy::default, |surviving_agents| ResumePolicy {
+            surviving_agents,
+        })
+}
+
+fn check_map(field: &'static str, map: &BTreeMap<String, Value>) -> Result<(), Error> {
+    let size = serde_json::to_vec(map).map_or(usize::MAX, |v| v.len());
+    if size > validate::MAX_CONTENT_BYTES {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "is {size} bytes of JSON; the limit is {}",
+                validate::MAX_CONTENT_BYTES
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_ids(pairs: &[(&'static str, Option<&str>)]) -> Result<(), Error> {
+    pairs
+        .iter()
+        .filter_map(|(field, value)| value.map(|v| (*field, v)))
+        .try_for_each(|(field, value)| validate::id(field, value))
+}
+
+/// A role session as read, with its bytes (the commit's precondition).
+struct LoadedRole {
+    role: RoleSession,
+    bytes: Vec<u8>,
+}
+
+async fn load_role(io: &Io, id: &str) -> Result<Option<LoadedRole>, Error> {
+    let key = role_key(id);
+    match io.get(key.clone()).await? {
+        None => Ok(None),
+        Some(bytes) => Ok(Some(LoadedRole {
+            role: record::decode(&key, &bytes)?,
+            bytes,
+        })),
+    }
+}
+
+/// The adapter-state entry of `agent` when it is an object.
+fn entry_of(role: &RoleSession, agent: &str) -> Option<BTreeMap<String, Value>> {
+    match role.adapter_state.get(agent) {
+        Some(Value::Object(map)) => Some(map.clone().into_iter().collect()),
+        _ => None,
+    }
+}
+
+/// Applies `change` to `role`'s entry for `agent`; `Clear` also drops the legacy flat
+/// resume keys and leaves every other key alone.
+fn apply_change(role: &mut RoleSession, agent: &str, change: &RoleStateChange) {
+    match change {
+        RoleStateChange::Keep => {}
+        RoleStateChange::Set { entry } => {
+            role.adapter_state.insert(
+                agent.to_owned(),
+                Value::Object(entry.clone().into_iter().collect()),
+            );
+        }
+        RoleStateChange::Clear => {
+            role.adapter_state.remove(agent);
+            for legacy in LEGACY_RESUME_KEYS {
+                role.adapter_state.remove(legacy);
+            }
+        }
+    }
+}
+
+fn put_role(batch: &mut Batch, old: Option<&LoadedRole>, role: &RoleSession) -> Result<(), Error> {
+    let key = role_key(&role.role_session_id);
+    match old {
+        Some(old) => batch.require_equals(key.clone(), old.bytes.clone()),
+        None => batch.require_absent(key.clone()),
+    }
+    batch.put(key, record::encode(role)?);
+    Ok(())
+}
+
+/// Creates or replaces a role session (the whole adapter state is replaced).
+pub fn save_role_session(
+    workspace: &str,
+    role: NewRoleSession,
+    now_ms: u64,
+) -> Operation<RoleSession> {
+    let checked = validate::workspace(workspace)
+        .and_then(|()| validate::id("role_session_id", &role.role_session_id))
+        .and_then(|()| {
+            check_ids(&[
+                ("run_id", role.run_id.as_deref()),
+                ("role_id", role.role_id.as_deref()),
+            ])
+        })
+        .and_then(|()| check_map("adapter_state", &role.adapter_state));
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    Operation::new(workspace, move |io| {
+        let role = role.clone();
+        async move {
+            let old = load_role(&io, &role.role_session_id).await?;
+            let saved = RoleSession {
+                created_at: old.as_ref().map_or(now_ms, |o| o.role.created_at),
+                updated_at: now_ms,
+                role_session_id: role.role_session_id,
+                run_id: role.run_id,
+                role_id: role.role_id,
+                adapter_state: role.adapter_state,
+            };
+            let mut batch = Batch::default();
+            put_role(&mut batch, old.as_ref(), &saved)?;
+            io.commit(batch).await?;
+            Ok(saved)
+        }
+    })
+}
+
+/// The role session, or none.
+pub fn get_role_session(workspace: &str, role_session_id: &str) -> Operation<Option<RoleSession>> {
+    if let Err(e) = validate::workspace(workspace)
+        .and_then(|()| validate::id("role_session_id", role_session_id))
+    {
+        return Operation::failed(workspace, e);
+    }
+    let id = role_session_id.to_owned();
+    Operation::new(workspace, move |io| {
+        let id = id.clone();
+        async move { Ok(load_role(&io, &id).await?.map(|l| l.role)) }
+    })
+}
+
+/// Sets (latest wins, nothing merged from the previous entry) or, with `None`, clears the
+/// adapter state of `agent_type` in a role session; clearing also drops the legacy flat
+/// resume keys. Other agents' entries and unrelated keys stay. False when the role
+/// session does not exist.
+pub fn update_role_adapter_state(
+    workspace: &str,
+    role_session_id: &str,
+    agent_type: &str,
+    state: Option<BTreeMap<String, Value>>,
+    now_ms: u64,
+) -> Operation<bool> {
+    let checked = validate::workspace(workspace)
+        .and_then(|()| validate::id("role_session_id", role_session_id))
+        .and_then(|()| validate::id("agent_type", agent_type))
+        .and_then(|()| {
+            state
+                .as_ref()
+                .map_or(Ok(()), |s| check_map("adapter_state", s))
+        });
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    let (id, agent) = (role_session_id.to_owned(), agent_type.to_owned());
+    Operation::new(workspace, move |io| {
+        let (id, agent, state) = (id.clone(), agent.clone(), state.clone());
+        async move {
+            let Some(old) = load_role(&io, &id).await? else {
+                return Ok(false);
+            };
+            let mut role = old.role.clone();
+            let change = match state {
+                Some(entry) => RoleStateChange::Set { entry },
+                None => RoleStateChange::Clear,
+            };
+            apply_change(&mut role, &agent, &change);
+            role.updated_at = now_ms;
+            let mut batch = Batch::default();
+            put_role(&mut batch, Some(&old), &role)?;
+            io.commit(batch).await?;
+            Ok(true)
+        }
+    })
+}
+
+/// The adapter state of `agent_type` in a role session; none when the role session or
+/// the entry is missing.
+pub fn get_role_adapter_state(
+    workspace: &str,
+    role_session_id: &str,
+    agent_type: &str,
+) -> Operation<Option<BTreeMap<String, Value>>> {
+    if let Err(e) = validate::workspace(workspace)
+        .and_then(|()| validate::id("agent_type", agent_type))
+        .and_then(|()| validate::id("role_session_id", role_session_id))
+    {
+        return Operation::failed(workspace, e);
+    }
+    let agent = agent_type.to_owned();
+    get_role_session(workspace, role_session_id)
+        .map(move |role| role.and_then(|r| entry_of(&r, &agent)))
+}
+
+fn check_run(run: &NewRun) -> Result<(), Error> {
+    check_ids(&[
+        ("agent_type", Some(&run.agent_type)),
+        ("project_id", Some(&run.project_id)),
+        ("session_id", Some(&run.session_id)),
+        ("task_id", Some(&run.task_id)),
+        ("status", Some(&run.status)),
+        ("role_session_id", run.role_session_id.as_deref()),
+        ("run_mode", run.run_mode.as_deref()),
+    ])?;
+    if let Some(path) = &run.workspace_path {
+        validate::content(path)?;
+    }
+    check_map("metadata", &run.metadata)
+}
+
+/// Adds to `batch` the writes that store `run` (replacing `old`, the row with the same
+/// agent, token, project and task) and keep the `done` index in step.
+fn stage_run(
+    batch: &mut Batch,
+    old: Option<(&RunRecord, &[u8])>,
+    run: &RunRecord,
+) -> Result<(), Error> {
+    let key = run_key(run);
+    match old {
+        Some((old, bytes)) => {
+            batch.require_equals(key.clone(), bytes.to_vec());
+            if indexed(old) {
+                batch.delete(done_key(old));
+            }
+        }
+        None => batch.require_absent(key.clone()),
+    }
+    batch.put(key, record::encode(run)?);
+    if indexed(run) {
+        batch.put(done_key(run), Vec::new());
+    }
+    Ok(())
+}
+
+async fn load_run(io: &Io, run: &RunRecord) -> Result<Option<(RunRecord, Vec<u8>)>, Error> {
+    let key = run_key(run);
+    match io.get(key.clone()).await? {
+        None => Ok(None),
+        Some(bytes) => Ok(Some((record::decode(&key, &bytes)?, bytes))),
+    }
+}
+
+fn stamp(run: NewRun, now_ms: u64) -> RunRecord {
+    RunRecord {
+        agent_type: run.agent_type,
+        project_id: run.project_id,
+        session_id: run.session_id,
+        status: run.status,
+        updated_at: now_ms,
+        task_id: run.task_id,
+        role_session_id: run.role_session_id,
+        workspace_path: run.workspace_path,
+        run_mode: run.run_mode,
+        metadata: run.metadata,
+    }
+}
+
+/// Records an external run (one row per agent type, token, project and task; recording
+/// it again replaces the row), stamped `now_ms`.
+pub fn record_run(workspace: &str, run: NewRun, now_ms: u64) -> Operation<RunRecord> {
+    if let Err(e) = validate::workspace(workspace).and_then(|()| check_run(&run)) {
+        return Operation::failed(workspace, e);
+    }
+    Operation::new(workspace, move |io| {
+        let run = stamp(run.clone(), now_ms);
+        async move {
+            let old = load_run(&io, &run).await?;
+            let mut batch = Batch::default();
+            stage_run(
+                &mut batch,
+                old.as_ref().map(|(r, b)| (r, b.as_slice())),
+                &run,
+            )?;
+            io.commit(batch).await?;
+            Ok(run)
+        }
+    })
+}
+
+/// One page of run records matching `filter`, ordered by agent type, token, project and
+/// task.
+pub fn list_runs(
+    workspace: &str,
+    filter: RunFilter,
+    limit: u32,
+    cursor: Option<String>,
+) -> Operation<RunList> {
+    let checked = validate::workspace(workspace)
+        .and_then(|()| validate::limit(limit))
+        .and_then(|()| {
+            check_ids(&[
+                ("agent_type", filter.agent_type.as_deref()),
+                ("project_id", filter.project_id.as_deref()),
+                ("role_session_id", filter.role_session_id.as_deref()),
+            ])
+        })
+        .and_then(|()| {
+            cursor
+                .as_deref()
+                .map(|c| validate::unhex("cursor", c))
+                .transpose()
+        });
+    let after = match checked {
+        Ok(after) => after,
+        Err(e) => return Operation::failed(workspace, e),
+    };
+    let prefix = match &filter.agent_type {
+        Some(agent) => KeyBuf::new(RUN).str(agent).finish(),
+        None => vec![RUN],
+    };
+    let range = KeyRange::prefix(&prefix);
+    if after.as_ref().is_some_and(|a| !range.contains(a)) {
+        return Operation::failed(
+            workspace,
+            Error::invalid("cursor", "does not belong to this listing"),
+        );
+    }
+    Operation::new(workspace, move |io| {
+        let (filter, range, after) = (filter.clone(), range.clone(), after.clone());
+        async move {
+            let mut runs = Vec::new();
+            let mut start = after.map_or(range.start.clone(), |mut a| {
+                a.push(0);
+                a
+            });
+            let mut last_key = None;
+            loop {
+                let chunk = io
+                    .range(RangeQuery {
+                        range: KeyRange {
+                            start: start.clone(),
+                            end: range.end.clone(),
+                        },
+                        limit,
+                        reverse: false,
+                    })
+                    .await?;
+                let exhausted = chunk.len() < limit as usize;
+                for kv in chunk {
+                    let run: RunRecord = record::decode(&kv.key, &kv.value)?;
+                    start = kv.key.clone();
+                    start.push(0);
+                    let wanted = filter
+                        .project_id
+                        .as_ref()
+                        .is_none_or(|p| *p == run.project_id)
+                        && filter
+                            .role_session_id
+                            .as_ref()
+                            .is_none_or(|r| run.role_session_id.as_ref() == Some(r));
+                    if wanted {
+                        runs.push(run);
+                        if runs.len() == limit as usize {
+                            last_key = Some(kv.key);
+                            break;
+                        }
+                    }
+                }
+                if last_key.is_some() || exhausted {
+                    break;
+                }
+            }
+            Ok(RunList {
+                runs,
+                next_cursor: last_key.map(|k| validate::hex(&k)),
+            })
+        }
+    })
+}
+
+/// Every run row of `token` for `agent`.
+async fn rows_of(io: &Io, agent: &str, token: &str) -> Result<Vec<RunRecord>, Error> {
+    let pairs =
+        crate::lifecycle::read_all(io, KeyRange::prefix(&token_prefix(agent, token))).await?;
+    pairs
+        .iter()
+        .map(|kv| record::decode(&kv.key, &kv.value))
+        .collect()
+}
+
+/// The history rows selection needs: the candidate token's rows, or, without one, the
+/// rows of each token met walking the `done` index newest first, up to the first token
+/// that is still alive.
+async fn history_for(
+    io: &Io,
+    query: &ResumeQuery,
+    candidate: Option<&str>,
+    policy: &ResumePolicy,
+) -> Result<Vec<RunRecord>, Error> {
+    let agent = query.agent_type.as_str();
+    let project = query.project_id.as_deref();
+    if let Some(token) = candidate {
+        return rows_of(io, agent, token).await;
+    }
+    let index = KeyRange::prefix(&KeyBuf::new(DONE).str(agent).finish());
+    let mut end = index.end.clone();
+    let mut seen = BTreeSet::new();
+    let mut history = Vec::new();
+    loop {
+        let chunk = io
+            .range(RangeQuery {
+                range: KeyRange {
+                    start: index.start.clone(),
+                    end: end.clone(),
+                },
+                limit: SCAN,
+                reverse: true,
+            })
+            .await?;
+        let exhausted = chunk.len() < SCAN as usize;
+        for kv in &chunk {
+            end = Some(kv.key.clone());
+            let decoded = keys::read_u64(&kv.key, index.start.len())
+                .and_then(|(_, at)| keys::read_str(&kv.key, at))
+                .and_then(|(token, at)| keys::read_str(&kv.key, at).map(|(p, _)| (token, p)));
+            let Some((token, row_project)) = decoded else {
+                return Err(Error::Corruption {
+                    key: keys::display(&kv.key),
+                    detail: "not a run index key".into(),
+                });
+            };
+            if project.is_some_and(|p| p != row_project) || !seen.insert(token.clone()) {
+                continue;
+            }
+            let rows = rows_of(io, agent, &token).await?;
+            let alive = resume::newest(&rows, agent, project, &token, policy)
+                .is_some_and(|d| !policy.kills(agent, &d.status));
+            history.extend(rows);
+            if alive {
+                return Ok(history);
+            }
+        }
+        if exhausted {
+            return Ok(history);
+        }
+    }
+}
+
+/// Decides whether a new task resumes a provider session ([`resume::select_resume`]
+/// over the stored role state and run history) and applies the decision's role-state
+/// clear in one commit.
+pub fn select_resume(workspace: &str, request: ResumeRequest) -> Operation<ResumeDecision> {
+    let checked = validate::workspace(workspace).and_then(|()| {
+        check_ids(&[
+            ("agent_type", Some(&request.agent_type)),
+            ("role_session_id", request.role_session_id.as_deref()),
+            ("project_id", request.project_id.as_deref()),
+            ("scope_id", request.scope_id.as_deref()),
+            ("preconfigured", request.preconfigured.as_deref()),
+        ])
+    });
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    Operation::new(workspace, move |io| {
+        let request = request.clone();
+        async move { select(&io, request).await }
+    })
+}
+
+async fn select(io: &Io, request: ResumeRequest) -> OpResult<ResumeDecision> {
+    let policy = policy(&request.surviving_agents);
+    let role = match &request.role_session_id {
+        Some(id) => load_role(io, id).await?,
+        None => None,
+    };
+    let agent = request.agent_type.clone();
+    let query = ResumeQuery {
+        role_state: role.as_ref().and_then(|r| entry_of(&r.role, &agent)),
+        agent_type: request.agent_type,
+        project_id: request.project_id,
+        scope_id: request.scope_id,
+        preconfigured: request.preconfigured,
+    };
+    let candidate = query
+        .role_state
+        .as_ref()
+        .and_then(|s| s.get("resume_session_id"))
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty())
+        .or(query.preconfigured.as_deref().filter(|t| !t.is_empty()))
+        .map(str::to_owned);
+    let history = history_for(io, &query, candidate.as_deref(), &policy).await?;
+    let decision = resume::select_resume(&query, &history, &policy);
+    if decision.clear_role_state
+        && let Some(old) = role
+    {
+        let mut cleared = old.role.clone();
+        apply_change(&mut cleared, &agent, &RoleStateChange::Clear);
+        if cleared != old.role {
+            let mut batch = Batch::default();
+            put_role(&mut batch, Some(&old), &cleared)?;
+            io.commit(batch).await?;
+        }
+    }
+    Ok(decision)
+}
+
+/// Records what a task left behind ([`resume::record_task_outcome`]): its run row (when
+/// it reported a token) and the change to its role's adapter state, in one commit.
+pub fn record_task_outcome(
+    workspace: &str,
+    request: OutcomeRequest,
+    now_ms: u64,
+) -> Operation<TaskOutcomeEffects> {
+    let outcome = &request.outcome;
+    let checked = validate::workspace(workspace)
+        .and_then(|()| {
+            check_ids(&[
+                ("agent_type", Some(&outcome.agent_type)),
+                ("task_id", Some(&outcome.task_id)),
+                ("status", Some(&outcome.status)),
+                ("token", outcome.token.as_deref()),
+                ("resumed_from", outcome.resumed_from.as_deref()),
+                ("role_session_id", request.role_session_id.as_deref()),
+            ])
+        })
+        .and_then(|()| {
+            outcome
+                .token
+                .as_ref()
+                .map_or(Ok(()), |token| check_run(&run_of(&request, token)))
+        });
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    Operation::new(workspace, move |io| {
+        let request = request.clone();
+        async move { record_outcome(&io, request, now_ms).await }
+    })
+}
+
+fn run_of(request: &OutcomeRequest, token: &str) -> NewRun {
+    NewRun {
+        agent_type: request.outcome.agent_type.clone(),
+        project_id: request.project_id.clone(),
+        session_id: token.to_owned(),
+        task_id: request.outcome.task_id.clone(),
+        status: request.outcome.status.clone(),
+        role_session_id: request.role_session_id.clone(),
+        workspace_path: request.workspace_path.clone(),
+        run_mode: request.run_mode.clone(),
+        metadata: request.metadata.clone(),
+    }
+}
+
+async fn record_outcome(
+    io: &Io,
+    request: OutcomeRequest,
+    now_ms: u64,
+) -> OpResult<TaskOutcomeEffects> {
+    let policy = policy(&request.surviving_agents);
+    let agent = request.outcome.agent_type.clone();
+    let role = match &request.role_session_id {
+        Some(id) => load_role(io, id).await?,
+        None => None,
+    };
+    let current = role
+        .as_ref()
+        .and_then(|r| entry_of(&r.role, &agent))
+        .and_then(|e| {
+            e.get("resume_session_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+    let effects = resume::record_task_outcome(&request.outcome, current.as_deref(), &policy);
+    let mut batch = Batch::default();
+    if let Some(token) = request.outcome.token.as_deref().filter(|t| !t.is_empty()) {
+        let run = stamp(run_of(&request, token), now_ms);
+        let old = load_run(io, &run).await?;
+        stage_run(
+            &mut batch,
+            old.as_ref().map(|(r, b)| (r, b.as_slice())),
+            &run,
+        )?;
+    }
+    if let Some(old) = &role {
+        let mut changed = old.role.clone();
+        apply_change(&mut changed, &agent, &effects.role_state);
+        if changed != old.role {
+            changed.updated_at = now_ms;
+            put_role(&mut batch, Some(old), &changed)?;
+        }
+    }
+    if !batch.mutations.is_empty() {
+        io.commit(batch).await?;
+    }
+    Ok(effects)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_done_index_keys_order_newest_last_within_an_agent() {
+        let run = |at: u64, token: &str| RunRecord {
+            agent_type: "codex".into(),
+            session_id: token.into(),
+            updated_at: at,
+            ..RunRecord::default()
+        };
+        assert!(done_key(&run(5, "b")) < done_key(&run(6, "a")));
+        assert!(done_key(&run(5, "a")) < done_key(&run(5, "b")));
+        let other_agent = RunRecord {
+            agent_type: "codexx".into(),
+            ..run(0, "a")
+        };
+        assert!(
+            !KeyRange::prefix(&KeyBuf::new(DONE).str("codex").finish())
+                .contains(&done_key(&other_agent))
+        );
+    }
+}

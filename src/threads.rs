@@ -1,0 +1,365 @@
+//! Provider thread bindings (SPEC §4, seed 001): a session remembers the provider-side
+//! thread its turns ran on (e.g. `codex_thread_id` in its `model_config`), so an agent
+//! rebuilt for the same session resumes that thread instead of starting an empty one.
+//!
+//! - The binding is written only by [`commit_turn`], in the same commit that makes the
+//!   turn's entries durable: a crash can never leave a binding to a thread whose turn
+//!   Spool does not have.
+//! - [`plan_provider_thread`] tells a new agent what to do: resume the bound thread, or
+//!   start one. When the host reports that the bound thread could not be resumed, the
+//!   plan is "start fresh" with exactly one notice (`Codex thread could not be resumed;
+//!   starting a new one.`); the next turn's commit rotates the binding to the new thread,
+//!   and only if the binding is still the dead one (otherwise another agent already
+//!   rotated it, and the commit fails with `conflict` rather than undo that).
+//! - A binding belongs to one session of one workspace: nothing is ever resumed across
+//!   sessions or workspaces.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::model::{AppendRequest, Entry, Session};
+use crate::op::{Io, OpResult, Operation};
+use crate::session::{require, write_update};
+use crate::storage::Batch;
+use crate::transcript::{check_append, check_epoch, stage_entry};
+use crate::validate;
+
+/// The most entries one turn may commit at once.
+pub const MAX_TURN_ENTRIES: usize = 1000;
+
+/// The `model_config` key that holds `agent_type`'s thread binding.
+pub fn binding_key(agent_type: &str) -> String {
+    format!("{agent_type}_thread_id")
+}
+
+/// How a notice names an agent type.
+pub fn provider_name(agent_type: &str) -> String {
+    match agent_type {
+        "codex" => "Codex".into(),
+        "claude_code" => "Claude Code".into(),
+        "opencode" => "opencode".into(),
+        other => other.into(),
+    }
+}
+
+/// What a new agent does about its provider thread.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadPlan {
+    /// `resume` (with `thread_id`) or `start`.
+    pub action: String,
+    /// The thread to resume.
+    pub thread_id: Option<String>,
+    /// The thread the next turn's binding replaces (pass it to [`commit_turn`] as
+    /// `replaces`), when a stored binding is being given up.
+    pub replaces: Option<String>,
+    /// A notice for the user, at most one per plan.
+    pub notice: Option<String>,
+}
+
+/// Decides, from a session's `model_config`, whether `agent_type` resumes its bound
+/// thread or starts a new one; `dead_thread` is a thread the provider just refused to
+/// resume.
+pub fn thread_plan(
+    model_config: &BTreeMap<String, Value>,
+    agent_type: &str,
+    dead_thread: Option<&str>,
+) -> ThreadPlan {
+    let bound = model_config
+        .get(&binding_key(agent_type))
+        .and_then(Value::as_str)
+        .filter(|t| !t.is_empty());
+    match (bound, dead_thread) {
+        (Some(bound), Some(dead)) if bound == dead => ThreadPlan {
+            action: "start".into(),
+            thread_id: None,
+            replaces: Some(bound.to_owned()),
+            notice: Some(format!(
+                "{} thread could not be resumed; starting a new one.",
+                provider_name(agent_type)
+            )),
+        },
+        (Some(bound), _) => ThreadPlan {
+            action: "resume".into(),
+            thread_id: Some(bound.to_owned()),
+            replaces: None,
+            notice: None,
+        },
+        (None, _) => ThreadPlan {
+            action: "start".into(),
+            thread_id: None,
+            replaces: None,
+            notice: None,
+        },
+    }
+}
+
+/// Reads the session under `key` and plans its provider thread ([`thread_plan`]).
+pub fn plan_provider_thread(
+    workspace: &str,
+    key: &str,
+    agent_type: &str,
+    dead_thread: Option<String>,
+) -> Operation<ThreadPlan> {
+    let checked = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::id("agent_type", agent_type))
+        .and_then(|()| {
+            dead_thread
+                .as_deref()
+                .map_or(Ok(()), |t| validate::id("dead_thread", t))
+        });
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    let (key, agent) = (key.to_owned(), agent_type.to_owned());
+    Operation::new(workspace, move |io| {
+        let (key, agent, dead) = (key.clone(), agent.clone(), dead_thread.clone());
+        async move {
+            let loaded = require(&io, &key).await?;
+            Ok(thread_plan(
+                &loaded.session.model_config,
+                &agent,
+                dead.as_deref(),
+            ))
+        }
+    })
+}
+
+/// The thread a turn ran on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadBinding {
+    /// The agent type (`codex`, …): the binding is `<agent_type>_thread_id`.
+    pub agent_type: String,
+    /// The provider's thread id.
+    pub thread_id: String,
+    /// The binding this one replaces: the commit fails with `conflict` unless the
+    /// session is still bound to it (or, when absent, to nothing or to `thread_id`).
+    #[serde(default)]
+    pub replaces: Option<String>,
+}
+
+/// One turn's entries and the thread it ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnCommit {
+    /// The entries, in order.
+    pub entries: Vec<AppendRequest>,
+    /// The thread binding to record with them.
+    #[serde(default)]
+    pub thread: Option<ThreadBinding>,
+    /// Fence: fails with `stale_epoch` unless the session is at this epoch.
+    #[serde(default)]
+    pub expected_epoch: Option<u64>,
+}
+
+/// What [`commit_turn`] wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnCommitted {
+    /// The entries as stored.
+    pub entries: Vec<Entry>,
+    /// The session after the commit.
+    pub session: Session,
+}
+
+/// Appends a turn's entries and records its thread binding in one atomic commit.
+pub fn commit_turn(
+    workspace: &str,
+    key: &str,
+    turn: TurnCommit,
+    now_ms: u64,
+) -> Operation<TurnCommitted> {
+    let checked = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| check_turn(&turn));
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let (key, turn) = (key.clone(), turn.clone());
+        async move { commit(&io, &key, turn, now_ms).await }
+    })
+}
+
+fn check_turn(turn: &TurnCommit) -> Result<(), Error> {
+    if turn.entries.is_empty() && turn.thread.is_none() {
+        return Err(Error::invalid(
+            "entries",
+            "a turn commits entries or a binding",
+        ));
+    }
+    if turn.entries.len() > MAX_TURN_ENTRIES {
+        return Err(Error::invalid(
+            "entries",
+            format!(
+                "holds {} entries; a turn commits at most {MAX_TURN_ENTRIES}",
+                turn.entries.len()
+            ),
+        ));
+    }
+    turn.entries.iter().try_for_each(check_append)?;
+    let mut ids: Vec<&str> = turn
+        .entries
+        .iter()
+        .filter_map(|e| e.message_id.as_deref())
+        .collect();
+    ids.sort_unstable();
+    if let Some(pair) = ids.windows(2).find(|p| p[0] == p[1]) {
+        return Err(Error::invalid(
+            "entries",
+            format!("message id `{}` appears twice in the turn", pair[0]),
+        ));
+    }
+    let mut total = 0usize;
+    for entry in &turn.entries {
+        total = total.saturating_add(entry.content.len());
+    }
+    if total > validate::MAX_CONTENT_BYTES {
+        return Err(Error::invalid(
+            "entries",
+            format!(
+                "hold {total} bytes of content; a turn commits at most {}",
+                validate::MAX_CONTENT_BYTES
+            ),
+        ));
+    }
+    if let Some(thread) = &turn.thread {
+        validate::id("agent_type", &thread.agent_type)?;
+        validate::id("thread_id", &thread.thread_id)?;
+        if let Some(old) = &thread.replaces {
+            validate::id("replaces", old)?;
+        }
+    }
+    Ok(())
+}
+
+async fn commit(io: &Io, key: &str, turn: TurnCommit, now_ms: u64) -> OpResult<TurnCommitted> {
+    let loaded = require(io, key).await?;
+    check_epoch(key, &loaded.session, turn.expected_epoch)?;
+    let mut updated = loaded.session.clone();
+    updated.updated_at = now_ms;
+    if let Some(thread) = &turn.thread {
+        let name = binding_key(&thread.agent_type);
+        let bound = updated.model_config.get(&name).and_then(Value::as_str);
+        let expected_ok = match (&thread.replaces, bound) {
+            (Some(old), Some(bound)) => bound == old || bound == thread.thread_id,
+            (Some(_), None) => true,
+            (None, None) => true,
+            (None, Some(bound)) => bound == thread.thread_id,
+        };
+        if !expected_ok {
+            return Err(Error::Conflict {
+                reason: format!(
+                    "session `{key}` is bound to {} thread `{}`, not `{}`",
+                    provider_name(&thread.agent_type),
+                    bound.unwrap_or_default(),
+                    thread.replaces.as_deref().unwrap_or(&thread.thread_id),
+                ),
+            }
+            .into());
+        }
+        updated
+            .model_config
+            .insert(name, Value::String(thread.thread_id.clone()));
+    }
+    let mut staged = Batch::default();
+    let mut entries = Vec::with_capacity(turn.entries.len());
+    let mut taken = Vec::with_capacity(turn.entries.len());
+    for request in turn.entries {
+        check_epoch(key, &loaded.session, request.expected_epoch)?;
+        let (entry, index) = stage_entry(&mut staged, &mut updated, request, now_ms)?;
+        taken.push((index, entry.message_id.clone()));
+        entries.push(entry);
+    }
+    // The session record's precondition first, as in a single append.
+    let mut batch = Batch::default();
+    write_update(&mut batch, &loaded, &updated)?;
+    let offset = batch.extend(staged);
+    for (index, _) in &mut taken {
+        *index += offset;
+    }
+    io.commit_or(batch, |failed| {
+        taken
+            .iter()
+            .find(|(index, _)| *index == failed)
+            .map(|(_, id)| Error::Conflict {
+                reason: format!("message id `{id}` is already in session `{key}`"),
+            })
+    })
+    .await?;
+    Ok(TurnCommitted {
+        entries,
+        session: updated,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(pairs: &[(&str, &str)]) -> BTreeMap<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), Value::String((*v).into())))
+            .collect()
+    }
+
+    #[test]
+    fn test_bound_thread_is_resumed_and_nothing_else_is_said() {
+        let plan = thread_plan(&config(&[("codex_thread_id", "thread-1")]), "codex", None);
+        assert_eq!(plan.action, "resume");
+        assert_eq!(plan.thread_id.as_deref(), Some("thread-1"));
+        assert_eq!(plan.notice, None);
+    }
+
+    #[test]
+    fn test_dead_bound_thread_starts_fresh_with_one_notice() {
+        let plan = thread_plan(
+            &config(&[("codex_thread_id", "thread-1")]),
+            "codex",
+            Some("thread-1"),
+        );
+        assert_eq!(plan.action, "start");
+        assert_eq!(plan.replaces.as_deref(), Some("thread-1"));
+        assert_eq!(
+            plan.notice.as_deref(),
+            Some("Codex thread could not be resumed; starting a new one.")
+        );
+    }
+
+    #[test]
+    fn test_dead_report_about_an_already_rotated_binding_resumes_the_new_one() {
+        let plan = thread_plan(
+            &config(&[("codex_thread_id", "thread-2")]),
+            "codex",
+            Some("thread-1"),
+        );
+        assert_eq!(plan.action, "resume");
+        assert_eq!(plan.thread_id.as_deref(), Some("thread-2"));
+        assert_eq!(plan.notice, None);
+    }
+
+    #[test]
+    fn test_bindings_are_per_agent_type() {
+        let plan = thread_plan(
+            &config(&[("codex_thread_id", "thread-1")]),
+            "opencode",
+            None,
+        );
+        assert_eq!(plan.action, "start");
+        assert_eq!(plan.thread_id, None);
+        let dead = thread_plan(
+            &config(&[("opencode_thread_id", "t")]),
+            "opencode",
+            Some("t"),
+        );
+        assert_eq!(
+            dead.notice.as_deref(),
+            Some("opencode thread could not be resumed; starting a new one.")
+        );
+    }
+}
