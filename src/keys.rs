@@ -12,6 +12,7 @@
 //! | `m` | `m · session_id · message_id` | `created_at · entry_id` of the entry (message-id index) |
 //! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
 //! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive and summaries |
+//! | `o`, `u`, `d` | role sessions, run records, the `done`-run index | see [`crate::roles`] |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
