@@ -39,6 +39,7 @@
 pub mod command;
 pub mod compaction;
 mod error;
+pub mod import;
 pub mod keys;
 mod lifecycle;
 mod memory;

@@ -429,7 +429,7 @@ fn check_run(run: &NewRun) -> Result<(), Error> {
 
 /// Adds to `batch` the writes that store `run` (replacing `old`, the row with the same
 /// agent, token, project and task) and keep the `done` index in step.
-fn stage_run(
+pub(crate) fn stage_run(
     batch: &mut Batch,
     old: Option<(&RunRecord, &[u8])>,
     run: &RunRecord,
@@ -451,7 +451,10 @@ fn stage_run(
     Ok(())
 }
 
-async fn load_run(io: &Io, run: &RunRecord) -> Result<Option<(RunRecord, Vec<u8>)>, Error> {
+pub(crate) async fn load_run(
+    io: &Io,
+    run: &RunRecord,
+) -> Result<Option<(RunRecord, Vec<u8>)>, Error> {
     let key = run_key(run);
     match io.get(key.clone()).await? {
         None => Ok(None),

@@ -1,0 +1,200 @@
+//! Importers for real agent transcripts: Claude Code session logs and Codex rollouts
+//! (JSON Lines). Parsing is a pure function from the file's text to an
+//! [`ImportedLog`]; [`import_session`] writes one parsed session, idempotently (an entry
+//! whose message id the session already holds is skipped), so importing the same file
+//! twice — or a longer version of it — adds only what is new.
+//!
+//! Both parsers are forgiving in the ways real logs need: an unparsable **last** line
+//! without a trailing newline is a write cut short (reported as `truncated_tail`,
+//! everything before it imported); an unparsable line elsewhere is counted in
+//! `invalid_lines` and skipped; line types Spool does not import are counted by type in
+//! `skipped`.
+
+mod claude;
+mod codex;
+mod time;
+mod write;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::{Role, TurnUsage};
+
+pub use claude::parse_claude_code;
+pub use codex::parse_codex;
+pub use time::parse_rfc3339_ms;
+pub use write::{ImportOutcome, ImportRequest, MAX_IMPORT_ENTRIES, import_session};
+
+/// Which agent wrote a log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ImportFormat {
+    /// Claude Code session JSONL (`~/.claude/projects/<project>/<session>.jsonl`).
+    ClaudeCode,
+    /// Codex rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl`).
+    Codex,
+}
+
+impl ImportFormat {
+    /// The agent type used for run records and session keys.
+    pub fn agent_type(self) -> &'static str {
+        match self {
+            ImportFormat::ClaudeCode => "claude_code",
+            ImportFormat::Codex => "codex",
+        }
+    }
+}
+
+/// Parses `text` as a log of `format`.
+pub fn parse(format: ImportFormat, text: &str) -> ImportedLog {
+    match format {
+        ImportFormat::ClaudeCode => parse_claude_code(text),
+        ImportFormat::Codex => parse_codex(text),
+    }
+}
+
+/// One transcript entry read from a log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedEntry {
+    /// Stable id: the log's own message id, or one derived from the session id and the
+    /// line number (stable while the log only grows).
+    pub message_id: String,
+    /// The message id this one follows in the log's own tree, when the log has one.
+    #[serde(default)]
+    pub parent_message_id: Option<String>,
+    /// Who wrote it.
+    pub role: Role,
+    /// The text.
+    pub content: String,
+    /// When it was written (ms since the Unix epoch); 0 when the log had no time.
+    pub created_at: u64,
+    /// Tool calls made by an assistant message.
+    #[serde(default)]
+    pub tool_calls: Option<Value>,
+    /// The tool call a `tool` entry answers.
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+    /// Model usage reported with this message.
+    #[serde(default)]
+    pub turn_usage: Option<TurnUsage>,
+}
+
+/// One session read from a log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedSession {
+    /// The provider's session or thread id: what `claude --resume` / `codex resume` take.
+    pub provider_session_id: String,
+    /// The working directory the agent ran in.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// The model, when the log names one.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// The agent's version.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// The git branch, when the log names one.
+    #[serde(default)]
+    pub git_branch: Option<String>,
+    /// When the session started (ms since the Unix epoch).
+    pub started_at: u64,
+    /// For a branch of another session in the same log: where it leaves it.
+    #[serde(default)]
+    pub fork_of: Option<ImportedFork>,
+    /// The entries, in log order.
+    pub entries: Vec<ImportedEntry>,
+}
+
+/// Where a branch leaves the session it forks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedFork {
+    /// The session it branches from.
+    pub provider_session_id: String,
+    /// The last message the two share.
+    pub after_message_id: String,
+}
+
+/// What a parser read from one log file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedLog {
+    /// The format.
+    pub format: ImportFormat,
+    /// The sessions in the log (one for both formats today; empty when the log held
+    /// no message).
+    pub sessions: Vec<ImportedSession>,
+    /// Lines read (blank lines excluded).
+    pub lines: u64,
+    /// Lines of types Spool does not import, counted by type.
+    pub skipped: BTreeMap<String, u64>,
+    /// Lines that were not JSON objects (except a cut-off last line), by line number.
+    pub invalid_lines: Vec<u64>,
+    /// The last line, when it was cut off mid-write (no newline, not JSON): its number.
+    pub truncated_tail: Option<u64>,
+}
+
+impl ImportedLog {
+    fn new(format: ImportFormat) -> Self {
+        ImportedLog {
+            format,
+            sessions: Vec::new(),
+            lines: 0,
+            skipped: BTreeMap::new(),
+            invalid_lines: Vec::new(),
+            truncated_tail: None,
+        }
+    }
+
+    fn skip(&mut self, kind: &str) {
+        *self.skipped.entry(kind.to_owned()).or_insert(0) += 1;
+    }
+}
+
+/// Splits `text` into numbered JSON objects, recording blank, invalid and cut-off lines
+/// in `log`.
+fn json_lines(text: &str, log: &mut ImportedLog) -> Vec<(u64, serde_json::Map<String, Value>)> {
+    let ends_cleanly = text.ends_with('\n');
+    let lines: Vec<&str> = text.lines().collect();
+    let last = lines.len();
+    let mut out = Vec::with_capacity(last);
+    for (i, line) in lines.into_iter().enumerate() {
+        let number = i as u64 + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        log.lines += 1;
+        match serde_json::from_str::<Value>(line) {
+            Ok(Value::Object(map)) => out.push((number, map)),
+            _ if i + 1 == last && !ends_cleanly => log.truncated_tail = Some(number),
+            _ => log.invalid_lines.push(number),
+        }
+    }
+    out
+}
+
+fn str_field<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a str> {
+    map.get(key).and_then(Value::as_str)
+}
+
+fn u64_field(map: &serde_json::Map<String, Value>, key: &str) -> u64 {
+    map.get(key).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// The text of a content value: a string, or the `text` parts of a list of blocks.
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| match p {
+                Value::String(s) => Some(s.as_str()),
+                Value::Object(o) => str_field(o, "text"),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
