@@ -1,6 +1,9 @@
 //! [`Spool`]: the class JavaScript uses. A thin shell: each method converts its
 //! arguments at the boundary ([`crate::js`]), builds the core's operation and drives it
-//! against IndexedDB with [`spool::run_async`]. No session rule lives here.
+//! against IndexedDB with [`spool::run_async`]. No session rule lives here. The
+//! resume-selection methods (SPEC §4) are in [`resume`].
+
+mod resume;
 
 use std::rc::Rc;
 

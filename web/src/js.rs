@@ -137,6 +137,20 @@ pub(crate) fn optional_object<T: DeserializeOwned + Default>(
     }
 }
 
+/// An object argument where `null` means none (`updateRoleAdapterState`'s `state`, whose
+/// `null` clears). `undefined` is not taken for `null`: a forgotten argument must not
+/// clear anything.
+pub(crate) fn object_or_null<T: DeserializeOwned>(
+    value: JsValue,
+    field: &'static str,
+) -> Result<Option<T>, Error> {
+    if value.is_null() {
+        Ok(None)
+    } else {
+        object(value, field).map(Some)
+    }
+}
+
 /// A required object argument, read with the core type's own `serde` rules.
 ///
 /// It goes through `serde_json::Value` because serde-wasm-bindgen looks up only the

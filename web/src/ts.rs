@@ -157,6 +157,86 @@ export interface Summary {
   kept_count: number; chunk_count: number; covered_through_id: number; created_at: number;
   flush_receipt_status: string; repair_status: string | null;
 }
+/** One agent type's entry in a role session's adapter state (e.g. `resume_session_id`,
+ * `agent_type`, `last_task_id`, `source`, `status`). */
+export type AdapterState = Record<string, unknown>;
+/** A role session (`saveRoleSession`, `getRoleSession`): adapter state keyed by agent
+ * type, beside any other keys its owner put there. */
+export interface RoleSession {
+  role_session_id: string; run_id: string | null; role_id: string | null;
+  adapter_state: Record<string, unknown>; created_at: number; updated_at: number;
+}
+/** What `saveRoleSession` stores; `adapter_state` replaces the stored one whole. */
+export interface NewRoleSession {
+  role_session_id: string; run_id?: string | null; role_id?: string | null;
+  adapter_state?: Record<string, unknown>;
+}
+/** An external run as the host reports it (`recordRun`); `session_id` is the provider
+ * token (or a synthetic `agent:project:task` monitor id). */
+export interface NewRun {
+  agent_type: string; project_id: string; session_id: string; task_id: string;
+  status: string; role_session_id?: string | null; workspace_path?: string | null;
+  run_mode?: string | null; metadata?: Record<string, unknown>;
+}
+/** A stored run: one per agent type, token, project and task. */
+export interface RunRecord {
+  agent_type: string; project_id: string; session_id: string; status: string;
+  updated_at: number; task_id: string; role_session_id: string | null;
+  workspace_path: string | null; run_mode: string | null; metadata: Record<string, unknown>;
+}
+/** Which runs `listRuns` lists. */
+export interface RunFilter {
+  agent_type?: string | null; project_id?: string | null; role_session_id?: string | null;
+}
+/** A page of runs; `next_cursor` is null on the last page. */
+export interface RunList { runs: RunRecord[]; next_cursor: string | null; }
+/** What a task asks before it starts (`selectResume`). `surviving_agents` lists the agent
+ * types whose tokens survive failed runs (default `["claude_code"]`). */
+export interface ResumeRequest {
+  agent_type: string; role_session_id?: string | null; project_id?: string | null;
+  scope_id?: string | null; preconfigured?: string | null;
+  surviving_agents?: string[] | null;
+}
+/** The result of `selectResume`: `session_id` is "" unless `mode` is "resume". */
+export interface ResumeDecision {
+  mode: "resume" | "new" | "auto"; session_id: string;
+  set_metadata: Record<string, unknown>; remove_metadata: string[];
+  clear_role_state: boolean;
+}
+/** What a task's run ended with. */
+export interface TaskOutcome {
+  agent_type: string; task_id: string; status: string; token?: string | null;
+  resumed_from?: string | null; from_stream?: boolean;
+}
+/** What `recordTaskOutcome` records. */
+export interface OutcomeRequest {
+  role_session_id?: string | null; project_id: string; outcome: TaskOutcome;
+  workspace_path?: string | null; run_mode?: string | null;
+  metadata?: Record<string, unknown>; surviving_agents?: string[] | null;
+}
+/** The change a task outcome makes to its role's adapter state for the agent type. */
+export type RoleStateChange =
+  | { action: "keep" } | { action: "set"; entry: AdapterState } | { action: "clear" };
+/** The result of `recordTaskOutcome`. */
+export interface TaskOutcomeEffects {
+  role_state: RoleStateChange; set_metadata: Record<string, unknown>;
+  remove_metadata: string[];
+}
+/** The result of `planProviderThread`: resume `thread_id`, or start a thread (replacing
+ * the binding `replaces`, when one is given up, with at most one `notice`). */
+export interface ThreadPlan {
+  action: "resume" | "start"; thread_id: string | null; replaces: string | null;
+  notice: string | null;
+}
+/** The provider thread a turn ran on: stored as `<agent_type>_thread_id` in the
+ * session's `model_config`. */
+export interface ThreadBinding { agent_type: string; thread_id: string; replaces?: string | null; }
+/** What `commitTurn` commits. */
+export interface TurnCommit {
+  entries: AppendRequest[]; thread?: ThreadBinding | null; expected_epoch?: number | null;
+}
+/** The result of `commitTurn`. */
+export interface TurnCommitted { entries: Entry[]; session: Session; }
 /** Options of calls that may create a session: defaults are `crypto.randomUUID()` and
  * `Date.now()`. */
 export interface CreateOptions { sessionId?: string; nowMs?: number; }

@@ -257,6 +257,75 @@ impl vectors::VectorHost for Browser {
                 let args = [ws, key.into(), compaction_id.into(), status.into()];
                 common::call(spool, "setFlushReceipt", &args).await
             }
+            Command::SaveRoleSession { role, now_ms } => {
+                let role = serde_json::to_value(&role).expect("role as JSON");
+                let args = [ws, common::js(&role), time(now_ms)];
+                common::call(spool, "saveRoleSession", &args).await
+            }
+            Command::GetRoleSession { role_session_id } => {
+                common::call(spool, "getRoleSession", &[ws, role_session_id.into()]).await
+            }
+            Command::UpdateRoleAdapterState {
+                role_session_id,
+                agent_type,
+                state,
+                now_ms,
+            } => {
+                // `null` clears: the JS API takes it as given, never `undefined`.
+                let state = state.map_or(JsValue::NULL, |state| common::js(&json!(state)));
+                let args = [
+                    ws,
+                    role_session_id.into(),
+                    agent_type.into(),
+                    state,
+                    time(now_ms),
+                ];
+                common::call(spool, "updateRoleAdapterState", &args).await
+            }
+            Command::GetRoleAdapterState {
+                role_session_id,
+                agent_type,
+            } => {
+                let args = [ws, role_session_id.into(), agent_type.into()];
+                common::call(spool, "getRoleAdapterState", &args).await
+            }
+            Command::RecordRun { run, now_ms } => {
+                let run = serde_json::to_value(&run).expect("run as JSON");
+                common::call(spool, "recordRun", &[ws, common::js(&run), time(now_ms)]).await
+            }
+            Command::ListRuns {
+                filter,
+                limit,
+                cursor,
+            } => {
+                let cursor = cursor.map_or(JsValue::UNDEFINED, JsValue::from);
+                let filter = serde_json::to_value(&filter).expect("filter as JSON");
+                let args = [ws, limit.into(), cursor, common::js(&filter)];
+                common::call(spool, "listRuns", &args).await
+            }
+            Command::SelectResume { request } => {
+                let request = serde_json::to_value(&request).expect("request as JSON");
+                common::call(spool, "selectResume", &[ws, common::js(&request)]).await
+            }
+            Command::RecordTaskOutcome { request, now_ms } => {
+                let request = serde_json::to_value(&request).expect("request as JSON");
+                let args = [ws, common::js(&request), time(now_ms)];
+                common::call(spool, "recordTaskOutcome", &args).await
+            }
+            Command::PlanProviderThread {
+                key,
+                agent_type,
+                dead_thread,
+            } => {
+                let dead_thread = dead_thread.map_or(JsValue::UNDEFINED, JsValue::from);
+                let args = [ws, key.into(), agent_type.into(), dead_thread];
+                common::call(spool, "planProviderThread", &args).await
+            }
+            Command::CommitTurn { key, turn, now_ms } => {
+                let turn = serde_json::to_value(&turn).expect("turn as JSON");
+                let args = [ws, key.into(), common::js(&turn), time(now_ms)];
+                common::call(spool, "commitTurn", &args).await
+            }
             other => {
                 return Err(vectors::Failure {
                     code: "unsupported".into(),
@@ -292,7 +361,10 @@ fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(value: Value) -> Val
 /// The [`typed`] conversion for the result of `command`.
 fn retype(command: &Command) -> fn(Value) -> Value {
     use spool::compaction::{CompactionResult, Prepared, Summary};
+    use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
     use spool::{ContextState, Entry, IntentOutcome, Page, Session, SessionList, TruncateOutcome};
+    use spool::{RoleSession, RunList, ThreadPlan, TurnCommitted};
+    use std::collections::BTreeMap;
     match command {
         Command::CreateSession { .. }
         | Command::Resume { .. }
@@ -323,6 +395,16 @@ fn retype(command: &Command) -> fn(Value) -> Value {
             typed::<Vec<Summary>>
         }
         Command::SetRepairStatus { .. } | Command::SetFlushReceipt { .. } => typed::<Summary>,
+        Command::SaveRoleSession { .. } => typed::<RoleSession>,
+        Command::GetRoleSession { .. } => typed::<Option<RoleSession>>,
+        Command::UpdateRoleAdapterState { .. } => typed::<bool>,
+        Command::GetRoleAdapterState { .. } => typed::<Option<BTreeMap<String, Value>>>,
+        Command::RecordRun { .. } => typed::<RunRecord>,
+        Command::ListRuns { .. } => typed::<RunList>,
+        Command::SelectResume { .. } => typed::<ResumeDecision>,
+        Command::RecordTaskOutcome { .. } => typed::<TaskOutcomeEffects>,
+        Command::PlanProviderThread { .. } => typed::<ThreadPlan>,
+        Command::CommitTurn { .. } => typed::<TurnCommitted>,
         // A call this harness does not know fails below with `unsupported`.
         _ => std::convert::identity,
     }
@@ -333,6 +415,11 @@ fn retype(command: &Command) -> fn(Value) -> Value {
 fn number(n: u64) -> JsValue {
     // Deliberately lossy beyond 2^53: that is what JS would hand over.
     JsValue::from_f64(n as f64)
+}
+
+/// The options of a call that takes the time.
+fn time(now_ms: u64) -> JsValue {
+    common::js(&json!({ "nowMs": now_ms }))
 }
 
 /// The options of a fenced call.
