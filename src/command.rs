@@ -343,6 +343,13 @@ pub enum Command {
         /// Current time.
         now_ms: u64,
     },
+    /// [`crate::import::import_session`].
+    ImportSession {
+        /// The parsed session and where it goes.
+        request: crate::import::ImportRequest,
+        /// Current time.
+        now_ms: u64,
+    },
 }
 
 fn yes() -> bool {
@@ -521,6 +528,9 @@ impl Command {
             } => crate::plan_provider_thread(workspace, &key, &agent_type, dead_thread).map(json),
             Command::CommitTurn { key, turn, now_ms } => {
                 crate::commit_turn(workspace, &key, turn, now_ms).map(json)
+            }
+            Command::ImportSession { request, now_ms } => {
+                crate::import::import_session(workspace, request, now_ms).map(json)
             }
         }
     }

@@ -8,6 +8,7 @@ use crate::compaction::{
     self, CommitRequest, CompactRequest, CompactionConfig, CompactionResult, PersistRequest,
     Prepared, Summary,
 };
+use crate::import::ImportFormat;
 use crate::model::{
     AppendRequest, ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
     ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session,
@@ -948,6 +949,28 @@ impl wit::Guest for Component {
             session: to_wit_session(t.session),
         })
     }
+
+    fn parse_import(format: String, text: String) -> Result<String, wit::Error> {
+        let format: ImportFormat = parse_json("format", &json_text(&format))?;
+        Ok(json_text(&crate::import::parse(format, &text)))
+    }
+
+    fn import_session(
+        workspace: String,
+        request: String,
+        now_ms: u64,
+    ) -> Result<String, wit::Error> {
+        let request = parse_json("request", &request)?;
+        run(crate::import::import_session(&workspace, request, now_ms)).map(|o| json_text(&o))
+    }
+}
+
+fn parse_json<T: serde::de::DeserializeOwned>(
+    field: &'static str,
+    text: &str,
+) -> Result<T, wit::Error> {
+    serde_json::from_str(text)
+        .map_err(|e| to_wit_error(crate::Error::invalid(field, format!("does not parse: {e}"))))
 }
 
 fn to_wit_run(r: RunRecord) -> wit::RunRecord {
