@@ -562,7 +562,9 @@ impl Spool {
     fn run<T: Serialize + 'static>(&self, op: Result<Operation<T>, Error>) -> Promise {
         let storage = Rc::clone(&self.storage);
         future_to_promise(async move {
-            let value = spool::run_async(&*storage, op.map_err(|e| js::error(&e))?)
+            let op = op.map_err(|e| js::error(&e))?;
+            // One shared transaction per operation where IndexedDB allows it.
+            let value = spool::run_async(&storage.attempt(), op)
                 .await
                 .map_err(|e| js::error(&e))?;
             js::to_js(&value).map_err(|e| js::error(&e))
@@ -919,7 +921,7 @@ async fn compact_with(storage: &IdbStorage, args: CompactWith) -> Result<Compact
         now_ms,
     } = args;
     let prepare = compaction::prepare_compaction(&workspace, &key, request.clone());
-    let prepared = spool::run_async(storage, prepare).await?;
+    let prepared = spool::run_async(&storage.attempt(), prepare).await?;
     // With nothing to summarize, the commit (given no summary) re-plans and reports the
     // same skip reason — or `stale_preimage` if the transcript changed meanwhile —
     // without writing.
@@ -935,7 +937,7 @@ async fn compact_with(storage: &IdbStorage, args: CompactWith) -> Result<Compact
         summary_payload: None,
     };
     let commit = compaction::commit_compaction(&workspace, &key, commit, now_ms);
-    spool::run_async(storage, commit).await
+    spool::run_async(&storage.attempt(), commit).await
 }
 
 fn persist_compaction_result(

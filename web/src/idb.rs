@@ -2,8 +2,10 @@
 //!
 //! One object store ([`STORE`]) holds every workspace; keys are `[workspace,
 //! Uint8Array(key)]`, so IndexedDB itself keeps workspaces apart and orders keys bytewise.
-//! Each call is one IndexedDB transaction: reads are `readonly`, a commit is one
-//! `readwrite` transaction that checks the preconditions and applies the mutations.
+//! Each call on [`IdbStorage`] is one IndexedDB transaction: reads are `readonly`, a
+//! commit is one `readwrite` transaction that checks the preconditions and applies the
+//! mutations. An [`Attempt`] (what the JS API drives operations with) lets one
+//! operation's reads and commit share a transaction.
 //!
 //! A second store ([`ARCHIVES`]) keeps the archives of the session generations that resets
 //! replace ([`AsyncStorage::write_archive`], [`IdbStorage::archives`]).
@@ -159,85 +161,145 @@ impl IdbStorage {
         archives.sort_by_key(|a| (a.archived_at, a.epoch));
         Ok(archives)
     }
+}
 
-    /// Reads `[start, end)` forwards with at most `limit` pairs (0: all): the keys and the
-    /// values are two batch requests in one transaction.
-    async fn read_forward(
-        &self,
-        workspace: &str,
-        query: &RangeQuery,
-    ) -> Result<Vec<Kv>, StorageError> {
-        let Some(range) = codec::range(workspace, &query.range) else {
-            return Ok(Vec::new());
-        };
-        let tx = self.transaction(TransactionMode::Readonly)?;
-        let store = tx.object_store(STORE).map_err(|e| backend("range", e))?;
-        // IndexedDB reads `count: 0` as "no limit", like the contract.
-        let keys = store
-            .get_all_keys::<JsValue>()
-            .with_query::<JsValue, _>(range.clone())
-            .with_limit(query.limit)
-            .primitive()
-            .map_err(|e| backend("range", e))?;
-        let values = store
-            .get_all::<JsValue>()
-            .with_query::<JsValue, _>(range)
-            .with_limit(query.limit)
-            .primitive()
-            .map_err(|e| backend("range", e))?;
-        let keys = keys.await.map_err(|e| backend("range", e))?;
-        let values = values.await.map_err(|e| backend("range", e))?;
-        keys.zip(values)
-            .map(|(key, value)| {
-                let key = key.map_err(|e| backend("range", e))?;
-                let value = value.map_err(|e| backend("range", e))?;
-                Ok(Kv {
-                    key: codec::user_key(&key)?,
-                    value: codec::bytes(&value)?,
-                })
-            })
-            .collect()
+/// Why a request in a transaction failed: it could not even be made (the transaction is
+/// no longer active — worth one retry in a fresh transaction), or it failed.
+enum TxError {
+    Inactive(StorageError),
+    Failed(StorageError),
+}
+
+impl TxError {
+    fn into_inner(self) -> StorageError {
+        match self {
+            TxError::Inactive(e) | TxError::Failed(e) => e,
+        }
     }
+}
 
-    /// Reads `[start, end)` backwards, stopping after `limit` pairs: a `prev` cursor.
-    async fn read_backward(
-        &self,
-        workspace: &str,
-        query: &RangeQuery,
-    ) -> Result<Vec<Kv>, StorageError> {
-        let Some(range) = codec::range(workspace, &query.range) else {
-            return Ok(Vec::new());
-        };
-        let tx = self.transaction(TransactionMode::Readonly)?;
-        let store = tx.object_store(STORE).map_err(|e| backend("range", e))?;
-        let cursor = store
-            .open_cursor()
-            .with_query::<JsValue, _>(range)
-            .with_direction(CursorDirection::Prev)
-            .primitive()
-            .map_err(|e| backend("range", e))?
-            .await
-            .map_err(|e| backend("range", e))?;
-        let mut pairs = Vec::new();
-        let Some(mut cursor) = cursor else {
-            return Ok(pairs);
-        };
-        while pairs.len() < query.limit as usize {
-            let next = cursor.next_record::<JsValue>().await;
-            let Some(value) = next.map_err(|e| backend("range", e))? else {
-                break;
-            };
-            let key = cursor
-                .key::<JsValue>()
-                .map_err(|e| backend("range", e))?
-                .ok_or_else(|| backend("range", "a cursor on a record has no key"))?;
-            pairs.push(Kv {
+fn inactive(doing: &'static str) -> impl Fn(indexed_db_futures::error::Error) -> TxError {
+    move |e| TxError::Inactive(backend(doing, e))
+}
+
+fn failed(doing: &'static str) -> impl Fn(indexed_db_futures::error::Error) -> TxError {
+    move |e| TxError::Failed(backend(doing, e))
+}
+
+/// Reads one value in `tx`.
+async fn get_in(
+    tx: &Transaction<'_>,
+    workspace: &str,
+    key: &[u8],
+) -> Result<Option<Vec<u8>>, TxError> {
+    let store = tx.object_store(STORE).map_err(inactive("get"))?;
+    let value = store
+        .get::<JsValue, JsValue, _>(codec::key(workspace, key))
+        .primitive()
+        .map_err(inactive("get"))?
+        .await
+        .map_err(failed("get"))?;
+    value
+        .as_ref()
+        .map(codec::bytes)
+        .transpose()
+        .map_err(TxError::Failed)
+}
+
+/// Reads a range in `tx`.
+async fn range_in(
+    tx: &Transaction<'_>,
+    workspace: &str,
+    query: &RangeQuery,
+) -> Result<Vec<Kv>, TxError> {
+    if !query.reverse {
+        return read_forward(tx, workspace, query).await;
+    }
+    if query.limit == 0 {
+        // Everything anyway: one batch read, reversed here.
+        let mut pairs = read_forward(tx, workspace, query).await?;
+        pairs.reverse();
+        return Ok(pairs);
+    }
+    read_backward(tx, workspace, query).await
+}
+
+/// Reads `[start, end)` forwards with at most `limit` pairs (0: all): the keys and the
+/// values are two batch requests.
+async fn read_forward(
+    tx: &Transaction<'_>,
+    workspace: &str,
+    query: &RangeQuery,
+) -> Result<Vec<Kv>, TxError> {
+    let Some(range) = codec::range(workspace, &query.range) else {
+        return Ok(Vec::new());
+    };
+    let store = tx.object_store(STORE).map_err(inactive("range"))?;
+    // IndexedDB reads `count: 0` as "no limit", like the contract.
+    let keys = store
+        .get_all_keys::<JsValue>()
+        .with_query::<JsValue, _>(range.clone())
+        .with_limit(query.limit)
+        .primitive()
+        .map_err(inactive("range"))?;
+    let values = store
+        .get_all::<JsValue>()
+        .with_query::<JsValue, _>(range)
+        .with_limit(query.limit)
+        .primitive()
+        .map_err(inactive("range"))?;
+    let keys = keys.await.map_err(failed("range"))?;
+    let values = values.await.map_err(failed("range"))?;
+    keys.zip(values)
+        .map(|(key, value)| {
+            let key = key.map_err(|e| backend("range", e))?;
+            let value = value.map_err(|e| backend("range", e))?;
+            Ok(Kv {
                 key: codec::user_key(&key)?,
                 value: codec::bytes(&value)?,
-            });
-        }
-        Ok(pairs)
+            })
+        })
+        .collect::<Result<_, StorageError>>()
+        .map_err(TxError::Failed)
+}
+
+/// Reads `[start, end)` backwards, stopping after `limit` pairs: a `prev` cursor.
+async fn read_backward(
+    tx: &Transaction<'_>,
+    workspace: &str,
+    query: &RangeQuery,
+) -> Result<Vec<Kv>, TxError> {
+    let Some(range) = codec::range(workspace, &query.range) else {
+        return Ok(Vec::new());
+    };
+    let store = tx.object_store(STORE).map_err(inactive("range"))?;
+    let cursor = store
+        .open_cursor()
+        .with_query::<JsValue, _>(range)
+        .with_direction(CursorDirection::Prev)
+        .primitive()
+        .map_err(inactive("range"))?
+        .await
+        .map_err(failed("range"))?;
+    let mut pairs = Vec::new();
+    let Some(mut cursor) = cursor else {
+        return Ok(pairs);
+    };
+    while pairs.len() < query.limit as usize {
+        let next = cursor.next_record::<JsValue>().await;
+        let Some(value) = next.map_err(failed("range"))? else {
+            break;
+        };
+        let key = cursor
+            .key::<JsValue>()
+            .map_err(failed("range"))?
+            .ok_or_else(|| TxError::Failed(backend("range", "a cursor on a record has no key")))?;
+        pairs.push(Kv {
+            key: codec::user_key(&key).map_err(TxError::Failed)?,
+            value: codec::bytes(&value).map_err(TxError::Failed)?,
+        });
     }
+    Ok(pairs)
 }
 
 impl Drop for IdbStorage {
@@ -250,27 +312,16 @@ impl Drop for IdbStorage {
 impl AsyncStorage for IdbStorage {
     async fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
         let tx = self.transaction(TransactionMode::Readonly)?;
-        let store = tx.object_store(STORE).map_err(|e| backend("get", e))?;
-        let value = store
-            .get::<JsValue, JsValue, _>(codec::key(workspace, key))
-            .primitive()
-            .map_err(|e| backend("get", e))?
+        get_in(&tx, workspace, key)
             .await
-            .map_err(|e| backend("get", e))?;
-        value.as_ref().map(codec::bytes).transpose()
+            .map_err(TxError::into_inner)
     }
 
     async fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
-        if !query.reverse {
-            return self.read_forward(workspace, query).await;
-        }
-        if query.limit == 0 {
-            // Everything anyway: one batch read, reversed here.
-            let mut pairs = self.read_forward(workspace, query).await?;
-            pairs.reverse();
-            return Ok(pairs);
-        }
-        self.read_backward(workspace, query).await
+        let tx = self.transaction(TransactionMode::Readonly)?;
+        range_in(&tx, workspace, query)
+            .await
+            .map_err(TxError::into_inner)
     }
 
     async fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
@@ -278,7 +329,9 @@ impl AsyncStorage for IdbStorage {
         {
             let store = tx.object_store(STORE).map_err(|e| backend("commit", e))?;
             // An early return drops the transaction, which aborts it: nothing is written.
-            check(&store, workspace, &batch.preconditions).await?;
+            check(&store, workspace, &batch.preconditions)
+                .await
+                .map_err(TxError::into_inner)?;
             write(&store, workspace, &batch.mutations)?;
         }
         tx.commit().await.map_err(|e| backend("commit", e))
@@ -309,6 +362,116 @@ impl AsyncStorage for IdbStorage {
     }
 }
 
+/// One operation's view of the database: its reads and its commit share one `readwrite`
+/// transaction for as long as IndexedDB keeps it active, instead of one transaction per
+/// call — an append becomes one transaction instead of two. Correctness does not depend
+/// on it: the commit still checks every precondition in the transaction that writes, and
+/// when the shared transaction has ended (the operation waited on something else, e.g. a
+/// reset archive or a JS summarizer) the next call simply starts a fresh one.
+///
+/// Use one `Attempt` per operation run ([`IdbStorage::attempt`]); an `Attempt` left
+/// with an open transaction aborts it when dropped, which discards nothing (every write
+/// is committed explicitly).
+pub struct Attempt<'a> {
+    storage: &'a IdbStorage,
+    tx: std::cell::RefCell<Option<Transaction<'a>>>,
+}
+
+impl std::fmt::Debug for Attempt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Attempt")
+            .field("storage", &self.storage)
+            .field("open", &self.tx.borrow().is_some())
+            .finish()
+    }
+}
+
+impl IdbStorage {
+    /// A view of the database for one operation run: see [`Attempt`].
+    pub fn attempt(&self) -> Attempt<'_> {
+        Attempt {
+            storage: self,
+            tx: std::cell::RefCell::new(None),
+        }
+    }
+}
+
+impl<'a> Attempt<'a> {
+    /// The shared transaction (`reused` true) or a new one.
+    fn take(&self) -> Result<(Transaction<'a>, bool), StorageError> {
+        match self.tx.borrow_mut().take() {
+            Some(tx) => Ok((tx, true)),
+            None => Ok((self.storage.transaction(TransactionMode::Readwrite)?, false)),
+        }
+    }
+
+    fn keep(&self, tx: Transaction<'a>) {
+        *self.tx.borrow_mut() = Some(tx);
+    }
+}
+
+/// Runs `$body` (an async block over `$tx: &Transaction`) in the shared transaction, or,
+/// when that one is no longer active, once more in a fresh one; keeps the transaction for
+/// the next call when the body succeeds.
+macro_rules! shared {
+    ($attempt:expr, |$tx:ident| $body:expr) => {{
+        let mut outcome = Err(StorageError::Backend("no transaction".into()));
+        for _ in 0..2 {
+            let (tx, reused) = $attempt.take()?;
+            let result = {
+                let $tx = &tx;
+                $body.await
+            };
+            match result {
+                Ok(value) => {
+                    $attempt.keep(tx);
+                    outcome = Ok(value);
+                    break;
+                }
+                Err(TxError::Inactive(_)) if reused => continue,
+                Err(e) => {
+                    outcome = Err(e.into_inner());
+                    break;
+                }
+            }
+        }
+        outcome
+    }};
+}
+
+impl AsyncStorage for Attempt<'_> {
+    async fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        shared!(self, |tx| get_in(tx, workspace, key))
+    }
+
+    async fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
+        shared!(self, |tx| range_in(tx, workspace, query))
+    }
+
+    async fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
+        for _ in 0..2 {
+            let (tx, reused) = self.take()?;
+            let staged = async {
+                let store = tx.object_store(STORE).map_err(inactive("commit"))?;
+                check(&store, workspace, &batch.preconditions).await?;
+                write_in(&store, workspace, &batch.mutations)
+            }
+            .await;
+            match staged {
+                // Dropping `tx` aborts it: nothing is written.
+                Err(TxError::Inactive(_)) if reused => continue,
+                Err(e) => return Err(e.into_inner()),
+                Ok(()) => return tx.commit().await.map_err(|e| backend("commit", e)),
+            }
+        }
+        Err(StorageError::Backend("no transaction".into()))
+    }
+
+    async fn write_archive(&self, workspace: &str, archive: &ResetArchive) -> Result<(), String> {
+        self.storage.write_archive(workspace, archive).await
+    }
+}
+
 /// Checks the preconditions in order inside the commit's transaction; the first that
 /// fails is reported as [`StorageError::Conflict`]. Every read goes out at once and the
 /// answers arrive in order.
@@ -316,7 +479,7 @@ async fn check(
     store: &ObjectStore<'_>,
     workspace: &str,
     preconditions: &[Precondition],
-) -> Result<(), StorageError> {
+) -> Result<(), TxError> {
     let reads = preconditions
         .iter()
         .map(|precondition| {
@@ -327,24 +490,22 @@ async fn check(
             store
                 .get::<JsValue, JsValue, _>(codec::key(workspace, key))
                 .primitive()
-                .map_err(|e| backend("commit (precondition read)", e))
+                .map_err(inactive("commit (precondition read)"))
         })
         .collect::<Result<Vec<_>, _>>()?;
     for (index, (precondition, read)) in preconditions.iter().zip(reads).enumerate() {
-        let current = read
-            .await
-            .map_err(|e| backend("commit (precondition read)", e))?;
+        let current = read.await.map_err(failed("commit (precondition read)"))?;
         let holds = match precondition {
             Precondition::Absent(_) => current.is_none(),
             Precondition::Equals(kv) => match &current {
-                Some(value) => codec::bytes(value)? == kv.value,
+                Some(value) => codec::bytes(value).map_err(TxError::Failed)? == kv.value,
                 None => false,
             },
         };
         if !holds {
-            return Err(StorageError::Conflict(
+            return Err(TxError::Failed(StorageError::Conflict(
                 u32::try_from(index).unwrap_or(u32::MAX),
-            ));
+            )));
         }
     }
     Ok(())
@@ -357,6 +518,14 @@ fn write(
     workspace: &str,
     mutations: &[Mutation],
 ) -> Result<(), StorageError> {
+    write_in(store, workspace, mutations).map_err(TxError::into_inner)
+}
+
+fn write_in(
+    store: &ObjectStore<'_>,
+    workspace: &str,
+    mutations: &[Mutation],
+) -> Result<(), TxError> {
     for mutation in mutations {
         let request = match mutation {
             Mutation::Put(kv) => store
@@ -372,7 +541,7 @@ fn write(
                 None => continue,
             },
         };
-        request.map_err(|e| backend("commit (write)", e))?;
+        request.map_err(inactive("commit (write)"))?;
     }
     Ok(())
 }

@@ -26,6 +26,29 @@ impl conformance::Backend for IndexedDb {
 
 conformance_tests!(wasm, IndexedDb);
 
+/// The same suite through one long-lived [`spool_web::Attempt`]: its shared transaction
+/// ends whenever the suite waits on anything else, so this also exercises the fallback to
+/// a fresh transaction.
+mod shared_transaction {
+    use super::*;
+
+    pub(super) struct SharedTransaction;
+
+    impl conformance::Backend for SharedTransaction {
+        type Store = spool_web::Attempt<'static>;
+
+        async fn open(&self, name: &str) -> spool_web::Attempt<'static> {
+            let storage = IdbStorage::open(&common::db_name("conformance-shared", name))
+                .await
+                .expect("open IndexedDB");
+            // Leaked: an attempt borrows its database for the whole test.
+            Box::leak(Box::new(storage)).attempt()
+        }
+    }
+
+    conformance_tests!(wasm, SharedTransaction);
+}
+
 #[wasm_bindgen_test]
 async fn test_schema_version_is_the_number_of_upgrade_steps() {
     assert_eq!(spool_web::SCHEMA_VERSION, 2);
