@@ -110,6 +110,47 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("persist_compaction_result.json"),
     ),
     ("flush_receipts.json", include_str!("flush_receipts.json")),
+    (
+        "branch_creates_child.json",
+        include_str!("branch_creates_child.json"),
+    ),
+    (
+        "branch_fork_transcript.json",
+        include_str!("branch_fork_transcript.json"),
+    ),
+    (
+        "branch_before_message_prefix_only.json",
+        include_str!("branch_before_message_prefix_only.json"),
+    ),
+    (
+        "branch_before_message_missing_id.json",
+        include_str!("branch_before_message_missing_id.json"),
+    ),
+    (
+        "branch_copies_compaction_summaries.json",
+        include_str!("branch_copies_compaction_summaries.json"),
+    ),
+    (
+        "branch_copies_compacted_archive.json",
+        include_str!("branch_copies_compacted_archive.json"),
+    ),
+    (
+        "branch_skipped_over_budget.json",
+        include_str!("branch_skipped_over_budget.json"),
+    ),
+    (
+        "branch_budget_counts_summaries.json",
+        include_str!("branch_budget_counts_summaries.json"),
+    ),
+    (
+        "branch_isolation_parent_writes.json",
+        include_str!("branch_isolation_parent_writes.json"),
+    ),
+    (
+        "branch_isolation_child_writes.json",
+        include_str!("branch_isolation_child_writes.json"),
+    ),
+    ("branch_chains.json", include_str!("branch_chains.json")),
 ];
 
 #[derive(Debug, Deserialize)]
