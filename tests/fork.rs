@@ -1,0 +1,175 @@
+//! Branching under interleavings the drivers allow: a release (the parent rewriting
+//! shared entries) landing between a branch's reads, or between the reads of a page of
+//! the branch, must never show a mixed view.
+
+use spool::{
+    AppendRequest, BranchRequest, MemoryStorage, Operation, Order, PageRequest, Role, Step,
+    read_sync, run,
+};
+
+const WS: &str = "default";
+const PARENT: &str = "agent:main:main";
+const CHILD: &str = "agent:main:direct:u1";
+
+fn parent_with(n: u64) -> MemoryStorage {
+    let storage = MemoryStorage::new();
+    run(&storage, spool::create_session(WS, PARENT, "p", 1)).expect("ok");
+    for i in 0..n {
+        let request = AppendRequest::new(Role::User, format!("m{i}"));
+        run(&storage, spool::append_entry(WS, PARENT, request, 2 + i)).expect("ok");
+    }
+    storage
+}
+
+/// Answers `reads` read steps of `op` from `storage` (and nothing else).
+fn answer_reads<T: std::fmt::Debug>(storage: &MemoryStorage, op: &mut Operation<T>, reads: usize) {
+    for _ in 0..reads {
+        match op.poll() {
+            Step::Read(request) => {
+                let result = read_sync(storage, WS, &request);
+                op.handle_read(result);
+            }
+            other => panic!("expected a read, got {other:?}"),
+        }
+    }
+}
+
+/// Drives `op` to the end against `storage`.
+fn finish<T>(storage: &MemoryStorage, mut op: Operation<T>) -> T {
+    loop {
+        match op.poll() {
+            Step::Read(request) => {
+                let result = read_sync(storage, WS, &request);
+                op.handle_read(result);
+            }
+            Step::Commit(batch) => {
+                let result = spool::Storage::commit(storage, WS, batch);
+                op.handle_commit(result);
+            }
+            Step::Archive(_) => op.handle_archive(Err("none".into())),
+            Step::Done(outcome) => return outcome.expect("ok"),
+        }
+    }
+}
+
+fn contents(storage: &MemoryStorage, key: &str) -> Vec<String> {
+    let page = run(
+        storage,
+        spool::read_page(
+            WS,
+            key,
+            PageRequest {
+                order: Order::OldestFirst,
+                cursor: None,
+                limit: 100,
+            },
+        ),
+    )
+    .expect("ok");
+    page.entries.into_iter().map(|e| e.content).collect()
+}
+
+#[test]
+fn test_page_of_a_branch_restarts_when_its_parent_truncates_mid_read() {
+    let storage = parent_with(5);
+    run(
+        &storage,
+        spool::branch(WS, PARENT, CHILD, BranchRequest::fork("c"), 10),
+    )
+    .expect("ok");
+    let mut page = spool::read_page(
+        WS,
+        CHILD,
+        PageRequest {
+            order: Order::OldestFirst,
+            cursor: None,
+            limit: 100,
+        },
+    );
+    // The page has read the child's record (with its base) and its own range...
+    answer_reads(&storage, &mut page, 2);
+    // ...when the parent truncates: the child gets its own copy, the shared entries go.
+    run(&storage, spool::truncate(WS, PARENT, 1, None, 11)).expect("ok");
+    let got: Vec<String> = finish(&storage, page)
+        .entries
+        .into_iter()
+        .map(|e| e.content)
+        .collect();
+    assert_eq!(got, ["m0", "m1", "m2", "m3", "m4"]);
+    assert_eq!(contents(&storage, PARENT), ["m4"]);
+}
+
+#[test]
+fn test_branch_restarts_when_its_parent_truncates_before_it_commits() {
+    let storage = parent_with(4);
+    let mut branch = spool::branch(WS, PARENT, CHILD, BranchRequest::fork("c"), 10);
+    // The branch has read everything it needs (parent, child key, summaries, states)...
+    answer_reads(&storage, &mut branch, 4);
+    // ...when the parent truncates, before the branch commits.
+    run(&storage, spool::truncate(WS, PARENT, 2, None, 11)).expect("ok");
+    let made = finish(&storage, branch);
+    // The branch saw the truncated parent on its second attempt.
+    assert_eq!(made.session.entry_count, 2);
+    assert_eq!(contents(&storage, CHILD), ["m2", "m3"]);
+    run(&storage, spool::truncate(WS, PARENT, 0, None, 12)).expect("ok");
+    assert_eq!(contents(&storage, CHILD), ["m2", "m3"]);
+}
+
+#[test]
+fn test_parent_truncation_waits_for_a_branch_that_committed_first() {
+    let storage = parent_with(4);
+    let mut truncate = spool::truncate(WS, PARENT, 1, None, 11);
+    // The truncation read the parent and found no branch to release...
+    answer_reads(&storage, &mut truncate, 2);
+    // ...then a branch commits.
+    run(
+        &storage,
+        spool::branch(WS, PARENT, CHILD, BranchRequest::fork("c"), 10),
+    )
+    .expect("ok");
+    let outcome = finish(&storage, truncate);
+    assert_eq!(outcome.after_count, 1);
+    assert_eq!(contents(&storage, CHILD), ["m0", "m1", "m2", "m3"]);
+    assert_eq!(contents(&storage, PARENT), ["m3"]);
+}
+
+#[test]
+fn test_a_deep_chain_reads_through_every_layer_and_survives_its_roots() {
+    let storage = parent_with(3);
+    let mut parent = PARENT.to_owned();
+    let mut expected = vec!["m0".to_owned(), "m1".to_owned(), "m2".to_owned()];
+    for depth in 1..=6u64 {
+        let child = format!("agent:main:d{depth}");
+        let made = run(
+            &storage,
+            spool::branch(
+                WS,
+                &parent,
+                &child,
+                BranchRequest::fork(format!("d{depth}")),
+                100 + depth,
+            ),
+        )
+        .expect("ok");
+        assert_eq!(made.lineage.spawn_depth, depth);
+        let text = format!("from d{depth}");
+        run(
+            &storage,
+            spool::append_entry(
+                WS,
+                &child,
+                AppendRequest::new(Role::User, text.clone()),
+                200,
+            ),
+        )
+        .expect("ok");
+        expected.push(text);
+        assert_eq!(contents(&storage, &child), expected);
+        parent = child;
+    }
+    // Deleting the root and a middle link leaves the deepest exactly as it was.
+    run(&storage, spool::delete_session(WS, PARENT, None)).expect("ok");
+    run(&storage, spool::delete_session(WS, "agent:main:d3", None)).expect("ok");
+    assert_eq!(contents(&storage, "agent:main:d6"), expected);
+    assert_eq!(contents(&storage, "agent:main:d2"), expected[..5].to_vec());
+}
