@@ -22,7 +22,7 @@ use crate::op::{Io, OpResult, Operation};
 use crate::record;
 use crate::session::{Stored, load, require, write_record};
 use crate::shared::{Layer, items, locate};
-use crate::storage::{Batch, KeyRange};
+use crate::storage::{Batch, KeyRange, RangeQuery};
 use crate::validate;
 
 /// Creates the session `child_key` as a branch of `parent_key` (see the module docs).
@@ -189,7 +189,10 @@ async fn whole(io: &Io, parent: &crate::session::Loaded, measure: bool) -> OpRes
         data_id: p.session_id.clone(),
         last_entry_id: p.last_entry_id,
         compactions: p.compaction_count,
-        before: None,
+        // Bounding the layer just above the parent's newest entry keeps what the parent
+        // appends later (normally at later positions) out of the child's range reads;
+        // the id filter still catches an append with an older timestamp.
+        before: Some(past_newest(io, &p.session_id).await?),
         flatten: false,
         indexed: p.message_index,
     });
@@ -207,6 +210,40 @@ async fn whole(io: &Io, parent: &crate::session::Loaded, measure: bool) -> OpRes
         },
         summaries,
         states,
+    })
+}
+
+/// The position just after the newest entry (active or archived) of an identity;
+/// `(0, 0)` for an identity without entries.
+async fn past_newest(io: &Io, data_id: &str) -> Result<(u64, u64), Error> {
+    let mut newest: Option<(u64, u64)> = None;
+    for prefix in [
+        keys::entries(data_id),
+        keys::identity(keys::ARCHIVE, data_id),
+    ] {
+        let last = io
+            .range(RangeQuery {
+                range: KeyRange::prefix(&prefix),
+                limit: 1,
+                reverse: true,
+            })
+            .await?;
+        if let Some(kv) = last.first() {
+            let at = keys::read_u64(&kv.key, prefix.len());
+            let id = at.and_then(|(_, next)| keys::read_u64(&kv.key, next));
+            let (Some((created_at, _)), Some((id, _))) = (at, id) else {
+                return Err(Error::Corruption {
+                    key: keys::display(&kv.key),
+                    detail: "not an entry key".into(),
+                });
+            };
+            newest = newest.max(Some((created_at, id)));
+        }
+    }
+    Ok(match newest {
+        None => (0, 0),
+        Some((created_at, u64::MAX)) => (created_at.saturating_add(1), 0),
+        Some((created_at, id)) => (created_at, id + 1),
     })
 }
 

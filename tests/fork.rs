@@ -173,3 +173,65 @@ fn test_a_deep_chain_reads_through_every_layer_and_survives_its_roots() {
     assert_eq!(contents(&storage, "agent:main:d6"), expected);
     assert_eq!(contents(&storage, "agent:main:d2"), expected[..5].to_vec());
 }
+
+/// Counts the pairs range reads return.
+struct CountingReads {
+    inner: MemoryStorage,
+    pairs: std::cell::Cell<usize>,
+}
+
+impl spool::Storage for CountingReads {
+    fn get(&self, ws: &str, key: &[u8]) -> Result<Option<Vec<u8>>, spool::StorageError> {
+        self.inner.get(ws, key)
+    }
+    fn range(
+        &self,
+        ws: &str,
+        query: &spool::RangeQuery,
+    ) -> Result<Vec<spool::Kv>, spool::StorageError> {
+        let out = self.inner.range(ws, query)?;
+        self.pairs.set(self.pairs.get() + out.len());
+        Ok(out)
+    }
+    fn commit(&self, ws: &str, batch: spool::Batch) -> Result<(), spool::StorageError> {
+        self.inner.commit(ws, batch)
+    }
+}
+
+#[test]
+fn test_a_page_of_a_branch_does_not_read_what_its_parent_appended_later() {
+    let storage = CountingReads {
+        inner: parent_with(20),
+        pairs: std::cell::Cell::new(0),
+    };
+    run(
+        &storage,
+        spool::branch(WS, PARENT, CHILD, BranchRequest::fork("c"), 100),
+    )
+    .expect("branch");
+    for i in 0..2_000 {
+        let request = AppendRequest::new(Role::User, format!("later {i}"));
+        run(&storage, spool::append_entry(WS, PARENT, request, 200 + i)).expect("append");
+    }
+    storage.pairs.set(0);
+    let page = run(
+        &storage,
+        spool::read_page(
+            WS,
+            CHILD,
+            PageRequest {
+                order: Order::NewestFirst,
+                cursor: None,
+                limit: 5,
+            },
+        ),
+    )
+    .expect("page");
+    let got: Vec<String> = page.entries.into_iter().map(|e| e.content).collect();
+    assert_eq!(got, ["m19", "m18", "m17", "m16", "m15"]);
+    assert!(
+        storage.pairs.get() <= 12,
+        "read {} pairs for a page of 5",
+        storage.pairs.get()
+    );
+}
