@@ -15,7 +15,7 @@ use crate::validate;
 /// session its lineage and the shared history it reads. Both extras are omitted when
 /// empty, so the record of a session that was never branched is exactly a `Session`
 /// (and older records read with no lineage and no base).
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Stored {
     #[serde(flatten)]
     pub(crate) session: Session,
@@ -32,11 +32,20 @@ impl Stored {
         lineage: &Lineage,
         base: &[Layer],
     ) -> Result<Vec<u8>, Error> {
-        record::encode(&StoredRef {
-            session,
-            lineage: (lineage != &Lineage::default()).then_some(lineage),
-            base,
-        })
+        let plain = lineage == &Lineage::default() && base.is_empty();
+        let version = if plain {
+            record::FORMAT_VERSION
+        } else {
+            record::BRANCHED_FORMAT_VERSION
+        };
+        record::encode_as(
+            version,
+            &StoredRef {
+                session,
+                lineage: (!plain && lineage != &Lineage::default()).then_some(lineage),
+                base,
+            },
+        )
     }
 }
 

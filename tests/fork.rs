@@ -235,3 +235,32 @@ fn test_a_page_of_a_branch_does_not_read_what_its_parent_appended_later() {
         storage.pairs.get()
     );
 }
+
+#[test]
+fn test_records_that_share_history_are_format_3_and_others_stay_format_2() {
+    use spool::Storage;
+    let storage = parent_with(2);
+    run(
+        &storage,
+        spool::create_session(WS, "agent:main:other", "o", 1),
+    )
+    .expect("create");
+    run(
+        &storage,
+        spool::branch(WS, PARENT, CHILD, BranchRequest::fork("c"), 10),
+    )
+    .expect("branch");
+    let version = |key: &str| {
+        storage
+            .get(WS, &spool::keys::session(key))
+            .expect("get")
+            .expect("record")[0]
+    };
+    // A build that reads up to format 2 refuses the branch and its parent instead of
+    // reading one without its history or rewriting the other without releasing it.
+    assert_eq!(version(CHILD), spool::record::BRANCHED_FORMAT_VERSION);
+    assert_eq!(version(PARENT), spool::record::BRANCHED_FORMAT_VERSION);
+    assert_eq!(version("agent:main:other"), spool::record::FORMAT_VERSION);
+    assert_eq!(spool::record::FORMAT_VERSION, 2);
+    assert_eq!(spool::record::BRANCHED_FORMAT_VERSION, 3);
+}
