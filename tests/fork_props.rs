@@ -43,6 +43,13 @@ enum Action {
     Compact {
         key: u8,
         window: u64,
+        two_phase: bool,
+    },
+    SaveState {
+        key: u8,
+    },
+    Cap {
+        max: u8,
     },
     Persist {
         key: u8,
@@ -87,7 +94,10 @@ fn action() -> impl Strategy<Value = Action> {
         2 => (0..KEYS).prop_map(|key| Action::Create { key }),
         10 => (0..KEYS, any::<u8>(), -3i8..4)
             .prop_map(|(key, content, clock_step)| Action::Append { key, content, clock_step }),
-        3 => (0..KEYS, 10u64..120).prop_map(|(key, window)| Action::Compact { key, window }),
+        3 => (0..KEYS, 10u64..120, any::<bool>())
+            .prop_map(|(key, window, two_phase)| Action::Compact { key, window, two_phase }),
+        1 => (0..KEYS).prop_map(|key| Action::SaveState { key }),
+        1 => (1u8..5).prop_map(|max| Action::Cap { max }),
         1 => (0..KEYS, 0u8..3).prop_map(|(key, kept)| Action::Persist { key, kept }),
         2 => (0..KEYS, 0u64..6).prop_map(|(key, max)| Action::Truncate { key, max }),
         1 => (0..KEYS).prop_map(|key| Action::Reset { key }),
@@ -112,6 +122,8 @@ struct Model {
     archive: Vec<Row>,
     last_id: u64,
     summaries: usize,
+    /// Context states, valid or not.
+    states: usize,
     updated_at: u64,
     parent: Option<u8>,
     depth: u64,
@@ -235,6 +247,9 @@ fn check(
                 .iter()
                 .all(|s| s.session_key == name(key) && s.session_id == session.session_id)
         );
+        let states = run(storage, spool::list_states(WS, &name(key), false)).expect("states");
+        prop_assert_eq!(states.len(), m.states, "context states of {}", name(key));
+        prop_assert!(states.iter().all(|s| s.session_key == name(key)));
         let lineage = run(storage, spool::lineage(WS, &name(key))).expect("lineage");
         prop_assert_eq!(lineage.node.lineage.parent_session_key, m.parent.map(name));
         prop_assert_eq!(lineage.node.lineage.spawn_depth, m.depth);
@@ -287,7 +302,7 @@ proptest! {
                         None => prop_assert_eq!(result.expect_err("missing").code(), "not_found"),
                     }
                 }
-                Action::Compact { key, window } => {
+                Action::Compact { key, window, two_phase } => {
                     let request = CompactRequest {
                         context_window_tokens: window,
                         config: CompactionConfig::default(),
@@ -295,7 +310,21 @@ proptest! {
                         trigger_reason: None,
                         flush_receipt_status: None,
                     };
-                    let result = run(&storage, compaction::compact(WS, &name(key), request, clock));
+                    let result = if two_phase {
+                        // An "LLM" that repeats the rendered input summarizes perfectly.
+                        run(&storage, compaction::prepare_compaction(WS, &name(key), request.clone()))
+                            .and_then(|prepared| {
+                                let commit = compaction::CommitRequest {
+                                    request,
+                                    preimage: prepared.preimage,
+                                    summary_text: format!("summary of: {}", prepared.input),
+                                    summary_payload: None,
+                                };
+                                run(&storage, compaction::commit_compaction(WS, &name(key), commit, clock))
+                            })
+                    } else {
+                        run(&storage, compaction::compact(WS, &name(key), request, clock))
+                    };
                     match models.get_mut(&key) {
                         Some(m) => {
                             let result = result.expect("compact");
@@ -305,6 +334,7 @@ proptest! {
                                 m.archive.extend(moved);
                                 m.archive.sort();
                                 m.summaries += 1;
+                                m.states += 1;
                                 m.updated_at = clock;
                             }
                             let kept: Vec<Row> = result.kept_entries.iter().map(row).collect();
@@ -340,6 +370,7 @@ proptest! {
                             }
                             m.last_id += u64::from(kept);
                             m.summaries += 1;
+                            m.states += 1;
                             m.updated_at = clock;
                         }
                         None => prop_assert_eq!(result.expect_err("missing").code(), "not_found"),
@@ -368,10 +399,12 @@ proptest! {
                     )
                     .expect("reset");
                     let m = models.entry(key).or_default();
+                    // Context states are kept (invalidated) across a reset.
                     *m = Model {
                         updated_at: clock,
                         parent: m.parent,
                         depth: m.depth,
+                        states: m.states,
                         ..Model::default()
                     };
                     prop_assert_eq!(outcome.session.entry_count, 0);
@@ -381,6 +414,46 @@ proptest! {
                     match models.remove(&key) {
                         Some(_) => prop_assert!(result.is_ok()),
                         None => prop_assert_eq!(result.expect_err("missing").code(), "not_found"),
+                    }
+                }
+                Action::SaveState { key } => {
+                    let state = spool::NewContextState {
+                        provider: "portable".into(),
+                        model: None,
+                        state_kind: "note".into(),
+                        payload: serde_json::json!({ "at": clock }),
+                        covered_through_id: 0,
+                        expires_at: None,
+                        portable: true,
+                        cacheable: false,
+                    };
+                    let result = run(&storage, spool::save_state(WS, &name(key), state, None, clock));
+                    match models.get_mut(&key) {
+                        Some(m) => {
+                            result.expect("save state");
+                            m.states += 1;
+                            m.updated_at = clock;
+                        }
+                        None => prop_assert_eq!(result.expect_err("missing").code(), "not_found"),
+                    }
+                }
+                Action::Cap { max } => {
+                    let deleted = run(&storage, spool::cap_entries(WS, max.into())).expect("cap");
+                    // The most recently updated stay (ties: the recency index's key order).
+                    let mut order: Vec<(u64, String, u8)> = models
+                        .iter()
+                        .map(|(k, m)| (m.updated_at, name(*k), *k))
+                        .collect();
+                    order.sort();
+                    let doomed: Vec<u8> = order
+                        .iter()
+                        .rev()
+                        .skip(max.into())
+                        .map(|(_, _, k)| *k)
+                        .collect();
+                    prop_assert_eq!(deleted, doomed.len() as u64);
+                    for k in doomed {
+                        models.remove(&k);
                     }
                 }
                 Action::Prune { max_age } => {
@@ -466,6 +539,7 @@ proptest! {
                                 m.active = p.active.clone();
                                 m.archive = p.archive.clone();
                                 m.summaries = p.summaries;
+                                m.states = p.states;
                                 m.last_id = p.last_id;
                                 m.forked = true;
                             }
