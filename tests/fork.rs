@@ -264,3 +264,67 @@ fn test_records_that_share_history_are_format_3_and_others_stay_format_2() {
     assert_eq!(spool::record::FORMAT_VERSION, 2);
     assert_eq!(spool::record::BRANCHED_FORMAT_VERSION, 3);
 }
+
+/// Keeps reset archives.
+#[derive(Default)]
+struct Archives(std::cell::RefCell<Vec<spool::ResetArchive>>);
+
+impl spool::Archiver for Archives {
+    fn write_archive(&self, _ws: &str, archive: &spool::ResetArchive) -> Result<(), String> {
+        self.0.borrow_mut().push(archive.clone());
+        Ok(())
+    }
+}
+
+#[test]
+fn test_reset_archive_of_a_branch_holds_its_inherited_canonical_transcript() {
+    let storage = parent_with(4);
+    let persist = spool::compaction::PersistRequest {
+        summary_text: "the first three".into(),
+        kept_entries: vec![AppendRequest::new(Role::Assistant, "latest")],
+        compaction_id: Some("cmp-1".into()),
+        trigger_reason: None,
+    };
+    run(
+        &storage,
+        spool::compaction::persist_compaction_result(WS, PARENT, persist, 9),
+    )
+    .expect("persist");
+    run(
+        &storage,
+        spool::branch(WS, PARENT, CHILD, BranchRequest::fork("c"), 10),
+    )
+    .expect("branch");
+    run(
+        &storage,
+        spool::append_entry(WS, CHILD, AppendRequest::new(Role::User, "mine"), 11),
+    )
+    .expect("append");
+    let archives = Archives::default();
+    let outcome = spool::run_with(
+        &storage,
+        &archives,
+        spool::apply_intent(WS, CHILD, spool::Intent::ResetSameKey, "c2", 12),
+    )
+    .expect("reset");
+    assert!(outcome.archive.expect("archived").written);
+    let kept = archives.0.borrow();
+    let archived: Vec<&str> = kept[0]
+        .transcript_entries
+        .iter()
+        .map(|e| e.content.as_str())
+        .collect();
+    assert_eq!(archived, ["m0", "m1", "m2", "latest", "mine"]);
+    assert_eq!(kept[0].session_id, "c");
+    assert_eq!(kept[0].summaries[0]["compaction_id"], "cmp-1");
+    assert_eq!(kept[0].summaries[0]["session_id"], "c");
+    // The parent is untouched; the reset branch starts empty but stays in the tree.
+    assert_eq!(contents(&storage, PARENT), ["latest"]);
+    assert!(contents(&storage, CHILD).is_empty());
+    let lineage = run(&storage, spool::lineage(WS, CHILD)).expect("lineage");
+    assert_eq!(
+        lineage.node.lineage.parent_session_key.as_deref(),
+        Some(PARENT)
+    );
+    assert!(!lineage.node.lineage.forked_from_parent);
+}
