@@ -298,7 +298,7 @@ async fn before_message(
     })
 }
 
-/// The session under `key` with its lineage and its direct branches (oldest key first).
+/// The session under `key` with its lineage and its direct branches (in key order).
 pub fn lineage(workspace: &str, key: &str) -> Operation<LineageView> {
     if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
         return Operation::failed(workspace, e);
@@ -320,7 +320,7 @@ pub fn lineage(workspace: &str, key: &str) -> Operation<LineageView> {
     })
 }
 
-/// The sessions branched from the session under `key` (oldest key first); `not_found`
+/// The sessions branched from the session under `key` (in key order); `not_found`
 /// when `key` has no session.
 pub fn list_children(workspace: &str, key: &str) -> Operation<Vec<Branch>> {
     lineage(workspace, key).map(|view| view.children)

@@ -586,7 +586,7 @@ pub struct Branch {
 }
 
 /// A session's place in its tree: itself with its lineage, and its direct branches,
-/// oldest key first (what `spool tree KEY` walks).
+/// in key order (what `spool tree KEY` walks).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LineageView {
     /// The session and its lineage.
