@@ -9,8 +9,8 @@ use serde_json::Value;
 use crate::compaction::{self, CommitRequest, CompactRequest, PersistRequest};
 use crate::error::Error;
 use crate::model::{
-    AppendRequest, FinishStatus, Intent, ListFilter, NewContextState, PageRequest, SessionStatus,
-    UpdateRequest,
+    AppendRequest, BranchRequest, FinishStatus, Intent, ListFilter, NewContextState, PageRequest,
+    SessionStatus, UpdateRequest,
 };
 use crate::op::Operation;
 use crate::roles::{NewRoleSession, NewRun, OutcomeRequest, ResumeRequest, RunFilter};
@@ -350,6 +350,27 @@ pub enum Command {
         /// Current time.
         now_ms: u64,
     },
+    /// [`crate::branch`].
+    Branch {
+        /// The session to branch from.
+        parent_key: String,
+        /// The key of the new session.
+        child_key: String,
+        /// Identity, history to inherit, token budget.
+        request: BranchRequest,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::lineage()`].
+    Lineage {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::list_children`].
+    ListChildren {
+        /// Session key.
+        key: String,
+    },
 }
 
 fn yes() -> bool {
@@ -532,6 +553,14 @@ impl Command {
             Command::ImportSession { request, now_ms } => {
                 crate::import::import_session(workspace, request, now_ms).map(json)
             }
+            Command::Branch {
+                parent_key,
+                child_key,
+                request,
+                now_ms,
+            } => crate::branch(workspace, &parent_key, &child_key, request, now_ms).map(json),
+            Command::Lineage { key } => crate::lineage(workspace, &key).map(json),
+            Command::ListChildren { key } => crate::list_children(workspace, &key).map(json),
         }
     }
 }

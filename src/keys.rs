@@ -13,6 +13,8 @@
 //! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
 //! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive and summaries |
 //! | `o`, `u`, `d` | role sessions, run records, the `done`-run index | see [`crate::roles`] |
+//! | `b` | `b · data_id · holder_key` | empty: the session `holder_key` reads the entries of identity `data_id` through its shared base (see `shared.rs`) |
+//! | `k` | `k · parent_key · child_key` | empty: lineage index, the sessions branched from `parent_key` |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
@@ -24,9 +26,17 @@ pub const ENTRY: u8 = b'e';
 pub const MESSAGE: u8 = b'm';
 /// Tag of context states.
 pub const STATE: u8 = b'c';
+/// Tag of the canonical archive (entries moved out of the transcript by compaction).
+pub const ARCHIVE: u8 = b'x';
+/// Tag of compaction summaries.
+pub const SUMMARY: u8 = b'y';
+/// Tag of shared-history back-references (who reads an identity's entries).
+pub const HOLDER: u8 = b'b';
+/// Tag of the lineage index (children by parent key).
+pub const CHILD: u8 = b'k';
 /// Tags of every record owned by one session identity (entries, message index, and the
 /// compaction summaries `y` and archive `x`): deleting an identity deletes these ranges.
-pub const IDENTITY_TAGS: [u8; 4] = [ENTRY, MESSAGE, b'x', b'y'];
+pub const IDENTITY_TAGS: [u8; 4] = [ENTRY, MESSAGE, ARCHIVE, SUMMARY];
 
 /// Builds a tuple key.
 #[derive(Debug, Clone)]
@@ -106,6 +116,33 @@ pub fn message(session_id: &str, message_id: &str) -> Vec<u8> {
 /// Prefix of every record with `tag` of a session identity.
 pub fn identity(tag: u8, session_id: &str) -> Vec<u8> {
     KeyBuf::new(tag).str(session_id).finish()
+}
+
+/// Key of an archived entry: the same position as it had in the transcript.
+pub fn archived(session_id: &str, position: &[u8]) -> Vec<u8> {
+    let mut key = identity(ARCHIVE, session_id);
+    key.extend_from_slice(position);
+    key
+}
+
+/// Prefix of the back-references to the entries of identity `data_id`.
+pub fn holders(data_id: &str) -> Vec<u8> {
+    KeyBuf::new(HOLDER).str(data_id).finish()
+}
+
+/// Key of the back-reference saying that `holder_key` reads the entries of `data_id`.
+pub fn holder(data_id: &str, holder_key: &str) -> Vec<u8> {
+    KeyBuf::new(HOLDER).str(data_id).str(holder_key).finish()
+}
+
+/// Prefix of the lineage index entries of the children of `parent_key`.
+pub fn children(parent_key: &str) -> Vec<u8> {
+    KeyBuf::new(CHILD).str(parent_key).finish()
+}
+
+/// Key of the lineage index entry of `child_key` under `parent_key`.
+pub fn child(parent_key: &str, child_key: &str) -> Vec<u8> {
+    KeyBuf::new(CHILD).str(parent_key).str(child_key).finish()
 }
 
 /// Prefix of the context states of the session under `key`.

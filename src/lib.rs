@@ -39,6 +39,7 @@
 pub mod command;
 pub mod compaction;
 mod error;
+mod fork;
 pub mod import;
 pub mod keys;
 mod lifecycle;
@@ -49,6 +50,7 @@ pub mod record;
 pub mod resume;
 pub mod roles;
 mod session;
+mod shared;
 mod states;
 mod storage;
 pub mod threads;
@@ -61,14 +63,16 @@ mod component;
 
 pub use command::{Command, execute, execute_with};
 pub use error::Error;
+pub use fork::{branch, lineage, list_children};
 pub use lifecycle::{
     apply_intent, cap_entries, delete_session, finish, get_or_create, prune_stale, resume, update,
 };
 pub use memory::MemoryStorage;
 pub use model::{
-    AppendRequest, ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
-    ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session,
-    SessionList, SessionStatus, TruncateOutcome, TurnUsage, UpdateRequest,
+    AppendRequest, ArchiveStatus, Branch, BranchRequest, ContextState, Entry, FinishStatus,
+    ForkPoint, Intent, IntentOutcome, Lineage, LineageView, ListFilter, NewContextState, Order,
+    Page, PageRequest, ResetArchive, Role, Session, SessionList, SessionStatus, TruncateOutcome,
+    TurnUsage, UpdateRequest,
 };
 pub use op::{
     Archiver, MAX_ATTEMPTS, NoArchive, Operation, ReadRequest, ReadResult, Step, read_sync, run,
