@@ -3,13 +3,16 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::capabilities::{ProbeAnswer, ProjectionMode};
 use crate::compaction::{self, CommitRequest, CompactRequest, PersistRequest};
 use crate::error::Error;
+use crate::fork_model::{Disposition, ForkRequest};
 use crate::model::{
     AppendRequest, FinishStatus, Intent, ListFilter, NewContextState, PageRequest, SessionStatus,
     UpdateRequest,
 };
 use crate::op::Operation;
+use crate::turns::{CloseTurn, StartTurn};
 
 /// One API call with its arguments (the workspace travels beside it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -259,6 +262,131 @@ pub enum Command {
         /// The receipt.
         status: String,
     },
+    /// [`crate::start_turn`].
+    StartTurn {
+        /// Session key.
+        key: String,
+        /// The turn.
+        request: StartTurn,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::settle_turn`].
+    SettleTurn {
+        /// Session key.
+        key: String,
+        /// The running turn.
+        turn_id: String,
+        /// Provider ids learned at the end.
+        #[serde(default)]
+        close: CloseTurn,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::interrupt_turn`].
+    InterruptTurn {
+        /// Session key.
+        key: String,
+        /// The running turn.
+        turn_id: String,
+        /// Provider ids learned at the end.
+        #[serde(default)]
+        close: CloseTurn,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::get_turn`].
+    GetTurn {
+        /// Session key.
+        key: String,
+        /// The turn.
+        turn_id: String,
+    },
+    /// [`crate::session_turns`].
+    SessionTurns {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::fork`].
+    Fork {
+        /// The source session's key.
+        source_key: String,
+        /// The fork request.
+        request: ForkRequest,
+        /// Id of the operation if the request is new.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::begin_fork_dispatch`].
+    BeginForkDispatch {
+        /// The operation.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::record_fork_disposition`].
+    RecordForkDisposition {
+        /// The operation.
+        operation_id: String,
+        /// What the provider said.
+        disposition: Disposition,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::commit_fork`].
+    CommitFork {
+        /// The operation.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::get_fork_operation`].
+    GetForkOperation {
+        /// The operation.
+        operation_id: String,
+    },
+    /// [`crate::acknowledge_fork_operation`].
+    AcknowledgeForkOperation {
+        /// The operation.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::recover_fork_operations`].
+    RecoverForkOperations {
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::claim_fork_provider_binding`].
+    ClaimForkProviderBinding {
+        /// The child session's key.
+        key: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::complete_fork_provider_binding`].
+    CompleteForkProviderBinding {
+        /// The operation.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::get_lineage`].
+    GetLineage {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::capabilities::fork_projection`].
+    ForkProjection {
+        /// The sessions, in order.
+        keys: Vec<String>,
+        /// Which projection.
+        mode: ProjectionMode,
+        /// The provider's answers to earlier probes.
+        #[serde(default)]
+        answers: Vec<ProbeAnswer>,
+    },
 }
 
 fn yes() -> bool {
@@ -395,6 +523,70 @@ impl Command {
                 compaction_id,
                 status,
             } => compaction::set_flush_receipt(workspace, &key, &compaction_id, &status).map(json),
+            Command::StartTurn {
+                key,
+                request,
+                now_ms,
+            } => crate::start_turn(workspace, &key, request, now_ms).map(json),
+            Command::SettleTurn {
+                key,
+                turn_id,
+                close,
+                now_ms,
+            } => crate::settle_turn(workspace, &key, &turn_id, close, now_ms).map(json),
+            Command::InterruptTurn {
+                key,
+                turn_id,
+                close,
+                now_ms,
+            } => crate::interrupt_turn(workspace, &key, &turn_id, close, now_ms).map(json),
+            Command::GetTurn { key, turn_id } => {
+                crate::get_turn(workspace, &key, &turn_id).map(json)
+            }
+            Command::SessionTurns { key } => crate::session_turns(workspace, &key).map(json),
+            Command::Fork {
+                source_key,
+                request,
+                operation_id,
+                now_ms,
+            } => crate::fork(workspace, &source_key, request, &operation_id, now_ms).map(json),
+            Command::BeginForkDispatch {
+                operation_id,
+                now_ms,
+            } => crate::begin_fork_dispatch(workspace, &operation_id, now_ms).map(json),
+            Command::RecordForkDisposition {
+                operation_id,
+                disposition,
+                now_ms,
+            } => crate::record_fork_disposition(workspace, &operation_id, disposition, now_ms)
+                .map(json),
+            Command::CommitFork {
+                operation_id,
+                now_ms,
+            } => crate::commit_fork(workspace, &operation_id, now_ms).map(json),
+            Command::GetForkOperation { operation_id } => {
+                crate::get_fork_operation(workspace, &operation_id).map(json)
+            }
+            Command::AcknowledgeForkOperation {
+                operation_id,
+                now_ms,
+            } => crate::acknowledge_fork_operation(workspace, &operation_id, now_ms).map(json),
+            Command::RecoverForkOperations { now_ms } => {
+                crate::recover_fork_operations(workspace, now_ms).map(json)
+            }
+            Command::ClaimForkProviderBinding { key, now_ms } => {
+                crate::claim_fork_provider_binding(workspace, &key, now_ms).map(json)
+            }
+            Command::CompleteForkProviderBinding {
+                operation_id,
+                now_ms,
+            } => crate::complete_fork_provider_binding(workspace, &operation_id, now_ms).map(json),
+            Command::GetLineage { key } => crate::get_lineage(workspace, &key).map(json),
+            Command::ForkProjection {
+                keys,
+                mode,
+                answers,
+            } => crate::capabilities::fork_projection(workspace, keys, mode, answers).map(json),
         }
     }
 }
