@@ -110,6 +110,23 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("persist_compaction_result.json"),
     ),
     ("flush_receipts.json", include_str!("flush_receipts.json")),
+    ("turns_lifecycle.json", include_str!("turns_lifecycle.json")),
+    (
+        "fork_accepted_commits_child.json",
+        include_str!("fork_accepted_commits_child.json"),
+    ),
+    (
+        "fork_rejected_and_unknown.json",
+        include_str!("fork_rejected_and_unknown.json"),
+    ),
+    (
+        "fork_idempotency_and_barrier.json",
+        include_str!("fork_idempotency_and_barrier.json"),
+    ),
+    (
+        "fork_commits_frozen_snapshot.json",
+        include_str!("fork_commits_frozen_snapshot.json"),
+    ),
 ];
 
 #[derive(Debug, Deserialize)]
