@@ -127,6 +127,30 @@ pub const FILES: &[(&str, &str)] = &[
         "fork_commits_frozen_snapshot.json",
         include_str!("fork_commits_frozen_snapshot.json"),
     ),
+    (
+        "fork_get_after_child_deleted.json",
+        include_str!("fork_get_after_child_deleted.json"),
+    ),
+    (
+        "fork_restart_recovery.json",
+        include_str!("fork_restart_recovery.json"),
+    ),
+    (
+        "fork_target_context_policy.json",
+        include_str!("fork_target_context_policy.json"),
+    ),
+    (
+        "fork_provider_state_binding.json",
+        include_str!("fork_provider_state_binding.json"),
+    ),
+    (
+        "fork_boundary_errors.json",
+        include_str!("fork_boundary_errors.json"),
+    ),
+    (
+        "fork_capability_projection.json",
+        include_str!("fork_capability_projection.json"),
+    ),
 ];
 
 #[derive(Debug, Deserialize)]
