@@ -4,11 +4,13 @@
 //! them are in `fork_ops.rs`.
 //!
 //! ```text
-//!   fork ──► prepared ──begin_fork_dispatch──► dispatching ──accepted──► provider_accepted ──commit_fork──► committed
-//!              │ (frozen)                      │ (dispatching)  │                │ (materializing)                  │
-//!              │                               │                ├─rejected──► failed ◄──source/target gone─┘        acknowledge
-//!              │                               │                └─unknown───► unknown                               (once)
-//!              └─ restart: continue            └─ restart: unknown            restart: commit only
+//!    fork          begin_fork_dispatch    record_fork_disposition       commit_fork
+//!     ─► prepared ─────► dispatching ─────── accepted ──► provider_accepted ──► committed ─► acknowledged (once)
+//!        (frozen)        (dispatching)                    (materializing)
+//!                          ├─ rejected ─► failed            └─ source reset / target taken ─► failed
+//!                          └─ unknown ──► unknown
+//!
+//! restart recovery: dispatching ─► unknown · prepared: dispatch continues · provider_accepted: commit only
 //! ```
 //!
 //! Every transition is a compare-and-set on the stored operation record; a transition
