@@ -628,4 +628,18 @@ mod tests {
         };
         assert_eq!(request.token_count, Some(3));
     }
+
+    #[test]
+    fn test_fork_calls_reject_unknown_fields() {
+        let misspelt = r#"{"op":"fork","source_key":"s","operation_id":"o","now_ms":1,
+            "request":{"request_id":"r","target_key":"t","target_session_id":"t1",
+            "throughTurnId":"turn-1"}}"#;
+        assert!(serde_json::from_str::<Command>(misspelt).is_err());
+        let disposition = r#"{"op":"record_fork_disposition","operation_id":"o","now_ms":1,
+            "disposition":{"disposition":"rejected","error":"no","code":"x"}}"#;
+        assert!(serde_json::from_str::<Command>(disposition).is_err());
+        let good = r#"{"op":"record_fork_disposition","operation_id":"o","now_ms":1,
+            "disposition":{"disposition":"rejected","error":"no","reason":"attachment_unsupported"}}"#;
+        assert!(serde_json::from_str::<Command>(good).is_ok());
+    }
 }

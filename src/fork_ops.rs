@@ -380,11 +380,13 @@ pub fn record_fork_disposition(
             target_provider_session_id: Some(id),
             ..
         } => check_id("target_provider_session_id", id),
-        Disposition::Rejected {
-            reason: Some(reason),
-            ..
-        } => check_id("reason", reason),
-        _ => Ok(()),
+        Disposition::Accepted { .. } => Ok(()),
+        Disposition::Rejected { error, reason } => validate::content(error)
+            .map_err(|e| Error::invalid("error", e.to_string()))
+            .and_then(|()| reason.as_deref().map_or(Ok(()), |r| check_id("reason", r))),
+        Disposition::Unknown { error } => {
+            validate::content(error).map_err(|e| Error::invalid("error", e.to_string()))
+        }
     };
     if let Err(e) = checked {
         return Operation::failed(workspace, e);

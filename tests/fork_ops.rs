@@ -296,3 +296,80 @@ fn test_committed_fork_records_survive_as_written() {
             .is_none()
     );
 }
+
+/// Counts the reads that touch each key tag.
+struct CountingReads {
+    inner: MemoryStorage,
+    reads: std::cell::RefCell<std::collections::BTreeMap<u8, usize>>,
+}
+
+impl CountingReads {
+    fn count(&self, tag: u8) -> usize {
+        self.reads.borrow().get(&tag).copied().unwrap_or(0)
+    }
+    fn note(&self, key: &[u8]) {
+        if let Some(tag) = key.first() {
+            *self.reads.borrow_mut().entry(*tag).or_default() += 1;
+        }
+    }
+}
+
+impl Storage for CountingReads {
+    fn get(&self, ws: &str, key: &[u8]) -> Result<Option<Vec<u8>>, spool::StorageError> {
+        self.note(key);
+        self.inner.get(ws, key)
+    }
+    fn range(
+        &self,
+        ws: &str,
+        q: &spool::RangeQuery,
+    ) -> Result<Vec<spool::Kv>, spool::StorageError> {
+        self.note(&q.range.start);
+        self.inner.range(ws, q)
+    }
+    fn commit(&self, ws: &str, batch: spool::Batch) -> Result<(), spool::StorageError> {
+        self.inner.commit(ws, batch)
+    }
+}
+
+#[test]
+fn test_projections_read_lineage_once_per_session_and_write_nothing() {
+    use spool::capabilities::{ProjectionMode, fork_projection};
+    let storage = CountingReads {
+        inner: committed(),
+        reads: Default::default(),
+    };
+    let before = dump(&storage.inner, WS);
+    let keys = vec![SRC.to_owned(), CHILD.to_owned()];
+    for mode in [
+        ProjectionMode::List,
+        ProjectionMode::Detail,
+        ProjectionMode::Hydration,
+    ] {
+        storage.reads.borrow_mut().clear();
+        let projection = run(
+            &storage,
+            fork_projection(WS, keys.clone(), mode, Vec::new()),
+        )
+        .expect("projection");
+        assert_eq!(projection.sessions.len(), 2);
+        assert_eq!(
+            storage.count(keys::LINEAGE),
+            2,
+            "{mode:?}: one lineage read each"
+        );
+        assert_eq!(
+            storage.count(keys::SESSION),
+            2,
+            "{mode:?}: one record read each"
+        );
+        assert_eq!(
+            storage.count(keys::TURN),
+            2,
+            "{mode:?}: one turn range each"
+        );
+        assert_eq!(storage.count(keys::FORK_OPERATION), 0, "{mode:?}");
+        assert!(projection.sessions[1].forked_from.is_some());
+    }
+    assert_eq!(dump(&storage.inner, WS), before);
+}
