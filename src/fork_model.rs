@@ -185,7 +185,8 @@ pub struct ForkRequest {
     pub target_key: String,
     /// Identity of the child session.
     pub target_session_id: String,
-    /// Fork through this (settled) turn; absent: the whole session as it is now.
+    /// Fork through this (settled) turn; absent: the whole session as it is now (no
+    /// turn may be running).
     #[serde(default)]
     pub through_turn_id: Option<String>,
     /// The working directory prepared for the child; wins over the source's.

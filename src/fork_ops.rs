@@ -216,8 +216,12 @@ async fn prepare(
             )
         }
         None => {
+            // The whole session as it is: only a running turn (no boundary yet) stops it.
             let latest = latest_turn(io, &sid).await?;
-            if let Some(l) = &latest {
+            if let Some(l) = latest
+                .as_ref()
+                .filter(|l| l.turn.phase == TurnPhase::Running)
+            {
                 check_closed(&l.turn)?;
             }
             let point = point_of(ForkPointKind::Session, latest.as_ref().map(|l| &l.turn));
