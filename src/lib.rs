@@ -36,10 +36,13 @@
     forbid(unsafe_code)
 )]
 
+pub mod capabilities;
 pub mod command;
 pub mod compaction;
 mod error;
 mod fork;
+pub mod fork_model;
+mod fork_ops;
 pub mod import;
 pub mod keys;
 mod lifecycle;
@@ -55,6 +58,7 @@ mod states;
 mod storage;
 pub mod threads;
 mod transcript;
+pub mod turns;
 pub mod validate;
 
 #[cfg(all(feature = "component", target_arch = "wasm32"))]
@@ -64,6 +68,11 @@ mod component;
 pub use command::{Command, execute, execute_with};
 pub use error::Error;
 pub use fork::{branch, lineage, list_children};
+pub use fork_ops::{
+    acknowledge_fork_operation, begin_fork_dispatch, claim_fork_provider_binding, commit_fork,
+    complete_fork_provider_binding, fork, get_fork_operation, get_lineage, record_fork_disposition,
+    recover_fork_operations,
+};
 pub use lifecycle::{
     apply_intent, cap_entries, delete_session, finish, get_or_create, prune_stale, resume, update,
 };
@@ -93,4 +102,5 @@ pub use threads::{
     ThreadBinding, ThreadPlan, TurnCommit, TurnCommitted, commit_turn, plan_provider_thread,
 };
 pub use transcript::{append_entry, count_entries, get_entry, read_page, truncate};
+pub use turns::{get_turn, interrupt_turn, session_turns, settle_turn, start_turn};
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

@@ -171,6 +171,47 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("branch_isolation_child_writes.json"),
     ),
     ("branch_chains.json", include_str!("branch_chains.json")),
+    ("turns_lifecycle.json", include_str!("turns_lifecycle.json")),
+    (
+        "fork_accepted_commits_child.json",
+        include_str!("fork_accepted_commits_child.json"),
+    ),
+    (
+        "fork_rejected_and_unknown.json",
+        include_str!("fork_rejected_and_unknown.json"),
+    ),
+    (
+        "fork_idempotency_and_barrier.json",
+        include_str!("fork_idempotency_and_barrier.json"),
+    ),
+    (
+        "fork_commits_frozen_snapshot.json",
+        include_str!("fork_commits_frozen_snapshot.json"),
+    ),
+    (
+        "fork_get_after_child_deleted.json",
+        include_str!("fork_get_after_child_deleted.json"),
+    ),
+    (
+        "fork_restart_recovery.json",
+        include_str!("fork_restart_recovery.json"),
+    ),
+    (
+        "fork_target_context_policy.json",
+        include_str!("fork_target_context_policy.json"),
+    ),
+    (
+        "fork_provider_state_binding.json",
+        include_str!("fork_provider_state_binding.json"),
+    ),
+    (
+        "fork_boundary_errors.json",
+        include_str!("fork_boundary_errors.json"),
+    ),
+    (
+        "fork_capability_projection.json",
+        include_str!("fork_capability_projection.json"),
+    ),
 ];
 
 #[derive(Debug, Deserialize)]
