@@ -244,8 +244,23 @@ pub fn select_resume(
         .filter(|r| r.status == "done" && !is_synthetic(&r.session_id, agent))
         .collect();
     done.sort_by(|a, b| done_order(b).cmp(&done_order(a)));
+    // The decisive row of every token in one pass, exactly as `newest` picks it (the
+    // last of equal maxima wins), so the walk below stays linear in the history.
+    let mut decisive_rows: BTreeMap<&str, &RunRecord> = BTreeMap::new();
+    for r in history
+        .iter()
+        .filter(|r| r.agent_type == agent && project.is_none_or(|p| r.project_id == p))
+    {
+        let rank = |r: &RunRecord| (r.updated_at, policy.kills(agent, &r.status));
+        match decisive_rows.get(r.session_id.as_str()) {
+            Some(d) if rank(d) > rank(r) => {}
+            _ => {
+                decisive_rows.insert(r.session_id.as_str(), r);
+            }
+        }
+    }
     for row in done {
-        let decisive = newest(history, agent, project, &row.session_id, policy);
+        let decisive = decisive_rows.get(row.session_id.as_str());
         if decisive.is_some_and(|d| !policy.kills(agent, &d.status)) {
             return resume(&row.session_id, query);
         }

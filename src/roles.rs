@@ -1,22 +1,30 @@
 //! Role sessions and external run records: the storage side of resume selection
-//! (SPEC §4). The rules themselves are the plain functions of [`crate::resume`]; the
+//! (SPEC §4). The rules themselves are the plain functions of [`resume`](mod@crate::resume); the
 //! operations here read what they need, apply the decision and write it in one commit.
 //!
 //! A **role session** (e.g. `role-runtime::run-1::cto`) keeps adapter state keyed by
 //! agent type in `adapter_state`, beside any other keys its owner put there (legacy flat
 //! resume keys, `selected_execution_agent`, …). A **run record** is one external run of
-//! an agent CLI; selection reads only the rows it needs through two indexes:
+//! an agent CLI. Selection reads only the rows it needs, through indexes of `done` runs
+//! with real (non-synthetic) tokens that are kept in step with every run written:
 //!
 //! | tag | key | value |
 //! |-----|-----|-------|
 //! | `o` | `o · role_session_id` | role session record |
 //! | `u` | `u · agent_type · token · project_id · task_id` | run record |
-//! | `d` | `d · agent_type · updated_at · token · project_id · task_id` | empty: a `done` run with a real token |
+//! | `v` | `v · agent_type · token` | the token's write counter: writes to one token serialize on it |
+//! | `d` | `d · agent_type · updated_at · token · project_id · task_id` | empty: every `done` run |
+//! | `p` | `p · agent_type · project_id · updated_at · token · task_id` | empty: the same, by project |
+//! | `w` | `w · agent_type · updated_at · token · project_id · task_id` | empty: `done` runs of tokens whose newest run is not a terminal failure |
+//! | `z` | `z · agent_type · project_id · updated_at · token · task_id` | empty: `done` runs of tokens whose newest run in that project is not a terminal failure |
 //!
-//! With role state, selection reads the role record and the rows of one token. Without
-//! it, selection walks the `d` index newest first and reads the rows of each token it
-//! meets until one is alive, which is what [`crate::resume::select_resume`] would pick
-//! over the whole history (rows sharing a time are ordered the same way there).
+//! With role state (or a preconfigured token), selection reads the role record and the
+//! rows of one token. Without it, the newest key of one index answers: `w`/`z` for agents
+//! whose tokens die with a failed run, `d`/`p` for agents whose tokens survive failures,
+//! the by-project ones when the task names a project. Either way selection reads a
+//! constant number of records, and its answer is what [`crate::resume::select_resume`]
+//! gives over the whole history (`tests/resume_props.rs` checks this). Writing a run
+//! reads the rows of its token and rewrites that token's index keys.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,9 +48,14 @@ pub const ROLE: u8 = b'o';
 pub const RUN: u8 = b'u';
 /// Tag of the index of `done` runs.
 pub const DONE: u8 = b'd';
-
-/// How many index entries selection reads at a time.
-const SCAN: u32 = 64;
+/// Tag of the index of `done` runs by project.
+pub const DONE_IN_PROJECT: u8 = b'p';
+/// Tag of the index of `done` runs of live tokens.
+pub const LIVE: u8 = b'w';
+/// Tag of the index of `done` runs of tokens live in their project.
+pub const LIVE_IN_PROJECT: u8 = b'z';
+/// Tag of per-token write counters.
+pub const TOKEN: u8 = b'v';
 
 /// A role session: the adapter state its agents leave for the next task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -198,19 +211,57 @@ fn run_key(run: &RunRecord) -> Vec<u8> {
         .finish()
 }
 
-fn done_key(run: &RunRecord) -> Vec<u8> {
-    KeyBuf::new(DONE)
-        .str(&run.agent_type)
-        .u64(run.updated_at)
-        .str(&run.session_id)
-        .str(&run.project_id)
-        .str(&run.task_id)
-        .finish()
-}
-
-/// Whether `run` belongs in the `done` index.
+/// Whether `run` can be resumed from history at all: `done`, with a real token.
 fn indexed(run: &RunRecord) -> bool {
     run.status == "done" && !resume::is_synthetic(&run.session_id, &run.agent_type)
+}
+
+fn terminal(run: &RunRecord) -> bool {
+    resume::TERMINAL_FAILURES.contains(&run.status.as_str())
+}
+
+/// Whether the newest of `rows` (ties: a terminal failure wins, as in
+/// [`resume::newest`]) is not a terminal failure.
+fn live<'a>(rows: impl Iterator<Item = &'a RunRecord>) -> bool {
+    rows.max_by_key(|r| (r.updated_at, terminal(r)))
+        .is_some_and(|r| !terminal(r))
+}
+
+/// Every index key of the runs of one agent's token.
+fn index_keys(rows: &[RunRecord]) -> BTreeSet<Vec<u8>> {
+    let live_overall = live(rows.iter());
+    let mut out = BTreeSet::new();
+    for r in rows.iter().filter(|r| indexed(r)) {
+        let (a, t, p, k) = (&r.agent_type, &r.session_id, &r.project_id, &r.task_id);
+        let at = r.updated_at;
+        let flat = |tag| {
+            KeyBuf::new(tag)
+                .str(a)
+                .u64(at)
+                .str(t)
+                .str(p)
+                .str(k)
+                .finish()
+        };
+        let by_project = |tag| {
+            KeyBuf::new(tag)
+                .str(a)
+                .str(p)
+                .u64(at)
+                .str(t)
+                .str(k)
+                .finish()
+        };
+        out.insert(flat(DONE));
+        out.insert(by_project(DONE_IN_PROJECT));
+        if live_overall {
+            out.insert(flat(LIVE));
+        }
+        if live(rows.iter().filter(|o| o.project_id == *p)) {
+            out.insert(by_project(LIVE_IN_PROJECT));
+        }
+    }
+    out
 }
 
 fn policy(surviving: &Option<Vec<String>>) -> ResumePolicy {
@@ -427,39 +478,42 @@ fn check_run(run: &NewRun) -> Result<(), Error> {
     check_map("metadata", &run.metadata)
 }
 
-/// Adds to `batch` the writes that store `run` (replacing `old`, the row with the same
-/// agent, token, project and task) and keep the `done` index in step.
-pub(crate) fn stage_run(
-    batch: &mut Batch,
-    old: Option<(&RunRecord, &[u8])>,
-    run: &RunRecord,
-) -> Result<(), Error> {
-    let key = run_key(run);
-    match old {
-        Some((old, bytes)) => {
-            batch.require_equals(key.clone(), bytes.to_vec());
-            if indexed(old) {
-                batch.delete(done_key(old));
-            }
+/// Adds to `batch` the writes that store `run` (replacing the row with the same agent,
+/// token, project and task) and bring its token's index keys in step. Reads the token's
+/// rows and write counter; the commit is guarded by the counter.
+pub(crate) async fn stage_run(io: &Io, batch: &mut Batch, run: &RunRecord) -> Result<(), Error> {
+    let counter_key = KeyBuf::new(TOKEN)
+        .str(&run.agent_type)
+        .str(&run.session_id)
+        .finish();
+    let next = match io.get(counter_key.clone()).await? {
+        Some(bytes) => {
+            let count: u64 = record::decode(&counter_key, &bytes)?;
+            batch.require_equals(counter_key.clone(), bytes);
+            count.saturating_add(1)
         }
-        None => batch.require_absent(key.clone()),
+        None => {
+            batch.require_absent(counter_key.clone());
+            1
+        }
+    };
+    batch.put(counter_key, record::encode(&next)?);
+    let before = rows_of(io, &run.agent_type, &run.session_id).await?;
+    let mut after: Vec<RunRecord> = before
+        .iter()
+        .filter(|r| (&r.project_id, &r.task_id) != (&run.project_id, &run.task_id))
+        .cloned()
+        .collect();
+    after.push(run.clone());
+    let (old, new) = (index_keys(&before), index_keys(&after));
+    for gone in old.difference(&new) {
+        batch.delete(gone.clone());
     }
-    batch.put(key, record::encode(run)?);
-    if indexed(run) {
-        batch.put(done_key(run), Vec::new());
+    for added in new.difference(&old) {
+        batch.put(added.clone(), Vec::new());
     }
+    batch.put(run_key(run), record::encode(run)?);
     Ok(())
-}
-
-pub(crate) async fn load_run(
-    io: &Io,
-    run: &RunRecord,
-) -> Result<Option<(RunRecord, Vec<u8>)>, Error> {
-    let key = run_key(run);
-    match io.get(key.clone()).await? {
-        None => Ok(None),
-        Some(bytes) => Ok(Some((record::decode(&key, &bytes)?, bytes))),
-    }
 }
 
 fn stamp(run: NewRun, now_ms: u64) -> RunRecord {
@@ -486,13 +540,8 @@ pub fn record_run(workspace: &str, run: NewRun, now_ms: u64) -> Operation<RunRec
     Operation::new(workspace, move |io| {
         let run = stamp(run.clone(), now_ms);
         async move {
-            let old = load_run(&io, &run).await?;
             let mut batch = Batch::default();
-            stage_run(
-                &mut batch,
-                old.as_ref().map(|(r, b)| (r, b.as_slice())),
-                &run,
-            )?;
+            stage_run(&io, &mut batch, &run).await?;
             io.commit(batch).await?;
             Ok(run)
         }
@@ -601,8 +650,7 @@ async fn rows_of(io: &Io, agent: &str, token: &str) -> Result<Vec<RunRecord>, Er
 }
 
 /// The history rows selection needs: the candidate token's rows, or, without one, the
-/// rows of each token met walking the `done` index newest first, up to the first token
-/// that is still alive.
+/// rows of the token of the newest key of the index that answers this query.
 async fn history_for(
     io: &Io,
     query: &ResumeQuery,
@@ -610,52 +658,36 @@ async fn history_for(
     policy: &ResumePolicy,
 ) -> Result<Vec<RunRecord>, Error> {
     let agent = query.agent_type.as_str();
-    let project = query.project_id.as_deref();
     if let Some(token) = candidate {
         return rows_of(io, agent, token).await;
     }
-    let index = KeyRange::prefix(&KeyBuf::new(DONE).str(agent).finish());
-    let mut end = index.end.clone();
-    let mut seen = BTreeSet::new();
-    let mut history = Vec::new();
-    loop {
-        let chunk = io
-            .range(RangeQuery {
-                range: KeyRange {
-                    start: index.start.clone(),
-                    end: end.clone(),
-                },
-                limit: SCAN,
-                reverse: true,
-            })
-            .await?;
-        let exhausted = chunk.len() < SCAN as usize;
-        for kv in &chunk {
-            end = Some(kv.key.clone());
-            let decoded = keys::read_u64(&kv.key, index.start.len())
-                .and_then(|(_, at)| keys::read_str(&kv.key, at))
-                .and_then(|(token, at)| keys::read_str(&kv.key, at).map(|(p, _)| (token, p)));
-            let Some((token, row_project)) = decoded else {
-                return Err(Error::Corruption {
-                    key: keys::display(&kv.key),
-                    detail: "not a run index key".into(),
-                });
-            };
-            if project.is_some_and(|p| p != row_project) || !seen.insert(token.clone()) {
-                continue;
-            }
-            let rows = rows_of(io, agent, &token).await?;
-            let alive = resume::newest(&rows, agent, project, &token, policy)
-                .is_some_and(|d| !policy.kills(agent, &d.status));
-            history.extend(rows);
-            if alive {
-                return Ok(history);
-            }
-        }
-        if exhausted {
-            return Ok(history);
-        }
-    }
+    // Whether a failed run kills this agent's tokens under this policy.
+    let dies = policy.kills(agent, "failed");
+    let prefix = match (&query.project_id, dies) {
+        (None, false) => KeyBuf::new(DONE).str(agent).finish(),
+        (None, true) => KeyBuf::new(LIVE).str(agent).finish(),
+        (Some(p), false) => KeyBuf::new(DONE_IN_PROJECT).str(agent).str(p).finish(),
+        (Some(p), true) => KeyBuf::new(LIVE_IN_PROJECT).str(agent).str(p).finish(),
+    };
+    let newest = io
+        .range(RangeQuery {
+            range: KeyRange::prefix(&prefix),
+            limit: 1,
+            reverse: true,
+        })
+        .await?;
+    let Some(kv) = newest.first() else {
+        return Ok(Vec::new());
+    };
+    let Some((token, _)) =
+        keys::read_u64(&kv.key, prefix.len()).and_then(|(_, at)| keys::read_str(&kv.key, at))
+    else {
+        return Err(Error::Corruption {
+            key: keys::display(&kv.key),
+            detail: "not a run index key".into(),
+        });
+    };
+    rows_of(io, agent, &token).await
 }
 
 /// Decides whether a new task resumes a provider session ([`resume::select_resume`]
@@ -789,12 +821,7 @@ async fn record_outcome(
     let mut batch = Batch::default();
     if let Some(token) = request.outcome.token.as_deref().filter(|t| !t.is_empty()) {
         let run = stamp(run_of(&request, token), now_ms);
-        let old = load_run(io, &run).await?;
-        stage_run(
-            &mut batch,
-            old.as_ref().map(|(r, b)| (r, b.as_slice())),
-            &run,
-        )?;
+        stage_run(io, &mut batch, &run).await?;
     }
     if let Some(old) = &role {
         let mut changed = old.role.clone();
@@ -814,23 +841,43 @@ async fn record_outcome(
 mod tests {
     use super::*;
 
-    #[test]
-    fn test_done_index_keys_order_newest_last_within_an_agent() {
-        let run = |at: u64, token: &str| RunRecord {
+    fn run(at: u64, token: &str, project: &str, task: &str, status: &str) -> RunRecord {
+        RunRecord {
             agent_type: "codex".into(),
             session_id: token.into(),
+            project_id: project.into(),
+            task_id: task.into(),
+            status: status.into(),
             updated_at: at,
             ..RunRecord::default()
-        };
-        assert!(done_key(&run(5, "b")) < done_key(&run(6, "a")));
-        assert!(done_key(&run(5, "a")) < done_key(&run(5, "b")));
-        let other_agent = RunRecord {
-            agent_type: "codexx".into(),
-            ..run(0, "a")
-        };
-        assert!(
-            !KeyRange::prefix(&KeyBuf::new(DONE).str("codex").finish())
-                .contains(&done_key(&other_agent))
-        );
+        }
+    }
+
+    fn tags(keys: &BTreeSet<Vec<u8>>) -> Vec<u8> {
+        keys.iter().map(|k| k[0]).collect()
+    }
+
+    #[test]
+    fn test_a_newer_failure_takes_a_token_out_of_the_live_indexes_only() {
+        let done = run(5, "tok", "p1", "t1", "done");
+        assert_eq!(tags(&index_keys(std::slice::from_ref(&done))), b"dpwz");
+        let failed = run(6, "tok", "p1", "t2", "failed");
+        assert_eq!(tags(&index_keys(&[done.clone(), failed])), b"dp");
+        // A failure in another project kills the token overall, not in `p1`.
+        let elsewhere = run(6, "tok", "p2", "t2", "failed");
+        assert_eq!(tags(&index_keys(&[done.clone(), elsewhere])), b"dpz");
+        // Ties: the failure wins.
+        let tie = run(5, "tok", "p1", "t3", "hard_timeout");
+        assert_eq!(tags(&index_keys(&[done, tie])), b"dp");
+        // Synthetic ids and unfinished runs are never indexed.
+        let synthetic = run(9, "codex:p1:t9", "p1", "t9", "done");
+        assert!(index_keys(&[synthetic, run(9, "tok", "p1", "t4", "working")]).is_empty());
+    }
+
+    #[test]
+    fn test_index_keys_order_newest_last_within_an_agent() {
+        let first = |r: RunRecord| index_keys(&[r]).into_iter().next().unwrap_or_default();
+        assert!(first(run(5, "b", "p", "t", "done")) < first(run(6, "a", "p", "t", "done")));
+        assert!(first(run(5, "a", "p", "t", "done")) < first(run(5, "b", "p", "t", "done")));
     }
 }

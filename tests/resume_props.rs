@@ -70,6 +70,55 @@ proptest! {
     }
 }
 
+/// The history walk as first written: the decisive row of each `done` row's token
+/// found by [`spool::resume::newest`] over the whole history (quadratic; the reference).
+fn reference_walk(
+    query: &ResumeQuery,
+    history: &[RunRecord],
+    policy: &ResumePolicy,
+) -> Option<String> {
+    let agent = query.agent_type.as_str();
+    let project = query.project_id.as_deref();
+    let mut done: Vec<&RunRecord> = history
+        .iter()
+        .filter(|r| r.agent_type == agent && project.is_none_or(|p| r.project_id == p))
+        .filter(|r| r.status == "done" && !is_synthetic(&r.session_id, agent))
+        .collect();
+    done.sort_by(|a, b| spool::resume::done_order(b).cmp(&spool::resume::done_order(a)));
+    done.into_iter()
+        .find(|row| {
+            spool::resume::newest(history, agent, project, &row.session_id, policy)
+                .is_some_and(|d| !policy.kills(agent, &d.status))
+        })
+        .map(|row| row.session_id.clone())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn test_history_walk_matches_the_per_token_reference(
+        history in proptest::collection::vec(record(), 0..40),
+        agent in 0usize..3,
+        any_project in any::<bool>(),
+    ) {
+        let policy = ResumePolicy::default();
+        let query = ResumeQuery {
+            agent_type: AGENTS[agent].into(),
+            project_id: (!any_project).then(|| "proj1".into()),
+            scope_id: None,
+            role_state: None,
+            preconfigured: None,
+        };
+        let decision = select_resume(&query, &history, &policy);
+        let expected = reference_walk(&query, &history, &policy);
+        prop_assert_eq!(decision.mode == "resume", expected.is_some());
+        if let Some(token) = expected {
+            prop_assert_eq!(decision.session_id, token);
+        }
+    }
+}
+
 /// One stored run: agent, token, project, task, status, time.
 type Row = (usize, u8, bool, u8, usize, u64, bool);
 

@@ -7,10 +7,15 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use spool::compaction::{
     CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
 };
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
     AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
-    NewContextState, NoArchive, Order, Page, PageRequest, Session, SessionList, Storage,
-    TruncateOutcome, UpdateRequest,
+    NewContextState, NewRoleSession, NewRun, NoArchive, Order, OutcomeRequest, Page, PageRequest,
+    ResumeRequest, RoleSession, RunFilter, RunList, Session, SessionList, Storage, ThreadPlan,
+    TruncateOutcome, TurnCommit, TurnCommitted, UpdateRequest,
 };
 
 use crate::archive::ArchiveDir;
@@ -506,6 +511,130 @@ impl Spool {
     ) -> Result<Summary, Error> {
         self.instance
             .set_flush_receipt(&self.workspace, key, compaction_id, status)
+    }
+
+    /// Creates or replaces a role session (its whole adapter state is replaced).
+    pub fn save_role_session(&mut self, role: NewRoleSession) -> Result<RoleSession, Error> {
+        let now = (self.clock)();
+        self.instance.save_role_session(&self.workspace, role, now)
+    }
+
+    /// The role session `role_session_id`, or `None`.
+    pub fn get_role_session(
+        &mut self,
+        role_session_id: &str,
+    ) -> Result<Option<RoleSession>, Error> {
+        self.instance
+            .get_role_session(&self.workspace, role_session_id)
+    }
+
+    /// Sets (latest wins) or, with `None`, clears the adapter state of `agent_type` in a
+    /// role session; `false` when the role session does not exist.
+    pub fn update_role_adapter_state(
+        &mut self,
+        role_session_id: &str,
+        agent_type: &str,
+        state: Option<&BTreeMap<String, Value>>,
+    ) -> Result<bool, Error> {
+        let now = (self.clock)();
+        self.instance.update_role_adapter_state(
+            &self.workspace,
+            role_session_id,
+            agent_type,
+            state,
+            now,
+        )
+    }
+
+    /// The adapter state of `agent_type` in a role session, or `None`.
+    pub fn get_role_adapter_state(
+        &mut self,
+        role_session_id: &str,
+        agent_type: &str,
+    ) -> Result<Option<BTreeMap<String, Value>>, Error> {
+        self.instance
+            .get_role_adapter_state(&self.workspace, role_session_id, agent_type)
+    }
+
+    /// Records an external agent run, stamped with the clock's time.
+    pub fn record_run(&mut self, run: NewRun) -> Result<RunRecord, Error> {
+        let now = (self.clock)();
+        self.instance.record_run(&self.workspace, run, now)
+    }
+
+    /// One page of external runs passing `filter` (`limit` 1 to 1000).
+    pub fn list_runs(
+        &mut self,
+        filter: &RunFilter,
+        limit: u32,
+        cursor: Option<&str>,
+    ) -> Result<RunList, Error> {
+        self.instance
+            .list_runs(&self.workspace, filter, limit, cursor)
+    }
+
+    /// Decides whether a new task resumes a provider session; applies the decision's
+    /// role-state clear.
+    ///
+    /// ```
+    /// use spool::{NewRun, ResumeRequest};
+    /// use spool_host::Spool;
+    ///
+    /// let mut spool = Spool::builder().open()?;
+    /// spool.record_run(NewRun {
+    ///     agent_type: "codex".into(),
+    ///     project_id: "p1".into(),
+    ///     session_id: "thread-abc".into(),
+    ///     task_id: "t1".into(),
+    ///     status: "done".into(),
+    ///     role_session_id: None,
+    ///     workspace_path: None,
+    ///     run_mode: None,
+    ///     metadata: Default::default(),
+    /// })?;
+    /// let decision = spool.select_resume(ResumeRequest {
+    ///     agent_type: "codex".into(),
+    ///     role_session_id: None,
+    ///     project_id: Some("p1".into()),
+    ///     scope_id: None,
+    ///     preconfigured: None,
+    ///     surviving_agents: None,
+    /// })?;
+    /// assert_eq!((decision.mode.as_str(), decision.session_id.as_str()), ("resume", "thread-abc"));
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn select_resume(&mut self, request: ResumeRequest) -> Result<ResumeDecision, Error> {
+        self.instance.select_resume(&self.workspace, request)
+    }
+
+    /// Records a task's outcome (its run row and the change to its role's adapter
+    /// state), stamped with the clock's time.
+    pub fn record_task_outcome(
+        &mut self,
+        request: OutcomeRequest,
+    ) -> Result<TaskOutcomeEffects, Error> {
+        let now = (self.clock)();
+        self.instance
+            .record_task_outcome(&self.workspace, request, now)
+    }
+
+    /// Whether a new agent of `agent_type` resumes the thread bound to the session under
+    /// `key` or starts one (`dead_thread`: a thread the provider refused to resume).
+    pub fn plan_provider_thread(
+        &mut self,
+        key: &str,
+        agent_type: &str,
+        dead_thread: Option<&str>,
+    ) -> Result<ThreadPlan, Error> {
+        self.instance
+            .plan_provider_thread(&self.workspace, key, agent_type, dead_thread)
+    }
+
+    /// Appends a turn's entries and records its provider thread in one commit, stamped
+    /// with the clock's time.
+    pub fn commit_turn(&mut self, key: &str, turn: TurnCommit) -> Result<TurnCommitted, Error> {
+        let now = (self.clock)();
+        self.instance.commit_turn(&self.workspace, key, turn, now)
     }
 }
 

@@ -7,10 +7,15 @@ use std::sync::OnceLock;
 use spool::compaction::{
     CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
 };
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
     AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
-    NewContextState, NoArchive, Page, PageRequest, Session, SessionList, Storage, StorageError,
-    TruncateOutcome, UpdateRequest,
+    NewContextState, NewRoleSession, NewRun, NoArchive, OutcomeRequest, Page, PageRequest,
+    ResumeRequest, RoleSession, RunFilter, RunList, Session, SessionList, Storage, StorageError,
+    ThreadPlan, TruncateOutcome, TurnCommit, TurnCommitted, UpdateRequest,
 };
 use wasmtime::{Config, Engine, Store, StoreLimitsBuilder};
 
@@ -579,5 +584,122 @@ impl Instance {
         status: &str,
     ) -> Result<Summary, Error> {
         self.call(|e, s| e.set_flush_receipt(s, workspace, key, compaction_id, status))
+    }
+
+    /// Creates or replaces the role session `role.role_session_id` (its whole adapter
+    /// state is replaced; `created_at` survives a replacement).
+    pub fn save_role_session(
+        &mut self,
+        workspace: &str,
+        role: NewRoleSession,
+        now_ms: u64,
+    ) -> Result<RoleSession, Error> {
+        self.call(|e, s| e.save_role_session(s, workspace, role, now_ms))
+    }
+
+    /// The role session `role_session_id`, or `None`.
+    pub fn get_role_session(
+        &mut self,
+        workspace: &str,
+        role_session_id: &str,
+    ) -> Result<Option<RoleSession>, Error> {
+        self.call(|e, s| e.get_role_session(s, workspace, role_session_id))
+    }
+
+    /// Sets (latest wins) or, with `None`, clears the adapter state of `agent_type` in a
+    /// role session; clearing also drops the legacy flat resume keys. `false` when the
+    /// role session does not exist.
+    pub fn update_role_adapter_state(
+        &mut self,
+        workspace: &str,
+        role_session_id: &str,
+        agent_type: &str,
+        state: Option<&BTreeMap<String, Value>>,
+        now_ms: u64,
+    ) -> Result<bool, Error> {
+        self.call(|e, s| {
+            e.update_role_adapter_state(s, workspace, role_session_id, agent_type, state, now_ms)
+        })
+    }
+
+    /// The adapter state of `agent_type` in a role session; `None` when the role session
+    /// or its entry is missing.
+    pub fn get_role_adapter_state(
+        &mut self,
+        workspace: &str,
+        role_session_id: &str,
+        agent_type: &str,
+    ) -> Result<Option<BTreeMap<String, Value>>, Error> {
+        self.call(|e, s| e.get_role_adapter_state(s, workspace, role_session_id, agent_type))
+    }
+
+    /// Records an external agent run: one row per agent type, token, project and task
+    /// (recording it again replaces the row). Returns the stored row.
+    pub fn record_run(
+        &mut self,
+        workspace: &str,
+        run: NewRun,
+        now_ms: u64,
+    ) -> Result<RunRecord, Error> {
+        self.call(|e, s| e.record_run(s, workspace, run, now_ms))
+    }
+
+    /// One page of external runs passing `filter`, ordered by agent type, token, project
+    /// and task, `limit` (1 to 1000) at a time; `cursor` is the previous page's
+    /// `next_cursor`.
+    pub fn list_runs(
+        &mut self,
+        workspace: &str,
+        filter: &RunFilter,
+        limit: u32,
+        cursor: Option<&str>,
+    ) -> Result<RunList, Error> {
+        self.call(|e, s| e.list_runs(s, workspace, filter, limit, cursor))
+    }
+
+    /// Decides whether a new task resumes a provider session (role state first, run
+    /// history second) and applies the decision's role-state clear.
+    pub fn select_resume(
+        &mut self,
+        workspace: &str,
+        request: ResumeRequest,
+    ) -> Result<ResumeDecision, Error> {
+        self.call(|e, s| e.select_resume(s, workspace, request))
+    }
+
+    /// Records a task's outcome: its run row and the change to its role's adapter state,
+    /// in one commit. Returns what changed.
+    pub fn record_task_outcome(
+        &mut self,
+        workspace: &str,
+        request: OutcomeRequest,
+        now_ms: u64,
+    ) -> Result<TaskOutcomeEffects, Error> {
+        self.call(|e, s| e.record_task_outcome(s, workspace, request, now_ms))
+    }
+
+    /// Whether a new agent of `agent_type` resumes the provider thread bound to the
+    /// session under `key` or starts one; `dead_thread` is a thread the provider just
+    /// refused to resume.
+    pub fn plan_provider_thread(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        agent_type: &str,
+        dead_thread: Option<&str>,
+    ) -> Result<ThreadPlan, Error> {
+        self.call(|e, s| e.plan_provider_thread(s, workspace, key, agent_type, dead_thread))
+    }
+
+    /// Appends a turn's entries to the session under `key` and records the provider
+    /// thread it ran on, in one atomic commit.
+    pub fn commit_turn(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        turn: TurnCommit,
+        now_ms: u64,
+    ) -> Result<TurnCommitted, Error> {
+        self.call(|e, s| e.commit_turn(s, workspace, key, turn, now_ms))
     }
 }

@@ -15,8 +15,12 @@ mod lifecycle;
 mod parse;
 #[path = "cli/render.rs"]
 mod render;
+#[path = "cli/resume.rs"]
+mod resume;
 #[path = "cli/states.rs"]
 mod states;
+#[path = "cli/thread.rs"]
+mod thread;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -33,7 +37,9 @@ use crate::lifecycle::{
     CapArgs, FencedKeyArgs, FinishArgs, IntentArgs, KeyArgs, PruneArgs, UpdateArgs,
 };
 use crate::parse::parse_json;
+use crate::resume::{ResumeArgs, RunsCommand};
 use crate::states::StatesCommand;
+use crate::thread::ThreadCommand;
 
 const EXAMPLES: &str = "Examples:
   spool demo                                   record and show a sample agent session
@@ -48,6 +54,10 @@ const EXAMPLES: &str = "Examples:
   spool canonical agent:main:main              every entry ever appended, in order
   spool --db ~/agents.db --workspace team list --limit 50 --status running
   spool component spool.wasm                   extract the WebAssembly component
+  spool resume select --agent codex --role role-runtime::run-1::cto --project p1
+  spool resume record --agent codex --task t1 --status done --token thread-abc --project p1
+  spool runs list --agent codex
+  spool thread plan agent:main:main --agent codex --dead thread-old
 
 Exit status: 0 success, 1 the operation failed (error[<code>] on stderr), 2 usage error.";
 
@@ -171,8 +181,9 @@ enum Command {
     Reset(KeyArgs),
     /// Apply an intent to KEY: `continue`, `new-chat` or `reset-same-key`.
     Intent(IntentArgs),
-    /// Mark the session under KEY as in use now.
-    Resume(KeyArgs),
+    /// Mark the session under KEY as in use now; or, with a subcommand, resume selection
+    /// for external agent CLIs: `select`, `record`, `role create|get|set|clear`.
+    Resume(ResumeArgs),
     /// Change the model, channel, model config or metadata of the session under KEY.
     Update(UpdateArgs),
     /// Finish the session under KEY (`done`, or `failed` with `--failed`).
@@ -218,6 +229,12 @@ enum Command {
     /// Context states saved for a session: `list`, `save`, `invalidate`.
     #[command(subcommand)]
     States(StatesCommand),
+    /// External agent runs recorded for resume selection: `list`.
+    #[command(subcommand)]
+    Runs(RunsCommand),
+    /// Provider thread bindings of a session: `plan`, `commit-turn`.
+    #[command(subcommand)]
+    Thread(ThreadCommand),
     /// Record a short scripted coding-agent session (`agent:demo:main`) and show it.
     ///
     /// Running it again just shows the existing session.
@@ -383,7 +400,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         }
         Command::Reset(args) => lifecycle::reset(&mut open(&cli)?, args),
         Command::Intent(args) => lifecycle::intent(&mut open(&cli)?, args),
-        Command::Resume(args) => lifecycle::resume(&mut open(&cli)?, args),
+        Command::Resume(args) => resume::run(&mut open(&cli)?, args),
         Command::Update(args) => lifecycle::update(&mut open(&cli)?, args),
         Command::Finish(args) => lifecycle::finish(&mut open(&cli)?, args),
         Command::Archive(args) => lifecycle::archive(&mut open(&cli)?, args),
@@ -394,6 +411,8 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Entry(args) => entries::entry(&mut open(&cli)?, args),
         Command::Truncate(args) => entries::truncate(&mut open(&cli)?, args),
         Command::States(command) => states::run(&mut open(&cli)?, command),
+        Command::Runs(command) => resume::runs(&mut open(&cli)?, command),
+        Command::Thread(command) => thread::run(&mut open(&cli)?, command),
         Command::Compact(args) => compaction::compact(&mut open(&cli)?, args),
         Command::CompactResult(args) => compaction::persist(&mut open(&cli)?, args),
         Command::Canonical(args) => compaction::canonical(&mut open(&cli)?, args),

@@ -11,11 +11,13 @@ use spool::compaction::{
     CommitRequest, CompactRequest, CompactionConfig, CompactionResult, Obligation, PersistRequest,
     Prepared, Summary,
 };
+use spool::resume::{ResumeDecision, RoleStateChange, RunRecord, TaskOutcomeEffects};
 use spool::{
     AppendRequest, Archiver, Batch, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
-    KeyRange, Kv, ListFilter, Mutation, NewContextState, Order, Page, PageRequest, Precondition,
-    RangeQuery, ResetArchive, Role, Session, SessionList, SessionStatus, Storage, StorageError,
-    TruncateOutcome, TurnUsage, UpdateRequest,
+    KeyRange, Kv, ListFilter, Mutation, NewContextState, NewRoleSession, NewRun, Order,
+    OutcomeRequest, Page, PageRequest, Precondition, RangeQuery, ResetArchive, ResumeRequest, Role,
+    RoleSession, RunFilter, RunList, Session, SessionList, SessionStatus, Storage, StorageError,
+    ThreadPlan, TruncateOutcome, TurnCommit, TurnCommitted, TurnUsage, UpdateRequest,
 };
 use wasmtime::component::{HasSelf, InstancePre, Linker};
 use wasmtime::{Store, StoreLimits};
@@ -673,6 +675,277 @@ impl Exports {
             .call_set_flush_receipt(store, workspace, key, compaction_id, status);
         finish("set-flush-receipt", call, |text| from_summary(&text))
     }
+
+    pub(crate) fn save_role_session(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        role: NewRoleSession,
+        now_ms: u64,
+    ) -> Result<RoleSession, Error> {
+        let role = api::NewRoleSession {
+            adapter_state: json_object_text(&role.adapter_state),
+            role_session_id: role.role_session_id,
+            run_id: role.run_id,
+            role_id: role.role_id,
+        };
+        let call = self
+            .api()
+            .call_save_role_session(store, workspace, &role, now_ms);
+        finish("save-role-session", call, |text| from_role_session(&text))
+    }
+
+    pub(crate) fn get_role_session(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        role_session_id: &str,
+    ) -> Result<Option<RoleSession>, Error> {
+        let call = self
+            .api()
+            .call_get_role_session(store, workspace, role_session_id);
+        finish("get-role-session", call, |text| {
+            text.as_deref().map(from_role_session).transpose()
+        })
+    }
+
+    pub(crate) fn update_role_adapter_state(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        role_session_id: &str,
+        agent_type: &str,
+        state: Option<&BTreeMap<String, Value>>,
+        now_ms: u64,
+    ) -> Result<bool, Error> {
+        // An empty object is a (empty) entry, not a clear: always send the object.
+        let state = state.map(|map| Value::Object(map.clone().into_iter().collect()).to_string());
+        let call = self.api().call_update_role_adapter_state(
+            store,
+            workspace,
+            role_session_id,
+            agent_type,
+            state.as_deref(),
+            now_ms,
+        );
+        finish("update-role-adapter-state", call, Ok)
+    }
+
+    pub(crate) fn get_role_adapter_state(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        role_session_id: &str,
+        agent_type: &str,
+    ) -> Result<Option<BTreeMap<String, Value>>, Error> {
+        let call =
+            self.api()
+                .call_get_role_adapter_state(store, workspace, role_session_id, agent_type);
+        finish("get-role-adapter-state", call, |text| {
+            text.map(|t| from_json_object("adapter state", role_session_id, &t))
+                .transpose()
+        })
+    }
+
+    pub(crate) fn record_run(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        run: NewRun,
+        now_ms: u64,
+    ) -> Result<RunRecord, Error> {
+        let run = api::NewRun {
+            metadata: json_object_text(&run.metadata),
+            agent_type: run.agent_type,
+            project_id: run.project_id,
+            session_id: run.session_id,
+            task_id: run.task_id,
+            status: run.status,
+            role_session_id: run.role_session_id,
+            workspace_path: run.workspace_path,
+            run_mode: run.run_mode,
+        };
+        let call = self.api().call_record_run(store, workspace, &run, now_ms);
+        finish("record-run", call, from_wit_run)
+    }
+
+    pub(crate) fn list_runs(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        filter: &RunFilter,
+        limit: u32,
+        cursor: Option<&str>,
+    ) -> Result<RunList, Error> {
+        let filter = api::RunFilter {
+            agent_type: filter.agent_type.clone(),
+            project_id: filter.project_id.clone(),
+            role_session_id: filter.role_session_id.clone(),
+        };
+        let call = self
+            .api()
+            .call_list_runs(store, workspace, &filter, limit, cursor);
+        finish("list-runs", call, |list| {
+            Ok(RunList {
+                runs: list
+                    .runs
+                    .into_iter()
+                    .map(from_wit_run)
+                    .collect::<Result<_, _>>()?,
+                next_cursor: list.next_cursor,
+            })
+        })
+    }
+
+    pub(crate) fn select_resume(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        request: ResumeRequest,
+    ) -> Result<ResumeDecision, Error> {
+        let request = api::ResumeRequest {
+            agent_type: request.agent_type,
+            role_session_id: request.role_session_id,
+            project_id: request.project_id,
+            scope_id: request.scope_id,
+            preconfigured: request.preconfigured,
+            surviving_agents: request.surviving_agents,
+        };
+        let call = self.api().call_select_resume(store, workspace, &request);
+        finish("select-resume", call, |d| {
+            Ok(ResumeDecision {
+                set_metadata: from_json_object(
+                    "metadata to set",
+                    "a resume decision",
+                    &d.set_metadata,
+                )?,
+                mode: d.mode,
+                session_id: d.session_id,
+                remove_metadata: d.remove_metadata,
+                clear_role_state: d.clear_role_state,
+            })
+        })
+    }
+
+    pub(crate) fn record_task_outcome(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        request: OutcomeRequest,
+        now_ms: u64,
+    ) -> Result<TaskOutcomeEffects, Error> {
+        let o = request.outcome;
+        let request = api::OutcomeRequest {
+            metadata: json_object_text(&request.metadata),
+            role_session_id: request.role_session_id,
+            project_id: request.project_id,
+            outcome: api::TaskOutcome {
+                agent_type: o.agent_type,
+                task_id: o.task_id,
+                status: o.status,
+                token: o.token,
+                resumed_from: o.resumed_from,
+                from_stream: o.from_stream,
+            },
+            workspace_path: request.workspace_path,
+            run_mode: request.run_mode,
+            surviving_agents: request.surviving_agents,
+        };
+        let call = self
+            .api()
+            .call_record_task_outcome(store, workspace, &request, now_ms);
+        finish("record-task-outcome", call, |e| {
+            let role_state: RoleStateChange = serde_json::from_str(&e.role_state)
+                .map_err(|err| bad_json("the role-state change of a task outcome".into(), &err))?;
+            Ok(TaskOutcomeEffects {
+                role_state,
+                set_metadata: from_json_object(
+                    "metadata to set",
+                    "a task outcome",
+                    &e.set_metadata,
+                )?,
+                remove_metadata: e.remove_metadata,
+            })
+        })
+    }
+
+    pub(crate) fn plan_provider_thread(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        agent_type: &str,
+        dead_thread: Option<&str>,
+    ) -> Result<ThreadPlan, Error> {
+        let call =
+            self.api()
+                .call_plan_provider_thread(store, workspace, key, agent_type, dead_thread);
+        finish("plan-provider-thread", call, |p| {
+            Ok(ThreadPlan {
+                action: p.action,
+                thread_id: p.thread_id,
+                replaces: p.replaces,
+                notice: p.notice,
+            })
+        })
+    }
+
+    pub(crate) fn commit_turn(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        key: &str,
+        turn: TurnCommit,
+        now_ms: u64,
+    ) -> Result<TurnCommitted, Error> {
+        let turn = api::TurnCommit {
+            entries: turn.entries.into_iter().map(to_wit_append).collect(),
+            thread: turn.thread.map(|t| api::ThreadBinding {
+                agent_type: t.agent_type,
+                thread_id: t.thread_id,
+                replaces: t.replaces,
+            }),
+            expected_epoch: turn.expected_epoch,
+        };
+        let call = self
+            .api()
+            .call_commit_turn(store, workspace, key, &turn, now_ms);
+        finish("commit-turn", call, |t| {
+            Ok(TurnCommitted {
+                entries: from_wit_entries(t.entries)?,
+                session: from_wit_session(t.session)?,
+            })
+        })
+    }
+}
+
+/// One `role-session-json` from the component as the core's [`RoleSession`].
+fn from_role_session(text: &str) -> Result<RoleSession, Error> {
+    serde_json::from_str(text).map_err(|e| bad_json("a role session".into(), &e))
+}
+
+fn from_wit_run(r: api::RunRecord) -> Result<RunRecord, Error> {
+    let metadata = serde_json::from_str(&r.metadata).map_err(|e| {
+        bad_json(
+            format!(
+                "the metadata of run {}/{}/{}/{}",
+                r.agent_type, r.session_id, r.project_id, r.task_id
+            ),
+            &e,
+        )
+    })?;
+    Ok(RunRecord {
+        agent_type: r.agent_type,
+        project_id: r.project_id,
+        session_id: r.session_id,
+        status: r.status,
+        updated_at: r.updated_at,
+        task_id: r.task_id,
+        role_session_id: r.role_session_id,
+        workspace_path: r.workspace_path,
+        run_mode: r.run_mode,
+        metadata,
+    })
 }
 
 fn from_wit_error(error: api::Error) -> Error {

@@ -141,6 +141,46 @@ impl vectors::VectorHost for Component {
                 compaction_id,
                 status,
             } => json(spool.set_flush_receipt(ws, &key, &compaction_id, &status)),
+            Command::SaveRoleSession { role, now_ms } => {
+                json(spool.save_role_session(ws, role, now_ms))
+            }
+            Command::GetRoleSession { role_session_id } => {
+                json(spool.get_role_session(ws, &role_session_id))
+            }
+            Command::UpdateRoleAdapterState {
+                role_session_id,
+                agent_type,
+                state,
+                now_ms,
+            } => json(spool.update_role_adapter_state(
+                ws,
+                &role_session_id,
+                &agent_type,
+                state.as_ref(),
+                now_ms,
+            )),
+            Command::GetRoleAdapterState {
+                role_session_id,
+                agent_type,
+            } => json(spool.get_role_adapter_state(ws, &role_session_id, &agent_type)),
+            Command::RecordRun { run, now_ms } => json(spool.record_run(ws, run, now_ms)),
+            Command::ListRuns {
+                filter,
+                limit,
+                cursor,
+            } => json(spool.list_runs(ws, &filter, limit, cursor.as_deref())),
+            Command::SelectResume { request } => json(spool.select_resume(ws, request)),
+            Command::RecordTaskOutcome { request, now_ms } => {
+                json(spool.record_task_outcome(ws, request, now_ms))
+            }
+            Command::PlanProviderThread {
+                key,
+                agent_type,
+                dead_thread,
+            } => json(spool.plan_provider_thread(ws, &key, &agent_type, dead_thread.as_deref())),
+            Command::CommitTurn { key, turn, now_ms } => {
+                json(spool.commit_turn(ws, &key, turn, now_ms))
+            }
             other => panic!("the vectors use a command this host does not map: {other:?}"),
         }
     }

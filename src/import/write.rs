@@ -214,12 +214,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             run_mode: Some("import".into()),
             metadata: Default::default(),
         };
-        let old = crate::roles::load_run(io, &run).await?;
-        crate::roles::stage_run(
-            &mut batch,
-            old.as_ref().map(|(r, b)| (r, b.as_slice())),
-            &run,
-        )?;
+        crate::roles::stage_run(io, &mut batch, &run).await?;
     }
     match &loaded {
         Some(old) => write_update(&mut batch, old, &session)?,

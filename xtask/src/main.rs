@@ -28,8 +28,9 @@ Commands:
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
   bench                 Run the benchmarks (release build): appends through component + SQLite
-                        vs raw SQLite, and compaction of 1k/10k/100k-entry sessions in the
-                        component and in the native core.
+                        vs raw SQLite, compaction of 1k/10k/100k-entry sessions in the
+                        component and in the native core, and resume selection over 10k run
+                        rows (component on SQLite vs native core).
   help                  This text.
 ";
 
@@ -201,6 +202,11 @@ fn bench() -> Result<(), String> {
         &["bench", "--package", "spool-host", "--bench", "compact"],
     )
     .run("bench: compaction of 1k, 10k, 100k-entry sessions in the component on SQLite")?;
+    cargo(
+        &toolchain,
+        &["bench", "--package", "spool-host", "--bench", "resume"],
+    )
+    .run("bench: resume selection over 10k run rows, component on SQLite vs native core")?;
     cargo(
         &toolchain,
         &["bench", "--package", "spool", "--bench", "compact_core"],

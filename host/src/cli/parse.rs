@@ -1,10 +1,21 @@
 //! Argument parsers of the `spool` CLI (their errors are usage errors: exit 2).
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 /// Any JSON value.
 pub(crate) fn parse_json(text: &str) -> Result<Value, String> {
     serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+/// A JSON object (e.g. an agent's adapter state).
+pub(crate) fn parse_json_object(text: &str) -> Result<BTreeMap<String, Value>, String> {
+    match serde_json::from_str(text) {
+        Ok(Value::Object(map)) => Ok(map.into_iter().collect()),
+        Ok(_) => Err("not a JSON object".into()),
+        Err(e) => Err(format!("not valid JSON: {e}")),
+    }
 }
 
 /// `KEY=JSON`, e.g. `temperature=0.2` or `tags=["a","b"]`.

@@ -2,6 +2,7 @@
 
 use std::path::Path;
 
+use spool::resume::RunRecord;
 use spool::{ContextState, Entry, IntentOutcome, Session, SessionStatus};
 
 /// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
@@ -210,10 +211,10 @@ pub(crate) fn entry(e: &Entry) -> String {
 
 /// The `list` table.
 pub(crate) fn table(sessions: &[Session]) -> String {
-    let rows: Vec<[String; 5]> = sessions
+    let rows: Vec<Vec<String>> = sessions
         .iter()
         .map(|s| {
-            [
+            vec![
                 s.key.clone(),
                 status(s.status).to_owned(),
                 s.entry_count.to_string(),
@@ -222,22 +223,52 @@ pub(crate) fn table(sessions: &[Session]) -> String {
             ]
         })
         .collect();
-    let header = ["KEY", "STATUS", "ENTRIES", "TOKENS", "UPDATED"].map(str::to_owned);
-    let mut widths = header.clone().map(|h| h.chars().count());
-    for row in &rows {
+    grid(
+        &["KEY", "STATUS", "ENTRIES", "TOKENS", "UPDATED"],
+        &rows,
+        &[2, 3],
+    )
+}
+
+/// The runs of `spool runs list`, one row each.
+pub(crate) fn run_table(runs: &[RunRecord]) -> String {
+    let rows: Vec<Vec<String>> = runs
+        .iter()
+        .map(|r| {
+            vec![
+                r.agent_type.clone(),
+                r.project_id.clone(),
+                r.session_id.clone(),
+                r.task_id.clone(),
+                r.status.clone(),
+                time(r.updated_at),
+            ]
+        })
+        .collect();
+    grid(
+        &["AGENT", "PROJECT", "TOKEN", "TASK", "STATUS", "UPDATED"],
+        &rows,
+        &[],
+    )
+}
+
+/// Columns padded to their widest cell; those in `numeric` right-aligned.
+fn grid(header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> String {
+    let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
     let mut out = String::new();
-    for row in std::iter::once(&header).chain(&rows) {
+    for row in std::iter::once(&header).chain(rows) {
         let cells: Vec<String> = row
             .iter()
-            .zip(widths)
+            .zip(&widths)
             .enumerate()
-            .map(|(i, (cell, w))| {
-                // Numbers right-aligned, text left-aligned.
-                if matches!(i, 2 | 3) {
+            .map(|(i, (cell, &w))| {
+                if numeric.contains(&i) {
                     format!("{cell:>w$}")
                 } else {
                     format!("{cell:<w$}")
