@@ -484,8 +484,8 @@ pub enum Command {
         /// Current time.
         now_ms: u64,
     },
-    /// [`crate::get_lineage`].
-    GetLineage {
+    /// [`crate::get_fork_lineage`].
+    GetForkLineage {
         /// Session key.
         key: String,
     },
@@ -747,7 +747,7 @@ impl Command {
                 operation_id,
                 now_ms,
             } => crate::complete_fork_provider_binding(workspace, &operation_id, now_ms).map(json),
-            Command::GetLineage { key } => crate::get_lineage(workspace, &key).map(json),
+            Command::GetForkLineage { key } => crate::get_fork_lineage(workspace, &key).map(json),
             Command::ForkProjection {
                 keys,
                 mode,

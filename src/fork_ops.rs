@@ -807,7 +807,7 @@ pub fn complete_fork_provider_binding(
 }
 
 /// The fork lineage of the session under `key` (`None`: not the child of a fork).
-pub fn get_lineage(workspace: &str, key: &str) -> Operation<Option<Lineage>> {
+pub fn get_fork_lineage(workspace: &str, key: &str) -> Operation<Option<Lineage>> {
     if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
         return Operation::failed(workspace, e);
     }

@@ -70,8 +70,8 @@ pub use error::Error;
 pub use fork::{branch, lineage, list_children};
 pub use fork_ops::{
     acknowledge_fork_operation, begin_fork_dispatch, claim_fork_provider_binding, commit_fork,
-    complete_fork_provider_binding, fork, get_fork_operation, get_lineage, record_fork_disposition,
-    recover_fork_operations,
+    complete_fork_provider_binding, fork, get_fork_lineage, get_fork_operation,
+    record_fork_disposition, recover_fork_operations,
 };
 pub use lifecycle::{
     apply_intent, cap_entries, delete_session, finish, get_or_create, prune_stale, resume, update,
