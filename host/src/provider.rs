@@ -9,7 +9,7 @@
 //! `unknown`, never retried.
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -145,13 +145,18 @@ impl CommandProvider {
         let cmd = &self.command;
         let input = serde_json::to_vec(payload)
             .map_err(|e| format!("cannot encode the dispatch payload: {e}"))?;
-        let mut child = Command::new("sh")
+        let mut command = Command::new("sh");
+        command
             .arg("-c")
             .arg(cmd)
             .env("SPOOL_FORK_OPERATION_ID", &payload.operation_id)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::inherit());
+        // Its own process group, so that a timeout stops whatever it started too.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
             .spawn()
             .map_err(|e| format!("cannot run the provider command `{cmd}`: {e}"))?;
         // Feed stdin and drain stdout on their own threads: a command that writes before
@@ -175,8 +180,7 @@ impl CommandProvider {
             match child.try_wait() {
                 Ok(Some(status)) => break status,
                 Ok(None) if Instant::now() >= deadline => {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                    kill_all(&mut child);
                     return Err(format!(
                         "the provider command `{cmd}` did not finish within {} ms and was killed",
                         self.timeout.as_millis()
@@ -216,6 +220,20 @@ impl CommandProvider {
             format!("the provider command `{cmd}` printed no disposition JSON ({e}): {shown:?}")
         })
     }
+}
+
+/// Kills a timed-out command and everything in its process group.
+fn kill_all(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        let group = format!("-{}", child.id());
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
 }
 
 impl ForkProvider for CommandProvider {
