@@ -3,7 +3,8 @@
 //! fork, the bytes it writes (keys and values of its one commit, counted by a storage
 //! wrapper) and the time to read the newest page of 50 from the child. A fork shares the
 //! parent's history instead of copying it, so time and bytes must stay flat as the
-//! parent grows (goal: 100,000 / 100 time ratio ≤ 2).
+//! parent grows (goal: 100,000 / 100 time ratio ≤ 2). A one-entry append, interleaved
+//! with the forks, shows what one durable commit costs on the disk at that moment.
 //!
 //! Each parent is built through the component with `commit_turn`, 1,000 entries per
 //! commit, in a database of its own; only the forks and the page reads are timed.
@@ -22,6 +23,7 @@ use spool_host::{Instance, Runtime, SqliteStorage};
 
 const WS: &str = "bench";
 const PARENT: &str = "agent:bench:main";
+const REF: &str = "agent:bench:reference";
 const BATCH: usize = 1_000;
 
 /// Forwards to SQLite and counts the bytes of every committed batch: keys and values
@@ -54,7 +56,7 @@ impl Storage for Counting {
 }
 
 fn entry(i: usize) -> AppendRequest {
-    let role = if i % 2 == 0 {
+    let role = if i.is_multiple_of(2) {
         Role::User
     } else {
         Role::Assistant
@@ -134,9 +136,18 @@ fn main() {
         build(&mut spool, n);
         let built = started.elapsed();
 
+        // A one-entry durable append, interleaved with the forks: the floor a commit
+        // costs on this disk at this moment (SQLite WAL, synchronous=FULL).
+        spool.create_session(WS, REF, "ref", 1).expect("create");
+        let mut appends = Vec::with_capacity(forks);
         let mut samples = Vec::with_capacity(forks);
         let mut written = Vec::with_capacity(forks);
         for f in 0..forks {
+            let started = Instant::now();
+            spool
+                .append_entry(WS, REF, entry(f), 10 * n as u64 + 10)
+                .expect("append");
+            appends.push(started.elapsed().as_secs_f64() * 1e6);
             let child = format!("agent:bench:fork-{f}");
             let before = bytes.load(Ordering::Relaxed);
             let started = Instant::now();
@@ -177,8 +188,10 @@ fn main() {
         written.sort_unstable();
         times.push((n, us));
         println!(
-            "  N = {n:>7}: {us:8.1} µs per fork, {:>5} bytes written per fork (max {}), \
-             newest page of 50 from a child {:7.1} µs (parent built in {:.1} s)",
+            "  N = {n:>7}: {us:8.1} µs per fork (one-entry append {:8.1} µs), {:>5} bytes \
+             written per fork (max {}), newest page of 50 from a child {:7.1} µs (parent \
+             built in {:.1} s)",
+            median(&mut appends),
             written[written.len() / 2],
             written.last().copied().unwrap_or(0),
             median(&mut pages),

@@ -46,7 +46,7 @@ pub(crate) enum ForkCommand {
     ///
     /// Prints the operation as it ended: `committed`, `failed` (the provider's error is
     /// kept) or `unknown` (delivery unknown; never retried).
-    Run(ForkRunArgs),
+    Run(Box<ForkRunArgs>),
     /// Show a fork operation (never acknowledges it).
     Status {
         /// The operation id.
