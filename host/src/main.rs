@@ -248,7 +248,7 @@ enum Command {
     Branch(BranchArgs),
     /// Show the family of the session under KEY as a tree, from its root.
     Tree(KeyArgs),
-    /// Provider fork operations: `run`, `status`, `ack`, `recover`.
+    /// Provider fork operations: `run`, `status`, `ack`, `continue`, `recover`.
     #[command(subcommand)]
     Fork(ForkCommand),
     /// Turns of a session: `start`, `settle`, `interrupt`.

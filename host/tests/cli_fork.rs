@@ -462,3 +462,70 @@ fn test_turn_commands_and_their_errors() {
     );
     assert_eq!(out.status.code(), Some(2), "bad JSON is a usage error");
 }
+
+#[test]
+fn test_a_crash_while_dispatching_is_recovered_as_unknown_and_prepared_ones_continue() {
+    let (_dir, db) = temp_db();
+    session(&db, "agent:main:src", 2);
+    session(&db, "agent:main:other", 1);
+    // The provider kills `spool` itself mid-dispatch: the operation stays `dispatching`.
+    let out = spool(
+        &db,
+        &[
+            "fork",
+            "run",
+            "agent:main:src",
+            "--target",
+            "agent:main:child",
+            "--request-id",
+            "r1",
+            "--provider-cmd",
+            "kill -9 $PPID",
+        ],
+    );
+    assert_ne!(out.status.code(), Some(0));
+    // A fork prepared by another host that crashed before dispatching it.
+    let prepared = {
+        let mut api = spool_host::Spool::open(&db).expect("open");
+        api.fork(
+            "agent:main:other",
+            spool::fork_model::ForkRequest {
+                request_id: "r2".into(),
+                target_key: "agent:main:other-child".into(),
+                target_session_id: "other-child-1".into(),
+                through_turn_id: None,
+                cwd: None,
+            },
+        )
+        .expect("fork")
+    };
+    let id = prepared.operation.operation_id.as_str();
+
+    let report = ok_json(&db, &["fork", "recover", "--json"]);
+    assert_eq!(
+        report["marked_unknown"][0]["target_key"],
+        "agent:main:child"
+    );
+    assert_eq!(report["marked_unknown"][0]["status"], "unknown");
+    assert_eq!(report["to_dispatch"][0]["operation_id"], id);
+    let text = ok(&db, &["fork", "recover"]);
+    assert!(
+        text.contains("1 operation prepared, still to dispatch"),
+        "{text}"
+    );
+    assert!(text.contains("spool fork continue"), "{text}");
+
+    let done = ok_json(&db, &["fork", "continue", id, "--accept", "--json"]);
+    assert_eq!(done["status"], "committed");
+    assert_eq!(done["session"]["key"], "agent:main:other-child");
+    // Continuing a finished one shows it; an unknown one is never retried.
+    let again = ok_json(&db, &["fork", "continue", id, "--accept", "--json"]);
+    assert_eq!(again["status"], "committed");
+    let unknown = report["marked_unknown"][0]["operation_id"]
+        .as_str()
+        .expect("id");
+    let still = ok_json(&db, &["fork", "continue", unknown, "--accept", "--json"]);
+    assert_eq!(still["status"], "unknown");
+    let out = spool(&db, &["fork", "continue", id]);
+    assert_eq!(out.status.code(), Some(2), "a provider is required");
+}

@@ -1,5 +1,5 @@
 //! Branches, turns and provider forks (SPEC §2, §5): `spool branch`, `spool tree`,
-//! `spool fork run|status|ack|recover`, `spool turn start|settle|interrupt` and
+//! `spool fork run|status|ack|continue|recover`, `spool turn start|settle|interrupt` and
 //! `spool turns`. Every decision is the component's; this file parses and prints.
 
 use std::collections::BTreeSet;
@@ -63,8 +63,12 @@ pub(crate) enum ForkCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Continue an operation left behind (see `recover`): a prepared one is dispatched
+    /// to the provider once and committed if it accepts; a provider-accepted one is
+    /// committed; any other is shown as it is.
+    Continue(Box<ForkContinueArgs>),
     /// After a crash: operations caught `dispatching` become `unknown`; lists the ones
-    /// still to dispatch and to commit.
+    /// still to dispatch and to commit (`spool fork continue`).
     Recover {
         /// Print the recovery report as JSON.
         #[arg(long)]
@@ -94,6 +98,17 @@ pub(crate) struct ForkRunArgs {
     /// retry is the same request).
     #[arg(long, value_name = "ID")]
     pub(crate) target_session_id: Option<String>,
+    /// Who answers for the provider.
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
+    /// Print the operation as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// The provider of `fork run` and `fork continue`: a command, or a fixed answer.
+#[derive(Debug, Args)]
+pub(crate) struct ProviderArgs {
     /// The provider: `sh -c CMD` gets the dispatch payload JSON on stdin and prints a
     /// disposition JSON (`{"disposition":"accepted"}`,
     /// `{"disposition":"rejected","error":"…","reason":"…"}`); failing, timing out or
@@ -112,6 +127,30 @@ pub(crate) struct ForkRunArgs {
     /// The reason code of `--reject` (e.g. `attachment_unsupported`).
     #[arg(long, value_name = "CODE", requires = "reject")]
     pub(crate) reason: Option<String>,
+}
+
+impl ProviderArgs {
+    fn provider(&self) -> Box<dyn ForkProvider> {
+        match (&self.provider_cmd, &self.reject) {
+            (Some(cmd), _) => Box::new(
+                CommandProvider::new(cmd)
+                    .with_timeout(Duration::from_millis(self.provider_timeout)),
+            ),
+            (None, Some(error)) => Box::new(TestProvider::reject(error, self.reason.as_deref())),
+            (None, None) => Box::new(TestProvider::accept()),
+        }
+    }
+}
+
+/// `spool fork continue OP_ID …`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("provider").required(true).args(["provider_cmd", "accept", "reject"])))]
+pub(crate) struct ForkContinueArgs {
+    /// The operation id.
+    pub(crate) operation_id: String,
+    /// Who answers for the provider.
+    #[command(flatten)]
+    pub(crate) provider: ProviderArgs,
     /// Print the operation as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -305,6 +344,11 @@ fn derived_id(workspace: &str, request_id: &str) -> String {
 pub(crate) fn run(spool: &mut Spool, command: &ForkCommand) -> Result<(), Error> {
     match command {
         ForkCommand::Run(args) => fork_run(spool, args),
+        ForkCommand::Continue(args) => {
+            let mut provider = args.provider.provider();
+            let view = spool.continue_fork(&args.operation_id, provider.as_mut())?;
+            show_operation(&view, args.json)
+        }
         ForkCommand::Status { operation_id, json } => {
             let view = spool.get_fork_operation(operation_id)?;
             show_operation(&view, *json)
@@ -325,13 +369,7 @@ pub(crate) fn run(spool: &mut Spool, command: &ForkCommand) -> Result<(), Error>
 }
 
 fn fork_run(spool: &mut Spool, args: &ForkRunArgs) -> Result<(), Error> {
-    let mut provider: Box<dyn ForkProvider> = match (&args.provider_cmd, &args.reject) {
-        (Some(cmd), _) => Box::new(
-            CommandProvider::new(cmd).with_timeout(Duration::from_millis(args.provider_timeout)),
-        ),
-        (None, Some(error)) => Box::new(TestProvider::reject(error, args.reason.as_deref())),
-        (None, None) => Box::new(TestProvider::accept()),
-    };
+    let mut provider = args.provider.provider();
     let target_session_id = args
         .target_session_id
         .clone()
@@ -450,6 +488,9 @@ fn recovery(report: &RecoveryReport) -> String {
                 op.operation_id, op.source_key, op.target_key
             ));
         }
+    }
+    if !report.to_dispatch.is_empty() || !report.to_commit.is_empty() {
+        out.push_str("continue each with: spool fork continue OP_ID (--provider-cmd CMD | --accept | --reject ERROR)\n");
     }
     out
 }
