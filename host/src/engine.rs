@@ -257,7 +257,7 @@ impl Instance {
 
     /// Runs one export; a runtime failure (trap) retires the instance, since a trapped
     /// component instance cannot be entered again.
-    fn call<T>(
+    pub(crate) fn call<T>(
         &mut self,
         f: impl FnOnce(&Exports, &mut Store<HostState>) -> Result<T, Error>,
     ) -> Result<T, Error> {

@@ -919,6 +919,20 @@ impl Exports {
     }
 }
 
+impl Exports {
+    /// The generic entry point: `command` is a `spool::Command` as JSON text, the result
+    /// the operation's JSON text.
+    pub(crate) fn execute(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        command: &str,
+    ) -> Result<String, Error> {
+        let call = self.api().call_execute(store, workspace, command);
+        finish("execute", call, Ok)
+    }
+}
+
 /// One `role-session-json` from the component as the core's [`RoleSession`].
 fn from_role_session(text: &str) -> Result<RoleSession, Error> {
     serde_json::from_str(text).map_err(|e| bad_json("a role session".into(), &e))
