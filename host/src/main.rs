@@ -9,6 +9,10 @@ mod compaction;
 mod demo;
 #[path = "cli/entries.rs"]
 mod entries;
+#[path = "cli/export.rs"]
+mod export;
+#[path = "cli/import.rs"]
+mod import;
 #[path = "cli/lifecycle.rs"]
 mod lifecycle;
 #[path = "cli/parse.rs"]
@@ -239,6 +243,16 @@ enum Command {
     ///
     /// Running it again just shows the existing session.
     Demo,
+    /// Import Claude Code session logs or Codex rollouts: `claude-code PATH…`,
+    /// `codex PATH…` (files, or directories searched recursively for `*.jsonl`).
+    ///
+    /// Each session goes under `import:<agent>:<provider session id>`; importing again
+    /// adds only new entries. Exit status 1 when a file cannot be read or imported.
+    #[command(subcommand)]
+    Import(import::ImportCommand),
+    /// Export the canonical transcript of KEY as JSON Lines (one entry per line, then
+    /// one `{"summary": …}` line per summary), or with `--archive` its reset archives.
+    Export(export::ExportArgs),
     /// Write the embedded Spool WebAssembly component to PATH (or stdout).
     Component {
         /// Where to write the `.wasm` file; stdout when absent.
@@ -430,6 +444,10 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             show(&mut spool, demo::KEY, false)
         }
+        Command::Import(command) => {
+            import::run(&mut import::open(&cli.db, &cli.workspace)?, command)
+        }
+        Command::Export(args) => export::run(&mut open(&cli)?, args),
         Command::Component { path } => write_component(path.as_ref()),
     }
 }
