@@ -9,10 +9,6 @@ mod compaction;
 mod demo;
 #[path = "cli/entries.rs"]
 mod entries;
-#[path = "cli/export.rs"]
-mod export;
-#[path = "cli/import.rs"]
-mod import;
 #[path = "cli/lifecycle.rs"]
 mod lifecycle;
 #[path = "cli/parse.rs"]
@@ -25,6 +21,11 @@ mod resume;
 mod states;
 #[path = "cli/thread.rs"]
 mod thread;
+// Importers and export (issue 7).
+#[path = "cli/export.rs"]
+mod export;
+#[path = "cli/import.rs"]
+mod import;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
