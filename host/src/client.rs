@@ -10,6 +10,7 @@ use spool::compaction::{
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use spool::import::{ImportFormat, ImportOutcome, ImportRequest, ImportedLog, ImportedSession};
 use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
     AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
@@ -627,6 +628,75 @@ impl Spool {
             .record_task_outcome(&self.workspace, request, now)
     }
 
+    /// Parses an agent log into the core's [`ImportedLog`]; see
+    /// [`Instance::parse_import`].
+    pub fn parse_import(&mut self, format: ImportFormat, text: &str) -> Result<ImportedLog, Error> {
+        self.instance.parse_import(format, text)
+    }
+
+    /// Writes one parsed session (or a slice of at most
+    /// [`MAX_IMPORT_ENTRIES`](spool::import::MAX_IMPORT_ENTRIES) of its entries, in
+    /// order) under `key`, creating it with a fresh session id if it does not exist;
+    /// entries the session already holds (by message id) are skipped. See
+    /// [`Instance::import_session`].
+    ///
+    /// ```
+    /// use spool::import::ImportFormat;
+    /// use spool_host::Spool;
+    ///
+    /// let log = concat!(
+    ///     r#"{"type":"user","uuid":"u1","sessionId":"s-1","cwd":"/src/app","#,
+    ///     r#""timestamp":"2025-10-17T09:00:00Z","message":{"role":"user","content":"hi"}}"#,
+    ///     "\n",
+    /// );
+    /// let mut spool = Spool::builder().open()?;
+    /// let parsed = spool.parse_import(ImportFormat::ClaudeCode, log)?;
+    /// let session = parsed.sessions.into_iter().next().expect("one session");
+    /// let key = "import:claude_code:s-1";
+    /// let first = spool.import_session(key, ImportFormat::ClaudeCode, session.clone())?;
+    /// assert_eq!((first.created, first.imported), (true, 1));
+    /// let again = spool.import_session(key, ImportFormat::ClaudeCode, session)?;
+    /// assert_eq!((again.imported, again.already_present), (0, 1));
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn import_session(
+        &mut self,
+        key: &str,
+        format: ImportFormat,
+        session: ImportedSession,
+    ) -> Result<ImportOutcome, Error> {
+        let request = ImportRequest {
+            key: key.to_owned(),
+            session_id: (self.ids)(),
+            format,
+            session,
+        };
+        let now = (self.clock)();
+        self.instance.import_session(&self.workspace, &request, now)
+    }
+
+    /// Creates the session under `child_key`, with a fresh session id, as a branch of
+    /// the session under `parent_key` that shares its canonical transcript strictly
+    /// before `fork_before_message_id` (its whole history when `None`): how an imported
+    /// branch session (a rewound turn) is attached to its parent before its own
+    /// entries are imported. See [`Instance::import_branch`].
+    pub fn import_branch(
+        &mut self,
+        parent_key: &str,
+        child_key: &str,
+        fork_before_message_id: Option<&str>,
+    ) -> Result<spool::Branch, Error> {
+        let request = spool::BranchRequest {
+            child_session_id: (self.ids)(),
+            fork_transcript: fork_before_message_id.is_none(),
+            fork_before_message_id: fork_before_message_id.map(str::to_owned),
+            max_fork_tokens: None,
+        };
+        let now = (self.clock)();
+        self.instance
+            .import_branch(&self.workspace, parent_key, child_key, request, now)
+    }
+
     /// Whether a new agent of `agent_type` resumes the thread bound to the session under
     /// `key` or starts one (`dead_thread`: a thread the provider refused to resume).
     pub fn plan_provider_thread(
@@ -980,6 +1050,7 @@ pub struct SpoolBuilder {
     workspace: Option<String>,
     clock: Option<Clock>,
     ids: Option<Ids>,
+    memory_limit: Option<usize>,
 }
 
 impl std::fmt::Debug for SpoolBuilder {
@@ -1039,6 +1110,15 @@ impl SpoolBuilder {
         self
     }
 
+    /// The most linear memory the component instance may use (default
+    /// [`DEFAULT_MEMORY_LIMIT`](crate::DEFAULT_MEMORY_LIMIT)); a call needing more fails
+    /// with [`Error::Wasm`]. Raise it for calls that take large inputs, such as
+    /// [`Spool::parse_import`] of a big log.
+    pub fn memory_limit(mut self, max_memory_bytes: usize) -> Self {
+        self.memory_limit = Some(max_memory_bytes);
+        self
+    }
+
     /// Opens the storage and instantiates the component.
     pub fn open(self) -> Result<Spool, Error> {
         let archive_dir = match (&self.archiver, self.archive_dir, &self.db_path) {
@@ -1058,8 +1138,12 @@ impl SpoolBuilder {
             (None, None) => Box::new(SqliteStorage::open_in_memory()?),
         };
         Ok(Spool {
-            instance: Runtime::shared()?
-                .instantiate(BoxedStorage(storage), BoxedArchiver(archiver))?,
+            instance: Runtime::shared()?.instantiate_with_memory_limit(
+                BoxedStorage(storage),
+                BoxedArchiver(archiver),
+                self.memory_limit
+                    .unwrap_or(crate::engine::DEFAULT_MEMORY_LIMIT),
+            )?,
             archive_dir,
             workspace: self
                 .workspace

@@ -23,6 +23,11 @@ mod resume;
 mod states;
 #[path = "cli/thread.rs"]
 mod thread;
+// Importers and export (issue 7).
+#[path = "cli/export.rs"]
+mod export;
+#[path = "cli/import.rs"]
+mod import;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -260,6 +265,16 @@ enum Command {
     ///
     /// Running it again just shows the existing session.
     Demo,
+    /// Import Claude Code session logs or Codex rollouts: `claude-code PATH…`,
+    /// `codex PATH…` (files, or directories searched recursively for `*.jsonl`).
+    ///
+    /// Each session goes under `import:<agent>:<provider session id>`; importing again
+    /// adds only new entries. Exit status 1 when a file cannot be read or imported.
+    #[command(subcommand)]
+    Import(import::ImportCommand),
+    /// Export the canonical transcript of KEY as JSON Lines (one entry per line, then
+    /// one `{"summary": …}` line per summary), or with `--archive` its reset archives.
+    Export(export::ExportArgs),
     /// Write the embedded Spool WebAssembly component to PATH (or stdout).
     Component {
         /// Where to write the `.wasm` file; stdout when absent.
@@ -456,6 +471,10 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             show(&mut spool, demo::KEY, false)
         }
+        Command::Import(command) => {
+            import::run(&mut import::open(&cli.db, &cli.workspace)?, command)
+        }
+        Command::Export(args) => export::run(&mut open(&cli)?, args),
         Command::Component { path } => write_component(path.as_ref()),
     }
 }
