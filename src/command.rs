@@ -6,15 +6,18 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::capabilities::{ProbeAnswer, ProjectionMode};
 use crate::compaction::{self, CommitRequest, CompactRequest, PersistRequest};
 use crate::error::Error;
+use crate::fork_model::{Disposition, ForkRequest};
 use crate::model::{
-    AppendRequest, FinishStatus, Intent, ListFilter, NewContextState, PageRequest, SessionStatus,
-    UpdateRequest,
+    AppendRequest, BranchRequest, FinishStatus, Intent, ListFilter, NewContextState, PageRequest,
+    SessionStatus, UpdateRequest,
 };
 use crate::op::Operation;
 use crate::roles::{NewRoleSession, NewRun, OutcomeRequest, ResumeRequest, RunFilter};
 use crate::threads::TurnCommit;
+use crate::turns::{CloseTurn, StartTurn};
 
 /// One API call with its arguments (the workspace travels beside it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -350,6 +353,152 @@ pub enum Command {
         /// Current time.
         now_ms: u64,
     },
+    /// [`crate::branch`].
+    Branch {
+        /// The session to branch from.
+        parent_key: String,
+        /// The key of the new session.
+        child_key: String,
+        /// Identity, history to inherit, token budget.
+        request: BranchRequest,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::lineage()`].
+    Lineage {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::list_children`].
+    ListChildren {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::start_turn`].
+    StartTurn {
+        /// Session key.
+        key: String,
+        /// The turn.
+        request: StartTurn,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::settle_turn`].
+    SettleTurn {
+        /// Session key.
+        key: String,
+        /// The running turn.
+        turn_id: String,
+        /// Provider ids learned at the end.
+        #[serde(default)]
+        close: CloseTurn,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::interrupt_turn`].
+    InterruptTurn {
+        /// Session key.
+        key: String,
+        /// The running turn.
+        turn_id: String,
+        /// Provider ids learned at the end.
+        #[serde(default)]
+        close: CloseTurn,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::get_turn`].
+    GetTurn {
+        /// Session key.
+        key: String,
+        /// The turn.
+        turn_id: String,
+    },
+    /// [`crate::session_turns`].
+    SessionTurns {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::fork`].
+    Fork {
+        /// The source session's key.
+        source_key: String,
+        /// The fork request.
+        request: ForkRequest,
+        /// Id of the operation if the request is new.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::begin_fork_dispatch`].
+    BeginForkDispatch {
+        /// The operation.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::record_fork_disposition`].
+    RecordForkDisposition {
+        /// The operation.
+        operation_id: String,
+        /// What the provider said.
+        disposition: Disposition,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::commit_fork`].
+    CommitFork {
+        /// The operation.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::get_fork_operation`].
+    GetForkOperation {
+        /// The operation.
+        operation_id: String,
+    },
+    /// [`crate::acknowledge_fork_operation`].
+    AcknowledgeForkOperation {
+        /// The operation.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::recover_fork_operations`].
+    RecoverForkOperations {
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::claim_fork_provider_binding`].
+    ClaimForkProviderBinding {
+        /// The child session's key.
+        key: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::complete_fork_provider_binding`].
+    CompleteForkProviderBinding {
+        /// The operation.
+        operation_id: String,
+        /// Current time.
+        now_ms: u64,
+    },
+    /// [`crate::get_fork_lineage`].
+    GetForkLineage {
+        /// Session key.
+        key: String,
+    },
+    /// [`crate::capabilities::fork_projection`].
+    ForkProjection {
+        /// The sessions, in order.
+        keys: Vec<String>,
+        /// Which projection.
+        mode: ProjectionMode,
+        /// The provider's answers to earlier probes.
+        #[serde(default)]
+        answers: Vec<ProbeAnswer>,
+    },
 }
 
 fn yes() -> bool {
@@ -532,6 +681,78 @@ impl Command {
             Command::ImportSession { request, now_ms } => {
                 crate::import::import_session(workspace, request, now_ms).map(json)
             }
+            Command::Branch {
+                parent_key,
+                child_key,
+                request,
+                now_ms,
+            } => crate::branch(workspace, &parent_key, &child_key, request, now_ms).map(json),
+            Command::Lineage { key } => crate::lineage(workspace, &key).map(json),
+            Command::ListChildren { key } => crate::list_children(workspace, &key).map(json),
+            Command::StartTurn {
+                key,
+                request,
+                now_ms,
+            } => crate::start_turn(workspace, &key, request, now_ms).map(json),
+            Command::SettleTurn {
+                key,
+                turn_id,
+                close,
+                now_ms,
+            } => crate::settle_turn(workspace, &key, &turn_id, close, now_ms).map(json),
+            Command::InterruptTurn {
+                key,
+                turn_id,
+                close,
+                now_ms,
+            } => crate::interrupt_turn(workspace, &key, &turn_id, close, now_ms).map(json),
+            Command::GetTurn { key, turn_id } => {
+                crate::get_turn(workspace, &key, &turn_id).map(json)
+            }
+            Command::SessionTurns { key } => crate::session_turns(workspace, &key).map(json),
+            Command::Fork {
+                source_key,
+                request,
+                operation_id,
+                now_ms,
+            } => crate::fork(workspace, &source_key, request, &operation_id, now_ms).map(json),
+            Command::BeginForkDispatch {
+                operation_id,
+                now_ms,
+            } => crate::begin_fork_dispatch(workspace, &operation_id, now_ms).map(json),
+            Command::RecordForkDisposition {
+                operation_id,
+                disposition,
+                now_ms,
+            } => crate::record_fork_disposition(workspace, &operation_id, disposition, now_ms)
+                .map(json),
+            Command::CommitFork {
+                operation_id,
+                now_ms,
+            } => crate::commit_fork(workspace, &operation_id, now_ms).map(json),
+            Command::GetForkOperation { operation_id } => {
+                crate::get_fork_operation(workspace, &operation_id).map(json)
+            }
+            Command::AcknowledgeForkOperation {
+                operation_id,
+                now_ms,
+            } => crate::acknowledge_fork_operation(workspace, &operation_id, now_ms).map(json),
+            Command::RecoverForkOperations { now_ms } => {
+                crate::recover_fork_operations(workspace, now_ms).map(json)
+            }
+            Command::ClaimForkProviderBinding { key, now_ms } => {
+                crate::claim_fork_provider_binding(workspace, &key, now_ms).map(json)
+            }
+            Command::CompleteForkProviderBinding {
+                operation_id,
+                now_ms,
+            } => crate::complete_fork_provider_binding(workspace, &operation_id, now_ms).map(json),
+            Command::GetForkLineage { key } => crate::get_fork_lineage(workspace, &key).map(json),
+            Command::ForkProjection {
+                keys,
+                mode,
+                answers,
+            } => crate::capabilities::fork_projection(workspace, keys, mode, answers).map(json),
         }
     }
 }
@@ -572,5 +793,19 @@ mod tests {
             panic!("a well-formed call parses");
         };
         assert_eq!(request.token_count, Some(3));
+    }
+
+    #[test]
+    fn test_fork_calls_reject_unknown_fields() {
+        let misspelt = r#"{"op":"fork","source_key":"s","operation_id":"o","now_ms":1,
+            "request":{"request_id":"r","target_key":"t","target_session_id":"t1",
+            "throughTurnId":"turn-1"}}"#;
+        assert!(serde_json::from_str::<Command>(misspelt).is_err());
+        let disposition = r#"{"op":"record_fork_disposition","operation_id":"o","now_ms":1,
+            "disposition":{"disposition":"rejected","error":"no","code":"x"}}"#;
+        assert!(serde_json::from_str::<Command>(disposition).is_err());
+        let good = r#"{"op":"record_fork_disposition","operation_id":"o","now_ms":1,
+            "disposition":{"disposition":"rejected","error":"no","reason":"attachment_unsupported"}}"#;
+        assert!(serde_json::from_str::<Command>(good).is_ok());
     }
 }

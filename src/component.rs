@@ -155,14 +155,14 @@ impl Storage for HostStorage {
 }
 
 fn to_wit_error(error: crate::Error) -> wit::Error {
-    use crate::Error as E;
-    let code = match &error {
-        E::NotFound { .. } => wit::ErrorCode::NotFound,
-        E::Conflict { .. } => wit::ErrorCode::Conflict,
-        E::InvalidArgument { .. } => wit::ErrorCode::InvalidArgument,
-        E::StaleEpoch { .. } => wit::ErrorCode::StaleEpoch,
-        E::Corruption { .. } => wit::ErrorCode::Corruption,
-        E::Storage { .. } => wit::ErrorCode::Storage,
+    // By reason code, so that every error variant, present and future, keeps its code.
+    let code = match error.code() {
+        "not_found" => wit::ErrorCode::NotFound,
+        "conflict" => wit::ErrorCode::Conflict,
+        "invalid_argument" => wit::ErrorCode::InvalidArgument,
+        "stale_epoch" => wit::ErrorCode::StaleEpoch,
+        "corruption" => wit::ErrorCode::Corruption,
+        "storage" => wit::ErrorCode::Storage,
         _ => wit::ErrorCode::Internal,
     };
     wit::Error {
@@ -948,6 +948,13 @@ impl wit::Guest for Component {
             entries: entries(t.entries),
             session: to_wit_session(t.session),
         })
+    }
+
+    fn execute(workspace: String, command: String) -> Result<String, wit::Error> {
+        let command: crate::Command = parse_json("command", &command)?;
+        run(command.into_operation(&workspace))
+            .and_then(|value| value.map_err(to_wit_error))
+            .map(|value| json_text(&value))
     }
 
     fn parse_import(format: String, text: String) -> Result<String, wit::Error> {

@@ -49,6 +49,18 @@ pub enum Error {
         /// The backend's own message.
         cause: String,
     },
+    /// A provider fork cannot proceed as asked. Reason code `conflict`, like
+    /// [`Error::Conflict`], with a machine-readable fork reason kept verbatim
+    /// ([`Error::fork_reason`]): Spool's own (`request_changed`, `stale_transition`,
+    /// `turn_running`, `turn_interrupted`, `target_exists`, `target_reserved`,
+    /// `inconsistent_identity`, `source_changed`, `operation_failed`) or one a host or
+    /// provider gave (e.g. `attachment_unsupported`).
+    ForkConflict {
+        /// The fork reason code.
+        reason: String,
+        /// What happened, for people.
+        detail: String,
+    },
     /// A bug inside Spool or its driver (an operation was driven out of order).
     Internal {
         /// What went wrong.
@@ -62,7 +74,7 @@ impl Error {
     pub fn code(&self) -> &'static str {
         match self {
             Error::NotFound { .. } => "not_found",
-            Error::Conflict { .. } => "conflict",
+            Error::Conflict { .. } | Error::ForkConflict { .. } => "conflict",
             Error::InvalidArgument { .. } => "invalid_argument",
             Error::StaleEpoch { .. } => "stale_epoch",
             Error::Corruption { .. } => "corruption",
@@ -79,6 +91,23 @@ impl Error {
         }
     }
 
+    /// Builds an [`Error::ForkConflict`].
+    pub fn fork_conflict(reason: impl Into<String>, detail: impl Into<String>) -> Self {
+        Error::ForkConflict {
+            reason: reason.into(),
+            detail: detail.into(),
+        }
+    }
+
+    /// The fork reason of an [`Error::ForkConflict`] (e.g. `attachment_unsupported`),
+    /// kept verbatim from where the conflict was found.
+    pub fn fork_reason(&self) -> Option<&str> {
+        match self {
+            Error::ForkConflict { reason, .. } => Some(reason),
+            _ => None,
+        }
+    }
+
     /// Builds an [`Error::Internal`].
     pub fn internal(detail: impl Into<String>) -> Self {
         Error::Internal {
@@ -92,6 +121,9 @@ impl fmt::Display for Error {
         match self {
             Error::NotFound { what, key } => write!(f, "{what} not found: {key}"),
             Error::Conflict { reason } => f.write_str(reason),
+            Error::ForkConflict { reason, detail } => {
+                write!(f, "fork conflict ({reason}): {detail}")
+            }
             Error::InvalidArgument { field, reason } => {
                 write!(f, "invalid argument `{field}`: {reason}")
             }

@@ -13,6 +13,16 @@
 //! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
 //! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive and summaries |
 //! | `o`, `u`, `d` | role sessions, run records, the `done`-run index | see [`crate::roles`] |
+//! | `b` | `b · data_id · holder_key` | empty: the session `holder_key` reads the entries of identity `data_id` through its shared base (see `shared.rs`) |
+//! | `k` | `k · parent_key · child_key` | empty: lineage index, the sessions branched from `parent_key` |
+//! | `T` | `T · session_id · seq` | turn record, in start order (`crate::turns`) |
+//! | `U` | `U · session_id · turn_id` | `seq` of the turn (turn-id index) |
+//! | `L` | `L · session_id` | fork lineage of a session created by a provider fork |
+//! | `F` | `F · operation_id` | provider fork operation record (`crate::fork_ops`) |
+//! | `G` | `G · request_id` | operation id (idempotency index) |
+//! | `B` | `B · source_session_id · point` | operation id (turn barrier) |
+//! | `K` | `K · target_key` | operation id (target reservation) |
+//! | `A` | `A · operation_id` | empty (active operations, for restart recovery) |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
@@ -24,9 +34,34 @@ pub const ENTRY: u8 = b'e';
 pub const MESSAGE: u8 = b'm';
 /// Tag of context states.
 pub const STATE: u8 = b'c';
-/// Tags of every record owned by one session identity (entries, message index, and the
-/// compaction summaries `y` and archive `x`): deleting an identity deletes these ranges.
-pub const IDENTITY_TAGS: [u8; 4] = [ENTRY, MESSAGE, b'x', b'y'];
+/// Tag of the canonical archive (entries moved out of the transcript by compaction).
+pub const ARCHIVE: u8 = b'x';
+/// Tag of compaction summaries.
+pub const SUMMARY: u8 = b'y';
+/// Tag of shared-history back-references (who reads an identity's entries).
+pub const HOLDER: u8 = b'b';
+/// Tag of the lineage index (children by parent key).
+pub const CHILD: u8 = b'k';
+/// Tag of turn records (`T · session_id · seq`).
+pub const TURN: u8 = b'T';
+/// Tag of the turn-id index (`U · session_id · turn_id` → seq).
+pub const TURN_ID: u8 = b'U';
+/// Tag of fork lineage records (`L · session_id`).
+pub const LINEAGE: u8 = b'L';
+/// Tag of provider fork operation records (`F · operation_id`).
+pub const FORK_OPERATION: u8 = b'F';
+/// Tag of the fork idempotency index (`G · request_id` → operation id).
+pub const FORK_REQUEST: u8 = b'G';
+/// Tag of the fork turn barrier (`B · source_session_id · point` → operation id).
+pub const FORK_BARRIER: u8 = b'B';
+/// Tag of fork target reservations (`K · target_key` → operation id).
+pub const FORK_TARGET: u8 = b'K';
+/// Tag of the active fork operations (`A · operation_id`), walked by restart recovery.
+pub const FORK_ACTIVE: u8 = b'A';
+/// Tags of every record owned by one session identity (entries, message index, the
+/// compaction summaries `y` and archive `x`, turns and their index, fork lineage):
+/// deleting an identity deletes these ranges.
+pub const IDENTITY_TAGS: [u8; 7] = [ENTRY, MESSAGE, ARCHIVE, SUMMARY, TURN, TURN_ID, LINEAGE];
 
 /// Builds a tuple key.
 #[derive(Debug, Clone)]
@@ -108,6 +143,33 @@ pub fn identity(tag: u8, session_id: &str) -> Vec<u8> {
     KeyBuf::new(tag).str(session_id).finish()
 }
 
+/// Key of an archived entry: the same position as it had in the transcript.
+pub fn archived(session_id: &str, position: &[u8]) -> Vec<u8> {
+    let mut key = identity(ARCHIVE, session_id);
+    key.extend_from_slice(position);
+    key
+}
+
+/// Prefix of the back-references to the entries of identity `data_id`.
+pub fn holders(data_id: &str) -> Vec<u8> {
+    KeyBuf::new(HOLDER).str(data_id).finish()
+}
+
+/// Key of the back-reference saying that `holder_key` reads the entries of `data_id`.
+pub fn holder(data_id: &str, holder_key: &str) -> Vec<u8> {
+    KeyBuf::new(HOLDER).str(data_id).str(holder_key).finish()
+}
+
+/// Prefix of the lineage index entries of the children of `parent_key`.
+pub fn children(parent_key: &str) -> Vec<u8> {
+    KeyBuf::new(CHILD).str(parent_key).finish()
+}
+
+/// Key of the lineage index entry of `child_key` under `parent_key`.
+pub fn child(parent_key: &str, child_key: &str) -> Vec<u8> {
+    KeyBuf::new(CHILD).str(parent_key).str(child_key).finish()
+}
+
 /// Prefix of the context states of the session under `key`.
 pub fn states(key: &str) -> Vec<u8> {
     KeyBuf::new(STATE).str(key).finish()
@@ -116,6 +178,49 @@ pub fn states(key: &str) -> Vec<u8> {
 /// Key of one context state.
 pub fn state(key: &str, id: u64) -> Vec<u8> {
     KeyBuf::new(STATE).str(key).u64(id).finish()
+}
+
+/// Key of the turn numbered `seq` of a session identity.
+pub fn turn(session_id: &str, seq: u64) -> Vec<u8> {
+    KeyBuf::new(TURN).str(session_id).u64(seq).finish()
+}
+
+/// Key of the turn-id index entry of `turn_id` in a session identity.
+pub fn turn_id(session_id: &str, turn_id: &str) -> Vec<u8> {
+    KeyBuf::new(TURN_ID).str(session_id).str(turn_id).finish()
+}
+
+/// Key of the fork lineage of a session identity.
+pub fn lineage(session_id: &str) -> Vec<u8> {
+    KeyBuf::new(LINEAGE).str(session_id).finish()
+}
+
+/// Key of a provider fork operation.
+pub fn fork_operation(operation_id: &str) -> Vec<u8> {
+    KeyBuf::new(FORK_OPERATION).str(operation_id).finish()
+}
+
+/// Key of the idempotency index entry of a fork request id.
+pub fn fork_request(request_id: &str) -> Vec<u8> {
+    KeyBuf::new(FORK_REQUEST).str(request_id).finish()
+}
+
+/// Key of the turn barrier of a fork point (`point` names the turn, see `crate::fork_ops`).
+pub fn fork_barrier(source_session_id: &str, point: &str) -> Vec<u8> {
+    KeyBuf::new(FORK_BARRIER)
+        .str(source_session_id)
+        .str(point)
+        .finish()
+}
+
+/// Key of the reservation of a fork target key.
+pub fn fork_target(target_key: &str) -> Vec<u8> {
+    KeyBuf::new(FORK_TARGET).str(target_key).finish()
+}
+
+/// Key of an active fork operation's entry in the recovery index.
+pub fn fork_active(operation_id: &str) -> Vec<u8> {
+    KeyBuf::new(FORK_ACTIVE).str(operation_id).finish()
 }
 
 /// Decodes a string component starting at `at`; returns it and the offset after it.

@@ -36,9 +36,13 @@
     forbid(unsafe_code)
 )]
 
+pub mod capabilities;
 pub mod command;
 pub mod compaction;
 mod error;
+mod fork;
+pub mod fork_model;
+mod fork_ops;
 pub mod import;
 pub mod keys;
 mod lifecycle;
@@ -49,10 +53,12 @@ pub mod record;
 pub mod resume;
 pub mod roles;
 mod session;
+mod shared;
 mod states;
 mod storage;
 pub mod threads;
 mod transcript;
+pub mod turns;
 pub mod validate;
 
 #[cfg(all(feature = "component", target_arch = "wasm32"))]
@@ -61,14 +67,21 @@ mod component;
 
 pub use command::{Command, execute, execute_with};
 pub use error::Error;
+pub use fork::{branch, lineage, list_children};
+pub use fork_ops::{
+    acknowledge_fork_operation, begin_fork_dispatch, claim_fork_provider_binding, commit_fork,
+    complete_fork_provider_binding, fork, get_fork_lineage, get_fork_operation,
+    record_fork_disposition, recover_fork_operations,
+};
 pub use lifecycle::{
     apply_intent, cap_entries, delete_session, finish, get_or_create, prune_stale, resume, update,
 };
 pub use memory::MemoryStorage;
 pub use model::{
-    AppendRequest, ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
-    ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session,
-    SessionList, SessionStatus, TruncateOutcome, TurnUsage, UpdateRequest,
+    AppendRequest, ArchiveStatus, Branch, BranchRequest, ContextState, Entry, FinishStatus,
+    ForkPoint, Intent, IntentOutcome, Lineage, LineageView, ListFilter, NewContextState, Order,
+    Page, PageRequest, ResetArchive, Role, Session, SessionList, SessionStatus, TruncateOutcome,
+    TurnUsage, UpdateRequest,
 };
 pub use op::{
     Archiver, MAX_ATTEMPTS, NoArchive, Operation, ReadRequest, ReadResult, Step, read_sync, run,
@@ -89,4 +102,5 @@ pub use threads::{
     ThreadBinding, ThreadPlan, TurnCommit, TurnCommitted, commit_turn, plan_provider_thread,
 };
 pub use transcript::{append_entry, count_entries, get_entry, read_page, truncate};
+pub use turns::{get_turn, interrupt_turn, session_turns, settle_turn, start_turn};
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

@@ -1,17 +1,19 @@
 //! Session lifecycle: get-or-create, intents (continue, new chat, reset), resume, update,
 //! finish, delete, and the cascading clean-ups `prune_stale` and `cap_entries`.
 
+use std::collections::BTreeSet;
+
 use serde_json::Value;
 
 use crate::error::Error;
 use crate::keys;
 use crate::model::{
-    ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ResetArchive, Session,
-    SessionStatus, UpdateRequest,
+    ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome, Lineage, ResetArchive,
+    Session, SessionStatus, UpdateRequest,
 };
 use crate::op::{Io, OpResult, Operation};
 use crate::record;
-use crate::session::{Loaded, load, require, write_update};
+use crate::session::{Loaded, load, require, write_record, write_update};
 use crate::storage::{Batch, KeyRange, Kv, RangeQuery, prefix_end};
 use crate::validate;
 
@@ -68,13 +70,27 @@ fn delete_identity(batch: &mut Batch, session_id: &str) {
     }
 }
 
-/// Adds to `batch` the deletion of a session and everything it owns.
-fn delete_everything(batch: &mut Batch, session: &Session) {
+/// Adds to `batch` the deletion of a session and everything it owns: its records, its
+/// back-references to shared history and its entry in its parent's lineage index.
+/// Sessions that read its entries must have been released first.
+fn delete_everything(batch: &mut Batch, loaded: &Loaded) {
+    let session = &loaded.session;
     batch.delete(keys::session(&session.key));
     batch.delete(keys::recency(session.updated_at, &session.key));
     delete_identity(batch, &session.session_id);
+    drop_base(batch, loaded);
+    if let Some(parent) = &loaded.lineage.parent_session_key {
+        batch.delete(keys::child(parent, &session.key));
+    }
     batch.delete_range(KeyRange::prefix(&keys::states(&session.key)));
     batch.delete_range(KeyRange::prefix(&crate::compaction::repairs(&session.key)));
+}
+
+/// Adds to `batch` the removal of a session's back-references (its base is discarded).
+fn drop_base(batch: &mut Batch, loaded: &Loaded) {
+    for layer in &loaded.base {
+        batch.delete(keys::holder(&layer.data_id, &loaded.session.key));
+    }
 }
 
 fn create_batch(session: &Session) -> Result<Batch, Error> {
@@ -156,13 +172,12 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     }
     // The archive holds the canonical transcript: entries archived by compaction and the
     // active ones, merged back into their original order.
-    let mut entries = Vec::new();
-    for tag in [b'x', keys::ENTRY] {
-        for kv in read_all(io, KeyRange::prefix(&keys::identity(tag, &old.session_id))).await? {
-            entries.push(record::decode::<Entry>(&kv.key, &kv.value)?);
-        }
-    }
-    entries.sort_by_key(|e| (e.created_at, e.id));
+    // A branch's shared history is part of it.
+    let entries: Vec<Entry> = crate::shared::items(io, old, &loaded.base, true, None)
+        .await?
+        .into_iter()
+        .map(|i| i.entry)
+        .collect();
     let summaries = read_all(io, KeyRange::prefix(&keys::identity(b'y', &old.session_id)))
         .await?
         .iter()
@@ -190,7 +205,17 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     fresh.last_state_id = old.last_state_id;
 
     let mut batch = Batch::default();
-    write_update(&mut batch, &loaded, &fresh)?;
+    // Branches that read the old identity's entries get their own copy first.
+    let mut done = BTreeSet::from([old.key.clone()]);
+    crate::shared::release(io, &mut batch, &old.session_id, &mut done).await?;
+    // The new generation keeps its place in the tree but inherits no history.
+    let lineage = Lineage {
+        parent_session_key: loaded.lineage.parent_session_key.clone(),
+        spawn_depth: loaded.lineage.spawn_depth,
+        ..Lineage::default()
+    };
+    write_record(&mut batch, &loaded, &fresh, &lineage, &[])?;
+    drop_base(&mut batch, &loaded);
     delete_identity(&mut batch, &old.session_id);
     batch.delete_range(KeyRange::prefix(&crate::compaction::repairs(&old.key)));
     for kv in states {
@@ -333,7 +358,9 @@ pub fn delete_session(workspace: &str, key: &str, expected_epoch: Option<u64>) -
             fence(&loaded, expected_epoch)?;
             let mut batch = Batch::default();
             batch.require_equals(keys::session(&key), loaded.bytes.clone());
-            delete_everything(&mut batch, &loaded.session);
+            let sid = loaded.session.session_id.clone();
+            crate::shared::release(&io, &mut batch, &sid, &mut BTreeSet::from([key])).await?;
+            delete_everything(&mut batch, &loaded);
             io.commit(batch).await
         }
     })
@@ -404,10 +431,16 @@ pub fn cap_entries(workspace: &str, max: u64) -> Operation<u64> {
 /// commit guarded by every record being unchanged.
 async fn delete_sessions(io: &Io, doomed: Vec<Kv>) -> OpResult<u64> {
     let mut batch = Batch::default();
-    for kv in &doomed {
-        let session: Session = record::decode(&kv.key, &kv.value)?;
-        batch.require_equals(keys::session(&session.key), kv.value.clone());
-        delete_everything(&mut batch, &session);
+    let doomed = doomed
+        .into_iter()
+        .map(|kv| crate::session::decode(&kv.key, kv.value))
+        .collect::<Result<Vec<_>, _>>()?;
+    // Sessions deleted here need no copy of anything.
+    let mut done: BTreeSet<String> = doomed.iter().map(|l| l.session.key.clone()).collect();
+    for loaded in &doomed {
+        batch.require_equals(keys::session(&loaded.session.key), loaded.bytes.clone());
+        crate::shared::release(io, &mut batch, &loaded.session.session_id, &mut done).await?;
+        delete_everything(&mut batch, loaded);
     }
     if !doomed.is_empty() {
         io.commit(batch).await?;

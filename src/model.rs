@@ -490,3 +490,108 @@ pub struct ListFilter {
     #[serde(default)]
     pub status: Option<SessionStatus>,
 }
+
+/// Where a branched session was forked from its parent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForkPoint {
+    /// The parent's identity at the fork.
+    pub parent_session_id: String,
+    /// The parent's newest entry id at the fork: the child's entry ids continue after it.
+    pub parent_last_entry_id: u64,
+    /// For a fork before a message: that message; the child holds the canonical prefix
+    /// strictly before it.
+    #[serde(default)]
+    pub before_message_id: Option<String>,
+    /// For a fork before a message: its position (`created_at`, entry id).
+    #[serde(default)]
+    pub before_position: Option<(u64, u64)>,
+    /// Active entries the child inherited.
+    pub inherited_entries: u64,
+    /// Compaction summaries the child inherited.
+    pub inherited_summaries: u64,
+}
+
+/// How a session relates to the session it was branched from, and to its own branches.
+/// Sessions that were never branched have the default: no parent, depth 0.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lineage {
+    /// The key of the session this one was branched from.
+    #[serde(default)]
+    pub parent_session_key: Option<String>,
+    /// 0 for a root session, the parent's depth + 1 for a branch.
+    #[serde(default)]
+    pub spawn_depth: u64,
+    /// True when the branch inherited the parent's history (transcript, summaries,
+    /// context states); false for an empty branch (or one whose history was over the
+    /// token budget), and after the branch is reset.
+    #[serde(default)]
+    pub forked_from_parent: bool,
+    /// Where the history was forked, when it was.
+    #[serde(default)]
+    pub fork_point: Option<ForkPoint>,
+    /// Branches made from this session's current identity.
+    #[serde(default)]
+    pub fork_count: u64,
+}
+
+/// How to branch a session. Unknown fields are rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BranchRequest {
+    /// The identity of the new session.
+    pub child_session_id: String,
+    /// Inherit the parent's transcript, summaries, context states and canonical archive.
+    #[serde(default)]
+    pub fork_transcript: bool,
+    /// Inherit only the canonical prefix strictly before this message (no summaries, no
+    /// context states). Implies a fork of the transcript.
+    #[serde(default)]
+    pub fork_before_message_id: Option<String>,
+    /// When the inherited transcript tokens plus summary tokens exceed this, the branch
+    /// is created without history.
+    #[serde(default)]
+    pub max_fork_tokens: Option<u64>,
+}
+
+impl BranchRequest {
+    /// A branch with no history.
+    pub fn empty(child_session_id: impl Into<String>) -> Self {
+        BranchRequest {
+            child_session_id: child_session_id.into(),
+            fork_transcript: false,
+            fork_before_message_id: None,
+            max_fork_tokens: None,
+        }
+    }
+
+    /// A branch that inherits the parent's whole history.
+    pub fn fork(child_session_id: impl Into<String>) -> Self {
+        BranchRequest {
+            fork_transcript: true,
+            ..Self::empty(child_session_id)
+        }
+    }
+}
+
+/// A session with its lineage (the result of [`crate::branch`], an entry of
+/// [`crate::list_children`]). Serialized flat: the session's fields and the lineage's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Branch {
+    /// The session.
+    #[serde(flatten)]
+    pub session: Session,
+    /// Its lineage.
+    #[serde(flatten)]
+    pub lineage: Lineage,
+}
+
+/// A session's place in its tree: itself with its lineage, and its direct branches,
+/// in key order (what `spool tree KEY` walks).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LineageView {
+    /// The session and its lineage.
+    #[serde(flatten)]
+    pub node: Branch,
+    /// The sessions branched from it (whose `parent_session_key` is its key).
+    pub children: Vec<Branch>,
+}

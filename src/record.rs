@@ -11,17 +11,33 @@ use serde::de::DeserializeOwned;
 use crate::error::Error;
 use crate::keys;
 
-/// The record format version this build writes. Format 2 added the session accounting
+/// The record format version this build writes (every record but those of sessions
+/// that share history, see [`BRANCHED_FORMAT_VERSION`]). Format 2 added the session accounting
 /// fields, entry `turn_usage`, context states and the message-id index; format-1 records
 /// read with their documented defaults.
 pub const FORMAT_VERSION: u8 = 2;
 
+/// The format of session records that share history: a branch (lineage, shared base)
+/// or a session that was branched from. Format 3 is format 2 plus the `lineage` and
+/// `base` fields; a build that reads only up to format 2 refuses these records
+/// (`corruption`) rather than reading a branch without its history or rewriting a
+/// parent without handing its branches their copy. Every other record stays format 2.
+pub const BRANCHED_FORMAT_VERSION: u8 = 3;
+
 /// The oldest record format this build reads.
 pub const OLDEST_READABLE: u8 = 1;
 
+/// The newest record format this build reads.
+pub const NEWEST_READABLE: u8 = BRANCHED_FORMAT_VERSION;
+
 /// Encodes a record at the current format version.
 pub fn encode<T: Serialize>(record: &T) -> Result<Vec<u8>, Error> {
-    let mut out = vec![FORMAT_VERSION];
+    encode_as(FORMAT_VERSION, record)
+}
+
+/// Encodes a record at format `version`.
+pub(crate) fn encode_as<T: Serialize>(version: u8, record: &T) -> Result<Vec<u8>, Error> {
+    let mut out = vec![version];
     serde_json::to_writer(&mut out, record)
         .map_err(|e| Error::internal(format!("record does not encode: {e}")))?;
     Ok(out)
@@ -34,12 +50,13 @@ pub fn decode<T: DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<T, Error>
         detail,
     };
     match value.split_first() {
-        // Format 1 differs from 2 only by fields 2 added, which have serde defaults.
-        Some((&version, body)) if (OLDEST_READABLE..=FORMAT_VERSION).contains(&version) => {
+        // Format 1 differs from 2, and 2 from 3, only by fields the later one added,
+        // which have serde defaults.
+        Some((&version, body)) if (OLDEST_READABLE..=NEWEST_READABLE).contains(&version) => {
             serde_json::from_slice(body).map_err(|e| corrupt(e.to_string()))
         }
         Some((&version, _)) => Err(corrupt(format!(
-            "unknown format version {version} (this build reads up to {FORMAT_VERSION})"
+            "unknown format version {version} (this build reads up to {NEWEST_READABLE})"
         ))),
         None => Err(corrupt("empty value".into())),
     }

@@ -1,18 +1,84 @@
 //! Session records: create, get, list by recency.
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::Error;
 use crate::keys;
-use crate::model::{ListFilter, Session, SessionList};
+use crate::model::{Lineage, ListFilter, Session, SessionList};
 use crate::op::{Io, OpResult, Operation};
 use crate::record;
+use crate::shared::Layer;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
 use crate::validate;
+
+/// The stored form of a session record: the [`Session`] itself, and for a branched
+/// session its lineage and the shared history it reads. Both extras are omitted when
+/// empty, so the record of a session that was never branched is exactly a `Session`
+/// (and older records read with no lineage and no base).
+#[derive(Debug, Clone, Deserialize)]
+pub(crate) struct Stored {
+    #[serde(flatten)]
+    pub(crate) session: Session,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) lineage: Option<Lineage>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) base: Vec<Layer>,
+}
+
+impl Stored {
+    /// Encodes the record.
+    pub(crate) fn encode(
+        session: &Session,
+        lineage: &Lineage,
+        base: &[Layer],
+    ) -> Result<Vec<u8>, Error> {
+        let plain = lineage == &Lineage::default() && base.is_empty();
+        let version = if plain {
+            record::FORMAT_VERSION
+        } else {
+            record::BRANCHED_FORMAT_VERSION
+        };
+        record::encode_as(
+            version,
+            &StoredRef {
+                session,
+                lineage: (!plain && lineage != &Lineage::default()).then_some(lineage),
+                base,
+            },
+        )
+    }
+}
+
+#[derive(Serialize)]
+struct StoredRef<'a> {
+    #[serde(flatten)]
+    session: &'a Session,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lineage: Option<&'a Lineage>,
+    #[serde(skip_serializing_if = "<[Layer]>::is_empty")]
+    base: &'a [Layer],
+}
 
 /// A session record as read, with the exact bytes it was read from (the commit's
 /// precondition: nobody changed it in between).
 pub(crate) struct Loaded {
     pub(crate) session: Session,
+    /// Its lineage (default for a session that was never branched).
+    pub(crate) lineage: Lineage,
+    /// The shared history it reads (empty unless branched and not yet materialized).
+    pub(crate) base: Vec<Layer>,
     pub(crate) bytes: Vec<u8>,
+}
+
+/// Decodes a session record (also a recency index value).
+pub(crate) fn decode(record_key: &[u8], bytes: Vec<u8>) -> Result<Loaded, Error> {
+    let stored: Stored = record::decode(record_key, &bytes)?;
+    Ok(Loaded {
+        session: stored.session,
+        lineage: stored.lineage.unwrap_or_default(),
+        base: stored.base,
+        bytes,
+    })
 }
 
 /// Reads the session under `key`.
@@ -20,10 +86,7 @@ pub(crate) async fn load(io: &Io, key: &str) -> Result<Option<Loaded>, Error> {
     let record_key = keys::session(key);
     match io.get(record_key.clone()).await? {
         None => Ok(None),
-        Some(bytes) => Ok(Some(Loaded {
-            session: record::decode(&record_key, &bytes)?,
-            bytes,
-        })),
+        Some(bytes) => decode(&record_key, bytes).map(Some),
     }
 }
 
@@ -38,9 +101,22 @@ pub(crate) async fn require(io: &Io, key: &str) -> Result<Loaded, Error> {
 /// Adds to `batch` the writes that replace `old` by `new`, guarded by `old` still being
 /// what was read: the record and its recency index entry, which holds a copy of the
 /// record so that listing by recency is one range read.
+/// The lineage and shared base of `old` are kept as they are in `old` (a caller that
+/// materialized the base clears `old.base` first).
 pub(crate) fn write_update(batch: &mut Batch, old: &Loaded, new: &Session) -> Result<(), Error> {
+    write_record(batch, old, new, &old.lineage, &old.base)
+}
+
+/// Like [`write_update`], with the lineage and base given.
+pub(crate) fn write_record(
+    batch: &mut Batch,
+    old: &Loaded,
+    new: &Session,
+    lineage: &Lineage,
+    base: &[Layer],
+) -> Result<(), Error> {
     let record_key = keys::session(&new.key);
-    let bytes = record::encode(new)?;
+    let bytes = Stored::encode(new, lineage, base)?;
     batch.require_equals(record_key.clone(), old.bytes.clone());
     batch.put(record_key, bytes.clone());
     if old.session.updated_at != new.updated_at {

@@ -24,7 +24,7 @@ use crate::model::{AppendRequest, Entry, Session};
 use crate::op::{Io, OpResult, Operation};
 use crate::session::{require, write_update};
 use crate::storage::Batch;
-use crate::transcript::{check_append, check_epoch, stage_entry};
+use crate::transcript::{check_append, check_epoch, in_base, stage_entry};
 use crate::validate;
 
 /// The most entries one turn may commit at once.
@@ -272,6 +272,15 @@ async fn commit(io: &Io, key: &str, turn: TurnCommit, now_ms: u64) -> OpResult<T
     for request in turn.entries {
         check_epoch(key, &loaded.session, request.expected_epoch)?;
         let (entry, index) = stage_entry(&mut staged, &mut updated, request, now_ms)?;
+        if in_base(io, &loaded, &entry.message_id).await? {
+            return Err(Error::Conflict {
+                reason: format!(
+                    "message id `{}` is already in session `{key}`",
+                    entry.message_id
+                ),
+            }
+            .into());
+        }
         taken.push((index, entry.message_id.clone()));
         entries.push(entry);
     }

@@ -1,5 +1,7 @@
 //! Transcript entries: append and paged reads.
 
+use std::collections::BTreeSet;
+
 use crate::error::Error;
 use crate::keys;
 use crate::model::{AppendRequest, Entry, Order, Page, PageRequest, TruncateOutcome};
@@ -65,6 +67,21 @@ pub(crate) fn check_epoch(
     }
 }
 
+/// Whether a branch's shared history (which its own message-id index cannot see)
+/// already holds `message_id`.
+pub(crate) async fn in_base(
+    io: &Io,
+    loaded: &crate::session::Loaded,
+    message_id: &str,
+) -> Result<bool, Error> {
+    if loaded.base.is_empty() {
+        return Ok(false);
+    }
+    Ok(crate::shared::locate_in_base(io, &loaded.base, message_id)
+        .await?
+        .is_some())
+}
+
 /// Makes `request` the next entry of `session` (which is updated: ids, counts, tokens,
 /// `updated_at`) and adds the entry and its message-id index to `batch`. Returns the
 /// entry and the index of the precondition that fails when its message id is taken.
@@ -111,6 +128,15 @@ async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpRe
     let mut updated = loaded.session.clone();
     let mut staged = Batch::default();
     let (entry, taken) = stage_entry(&mut staged, &mut updated, request, now_ms)?;
+    if in_base(io, &loaded, &entry.message_id).await? {
+        return Err(Error::Conflict {
+            reason: format!(
+                "message id `{}` is already in session `{key}`",
+                entry.message_id
+            ),
+        }
+        .into());
+    }
     // The session record's precondition comes first: a lost race restarts the
     // operation before a taken message id is judged.
     let mut batch = Batch::default();
@@ -180,48 +206,23 @@ async fn page(
     cursor: Option<Vec<u8>>,
     limit: u32,
 ) -> OpResult<Page> {
-    let session = require(io, key).await?.session;
-    let prefix = keys::entries(&session.session_id);
-    let after = |cursor: &[u8]| {
-        let mut k = prefix.clone();
-        k.extend_from_slice(cursor);
-        k
-    };
-    let range = match (order, &cursor) {
-        (Order::OldestFirst, None) | (Order::NewestFirst, None) => KeyRange::prefix(&prefix),
-        (Order::OldestFirst, Some(c)) => {
-            // Strictly after the cursor's entry: its key followed by a zero byte.
-            let mut start = after(c);
-            start.push(0);
-            KeyRange {
-                start,
-                end: prefix_end(&prefix),
-            }
-        }
-        (Order::NewestFirst, Some(c)) => KeyRange {
-            start: prefix.clone(),
-            end: Some(after(c)),
-        },
-    };
-    let mut pairs = io
-        .range(RangeQuery {
-            range,
-            limit: limit + 1,
-            reverse: order == Order::NewestFirst,
-        })
-        .await?;
-    let more = pairs.len() > limit as usize;
-    pairs.truncate(limit as usize);
-    let entries = pairs
-        .iter()
-        .map(|kv| record::decode::<Entry>(&kv.key, &kv.value))
-        .collect::<Result<Vec<_>, _>>()?;
-    let next_cursor = match (more, pairs.last()) {
-        (true, Some(last)) => Some(validate::hex(&last.key[prefix.len()..])),
+    let loaded = require(io, key).await?;
+    let (items, more) = crate::shared::page(
+        io,
+        &loaded.session,
+        &loaded.base,
+        order,
+        cursor.as_deref(),
+        limit as usize,
+    )
+    .await?;
+    crate::shared::confirm(io, &loaded).await?;
+    let next_cursor = match (more, items.last()) {
+        (true, Some(last)) => Some(validate::hex(&last.position)),
         _ => None,
     };
     Ok(Page {
-        entries,
+        entries: items.into_iter().map(|i| i.entry).collect(),
         next_cursor,
     })
 }
@@ -250,48 +251,13 @@ pub fn get_entry(workspace: &str, key: &str, message_id: &str) -> Operation<Opti
     Operation::new(workspace, move |io| {
         let (key, message_id) = (key.clone(), message_id.clone());
         async move {
-            let session = require(&io, &key).await?.session;
-            Ok(find_entry(&io, &session, &message_id).await?)
+            let loaded = require(&io, &key).await?;
+            let found =
+                crate::shared::locate(&io, &loaded.session, &loaded.base, &message_id).await?;
+            crate::shared::confirm(&io, &loaded).await?;
+            Ok(found.map(|i| i.entry))
         }
     })
-}
-
-/// Looks `message_id` up in the message-id index (or, for identities older than the
-/// index, scans the transcript).
-pub(crate) async fn find_entry(
-    io: &Io,
-    session: &crate::Session,
-    message_id: &str,
-) -> Result<Option<Entry>, Error> {
-    let sid = &session.session_id;
-    if session.message_index {
-        let Some(position) = io.get(keys::message(sid, message_id)).await? else {
-            return Ok(None);
-        };
-        let mut entry_key = keys::entries(sid);
-        entry_key.extend_from_slice(&position);
-        if let Some(bytes) = io.get(entry_key.clone()).await? {
-            return record::decode(&entry_key, &bytes).map(Some);
-        }
-        // A compaction moved it to the canonical archive, at the same position.
-        let mut archived_key = keys::identity(b'x', sid);
-        archived_key.extend_from_slice(&position);
-        return match io.get(archived_key.clone()).await? {
-            Some(bytes) => {
-                record::decode::<crate::compaction::ArchivedEntry>(&archived_key, &bytes)
-                    .map(|a| Some(a.entry))
-            }
-            // The index outlived its entry (a truncation); the entry is gone.
-            None => Ok(None),
-        };
-    }
-    for kv in crate::lifecycle::read_all(io, KeyRange::prefix(&keys::entries(sid))).await? {
-        let entry: Entry = record::decode(&kv.key, &kv.value)?;
-        if entry.message_id == message_id {
-            return Ok(Some(entry));
-        }
-    }
-    Ok(None)
 }
 
 /// Keeps the newest `max_messages` entries of the session under `key` and deletes the
@@ -323,7 +289,7 @@ async fn truncate_body(
     expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> OpResult<TruncateOutcome> {
-    let loaded = require(io, key).await?;
+    let mut loaded = require(io, key).await?;
     crate::lifecycle::fence(&loaded, expected_epoch)?;
     let before = loaded.session.entry_count;
     if before <= max_messages {
@@ -335,33 +301,64 @@ async fn truncate_body(
     }
     let sid = loaded.session.session_id.clone();
     let prefix = keys::entries(&sid);
-    // Everything below the oldest kept entry goes.
-    let end = if max_messages == 0 {
-        prefix_end(&prefix)
-    } else {
-        let kept = io
-            .range(RangeQuery {
-                range: KeyRange::prefix(&prefix),
-                limit: u32::try_from(max_messages).unwrap_or(u32::MAX),
-                reverse: true,
-            })
-            .await?;
-        kept.last().map(|kv| kv.key.clone())
-    };
-    let doomed = KeyRange {
-        start: prefix.clone(),
-        end,
-    };
     let mut batch = Batch::default();
+    // Branches that read these entries get their own copy before any goes.
+    let mut done = BTreeSet::from([key.to_owned()]);
+    crate::shared::release(io, &mut batch, &sid, &mut done).await?;
     let mut removed = 0u64;
-    for kv in crate::lifecycle::read_all(io, doomed.clone()).await? {
-        let entry: Entry = record::decode(&kv.key, &kv.value)?;
-        batch.delete(keys::message(&sid, &entry.message_id));
-        removed += 1;
+    if loaded.base.is_empty() {
+        // Everything below the oldest kept entry goes.
+        let end = if max_messages == 0 {
+            prefix_end(&prefix)
+        } else {
+            let kept = io
+                .range(RangeQuery {
+                    range: KeyRange::prefix(&prefix),
+                    limit: u32::try_from(max_messages).unwrap_or(u32::MAX),
+                    reverse: true,
+                })
+                .await?;
+            kept.last().map(|kv| kv.key.clone())
+        };
+        let doomed = KeyRange {
+            start: prefix.clone(),
+            end,
+        };
+        for kv in crate::lifecycle::read_all(io, doomed.clone()).await? {
+            let entry: Entry = record::decode(&kv.key, &kv.value)?;
+            batch.delete(keys::message(&sid, &entry.message_id));
+            removed += 1;
+        }
+        batch.delete_range(doomed);
+    } else {
+        // A branch truncating its shared history: it takes its own copy, then cuts it
+        // like its own transcript.
+        let items = crate::shared::items(io, &loaded.session, &loaded.base, false, None).await?;
+        let keep = usize::try_from(max_messages)
+            .unwrap_or(usize::MAX)
+            .min(items.len());
+        let cut = items.len() - keep;
+        crate::shared::materialize(io, &mut batch, &loaded.session, &loaded.base).await?;
+        loaded.base.clear();
+        for item in &items[..cut] {
+            batch.delete(keys::message(&sid, &item.entry.message_id));
+            removed += 1;
+        }
+        let end = match items.get(cut) {
+            Some(first_kept) => {
+                let mut key = prefix.clone();
+                key.extend_from_slice(&first_kept.position);
+                Some(key)
+            }
+            None => prefix_end(&prefix),
+        };
+        batch.delete_range(KeyRange {
+            start: prefix.clone(),
+            end,
+        });
     }
-    batch.delete_range(doomed);
     let mut updated = loaded.session.clone();
-    updated.entry_count = before - removed;
+    updated.entry_count = before.saturating_sub(removed);
     updated.updated_at = now_ms;
     write_update(&mut batch, &loaded, &updated)?;
     io.commit(batch).await?;

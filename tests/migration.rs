@@ -129,3 +129,66 @@ fn test_format_1_transcripts_read_and_grow() {
         .expect("record");
     assert_eq!(raw[0], record::FORMAT_VERSION);
 }
+
+#[test]
+fn test_format_1_sessions_branch_and_their_branches_read_exactly() {
+    let storage = restored();
+    let key = "agent:demo:main";
+    let read = |key: &str| {
+        run(
+            &storage,
+            spool::read_page(
+                "default",
+                key,
+                PageRequest {
+                    order: Order::OldestFirst,
+                    cursor: None,
+                    limit: 100,
+                },
+            ),
+        )
+        .expect("page")
+        .entries
+    };
+    let parent = read(key);
+    let whole = run(
+        &storage,
+        spool::branch(
+            "default",
+            key,
+            "agent:demo:fork",
+            spool::BranchRequest::fork("f1"),
+            9_999_999_999_000,
+        ),
+    )
+    .expect("branch");
+    assert!(whole.lineage.forked_from_parent);
+    assert_eq!(read("agent:demo:fork"), parent);
+    // Lookups by message id scan the un-indexed parent identity through the base.
+    let third = &parent[2];
+    let found = run(
+        &storage,
+        spool::get_entry("default", "agent:demo:fork", &third.message_id),
+    )
+    .expect("lookup");
+    assert_eq!(found.as_ref(), Some(third));
+    let mut request = spool::BranchRequest::fork("f2");
+    request.fork_before_message_id = Some(third.message_id.clone());
+    let prefix = run(
+        &storage,
+        spool::branch(
+            "default",
+            key,
+            "agent:demo:prefix",
+            request,
+            9_999_999_999_001,
+        ),
+    )
+    .expect("branch before a message");
+    assert_eq!(prefix.session.entry_count, 2);
+    assert_eq!(read("agent:demo:prefix"), parent[..2].to_vec());
+    // The parent's deletion hands both branches their own copy.
+    run(&storage, spool::delete_session("default", key, None)).expect("delete");
+    assert_eq!(read("agent:demo:fork"), parent);
+    assert_eq!(read("agent:demo:prefix"), parent[..2].to_vec());
+}

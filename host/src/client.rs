@@ -10,6 +10,7 @@ use spool::compaction::{
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use spool::import::{ImportFormat, ImportOutcome, ImportRequest, ImportedLog, ImportedSession};
 use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
     AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
@@ -18,9 +19,18 @@ use spool::{
     TruncateOutcome, TurnCommit, TurnCommitted, UpdateRequest,
 };
 
+use spool::capabilities::{ForkProjection, ProbeAnswer, ProjectionMode};
+use spool::fork_model::{
+    DispatchPayload, Disposition, ForkOperationView, ForkRequest, Lineage as ForkLineage,
+    ProviderBindingRequest, RecoveryReport,
+};
+use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn};
+use spool::{Branch, BranchRequest, LineageView};
+
 use crate::archive::ArchiveDir;
 use crate::engine::{Instance, Runtime};
 use crate::error::{CompactWithError, Error};
+use crate::provider::ForkProvider;
 use crate::sqlite::SqliteStorage;
 
 /// The workspace a [`Spool`] uses unless told otherwise.
@@ -618,6 +628,75 @@ impl Spool {
             .record_task_outcome(&self.workspace, request, now)
     }
 
+    /// Parses an agent log into the core's [`ImportedLog`]; see
+    /// [`Instance::parse_import`].
+    pub fn parse_import(&mut self, format: ImportFormat, text: &str) -> Result<ImportedLog, Error> {
+        self.instance.parse_import(format, text)
+    }
+
+    /// Writes one parsed session (or a slice of at most
+    /// [`MAX_IMPORT_ENTRIES`](spool::import::MAX_IMPORT_ENTRIES) of its entries, in
+    /// order) under `key`, creating it with a fresh session id if it does not exist;
+    /// entries the session already holds (by message id) are skipped. See
+    /// [`Instance::import_session`].
+    ///
+    /// ```
+    /// use spool::import::ImportFormat;
+    /// use spool_host::Spool;
+    ///
+    /// let log = concat!(
+    ///     r#"{"type":"user","uuid":"u1","sessionId":"s-1","cwd":"/src/app","#,
+    ///     r#""timestamp":"2025-10-17T09:00:00Z","message":{"role":"user","content":"hi"}}"#,
+    ///     "\n",
+    /// );
+    /// let mut spool = Spool::builder().open()?;
+    /// let parsed = spool.parse_import(ImportFormat::ClaudeCode, log)?;
+    /// let session = parsed.sessions.into_iter().next().expect("one session");
+    /// let key = "import:claude_code:s-1";
+    /// let first = spool.import_session(key, ImportFormat::ClaudeCode, session.clone())?;
+    /// assert_eq!((first.created, first.imported), (true, 1));
+    /// let again = spool.import_session(key, ImportFormat::ClaudeCode, session)?;
+    /// assert_eq!((again.imported, again.already_present), (0, 1));
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn import_session(
+        &mut self,
+        key: &str,
+        format: ImportFormat,
+        session: ImportedSession,
+    ) -> Result<ImportOutcome, Error> {
+        let request = ImportRequest {
+            key: key.to_owned(),
+            session_id: (self.ids)(),
+            format,
+            session,
+        };
+        let now = (self.clock)();
+        self.instance.import_session(&self.workspace, &request, now)
+    }
+
+    /// Creates the session under `child_key`, with a fresh session id, as a branch of
+    /// the session under `parent_key` that shares its canonical transcript strictly
+    /// before `fork_before_message_id` (its whole history when `None`): how an imported
+    /// branch session (a rewound turn) is attached to its parent before its own
+    /// entries are imported. See [`Instance::import_branch`].
+    pub fn import_branch(
+        &mut self,
+        parent_key: &str,
+        child_key: &str,
+        fork_before_message_id: Option<&str>,
+    ) -> Result<spool::Branch, Error> {
+        let request = spool::BranchRequest {
+            child_session_id: (self.ids)(),
+            fork_transcript: fork_before_message_id.is_none(),
+            fork_before_message_id: fork_before_message_id.map(str::to_owned),
+            max_fork_tokens: None,
+        };
+        let now = (self.clock)();
+        self.instance
+            .import_branch(&self.workspace, parent_key, child_key, request, now)
+    }
+
     /// Whether a new agent of `agent_type` resumes the thread bound to the session under
     /// `key` or starts one (`dead_thread`: a thread the provider refused to resume).
     pub fn plan_provider_thread(
@@ -635,6 +714,316 @@ impl Spool {
     pub fn commit_turn(&mut self, key: &str, turn: TurnCommit) -> Result<TurnCommitted, Error> {
         let now = (self.clock)();
         self.instance.commit_turn(&self.workspace, key, turn, now)
+    }
+}
+
+impl Spool {
+    /// A fresh id from this handle's id source (what new sessions and operations get).
+    pub fn fresh_id(&mut self) -> String {
+        (self.ids)()
+    }
+
+    /// The time now by this handle's clock, in milliseconds since the Unix epoch.
+    pub fn now_ms(&mut self) -> u64 {
+        (self.clock)()
+    }
+
+    /// The underlying instance (explicit workspace, time and ids).
+    pub fn instance(&mut self) -> &mut Instance {
+        &mut self.instance
+    }
+
+    /// Runs any core call (`spool::Command`) in this handle's workspace and returns its
+    /// result as JSON; see [`Instance::execute`].
+    pub fn execute(&mut self, command: &spool::Command) -> Result<Value, Error> {
+        self.instance.execute(&self.workspace, command)
+    }
+
+    /// Branches the session under `parent_key` into a new session under `child_key`
+    /// with a fresh session id; `options` say which history it shares (O(1) in the
+    /// parent's length). See [`Instance::branch`].
+    ///
+    /// ```
+    /// use spool::{AppendRequest, Role};
+    /// use spool_host::{BranchOptions, Spool};
+    ///
+    /// let mut spool = Spool::builder().open()?;
+    /// spool.create_session("agent:main:main")?;
+    /// for text in ["fix the test", "done: the test passes"] {
+    ///     spool.append("agent:main:main", AppendRequest::new(Role::User, text))?;
+    /// }
+    /// let alt = spool.branch("agent:main:main", "agent:main:alt", BranchOptions::fork())?;
+    /// assert_eq!((alt.session.entry_count, alt.lineage.spawn_depth), (2, 1));
+    /// assert!(alt.lineage.forked_from_parent);
+    /// // The branch's own writes stay its own.
+    /// spool.append("agent:main:alt", AppendRequest::new(Role::User, "try another way"))?;
+    /// assert_eq!(spool.count_entries("agent:main:main")?, 2);
+    /// assert_eq!(spool.list_children("agent:main:main")?.len(), 1);
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn branch(
+        &mut self,
+        parent_key: &str,
+        child_key: &str,
+        options: BranchOptions,
+    ) -> Result<Branch, Error> {
+        let request = BranchRequest {
+            child_session_id: (self.ids)(),
+            fork_transcript: options.fork_transcript,
+            fork_before_message_id: options.fork_before_message_id,
+            max_fork_tokens: options.max_fork_tokens,
+        };
+        let now = (self.clock)();
+        self.instance
+            .branch(&self.workspace, parent_key, child_key, request, now)
+    }
+
+    /// The session under `key` with its lineage and its direct branches.
+    pub fn lineage(&mut self, key: &str) -> Result<LineageView, Error> {
+        self.instance.lineage(&self.workspace, key)
+    }
+
+    /// The direct branches of the session under `key`, in key order.
+    pub fn list_children(&mut self, key: &str) -> Result<Vec<Branch>, Error> {
+        self.instance.list_children(&self.workspace, key)
+    }
+
+    /// Starts a turn of the session under `key`, stamped with the clock's time.
+    pub fn start_turn(&mut self, key: &str, request: StartTurn) -> Result<Turn, Error> {
+        let now = (self.clock)();
+        self.instance.start_turn(&self.workspace, key, request, now)
+    }
+
+    /// Settles the running turn `turn_id` of the session under `key`.
+    pub fn settle_turn(
+        &mut self,
+        key: &str,
+        turn_id: &str,
+        close: CloseTurn,
+    ) -> Result<Turn, Error> {
+        let now = (self.clock)();
+        self.instance
+            .settle_turn(&self.workspace, key, turn_id, close, now)
+    }
+
+    /// Interrupts the running turn `turn_id` of the session under `key`.
+    pub fn interrupt_turn(
+        &mut self,
+        key: &str,
+        turn_id: &str,
+        close: CloseTurn,
+    ) -> Result<Turn, Error> {
+        let now = (self.clock)();
+        self.instance
+            .interrupt_turn(&self.workspace, key, turn_id, close, now)
+    }
+
+    /// The turn `turn_id` of the session under `key`, or `None`.
+    pub fn get_turn(&mut self, key: &str, turn_id: &str) -> Result<Option<Turn>, Error> {
+        self.instance.get_turn(&self.workspace, key, turn_id)
+    }
+
+    /// The latest and the active turn of the session under `key`.
+    pub fn session_turns(&mut self, key: &str) -> Result<SessionTurns, Error> {
+        self.instance.session_turns(&self.workspace, key)
+    }
+
+    /// Prepares a provider fork of the session under `source_key` (a fresh operation id
+    /// if the request is new); see [`Instance::fork`] and [`run_fork`](Self::run_fork).
+    pub fn fork(
+        &mut self,
+        source_key: &str,
+        request: ForkRequest,
+    ) -> Result<ForkOperationView, Error> {
+        let (id, now) = ((self.ids)(), (self.clock)());
+        self.instance
+            .fork(&self.workspace, source_key, request, &id, now)
+    }
+
+    /// Records `dispatching` and returns the payload to send to the provider.
+    pub fn begin_fork_dispatch(&mut self, operation_id: &str) -> Result<DispatchPayload, Error> {
+        let now = (self.clock)();
+        self.instance
+            .begin_fork_dispatch(&self.workspace, operation_id, now)
+    }
+
+    /// Records the provider's answer to a dispatched fork.
+    pub fn record_fork_disposition(
+        &mut self,
+        operation_id: &str,
+        disposition: Disposition,
+    ) -> Result<ForkOperationView, Error> {
+        let now = (self.clock)();
+        self.instance
+            .record_fork_disposition(&self.workspace, operation_id, disposition, now)
+    }
+
+    /// Materializes the child of a provider-accepted fork, with its lineage.
+    pub fn commit_fork(&mut self, operation_id: &str) -> Result<ForkOperationView, Error> {
+        let now = (self.clock)();
+        self.instance
+            .commit_fork(&self.workspace, operation_id, now)
+    }
+
+    /// The fork operation `operation_id`; never acknowledges.
+    pub fn get_fork_operation(&mut self, operation_id: &str) -> Result<ForkOperationView, Error> {
+        self.instance
+            .get_fork_operation(&self.workspace, operation_id)
+    }
+
+    /// Acknowledges a committed fork operation (once), releasing its turn barrier.
+    pub fn acknowledge_fork_operation(
+        &mut self,
+        operation_id: &str,
+    ) -> Result<ForkOperationView, Error> {
+        let now = (self.clock)();
+        self.instance
+            .acknowledge_fork_operation(&self.workspace, operation_id, now)
+    }
+
+    /// Restart recovery of provider fork operations (`dispatching` → `unknown`).
+    pub fn recover_fork_operations(&mut self) -> Result<RecoveryReport, Error> {
+        let now = (self.clock)();
+        self.instance.recover_fork_operations(&self.workspace, now)
+    }
+
+    /// Claims the one-time provider state binding of the fork child under `key`.
+    pub fn claim_fork_provider_binding(
+        &mut self,
+        key: &str,
+    ) -> Result<Option<ProviderBindingRequest>, Error> {
+        let now = (self.clock)();
+        self.instance
+            .claim_fork_provider_binding(&self.workspace, key, now)
+    }
+
+    /// Records that the claimed provider state binding of `operation_id` is done.
+    pub fn complete_fork_provider_binding(
+        &mut self,
+        operation_id: &str,
+    ) -> Result<ForkOperationView, Error> {
+        let now = (self.clock)();
+        self.instance
+            .complete_fork_provider_binding(&self.workspace, operation_id, now)
+    }
+
+    /// The provider fork lineage of the session under `key`, if it is a fork's child.
+    pub fn get_fork_lineage(&mut self, key: &str) -> Result<Option<ForkLineage>, Error> {
+        self.instance.get_fork_lineage(&self.workspace, key)
+    }
+
+    /// The fork capability projection of the sessions under `keys`; see
+    /// [`Instance::fork_projection`].
+    pub fn fork_projection(
+        &mut self,
+        keys: Vec<String>,
+        mode: ProjectionMode,
+        answers: Vec<ProbeAnswer>,
+    ) -> Result<ForkProjection, Error> {
+        self.instance
+            .fork_projection(&self.workspace, keys, mode, answers)
+    }
+
+    /// Runs a whole provider fork operation with a fresh operation id, the clock read at
+    /// each step: see [`Instance::run_fork`].
+    ///
+    /// ```
+    /// use spool::fork_model::{ForkRequest, ForkStatus};
+    /// use spool::{AppendRequest, Role};
+    /// use spool_host::{Spool, TestProvider};
+    ///
+    /// let mut spool = Spool::builder().open()?;
+    /// spool.create_session("agent:main:src")?;
+    /// spool.append("agent:main:src", AppendRequest::new(Role::User, "hello"))?;
+    /// let request = ForkRequest {
+    ///     request_id: "request-1".into(),
+    ///     target_key: "agent:main:child".into(),
+    ///     target_session_id: "child-1".into(),
+    ///     through_turn_id: None,
+    ///     cwd: None,
+    /// };
+    /// let mut provider = TestProvider::accept_as("thread-child");
+    /// let done = spool.run_fork("agent:main:src", request, &mut provider)?;
+    /// assert_eq!(done.status, ForkStatus::Committed);
+    /// assert_eq!(provider.dispatched().len(), 1);
+    /// assert_eq!(spool.count_entries("agent:main:child")?, 1);
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn run_fork<P: ForkProvider + ?Sized>(
+        &mut self,
+        source_key: &str,
+        request: ForkRequest,
+        provider: &mut P,
+    ) -> Result<ForkOperationView, Error> {
+        let id = (self.ids)();
+        let Spool {
+            instance,
+            workspace,
+            clock,
+            ..
+        } = self;
+        crate::provider::drive(
+            instance,
+            workspace,
+            source_key,
+            request,
+            &id,
+            provider,
+            &mut || clock(),
+        )
+    }
+
+    /// Continues the fork operation `operation_id` after a restart; see
+    /// [`Instance::continue_fork`].
+    pub fn continue_fork<P: ForkProvider + ?Sized>(
+        &mut self,
+        operation_id: &str,
+        provider: &mut P,
+    ) -> Result<ForkOperationView, Error> {
+        let view = self.get_fork_operation(operation_id)?;
+        let Spool {
+            instance,
+            workspace,
+            clock,
+            ..
+        } = self;
+        crate::provider::advance(instance, workspace, view, provider, &mut || clock())
+    }
+}
+
+/// Which history a [`Spool::branch`] shares with its parent (the child's session id is
+/// fresh). The default is an empty branch.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BranchOptions {
+    /// Share the parent's transcript, summaries, context states and canonical archive.
+    pub fork_transcript: bool,
+    /// Share only the canonical prefix strictly before this message.
+    pub fork_before_message_id: Option<String>,
+    /// Over this many transcript plus summary tokens, the branch starts empty.
+    pub max_fork_tokens: Option<u64>,
+}
+
+impl BranchOptions {
+    /// A branch that shares the parent's whole history.
+    pub fn fork() -> Self {
+        BranchOptions {
+            fork_transcript: true,
+            ..Self::default()
+        }
+    }
+
+    /// A branch that shares the canonical prefix strictly before `message_id`.
+    pub fn before(message_id: impl Into<String>) -> Self {
+        BranchOptions {
+            fork_before_message_id: Some(message_id.into()),
+            ..Self::default()
+        }
+    }
+
+    /// The same options with a token budget for the shared history.
+    pub fn max_tokens(mut self, max_fork_tokens: u64) -> Self {
+        self.max_fork_tokens = Some(max_fork_tokens);
+        self
     }
 }
 
@@ -661,6 +1050,7 @@ pub struct SpoolBuilder {
     workspace: Option<String>,
     clock: Option<Clock>,
     ids: Option<Ids>,
+    memory_limit: Option<usize>,
 }
 
 impl std::fmt::Debug for SpoolBuilder {
@@ -720,6 +1110,15 @@ impl SpoolBuilder {
         self
     }
 
+    /// The most linear memory the component instance may use (default
+    /// [`DEFAULT_MEMORY_LIMIT`](crate::DEFAULT_MEMORY_LIMIT)); a call needing more fails
+    /// with [`Error::Wasm`]. Raise it for calls that take large inputs, such as
+    /// [`Spool::parse_import`] of a big log.
+    pub fn memory_limit(mut self, max_memory_bytes: usize) -> Self {
+        self.memory_limit = Some(max_memory_bytes);
+        self
+    }
+
     /// Opens the storage and instantiates the component.
     pub fn open(self) -> Result<Spool, Error> {
         let archive_dir = match (&self.archiver, self.archive_dir, &self.db_path) {
@@ -739,8 +1138,12 @@ impl SpoolBuilder {
             (None, None) => Box::new(SqliteStorage::open_in_memory()?),
         };
         Ok(Spool {
-            instance: Runtime::shared()?
-                .instantiate(BoxedStorage(storage), BoxedArchiver(archiver))?,
+            instance: Runtime::shared()?.instantiate_with_memory_limit(
+                BoxedStorage(storage),
+                BoxedArchiver(archiver),
+                self.memory_limit
+                    .unwrap_or(crate::engine::DEFAULT_MEMORY_LIMIT),
+            )?,
             archive_dir,
             workspace: self
                 .workspace

@@ -10,6 +10,7 @@ use spool::compaction::{
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use spool::import::{ImportFormat, ImportOutcome, ImportRequest, ImportedLog};
 use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
     AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
@@ -257,7 +258,7 @@ impl Instance {
 
     /// Runs one export; a runtime failure (trap) retires the instance, since a trapped
     /// component instance cannot be entered again.
-    fn call<T>(
+    pub(crate) fn call<T>(
         &mut self,
         f: impl FnOnce(&Exports, &mut Store<HostState>) -> Result<T, Error>,
     ) -> Result<T, Error> {
@@ -691,6 +692,60 @@ impl Instance {
         self.call(|e, s| e.plan_provider_thread(s, workspace, key, agent_type, dead_thread))
     }
 
+    /// Parses an agent log (`text`: Claude Code session JSONL or a Codex rollout) into
+    /// the core's [`ImportedLog`]: its sessions with their entries, the line types it
+    /// skipped (counted), invalid line numbers and a cut-off last line. Pure: reads and
+    /// writes nothing. The whole text crosses into the component, so it must fit in the
+    /// instance's memory with room for the result (the CLI caps files at 64 MiB).
+    pub fn parse_import(&mut self, format: ImportFormat, text: &str) -> Result<ImportedLog, Error> {
+        let format = format.agent_type();
+        let json = self.call(|e, s| e.parse_import(s, format, text))?;
+        decode("parse-import", &json)
+    }
+
+    /// Writes one parsed session (or a slice of at most
+    /// [`MAX_IMPORT_ENTRIES`](spool::import::MAX_IMPORT_ENTRIES) of its entries, in log
+    /// order) under `request.key` in one commit: creates the session (identity
+    /// `request.session_id`) if needed and appends every entry whose message id it does
+    /// not hold yet, so importing the same log again writes nothing. A main session is
+    /// also recorded as a `done` run of its agent and bound as the session's provider
+    /// thread, so resume selection can pick it.
+    pub fn import_session(
+        &mut self,
+        workspace: &str,
+        request: &ImportRequest,
+        now_ms: u64,
+    ) -> Result<ImportOutcome, Error> {
+        let request = encode("an import request", request)?;
+        let json = self.call(|e, s| e.import_session(s, workspace, &request, now_ms))?;
+        decode("import-session", &json)
+    }
+
+    /// Creates the session under `child_key` as a branch of the session under
+    /// `parent_key` (the core's `branch`, run through the component's `execute`): the
+    /// way an imported branch session (a rewound turn) is attached to its parent before
+    /// its own entries are imported. See [`spool::BranchRequest`] for what it shares.
+    pub fn import_branch(
+        &mut self,
+        workspace: &str,
+        parent_key: &str,
+        child_key: &str,
+        request: spool::BranchRequest,
+        now_ms: u64,
+    ) -> Result<spool::Branch, Error> {
+        let command = encode(
+            "a branch command",
+            &spool::Command::Branch {
+                parent_key: parent_key.to_owned(),
+                child_key: child_key.to_owned(),
+                request,
+                now_ms,
+            },
+        )?;
+        let json = self.call(|e, s| e.execute_for_import(s, workspace, &command))?;
+        decode("branch", &json)
+    }
+
     /// Appends a turn's entries to the session under `key` and records the provider
     /// thread it ran on, in one atomic commit.
     pub fn commit_turn(
@@ -702,4 +757,20 @@ impl Instance {
     ) -> Result<TurnCommitted, Error> {
         self.call(|e, s| e.commit_turn(s, workspace, key, turn, now_ms))
     }
+}
+
+/// The JSON text of a request for the component.
+fn encode(what: &str, value: &impl serde::Serialize) -> Result<String, Error> {
+    serde_json::to_string(value).map_err(|e| Error::Spool {
+        code: "internal".to_owned(),
+        message: format!("cannot encode {what}: {e}"),
+    })
+}
+
+/// The JSON text the component returned from `call`, as the core's type.
+fn decode<T: serde::de::DeserializeOwned>(call: &str, json: &str) -> Result<T, Error> {
+    serde_json::from_str(json).map_err(|e| Error::Spool {
+        code: "internal".to_owned(),
+        message: format!("the component returned a result of `{call}` that does not decode: {e}"),
+    })
 }

@@ -11,6 +11,8 @@
 //!   workspace, time and ids. [`Runtime`] compiles (and caches on disk) the component.
 //! - [`SqliteStorage`]: the storage contract on SQLite, usable on its own.
 //! - [`ArchiveDir`]: the reset-archive store (a [`spool::Archiver`]), usable on its own.
+//! - [`ForkProvider`]: the agent's provider as the host calls it in a provider fork
+//!   ([`Spool::run_fork`]); [`TestProvider`] and [`CommandProvider`] are ready-made.
 //!
 //! ```
 //! use spool::{AppendRequest, Role};
@@ -34,14 +36,17 @@ mod cache;
 mod client;
 mod engine;
 mod error;
+mod execute;
+mod provider;
 mod sqlite;
 mod wit;
 
 pub use archive::{ArchiveDir, DEFAULT_ARCHIVE_DIR_NAME};
 pub use cache::{CacheStatus, default_cache_dir};
-pub use client::{DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
+pub use client::{BranchOptions, DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
 pub use engine::{DEFAULT_MEMORY_LIMIT, Instance, Runtime};
 pub use error::{CompactWithError, Error};
+pub use provider::{CommandProvider, ForkProvider, TestProvider};
 pub use sqlite::SqliteStorage;
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped

@@ -9,6 +9,8 @@ mod compaction;
 mod demo;
 #[path = "cli/entries.rs"]
 mod entries;
+#[path = "cli/fork.rs"]
+mod fork;
 #[path = "cli/lifecycle.rs"]
 mod lifecycle;
 #[path = "cli/parse.rs"]
@@ -21,6 +23,11 @@ mod resume;
 mod states;
 #[path = "cli/thread.rs"]
 mod thread;
+// Importers and export (issue 7).
+#[path = "cli/export.rs"]
+mod export;
+#[path = "cli/import.rs"]
+mod import;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -33,6 +40,7 @@ use spool_host::{Error, Spool};
 
 use crate::compaction::{CompactArgs, CompactionIdArgs, PersistArgs, RepairsArgs, StatusArgs};
 use crate::entries::{EntryArgs, TruncateArgs};
+use crate::fork::{BranchArgs, ForkCommand, TurnCommand};
 use crate::lifecycle::{
     CapArgs, FencedKeyArgs, FinishArgs, IntentArgs, KeyArgs, PruneArgs, UpdateArgs,
 };
@@ -58,6 +66,11 @@ const EXAMPLES: &str = "Examples:
   spool resume record --agent codex --task t1 --status done --token thread-abc --project p1
   spool runs list --agent codex
   spool thread plan agent:main:main --agent codex --dead thread-old
+  spool branch agent:main:main agent:main:alt --fork   share the history (O(1))
+  spool branch agent:main:main agent:main:retry --before MESSAGE_ID
+  spool tree agent:main:alt                    the family, from its root
+  spool fork run agent:main:main --target agent:main:child --request-id r1 --provider-cmd ./fork.sh
+  spool fork status OP_ID
 
 Exit status: 0 success, 1 the operation failed (error[<code>] on stderr), 2 usage error.";
 
@@ -235,10 +248,33 @@ enum Command {
     /// Provider thread bindings of a session: `plan`, `commit-turn`.
     #[command(subcommand)]
     Thread(ThreadCommand),
+    /// Branch the session under PARENT into a new session CHILD (fresh session id):
+    /// empty, or sharing the parent's history (`--fork`, `--before`) at constant cost.
+    Branch(BranchArgs),
+    /// Show the family of the session under KEY as a tree, from its root.
+    Tree(KeyArgs),
+    /// Provider fork operations: `run`, `status`, `ack`, `continue`, `recover`.
+    #[command(subcommand)]
+    Fork(ForkCommand),
+    /// Turns of a session: `start`, `settle`, `interrupt`.
+    #[command(subcommand)]
+    Turn(TurnCommand),
+    /// Show the latest and the active turn of the session under KEY.
+    Turns(KeyArgs),
     /// Record a short scripted coding-agent session (`agent:demo:main`) and show it.
     ///
     /// Running it again just shows the existing session.
     Demo,
+    /// Import Claude Code session logs or Codex rollouts: `claude-code PATH…`,
+    /// `codex PATH…` (files, or directories searched recursively for `*.jsonl`).
+    ///
+    /// Each session goes under `import:<agent>:<provider session id>`; importing again
+    /// adds only new entries. Exit status 1 when a file cannot be read or imported.
+    #[command(subcommand)]
+    Import(import::ImportCommand),
+    /// Export the canonical transcript of KEY as JSON Lines (one entry per line, then
+    /// one `{"summary": …}` line per summary), or with `--archive` its reset archives.
+    Export(export::ExportArgs),
     /// Write the embedded Spool WebAssembly component to PATH (or stdout).
     Component {
         /// Where to write the `.wasm` file; stdout when absent.
@@ -421,6 +457,11 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Repair(args) => compaction::repair(&mut open(&cli)?, args),
         Command::Receipt(args) => compaction::receipt(&mut open(&cli)?, args),
         Command::Preimage(args) => compaction::preimage(&mut open(&cli)?, args),
+        Command::Branch(args) => fork::branch(&mut open(&cli)?, args),
+        Command::Tree(args) => fork::tree(&mut open(&cli)?, args),
+        Command::Fork(command) => fork::run(&mut open(&cli)?, command),
+        Command::Turn(command) => fork::turn(&mut open(&cli)?, command),
+        Command::Turns(args) => fork::turns(&mut open(&cli)?, args),
         Command::Demo => {
             let mut spool = open(&cli)?;
             if demo::run(&mut spool)? {
@@ -430,6 +471,10 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             show(&mut spool, demo::KEY, false)
         }
+        Command::Import(command) => {
+            import::run(&mut import::open(&cli.db, &cli.workspace)?, command)
+        }
+        Command::Export(args) => export::run(&mut open(&cli)?, args),
         Command::Component { path } => write_component(path.as_ref()),
     }
 }

@@ -890,6 +890,44 @@ impl Exports {
         })
     }
 
+    /// `parse-import`: the log as the core's `ImportedLog` JSON text.
+    pub(crate) fn parse_import(
+        &self,
+        store: S<'_>,
+        format: &str,
+        text: &str,
+    ) -> Result<String, Error> {
+        let call = self.api().call_parse_import(store, format, text);
+        finish("parse-import", call, Ok)
+    }
+
+    /// `import-session`: `request` is the core's `ImportRequest` as JSON text, the
+    /// result its `ImportOutcome` as JSON text.
+    pub(crate) fn import_session(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        request: &str,
+        now_ms: u64,
+    ) -> Result<String, Error> {
+        let call = self
+            .api()
+            .call_import_session(store, workspace, request, now_ms);
+        finish("import-session", call, Ok)
+    }
+
+    /// `execute` for the one command the importer needs (`branch`): `command` is a
+    /// `spool::Command` as JSON text, the result the operation's JSON text.
+    pub(crate) fn execute_for_import(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        command: &str,
+    ) -> Result<String, Error> {
+        let call = self.api().call_execute(store, workspace, command);
+        finish("execute", call, Ok)
+    }
+
     pub(crate) fn commit_turn(
         &self,
         store: S<'_>,
@@ -916,6 +954,20 @@ impl Exports {
                 session: from_wit_session(t.session)?,
             })
         })
+    }
+}
+
+impl Exports {
+    /// The generic entry point: `command` is a `spool::Command` as JSON text, the result
+    /// the operation's JSON text.
+    pub(crate) fn execute(
+        &self,
+        store: S<'_>,
+        workspace: &str,
+        command: &str,
+    ) -> Result<String, Error> {
+        let call = self.api().call_execute(store, workspace, command);
+        finish("execute", call, Ok)
     }
 }
 

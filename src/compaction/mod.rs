@@ -22,12 +22,12 @@ pub use model::{
     Summary,
 };
 pub use obligations::{Obligation, ObligationKind, extract};
-pub(crate) use ops::repairs;
 pub use ops::{
     canonical_transcript, commit_compaction, compact, compaction_preimage,
     list_degraded_compactions, list_summaries, persist_compaction_result, prepare_compaction,
     render_input, set_flush_receipt, set_repair_status,
 };
+pub(crate) use ops::{repair_key, repairs, summaries_of, summary_key};
 pub use plan::{CompactionConfig, Plan, plan};
 pub use summarize::{render, summarize};
 pub use tokens::{entry_tokens, estimate};

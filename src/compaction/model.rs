@@ -93,9 +93,11 @@ pub struct ArchivedEntry {
     /// The entry as it was.
     #[serde(flatten)]
     pub entry: Entry,
-    /// The compaction that archived it.
+    /// The compaction that archived it (empty if the record does not say).
+    #[serde(default)]
     pub compaction_id: String,
     /// That compaction's index.
+    #[serde(default)]
     pub compaction_index: u64,
 }
 

@@ -9,6 +9,8 @@
 //! enters the repair queue (`q · key · index`). Any change to the transcript between
 //! planning and commit refuses it as `stale_preimage`, writing nothing.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Value, json};
 
 use super::model::{
@@ -24,7 +26,7 @@ use crate::error::Error;
 use crate::keys;
 use crate::lifecycle::read_all;
 use crate::model::{ContextState, Entry, Session};
-use crate::op::{Io, OpResult, Operation};
+use crate::op::{Abort, Io, OpResult, Operation};
 use crate::record;
 use crate::session::{Loaded, require, write_update};
 use crate::storage::{Batch, KeyRange, RangeQuery};
@@ -32,25 +34,21 @@ use crate::validate;
 
 /// Tag of the repair queue of degraded compactions.
 const REPAIR: u8 = b'q';
-/// Tag of the canonical archive.
-const ARCHIVE: u8 = b'x';
 /// Tag of summaries.
 const SUMMARY: u8 = b'y';
 
 fn archive_key(session_id: &str, position: &[u8]) -> Vec<u8> {
-    let mut key = keys::identity(ARCHIVE, session_id);
-    key.extend_from_slice(position);
-    key
+    keys::archived(session_id, position)
 }
 
-fn summary_key(session_id: &str, index: u64) -> Vec<u8> {
+pub(crate) fn summary_key(session_id: &str, index: u64) -> Vec<u8> {
     keys::KeyBuf::new(SUMMARY)
         .str(session_id)
         .u64(index)
         .finish()
 }
 
-fn repair_key(session_key: &str, index: u64) -> Vec<u8> {
+pub(crate) fn repair_key(session_key: &str, index: u64) -> Vec<u8> {
     keys::KeyBuf::new(REPAIR)
         .str(session_key)
         .u64(index)
@@ -72,15 +70,20 @@ struct Snapshot {
     previous: Option<Summary>,
 }
 
-async fn snapshot(io: &Io, key: &str) -> Result<Snapshot, Error> {
+async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
     let loaded = require(io, key).await?;
     let sid = loaded.session.session_id.clone();
-    let pairs = read_all(io, KeyRange::prefix(&keys::entries(&sid))).await?;
-    let mut entries = Vec::with_capacity(pairs.len());
-    let mut entry_keys = Vec::with_capacity(pairs.len());
-    for kv in pairs {
-        entries.push(record::decode(&kv.key, &kv.value)?);
-        entry_keys.push(kv.key);
+    // The active transcript, shared history included. Entries read through a base get
+    // the key they will have once the base is materialized into this identity.
+    let items = crate::shared::items(io, &loaded.session, &loaded.base, false, None).await?;
+    let mut entries = Vec::with_capacity(items.len());
+    let mut entry_keys = Vec::with_capacity(items.len());
+    let prefix = keys::entries(&sid);
+    for item in items {
+        let mut entry_key = prefix.clone();
+        entry_key.extend_from_slice(&item.position);
+        entries.push(item.entry);
+        entry_keys.push(entry_key);
     }
     let latest = io
         .range(RangeQuery {
@@ -93,6 +96,7 @@ async fn snapshot(io: &Io, key: &str) -> Result<Snapshot, Error> {
         .first()
         .map(|kv| record::decode::<Summary>(&kv.key, &kv.value))
         .transpose()?;
+    crate::shared::confirm(io, &loaded).await?;
     Ok(Snapshot {
         loaded,
         keys: entry_keys,
@@ -104,6 +108,22 @@ async fn snapshot(io: &Io, key: &str) -> Result<Snapshot, Error> {
 impl Snapshot {
     fn session(&self) -> &Session {
         &self.loaded.session
+    }
+
+    /// Starts the batch of a compaction that will rewrite entries: branches reading this
+    /// identity get their own copy, and this session's own shared history becomes its
+    /// own (then its record is written with an empty base). Returns how many
+    /// preconditions (on released branches) the batch starts with.
+    async fn prepare_rewrite(&mut self, io: &Io, batch: &mut Batch) -> Result<u32, Error> {
+        let session = self.loaded.session.clone();
+        let mut done = BTreeSet::from([session.key.clone()]);
+        crate::shared::release(io, batch, &session.session_id, &mut done).await?;
+        let released = batch.preconditions.len() as u32;
+        if !self.loaded.base.is_empty() {
+            crate::shared::materialize(io, batch, &session, &self.loaded.base).await?;
+            self.loaded.base.clear();
+        }
+        Ok(released)
     }
 
     /// Identifies the transcript and the request: any append, truncation, reset or
@@ -429,8 +449,9 @@ async fn summarize_and_commit(
     payload = Some(scratch);
     // From here `snap.entries` holds the removed entries only; the kept ones move into
     // the result without a copy.
-    let kept = snap.entries.split_off(cut.removed);
     let mut batch = Batch::default();
+    let released = snap.prepare_rewrite(io, &mut batch).await?;
+    let kept = snap.entries.split_off(cut.removed);
     let written = Written {
         kept,
         last_entry_id: snap.session().last_entry_id,
@@ -444,6 +465,8 @@ async fn summarize_and_commit(
     let result = write(&mut batch, &snap, cut.removed, written, request, now_ms)?;
     match io.try_commit(batch).await? {
         Ok(()) => Ok(result),
+        // A branch released by this compaction changed meanwhile: plan again.
+        Err(index) if index < released => Err(Abort::Retry),
         // The session record changed after it was read: an append (or another writer)
         // landed. Nothing was written; the late write survives.
         Err(_) => {
@@ -590,18 +613,19 @@ pub fn persist_compaction_result(
     op(workspace, key, checked, move |io, key| {
         let (persist, request) = (persist.clone(), request.clone());
         async move {
-            let snap = snapshot(&io, &key).await?;
+            let mut snap = snapshot(&io, &key).await?;
             let tokens_before: u64 = snap.entries.iter().map(entry_tokens).sum();
             if persist.summary_text.trim().is_empty() {
                 return Ok(skipped("empty_summary", tokens_before, snap.entries));
             }
+            let mut batch = Batch::default();
+            snap.prepare_rewrite(&io, &mut batch).await?;
             let split = snap
                 .entries
                 .len()
                 .saturating_sub(persist.kept_entries.len());
             let session = snap.session();
             let sid = session.session_id.clone();
-            let mut batch = Batch::default();
             // The replaced tail disappears (the agent's version stands in for it).
             for (key, entry) in snap.keys[split..].iter().zip(&snap.entries[split..]) {
                 batch.delete(key.clone());
@@ -661,24 +685,17 @@ pub fn persist_compaction_result(
 /// and active ones, in original `(created_at, id)` order — the transcript as appended.
 pub fn canonical_transcript(workspace: &str, key: &str) -> Operation<Vec<Entry>> {
     op(workspace, key, Ok(()), |io, key| async move {
-        let sid = require(&io, &key).await?.session.session_id;
-        let mut all: Vec<(Vec<u8>, Entry)> = Vec::new();
-        for kv in read_all(&io, KeyRange::prefix(&keys::identity(ARCHIVE, &sid))).await? {
-            let archived: ArchivedEntry = record::decode(&kv.key, &kv.value)?;
-            let position = kv.key[keys::identity(ARCHIVE, &sid).len()..].to_vec();
-            all.push((position, archived.entry));
-        }
-        for kv in read_all(&io, KeyRange::prefix(&keys::entries(&sid))).await? {
-            let entry: Entry = record::decode(&kv.key, &kv.value)?;
-            all.push((kv.key[keys::entries(&sid).len()..].to_vec(), entry));
-        }
-        // Both ranges are ordered by position; merging them is a sort of two runs.
-        all.sort_by(|a, b| a.0.cmp(&b.0));
-        Ok(all.into_iter().map(|(_, e)| e).collect())
+        let loaded = require(&io, &key).await?;
+        let items = crate::shared::items(&io, &loaded.session, &loaded.base, true, None).await?;
+        crate::shared::confirm(&io, &loaded).await?;
+        Ok(items.into_iter().map(|i| i.entry).collect())
     })
 }
 
-async fn summaries_of(io: &Io, session_id: &str) -> Result<Vec<(Vec<u8>, Summary)>, Error> {
+pub(crate) async fn summaries_of(
+    io: &Io,
+    session_id: &str,
+) -> Result<Vec<(Vec<u8>, Summary)>, Error> {
     read_all(io, KeyRange::prefix(&keys::identity(SUMMARY, session_id)))
         .await?
         .into_iter()
@@ -734,14 +751,21 @@ pub fn compaction_preimage(
     op(workspace, key, checked, move |io, key| {
         let compaction_id = compaction_id.clone();
         async move {
-            let sid = require(&io, &key).await?.session.session_id;
-            let mut out = Vec::new();
-            for kv in read_all(&io, KeyRange::prefix(&keys::identity(ARCHIVE, &sid))).await? {
-                let archived: ArchivedEntry = record::decode(&kv.key, &kv.value)?;
-                if archived.compaction_id == compaction_id {
-                    out.push(archived.entry);
-                }
-            }
+            let loaded = require(&io, &key).await?;
+            let sid = loaded.session.session_id.clone();
+            // The archive of a branch includes what it inherited through its base.
+            let out: Vec<Entry> =
+                crate::shared::items(&io, &loaded.session, &loaded.base, true, None)
+                    .await?
+                    .into_iter()
+                    .filter(|i| {
+                        i.archived
+                            .as_ref()
+                            .is_some_and(|(id, _)| *id == compaction_id)
+                    })
+                    .map(|i| i.entry)
+                    .collect();
+            crate::shared::confirm(&io, &loaded).await?;
             if out.is_empty()
                 && !summaries_of(&io, &sid)
                     .await?

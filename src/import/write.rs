@@ -12,7 +12,7 @@ use crate::record;
 use crate::resume::RunRecord;
 use crate::session::{Loaded, load, write_update};
 use crate::storage::{Batch, KeyRange, RangeQuery};
-use crate::transcript::{check_append, stage_entry};
+use crate::transcript::{check_append, in_base, stage_entry};
 use crate::validate;
 
 /// The most entries one [`import_session`] call writes; a host imports a longer
@@ -155,12 +155,15 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let mut present = 0u64;
     let mut seen = std::collections::BTreeSet::new();
     for entry in &imported.entries {
-        if !seen.insert(entry.message_id.as_str())
-            || io
-                .get(keys::message(&sid, &entry.message_id))
-                .await?
-                .is_some()
-        {
+        let stored = io
+            .get(keys::message(&sid, &entry.message_id))
+            .await?
+            .is_some()
+            || match &loaded {
+                Some(l) => in_base(io, l, &entry.message_id).await?,
+                None => false,
+            };
+        if !seen.insert(entry.message_id.as_str()) || stored {
             present += 1;
             continue;
         }

@@ -1,9 +1,16 @@
 //! [`Spool`]: the class JavaScript uses. A thin shell: each method converts its
 //! arguments at the boundary ([`crate::js`]), builds the core's operation and drives it
 //! against IndexedDB with [`spool::run_async`]. No session rule lives here. The
-//! resume-selection methods (SPEC §4) are in [`resume`].
+//! resume-selection methods (SPEC §4) are in [`resume`], local branches (SPEC §2) in
+//! [`branch`], turns in [`turns`], provider fork operations and capabilities (SPEC §5)
+//! in [`fork`], transcript imports in [`import`]. [`Spool::execute`] runs any core
+//! `Command` given as data: the escape hatch for tooling.
 
+mod branch;
+mod fork;
+mod import;
 mod resume;
+mod turns;
 
 use std::rc::Rc;
 
@@ -13,9 +20,9 @@ use spool::compaction::{
     self, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
 };
 use spool::{
-    AppendRequest, ContextState, Entry, Error, FinishStatus, Intent, IntentOutcome, ListFilter,
-    NewContextState, Operation, Page, PageRequest, Session, SessionList, TruncateOutcome,
-    UpdateRequest,
+    AppendRequest, Command, ContextState, Entry, Error, FinishStatus, Intent, IntentOutcome,
+    ListFilter, NewContextState, Operation, Page, PageRequest, Session, SessionList,
+    TruncateOutcome, UpdateRequest,
 };
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -547,6 +554,34 @@ impl Spool {
             &status,
             compaction::set_flush_receipt,
         ))
+    }
+
+    /// Runs any core call given as data: `command` is the core's `Command` as JSON
+    /// (`{ op: "append_entry", key, request, now_ms }`, the shape of the scenario vectors
+    /// and of the WIT `execute`), in `workspace`. Resolves to the call's result as JSON.
+    ///
+    /// The escape hatch for tooling (replaying recorded calls, scripts, calls this class
+    /// has no method for yet): the command is checked as strictly as any argument
+    /// (unknown fields reject with `invalid_argument`), but nothing is defaulted — `now_ms`
+    /// and every id must be given — and the result is typed only as `unknown`. Prefer the
+    /// typed methods.
+    #[wasm_bindgen(unchecked_return_type = "Promise<unknown>")]
+    pub fn execute(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
+    ) -> Promise {
+        let storage = Rc::clone(&self.storage);
+        let args = js::string(&workspace, "workspace")
+            .and_then(|workspace| Ok((workspace, js::object::<Command>(command, "command")?)));
+        future_to_promise(async move {
+            let (workspace, command) = args.map_err(|e| js::error(&e))?;
+            let value = spool::run_async(&*storage, command.into_operation(&workspace))
+                .await
+                .and_then(|outcome| outcome)
+                .map_err(|e| js::error(&e))?;
+            js::to_js(&value).map_err(|e| js::error(&e))
+        })
     }
 
     /// Closes the database connection; later calls reject with code `storage`.

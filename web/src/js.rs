@@ -26,6 +26,10 @@ pub(crate) struct Options {
     /// Fence: the call fails with `stale_epoch` unless the session is at this epoch.
     #[serde(default)]
     pub(crate) expected_epoch: Option<u64>,
+    /// Id of the fork operation a new `fork` request gets; `crypto.randomUUID()` when
+    /// absent.
+    #[serde(default)]
+    pub(crate) operation_id: Option<String>,
 }
 
 impl Options {
@@ -38,7 +42,15 @@ impl Options {
     pub(crate) fn session_id(&self) -> Result<String, Error> {
         match &self.session_id {
             Some(id) => Ok(id.clone()),
-            None => random_uuid(),
+            None => random_uuid("options.sessionId"),
+        }
+    }
+
+    /// `operationId`, or `crypto.randomUUID()`.
+    pub(crate) fn operation_id(&self) -> Result<String, Error> {
+        match &self.operation_id {
+            Some(id) => Ok(id.clone()),
+            None => random_uuid("options.operationId"),
         }
     }
 }
@@ -249,12 +261,17 @@ pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, Error> {
 }
 
 /// A core error as a JS `Error`: its message is the error's text, its `code` property the
-/// reason code.
+/// reason code, and for a fork conflict (code `conflict`) its `reason` property the fork
+/// reason (`stale_transition`, `request_changed`, a provider's `attachment_unsupported`,
+/// …), verbatim.
 pub(crate) fn error(error: &Error) -> JsValue {
     let js = js_sys::Error::new(&error.to_string());
     js.set_name("SpoolError");
     // Defining a property on a fresh, extensible Error object cannot fail.
     let _ = js_sys::Reflect::set(&js, &"code".into(), &error.code().into());
+    if let Some(reason) = error.fork_reason() {
+        let _ = js_sys::Reflect::set(&js, &"reason".into(), &reason.into());
+    }
     js.into()
 }
 
@@ -264,11 +281,12 @@ pub(crate) fn now_ms() -> u64 {
     js_sys::Date::now() as u64
 }
 
-/// A fresh session id from `crypto.randomUUID()` (windows and workers alike).
-pub(crate) fn random_uuid() -> Result<String, Error> {
+/// A fresh id from `crypto.randomUUID()` (windows and workers alike), for the argument
+/// `field` the caller left out.
+pub(crate) fn random_uuid(field: &'static str) -> Result<String, Error> {
     let unavailable = |why: &str| {
         Error::invalid(
-            "options.sessionId",
+            field,
             format!("none given and crypto.randomUUID() is unavailable ({why})"),
         )
     };
@@ -298,5 +316,52 @@ fn describe(value: &JsValue) -> String {
             .js_typeof()
             .as_string()
             .unwrap_or_else(|| "a value".into())
+    }
+}
+
+/// An object argument of a core type with an identity field the caller may leave out
+/// (`undefined` or `null`): the shell then fills in `crypto.randomUUID()`, since the core
+/// never draws ids itself. When `optional` is true an absent argument is an empty object.
+pub(crate) fn object_with_fresh_id<T: DeserializeOwned>(
+    value: JsValue,
+    field: &'static str,
+    id_field: &'static str,
+    optional: bool,
+) -> Result<T, Error> {
+    let mut json = if optional && is_absent(&value) {
+        serde_json::Value::Object(serde_json::Map::new())
+    } else {
+        object::<serde_json::Value>(value, field)?
+    };
+    if let Some(map) = json.as_object_mut()
+        && map.get(id_field).is_none_or(serde_json::Value::is_null)
+    {
+        map.insert(id_field.to_owned(), random_uuid(field)?.into());
+    }
+    serde_json::from_value(json).map_err(|e| Error::invalid(field, e.to_string()))
+}
+
+/// A required array argument, each element read with the core type's own `serde` rules.
+pub(crate) fn array<T: DeserializeOwned>(value: JsValue, field: &'static str) -> Result<T, Error> {
+    if !js_sys::Array::is_array(&value) {
+        return Err(Error::invalid(
+            field,
+            format!("expected an array, got {}", describe(&value)),
+        ));
+    }
+    let json: serde_json::Value =
+        serde_wasm_bindgen::from_value(value).map_err(|e| Error::invalid(field, e.to_string()))?;
+    serde_json::from_value(json).map_err(|e| Error::invalid(field, e.to_string()))
+}
+
+/// An optional array argument (`undefined` and `null` mean an empty list).
+pub(crate) fn optional_array<T: DeserializeOwned + Default>(
+    value: JsValue,
+    field: &'static str,
+) -> Result<T, Error> {
+    if is_absent(&value) {
+        Ok(T::default())
+    } else {
+        array(value, field)
     }
 }

@@ -2,12 +2,23 @@
 //!
 //! The browser host of the Spool core: [`IdbStorage`], an IndexedDB implementation of
 //! [`spool::AsyncStorage`] (with an archive store for the generations resets replace),
-//! and [`Spool`], the class JavaScript uses (`Spool.open(name)`, `createSession`,
-//! `appendEntry`, `readPage`, `applyIntent`, `listArchives`, `compact`, `compactWith`
-//! — a two-phase compaction whose summary comes from a JS function —, and resume
-//! selection for external agent CLIs: `saveRoleSession`, `updateRoleAdapterState`,
-//! `recordRun`, `selectResume`, `recordTaskOutcome`, `planProviderThread`, `commitTurn`,
-//! …). The host is a thin shell: every session rule lives in the core's operations, which
+//! and [`Spool`], the class JavaScript uses:
+//!
+//! - sessions and transcripts: `Spool.open(name)`, `createSession`, `appendEntry`,
+//!   `readPage`, `applyIntent`, `listArchives`, …;
+//! - compaction: `compact`, `compactWith` (two-phase, the summary from a JS function), …;
+//! - resume selection for external agent CLIs: `saveRoleSession`,
+//!   `updateRoleAdapterState`, `recordRun`, `selectResume`, `recordTaskOutcome`,
+//!   `planProviderThread`, `commitTurn`;
+//! - local branches: `branch`, `lineage`, `listChildren`; turns: `startTurn`,
+//!   `settleTurn`, `interruptTurn`, `getTurn`, `sessionTurns`;
+//! - provider fork operations: `fork`, `beginForkDispatch`, `recordForkDisposition`,
+//!   `commitFork`, `getForkOperation`, `acknowledgeForkOperation`, `recoverForkOperations`,
+//!   the one-time provider binding, `getForkLineage`, `forkProjection`;
+//! - transcript imports: `parseImport`, `importSession`;
+//! - `execute`, which runs any core `Command` given as data (the escape hatch).
+//!
+//! The host is a thin shell: every session rule lives in the core's operations, which
 //! [`spool::run_async`] drives against IndexedDB. The shell only converts values at the JS
 //! boundary and supplies what the core never reads itself: the clock (`Date.now()`) and
 //! fresh ids (`crypto.randomUUID()`).

@@ -13,8 +13,10 @@ export type Role = "user" | "assistant" | "tool" | "system";
 export type SpoolErrorCode =
   | "not_found" | "conflict" | "invalid_argument" | "stale_epoch"
   | "corruption" | "storage" | "internal";
-/** The `Error` every promise rejects with. */
-export interface SpoolError extends Error { code: SpoolErrorCode; }
+/** The `Error` every promise rejects with. A fork conflict (code `conflict`) also carries
+ * its fork reason in `reason` (`request_changed`, `stale_transition`, `turn_running`,
+ * `target_exists`, a provider's `attachment_unsupported`, …), verbatim. */
+export interface SpoolError extends Error { code: SpoolErrorCode; reason?: string; }
 
 /** A session, addressed by its key. Times are ms since the Unix epoch. Records written
  * by format 1 read the accounting fields as their defaults: counters and costs 0,
@@ -237,6 +239,252 @@ export interface TurnCommit {
 }
 /** The result of `commitTurn`. */
 export interface TurnCommitted { entries: Entry[]; session: Session; }
+/** How `branch` branches a session; absent, an empty branch. `child_session_id` defaults to
+ * `crypto.randomUUID()`; `fork_before_message_id` implies a fork of the transcript. */
+export interface BranchRequest {
+  child_session_id?: string | null; fork_transcript?: boolean;
+  fork_before_message_id?: string | null; max_fork_tokens?: number | null;
+}
+/** Where a branch was forked from its parent (`before_*` only for a fork before a
+ * message; `before_position` is its `[created_at, entry id]`). */
+export interface BranchForkPoint {
+  parent_session_id: string; parent_last_entry_id: number;
+  before_message_id: string | null; before_position: [number, number] | null;
+  inherited_entries: number; inherited_summaries: number;
+}
+/** How a session relates to the session it was branched from (a root: no parent, depth 0). */
+export interface BranchLineage {
+  parent_session_key: string | null; spawn_depth: number; forked_from_parent: boolean;
+  fork_point: BranchForkPoint | null; fork_count: number;
+}
+/** A session with its lineage, flat (`branch`, `listChildren`). */
+export type Branch = Session & BranchLineage;
+/** A session with its lineage and its direct branches in key order (`lineage`). */
+export type LineageView = Branch & { children: Branch[]; };
+/** Where a turn stands. */
+export type TurnPhase = "running" | "settled" | "interrupted";
+/** A transcript position: the `(created_at, entry id)` of an entry. */
+export interface TurnPosition { created_at: number; entry_id: number; }
+/** One turn of a session; `boundary` is the newest entry when it closed. */
+export interface Turn {
+  turn_id: string; seq: number; session_key: string; session_id: string; phase: TurnPhase;
+  provider_turn_id: string | null; provider_binding: unknown | null; started_at: number;
+  ended_at: number | null; boundary: TurnPosition | null;
+}
+/** What `startTurn` starts. */
+export interface StartTurn {
+  turn_id: string; provider_turn_id?: string | null; provider_binding?: unknown;
+  expected_epoch?: number | null;
+}
+/** What `settleTurn` and `interruptTurn` record; absent fields keep their values. */
+export interface CloseTurn {
+  provider_turn_id?: string | null; provider_binding?: unknown; expected_epoch?: number | null;
+}
+/** The newest turn and the running one (`sessionTurns`). */
+export interface SessionTurns { latest: Turn | null; active: Turn | null; }
+/** A provider fork request (`fork`); `request_id` is the caller's idempotency id. */
+export interface ForkRequest {
+  request_id: string; target_key: string; target_session_id: string;
+  through_turn_id?: string | null; cwd?: string | null;
+}
+/** Internal state of a fork operation. */
+export type ForkState =
+  | "prepared" | "dispatching" | "provider_accepted" | "committed" | "failed" | "unknown";
+/** Public status of a fork operation. */
+export type ForkStatus = "accepted" | "committed" | "failed" | "unknown";
+/** Public phase of an `accepted` fork operation. */
+export type ForkPhase = "frozen" | "dispatching" | "materializing";
+/** The frozen point a provider fork copies: through a turn or the whole session. */
+export interface ForkPoint {
+  kind: "through_turn" | "session"; turn_id: string | null; turn_seq: number | null;
+  provider_turn_id: string | null; provider_binding: unknown | null;
+}
+/** What a fork's child starts with besides its history. */
+export interface TargetContext {
+  cwd: string | null; model: string | null; channel: string | null;
+  model_config: Record<string, unknown>; metadata: Record<string, unknown>;
+}
+/** Where a provider-forked session comes from (`getForkLineage`). */
+export interface ForkLineage {
+  target_key: string; target_session_id: string; source_key: string;
+  source_session_id: string; source_turn_id: string | null; target_turn_id: string | null;
+  operation_id: string; forked_at: number;
+}
+/** A committed fork's child, with where it was forked from. */
+export type ForkedSession = Session & { forked_from: ForkLineage; };
+/** The one-time provider state binding of a committed fork's child. */
+export type ProviderStateBinding = "not_required" | "pending" | "claimed" | "bound";
+/** What the provider answered a dispatched fork (`recordForkDisposition`). */
+export type Disposition =
+  | { disposition: "accepted"; target_provider_session_id?: string | null;
+      bind_provider_state?: boolean; }
+  | { disposition: "rejected"; error: string; reason?: string | null; }
+  | { disposition: "unknown"; error: string; };
+/** A provider fork operation: its public `status` and `phase` with the stored record.
+ * `error` and `error_reason` of a failed or unknown one are kept verbatim. */
+export interface ForkOperation {
+  status: ForkStatus; phase: ForkPhase | null; source_turn_id: string | null;
+  target_turn_id: string | null; acknowledged: boolean;
+  operation_id: string; request_id: string; request_hash: string; request: ForkRequest;
+  state: ForkState; source_key: string; source_session_id: string;
+  source_provider: string | null; source_provider_session_id: string | null;
+  point: ForkPoint; boundary: TurnPosition | null; target_key: string;
+  target_session_id: string; target_context: TargetContext;
+  target_provider_session_id: string | null; error: string | null;
+  error_reason: string | null; session: ForkedSession | null; lineage: ForkLineage | null;
+  provider_state_binding: ProviderStateBinding; acknowledged_at: number | null;
+  created_at: number; updated_at: number;
+}
+/** What to send the provider for a fork (`beginForkDispatch`). */
+export interface DispatchPayload {
+  operation_id: string; source_key: string; source_session_id: string;
+  source_provider: string | null; source_provider_session_id: string | null;
+  target_key: string; target_session_id: string; point: ForkPoint;
+  target_context: TargetContext;
+}
+/** What to bind, once, before a committed fork's child first runs
+ * (`claimForkProviderBinding`). */
+export interface ProviderBindingRequest {
+  operation_id: string; provider: string | null; source_key: string;
+  source_session_id: string; target_key: string; target_session_id: string;
+  source_provider_session_id: string | null; target_provider_session_id: string | null;
+}
+/** What restart recovery did and left to the host (`recoverForkOperations`). */
+export interface RecoveryReport {
+  marked_unknown: ForkOperation[]; to_dispatch: ForkOperation[]; to_commit: ForkOperation[];
+}
+/** Which projection `forkProjection` builds. */
+export type ProjectionMode = "detail" | "list" | "hydration";
+/** What a session's lifecycle allows. */
+export interface LifecycleCapabilities { fork: boolean; fork_through_turn: boolean; }
+/** The provider's answer to a probe. */
+export type ProbeOutcome =
+  | { outcome: "capability"; fork: boolean; through_turn: boolean; }
+  | { outcome: "forkable"; available: boolean; }
+  | { outcome: "rejected"; reason?: string | null; }
+  | { outcome: "failed"; error: string; };
+/** A probe to ask the provider: session-level when `turn_id` is null. */
+export interface ProbeRequest {
+  session_key: string; session_id: string; provider: string | null;
+  provider_session_id: string | null; turn_id: string | null;
+  provider_turn_id: string | null; provider_binding: unknown | null;
+}
+/** The host's answer to a probe, matched by session key and turn id. */
+export interface ProbeAnswer {
+  session_key: string; turn_id?: string | null; outcome: ProbeOutcome;
+}
+/** A turn with whether the provider can fork through it. */
+export type ProjectedTurn = Turn & { provider_fork_binding_available: boolean; };
+/** One session's fork projection (`lifecycle_capabilities` is null in lists). */
+export interface ProjectedSession {
+  key: string; session_id: string; forked_from: ForkLineage | null;
+  lifecycle_capabilities: LifecycleCapabilities | null;
+  latest_turn: ProjectedTurn | null; active_turn: ProjectedTurn | null;
+}
+/** A fork projection and the probes it still needs. */
+export interface ForkProjection { sessions: ProjectedSession[]; probes: ProbeRequest[]; }
+/** Which agent wrote a log. */
+export type ImportFormat = "claude_code" | "codex";
+/** One transcript entry read from a log. */
+export interface ImportedEntry {
+  message_id: string; parent_message_id: string | null; role: Role; content: string;
+  created_at: number; tool_calls: unknown | null; tool_call_id: string | null;
+  turn_usage: TurnUsage | null;
+}
+/** Where a branch in a log leaves the session it forks. */
+export interface ImportedFork { provider_session_id: string; after_message_id: string; }
+/** One session read from a log. */
+export interface ImportedSession {
+  provider_session_id: string; cwd: string | null; model: string | null;
+  version: string | null; git_branch: string | null; started_at: number;
+  fork_of: ImportedFork | null; entries: ImportedEntry[];
+}
+/** What `parseImport` read from a log. */
+export interface ImportedLog {
+  format: ImportFormat; sessions: ImportedSession[]; lines: number;
+  skipped: Record<string, number>; invalid_lines: number[]; truncated_tail: number | null;
+}
+/** What `importSession` writes; `session_id` (the identity if the import creates the
+ * session) defaults to `crypto.randomUUID()`. */
+export interface ImportRequest {
+  key: string; session_id?: string | null; format: ImportFormat; session: ImportedSession;
+}
+/** The result of `importSession`. */
+export interface ImportOutcome {
+  created: boolean; imported: number; already_present: number; session: Session;
+}
+/** Any core call as data (`execute`): the shape of the scenario vectors. Nothing is
+ * defaulted: `now_ms` and ids are given. */
+export type Command =
+  | { op: "create_session"; key: string; session_id: string; now_ms: number; }
+  | { op: "get_session"; key: string; }
+  | { op: "append_entry"; key: string; request: AppendRequest; now_ms: number; }
+  | { op: "read_page"; key: string; request: PageRequest; }
+  | { op: "list_sessions"; limit: number; cursor?: string | null; agent_id?: string | null;
+      status?: SessionStatus | null; }
+  | { op: "get_or_create"; key: string; session_id: string; now_ms: number; }
+  | { op: "apply_intent"; key: string; intent: Intent; session_id: string; now_ms: number; }
+  | { op: "resume"; key: string; now_ms: number; }
+  | { op: "update"; key: string; request: UpdateRequest; now_ms: number; }
+  | { op: "finish"; key: string; status: FinishStatus; expected_epoch?: number | null;
+      now_ms: number; }
+  | { op: "delete_session"; key: string; expected_epoch?: number | null; }
+  | { op: "prune_stale"; max_age_ms: number; now_ms: number; }
+  | { op: "cap_entries"; max: number; }
+  | { op: "count_entries"; key: string; }
+  | { op: "get_entry"; key: string; message_id: string; }
+  | { op: "truncate"; key: string; max_messages: number; expected_epoch?: number | null;
+      now_ms: number; }
+  | { op: "save_state"; key: string; state: NewContextState; expected_epoch?: number | null;
+      now_ms: number; }
+  | { op: "list_states"; key: string; valid_only?: boolean; }
+  | { op: "invalidate_states"; key: string; state_kind?: string | null; reason: string;
+      now_ms: number; }
+  | { op: "compact"; key: string; request: CompactRequest; now_ms: number; }
+  | { op: "prepare_compaction"; key: string; request: CompactRequest; }
+  | { op: "commit_compaction"; key: string; commit: CommitRequest; now_ms: number; }
+  | { op: "persist_compaction_result"; key: string; persist: PersistRequest; now_ms: number; }
+  | { op: "canonical_transcript"; key: string; }
+  | { op: "list_summaries"; key: string; }
+  | { op: "list_degraded_compactions"; agent_id?: string | null; }
+  | { op: "compaction_preimage"; key: string; compaction_id: string; }
+  | { op: "set_repair_status"; key: string; compaction_id: string; status: string; }
+  | { op: "set_flush_receipt"; key: string; compaction_id: string; status: string; }
+  | { op: "save_role_session"; role: NewRoleSession; now_ms: number; }
+  | { op: "get_role_session"; role_session_id: string; }
+  | { op: "update_role_adapter_state"; role_session_id: string; agent_type: string;
+      state: AdapterState | null; now_ms: number; }
+  | { op: "get_role_adapter_state"; role_session_id: string; agent_type: string; }
+  | { op: "record_run"; run: NewRun; now_ms: number; }
+  | { op: "list_runs"; filter?: RunFilter; limit: number; cursor?: string | null; }
+  | { op: "select_resume"; request: ResumeRequest; }
+  | { op: "record_task_outcome"; request: OutcomeRequest; now_ms: number; }
+  | { op: "plan_provider_thread"; key: string; agent_type: string;
+      dead_thread?: string | null; }
+  | { op: "commit_turn"; key: string; turn: TurnCommit; now_ms: number; }
+  | { op: "import_session"; request: ImportRequest & { session_id: string; }; now_ms: number; }
+  | { op: "branch"; parent_key: string; child_key: string;
+      request: BranchRequest & { child_session_id: string; }; now_ms: number; }
+  | { op: "lineage"; key: string; }
+  | { op: "list_children"; key: string; }
+  | { op: "start_turn"; key: string; request: StartTurn; now_ms: number; }
+  | { op: "settle_turn"; key: string; turn_id: string; close?: CloseTurn; now_ms: number; }
+  | { op: "interrupt_turn"; key: string; turn_id: string; close?: CloseTurn; now_ms: number; }
+  | { op: "get_turn"; key: string; turn_id: string; }
+  | { op: "session_turns"; key: string; }
+  | { op: "fork"; source_key: string; request: ForkRequest; operation_id: string;
+      now_ms: number; }
+  | { op: "begin_fork_dispatch"; operation_id: string; now_ms: number; }
+  | { op: "record_fork_disposition"; operation_id: string; disposition: Disposition;
+      now_ms: number; }
+  | { op: "commit_fork"; operation_id: string; now_ms: number; }
+  | { op: "get_fork_operation"; operation_id: string; }
+  | { op: "acknowledge_fork_operation"; operation_id: string; now_ms: number; }
+  | { op: "recover_fork_operations"; now_ms: number; }
+  | { op: "claim_fork_provider_binding"; key: string; now_ms: number; }
+  | { op: "complete_fork_provider_binding"; operation_id: string; now_ms: number; }
+  | { op: "get_fork_lineage"; key: string; }
+  | { op: "fork_projection"; keys: string[]; mode: ProjectionMode; answers?: ProbeAnswer[]; };
 /** Options of calls that may create a session: defaults are `crypto.randomUUID()` and
  * `Date.now()`. */
 export interface CreateOptions { sessionId?: string; nowMs?: number; }
@@ -249,4 +497,7 @@ export type AppendOptions = TimeOptions;
 export interface FenceOptions { nowMs?: number; expectedEpoch?: number; }
 /** Options of `deleteSession`. */
 export interface EpochOptions { expectedEpoch?: number; }
+/** Options of `fork`: `operationId` (the id of a new operation) defaults to
+ * `crypto.randomUUID()`, `nowMs` to `Date.now()`. */
+export interface ForkOptions { operationId?: string; nowMs?: number; }
 "#;

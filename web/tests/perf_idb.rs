@@ -2,13 +2,16 @@
 //! default (it takes a while); run it with `-- --include-ignored`, preferably with
 //! `--release`. It prints what it measures, including the raw IndexedDB round trips that
 //! bound an append, and checks the goals: ≥ 1000 appends/s and the newest page of a
-//! 10,000-entry session in ≤ 20 ms.
+//! 10,000-entry session in ≤ 20 ms. A second test times `branch` through the JS API for
+//! parents of 100 and 10,000 entries: a whole-history fork writes O(1) records, so its
+//! time must not grow with the parent (checked loosely: the large parent's median
+//! within 3× the small one's, plus 5 ms).
 #![cfg(target_arch = "wasm32")]
 
 mod common;
 
 use js_sys::Reflect;
-use serde_json::json;
+use serde_json::{Value, json};
 use spool::{AppendRequest, AsyncStorage, Batch, Order, PageRequest, Role};
 use spool_web::IdbStorage;
 use wasm_bindgen::JsValue;
@@ -131,20 +134,150 @@ async fn test_perf_appends_and_newest_page() {
     assert!(rate >= 1000.0, "{rate:.0} appends/s (goal: 1000)");
 }
 
-#[wasm_bindgen_test]
-async fn test_probe_shared_transaction_reuse() {
-    let storage = IdbStorage::open(&common::db_name("perf", "probe"))
+/// The median of `samples` (sorted in place).
+fn median(samples: &mut [f64]) -> f64 {
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+/// A parent session of `n` entries, written through `commitTurn` in batches of at most
+/// 1000 (the most one turn commits). Returns how long that took, in ms.
+async fn parent_of(spool: &JsValue, key: &str, n: u64) -> f64 {
+    let options = common::js(&json!({ "sessionId": format!("parent-{n}"), "nowMs": 1 }));
+    common::call(spool, "createSession", &[WS.into(), key.into(), options])
         .await
-        .expect("open");
-    let attempt = storage.attempt();
+        .expect("createSession");
     let start = now();
-    for i in 0..200u8 {
-        attempt.get(WS, &[i]).await.expect("get");
+    let mut written = 0;
+    while written < n {
+        let batch = (n - written).min(1000);
+        let entries: Vec<_> = (written..written + batch)
+            .map(|i| {
+                json!({
+                    "role": if i % 2 == 0 { "user" } else { "assistant" },
+                    "content": format!("message {i} with some text"),
+                    "message_id": format!("m{i}"), "token_count": 8,
+                })
+            })
+            .collect();
+        let turn = common::js(&json!({ "entries": entries }));
+        let options = common::js(&json!({ "nowMs": 10 + written }));
+        common::call(spool, "commitTurn", &[WS.into(), key.into(), turn, options])
+            .await
+            .expect("commitTurn");
+        written += batch;
     }
-    console_log!("200 gets through one attempt: {:.3} ms each", (now() - start) / 200.0);
-    let start = now();
-    for i in 0..200u8 {
-        storage.get(WS, &[i]).await.expect("get");
+    now() - start
+}
+
+/// Times `branch(parent, child, request)` `times` times (fresh child keys); the median,
+/// in ms.
+async fn time_branch(
+    spool: &JsValue,
+    parent: &str,
+    label: &str,
+    request: Value,
+    times: u32,
+) -> f64 {
+    let mut samples = Vec::new();
+    for i in 0..times {
+        let child = format!("{parent}:{label}-{i}");
+        let mut request = request.clone();
+        request["child_session_id"] = format!("{}-{label}-{i}", parent.replace(':', "-")).into();
+        let args = [
+            WS.into(),
+            parent.into(),
+            child.as_str().into(),
+            common::js(&request),
+            common::js(&json!({ "nowMs": 1_000_000 + u64::from(i) })),
+        ];
+        let start = now();
+        common::call(spool, "branch", &args).await.expect("branch");
+        samples.push(now() - start);
     }
-    console_log!("200 gets, one transaction each: {:.3} ms each", (now() - start) / 200.0);
+    median(&mut samples)
+}
+
+#[wasm_bindgen_test]
+#[ignore = "slow; run with --include-ignored"]
+async fn test_perf_branch_100_and_10000() {
+    let spool = common::open(&common::db_name("perf", "branch")).await;
+    let sizes = [100u64, 10_000];
+    for n in sizes {
+        let parent = format!("agent:perf:p{n}");
+        let build = parent_of(&spool, &parent, n).await;
+        console_log!("parent of {n} entries built with commitTurn in {build:.0} ms");
+    }
+    // Warm up (JIT, IndexedDB) before timing anything.
+    time_branch(
+        &spool,
+        "agent:perf:p100",
+        "warm",
+        json!({ "fork_transcript": true }),
+        9,
+    )
+    .await;
+    let mut whole = Vec::new();
+    for n in sizes {
+        let parent = format!("agent:perf:p{n}");
+        let empty = time_branch(&spool, &parent, "empty", json!({}), 9).await;
+        let full = time_branch(
+            &spool,
+            &parent,
+            "full",
+            json!({ "fork_transcript": true }),
+            9,
+        )
+        .await;
+        let middle = format!("m{}", n / 2);
+        let before = time_branch(
+            &spool,
+            &parent,
+            "before",
+            json!({ "fork_before_message_id": middle }),
+            5,
+        )
+        .await;
+        let budget = time_branch(
+            &spool,
+            &parent,
+            "budget",
+            json!({ "fork_transcript": true, "max_fork_tokens": 10_000_000 }),
+            5,
+        )
+        .await;
+        // The child reads through the parent's history: its newest page.
+        let child = format!("{parent}:full-0");
+        let request = common::js(&json!({ "order": "newest_first", "limit": 50 }));
+        let mut reads = Vec::new();
+        for _ in 0..5 {
+            let start = now();
+            let page = common::call(
+                &spool,
+                "readPage",
+                &[WS.into(), child.as_str().into(), request.clone()],
+            )
+            .await
+            .expect("readPage");
+            reads.push(now() - start);
+            let page = common::json(page);
+            assert_eq!(
+                page["entries"].as_array().map(Vec::len),
+                Some(50.min(n as usize))
+            );
+        }
+        let read = median(&mut reads);
+        console_log!(
+            "branch of a {n}-entry parent (median ms): empty {empty:.2}, whole history \
+             {full:.2}, before the middle message {before:.2}, whole history with a token \
+             budget {budget:.2}; child's newest page of 50: {read:.2}"
+        );
+        whole.push(full);
+    }
+    assert!(
+        whole[1] <= 3.0 * whole[0] + 5.0,
+        "a whole-history branch of 10,000 entries took {:.2} ms vs {:.2} ms for 100",
+        whole[1],
+        whole[0]
+    );
 }

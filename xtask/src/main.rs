@@ -29,8 +29,9 @@ Commands:
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
   bench                 Run the benchmarks (release build): appends through component + SQLite
                         vs raw SQLite, compaction of 1k/10k/100k-entry sessions in the
-                        component and in the native core, and resume selection over 10k run
-                        rows (component on SQLite vs native core).
+                        component and in the native core, resume selection over 10k run
+                        rows (component on SQLite vs native core), and branching parents of
+                        100/10k/100k entries (component on SQLite: time, bytes per fork).
   help                  This text.
 ";
 
@@ -207,6 +208,11 @@ fn bench() -> Result<(), String> {
         &["bench", "--package", "spool-host", "--bench", "resume"],
     )
     .run("bench: resume selection over 10k run rows, component on SQLite vs native core")?;
+    cargo(
+        &toolchain,
+        &["bench", "--package", "spool-host", "--bench", "fork"],
+    )
+    .run("bench: branching parents of 100, 10k, 100k entries in the component on SQLite")?;
     cargo(
         &toolchain,
         &["bench", "--package", "spool", "--bench", "compact_core"],

@@ -1,0 +1,665 @@
+//! `spool import claude-code|codex PATH…`: import real agent transcripts.
+//!
+//! The host only finds, reads and slices files and prints what happened; parsing (which
+//! lines become which entries, branches, cut-off tails) and writing (idempotence by
+//! message id, run rows, thread bindings) are the core's, through the component's
+//! `parse-import` and `import-session`.
+//!
+//! - A PATH is a file, or a directory searched recursively for `*.jsonl` (symlinked
+//!   directories are not followed); files are imported in PATH order, each directory's
+//!   files in path order, each file once.
+//! - Each parsed session is written under `import:<agent type>:<provider session id>`
+//!   (a provider id that is too long or holds characters other than ASCII letters,
+//!   digits, `-`, `_`, `.` and `@` is reduced to those, cut, and suffixed with a hash
+//!   of the original; the report says so), with a fresh session id, in slices of at
+//!   most [`MAX_IMPORT_ENTRIES`] entries, in order.
+//! - A branch session (a rewound Claude Code turn: `fork_of` set) is attached to its
+//!   parent when it is first imported and the parent is in the database: it is created
+//!   with the core's `branch`, sharing the parent's canonical transcript up to and
+//!   including the message it forks after, and then its own entries are imported. When
+//!   that is not possible (the parent failed or lacks that message) it is imported
+//!   standalone; either way the core keeps `fork_of` in its `import` metadata.
+//! - Exit status: 0 when every file was read and imported (skipped line types, invalid
+//!   lines and a cut-off last line are warnings), 1 when a file could not be read or
+//!   parsed or a write failed (the report says which; the other files are still
+//!   imported).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+use spool::import::{ImportFormat, ImportedFork, ImportedLog, ImportedSession, MAX_IMPORT_ENTRIES};
+use spool_host::{Error, Spool};
+
+use crate::lifecycle::plural;
+use crate::print_json;
+
+/// The largest log file read: its whole text crosses into the component, which holds
+/// it, the parsed lines and the resulting JSON at once (about five times the file).
+pub(crate) const MAX_FILE_BYTES: u64 = 128 * 1024 * 1024;
+
+/// The component's memory limit while importing (the default, 256 MiB, parses logs of
+/// up to about 48 MiB).
+const IMPORT_MEMORY_LIMIT: usize = 1024 * 1024 * 1024;
+
+/// The longest provider session id used in a key as is.
+const MAX_PROVIDER_ID_BYTES: usize = 128;
+
+/// `spool import`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum ImportCommand {
+    /// Import Claude Code session logs (`~/.claude/projects/<project>/*.jsonl`).
+    ClaudeCode(ImportArgs),
+    /// Import Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
+    Codex(ImportArgs),
+}
+
+/// The files to import and the output format.
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// A `.jsonl` log, or a directory searched recursively for `*.jsonl`.
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// Print the report as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A failure, as reported.
+#[derive(Debug, Serialize)]
+struct Failure {
+    code: String,
+    message: String,
+}
+
+impl From<&Error> for Failure {
+    fn from(e: &Error) -> Self {
+        Failure {
+            code: e.code().to_owned(),
+            message: e.message(),
+        }
+    }
+}
+
+/// What happened to one session of a file.
+#[derive(Debug, Default, Serialize)]
+struct SessionReport {
+    key: String,
+    provider_session_id: String,
+    /// Why the key is not `import:<agent>:<provider id>` verbatim.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    key_note: Option<String>,
+    session_id: Option<String>,
+    created: bool,
+    entries: u64,
+    imported: u64,
+    already_present: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fork_of: Option<ImportedFork>,
+    /// For a branch session: `branch` (created sharing its parent's prefix), `existing`
+    /// (it was already in the database) or `standalone` (see `link_note`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    link: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parent_key: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    link_note: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Failure>,
+}
+
+/// A cut-off last line.
+#[derive(Debug, Serialize)]
+struct Truncated {
+    line: u64,
+    recovered_entries: u64,
+}
+
+/// What happened to one file.
+#[derive(Debug, Default, Serialize)]
+struct FileReport {
+    path: PathBuf,
+    lines: u64,
+    sessions: Vec<SessionReport>,
+    skipped: BTreeMap<String, u64>,
+    invalid_lines: Vec<u64>,
+    truncated_tail: Option<Truncated>,
+    /// Bytes that were not UTF-8 were replaced (U+FFFD) before parsing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    lossy_utf8: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<Failure>,
+}
+
+impl FileReport {
+    fn failed(&self) -> bool {
+        self.error.is_some() || self.sessions.iter().any(|s| s.error.is_some())
+    }
+}
+
+/// Totals over every file.
+#[derive(Debug, Default, Serialize)]
+struct Summary {
+    files: u64,
+    failed_files: u64,
+    sessions_created: u64,
+    sessions_updated: u64,
+    sessions_unchanged: u64,
+    entries_imported: u64,
+    already_present: u64,
+    skipped: BTreeMap<String, u64>,
+    invalid_lines: u64,
+    truncated_files: u64,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    format: ImportFormat,
+    files: Vec<FileReport>,
+    summary: Summary,
+}
+
+/// Opens the database for an import: like every other subcommand, with a memory limit
+/// large enough for [`MAX_FILE_BYTES`] of log (imports write no reset archive).
+pub(crate) fn open(db: &Path, workspace: &str) -> Result<Spool, Error> {
+    Spool::builder()
+        .db_path(db)
+        .workspace(workspace)
+        .memory_limit(IMPORT_MEMORY_LIMIT)
+        .open()
+}
+
+/// `spool import FORMAT PATH…`.
+pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Error> {
+    let (format, args) = match command {
+        ImportCommand::ClaudeCode(args) => (ImportFormat::ClaudeCode, args),
+        ImportCommand::Codex(args) => (ImportFormat::Codex, args),
+    };
+    let progress = std::io::stderr().is_terminal();
+    let mut files = Vec::new();
+    for (path, found) in find_files(&args.paths) {
+        let report = match found {
+            Ok(()) => import_file(spool, format, &path, progress),
+            Err(e) => FileReport {
+                path,
+                error: Some(Failure::from(&e)),
+                ..FileReport::default()
+            },
+        };
+        if !args.json {
+            print!("{}", render_file(&report));
+        }
+        files.push(report);
+    }
+    let summary = summarize(&files);
+    let failed: Vec<String> = files
+        .iter()
+        .filter(|f| f.failed())
+        .map(|f| f.path.display().to_string())
+        .collect();
+    let considered = files.len();
+    if args.json {
+        print_json(&Report {
+            format,
+            files,
+            summary,
+        })?;
+    } else {
+        print!("{}", render_summary(&summary));
+    }
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(Error::Spool {
+        code: "import_failed".into(),
+        message: format!(
+            "{} of {considered} file{} not fully imported: {}",
+            failed.len(),
+            plural(considered as u64),
+            failed.join(", ")
+        ),
+    })
+}
+
+/// The files under `paths`, in a deterministic order, each once; a path that cannot be
+/// read comes with its error.
+fn find_files(paths: &[PathBuf]) -> Vec<(PathBuf, Result<(), Error>)> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for path in paths {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => walk(path, &mut out, &mut seen),
+            Ok(_) => {
+                if seen.insert(path.clone()) {
+                    out.push((path.clone(), Ok(())));
+                }
+            }
+            Err(source) => out.push((path.clone(), Err(io_error(path, source)))),
+        }
+    }
+    out
+}
+
+/// Appends the `*.jsonl` files under `dir`, sorted by path, recursively.
+fn walk(dir: &Path, out: &mut Vec<(PathBuf, Result<(), Error>)>, seen: &mut BTreeSet<PathBuf>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(source) => {
+            out.push((dir.to_owned(), Err(io_error(dir, source))));
+            return;
+        }
+    };
+    let mut found: Vec<(PathBuf, bool)> = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => {
+                let path = entry.path();
+                // A symlink is followed to a file, never into a directory.
+                let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+                let jsonl = path.extension().is_some_and(|e| e == "jsonl");
+                if is_dir || (jsonl && path.is_file()) {
+                    found.push((path, is_dir));
+                }
+            }
+            Err(source) => out.push((dir.to_owned(), Err(io_error(dir, source)))),
+        }
+    }
+    found.sort();
+    for (path, is_dir) in found {
+        if is_dir {
+            walk(&path, out, seen);
+        } else if seen.insert(path.clone()) {
+            out.push((path, Ok(())));
+        }
+    }
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        context: format!("cannot read {}", path.display()),
+        source,
+    }
+}
+
+/// Reads `path` (at most [`MAX_FILE_BYTES`]); bytes that are not UTF-8 (e.g. a
+/// character cut by an interrupted write) are replaced. Returns the text and whether
+/// anything was replaced.
+fn read_log(path: &Path) -> Result<(String, bool), Error> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| io_error(path, e))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Error::Io {
+            context: format!(
+                "cannot import {}: it is larger than {} MiB, the most one file may be",
+                path.display(),
+                MAX_FILE_BYTES / (1024 * 1024)
+            ),
+            source: std::io::Error::new(std::io::ErrorKind::FileTooLarge, "file too large"),
+        });
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((text, false)),
+        Err(e) => Ok((String::from_utf8_lossy(e.as_bytes()).into_owned(), true)),
+    }
+}
+
+/// The sessions of one file written so far: provider session id → (key, message ids).
+type Written = BTreeMap<String, (String, Vec<String>)>;
+
+fn import_file(spool: &mut Spool, format: ImportFormat, path: &Path, progress: bool) -> FileReport {
+    let mut report = FileReport {
+        path: path.to_owned(),
+        ..FileReport::default()
+    };
+    let parsed = read_log(path).and_then(|(text, lossy)| {
+        report.lossy_utf8 = lossy;
+        spool.parse_import(format, &text)
+    });
+    let log = match parsed {
+        Ok(log) => log,
+        Err(e) => {
+            report.error = Some(Failure::from(&e));
+            return report;
+        }
+    };
+    let ImportedLog {
+        sessions,
+        lines,
+        skipped,
+        invalid_lines,
+        truncated_tail,
+        ..
+    } = log;
+    let total: u64 = sessions.iter().map(|s| s.entries.len() as u64).sum();
+    report.lines = lines;
+    report.skipped = skipped;
+    report.invalid_lines = invalid_lines;
+    report.truncated_tail = truncated_tail.map(|line| Truncated {
+        line,
+        recovered_entries: total,
+    });
+    let bar = progress_bar(progress, path, total);
+    let mut written = Written::new();
+    for session in sessions {
+        let provider_id = session.provider_session_id.clone();
+        let ids = session
+            .entries
+            .iter()
+            .map(|e| e.message_id.clone())
+            .collect();
+        let one = import_one(spool, format, session, &written, &bar);
+        if one.error.is_none() {
+            written.insert(provider_id, (one.key.clone(), ids));
+        }
+        report.sessions.push(one);
+    }
+    bar.finish_and_clear();
+    report
+}
+
+/// A progress bar on stderr, advancing per entry written; hidden unless stderr is a
+/// terminal.
+fn progress_bar(show: bool, path: &Path, total: u64) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} entries") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    let name = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    bar.set_message(name);
+    bar
+}
+
+/// Writes one parsed session in slices of at most [`MAX_IMPORT_ENTRIES`] entries.
+fn import_one(
+    spool: &mut Spool,
+    format: ImportFormat,
+    mut session: ImportedSession,
+    written: &Written,
+    bar: &ProgressBar,
+) -> SessionReport {
+    let (key, key_note) = session_key(format, &session.provider_session_id);
+    let entries = std::mem::take(&mut session.entries);
+    let mut report = SessionReport {
+        key: key.clone(),
+        provider_session_id: session.provider_session_id.clone(),
+        key_note,
+        entries: entries.len() as u64,
+        fork_of: session.fork_of.clone(),
+        ..SessionReport::default()
+    };
+    let result = (|| -> Result<(), Error> {
+        if let Some(fork) = &session.fork_of {
+            link_branch(spool, &key, fork, written, &mut report)?;
+        }
+        // One call per slice, in order; an empty session is still created.
+        let slices: Vec<&[spool::import::ImportedEntry]> = if entries.is_empty() {
+            vec![&[]]
+        } else {
+            entries.chunks(MAX_IMPORT_ENTRIES).collect()
+        };
+        for slice in slices {
+            let part = ImportedSession {
+                entries: slice.to_vec(),
+                ..session.clone()
+            };
+            let outcome = spool.import_session(&key, format, part)?;
+            report.created |= outcome.created;
+            report.imported += outcome.imported;
+            report.already_present += outcome.already_present;
+            report.session_id = Some(outcome.session.session_id);
+            bar.inc(slice.len() as u64);
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        report.error = Some(Failure::from(&e));
+    }
+    report
+}
+
+/// Attaches a branch session to its parent when it is first imported: creates it with
+/// the core's `branch`, sharing the parent's canonical transcript up to and including
+/// `fork.after_message_id` (strictly before the parent's next message). Falls back to
+/// a standalone import (saying why) when the parent was not written or the branch is
+/// refused; fails only when the database cannot be read.
+fn link_branch(
+    spool: &mut Spool,
+    key: &str,
+    fork: &ImportedFork,
+    written: &Written,
+    report: &mut SessionReport,
+) -> Result<(), Error> {
+    if spool.get_session(key)?.is_some() {
+        report.link = Some("existing");
+        return Ok(());
+    }
+    let Some((parent_key, parent_ids)) = written.get(&fork.provider_session_id) else {
+        report.link = Some("standalone");
+        report.link_note = Some(format!(
+            "its parent session {} was not imported",
+            fork.provider_session_id
+        ));
+        return Ok(());
+    };
+    report.parent_key = Some(parent_key.clone());
+    let Some(at) = parent_ids
+        .iter()
+        .position(|id| *id == fork.after_message_id)
+    else {
+        report.link = Some("standalone");
+        report.link_note = Some(format!(
+            "its parent does not hold message {}",
+            fork.after_message_id
+        ));
+        return Ok(());
+    };
+    let before = parent_ids.get(at + 1).map(String::as_str);
+    match spool.import_branch(parent_key, key, before) {
+        Ok(branch) => {
+            report.link = Some("branch");
+            report.created = true;
+            report.session_id = Some(branch.session.session_id);
+        }
+        Err(e) if matches!(e.code(), "not_found" | "invalid_argument" | "conflict") => {
+            report.link = Some("standalone");
+            report.link_note = Some(format!("branching refused: {}", e.message()));
+        }
+        Err(e) => return Err(e),
+    }
+    Ok(())
+}
+
+/// `import:<agent type>:<provider session id>`, or a sanitized form of the id (with
+/// the reason) when it is too long or holds other characters than ASCII letters,
+/// digits, `-`, `_`, `.` and `@`.
+pub(crate) fn session_key(format: ImportFormat, provider_id: &str) -> (String, Option<String>) {
+    let agent = format.agent_type();
+    let clean = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@');
+    let key = format!("import:{agent}:{provider_id}");
+    let problem = if provider_id.len() > MAX_PROVIDER_ID_BYTES {
+        Some(format!(
+            "the provider session id is {} bytes long (more than {MAX_PROVIDER_ID_BYTES})",
+            provider_id.len()
+        ))
+    } else if !provider_id.chars().all(clean) {
+        Some("the provider session id holds characters other than ASCII letters, digits, `-`, `_`, `.` and `@`".to_owned())
+    } else {
+        spool::validate::session_key(&key)
+            .err()
+            .map(|e| e.to_string())
+    };
+    let Some(problem) = problem else {
+        return (key, None);
+    };
+    let reduced: String = provider_id
+        .chars()
+        .map(|c| if clean(c) { c } else { '_' })
+        .take(64)
+        .collect();
+    let key = format!(
+        "import:{agent}:{reduced}~{:016x}",
+        fnv1a(provider_id.as_bytes())
+    );
+    (
+        key,
+        Some(format!(
+            "{problem}; stored under a sanitized key with a hash of the id"
+        )),
+    )
+}
+
+/// The 64-bit FNV-1a hash: stable across runs and platforms, so a sanitized key is the
+/// same on every import.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+fn summarize(files: &[FileReport]) -> Summary {
+    let mut s = Summary {
+        files: files.len() as u64,
+        ..Summary::default()
+    };
+    for f in files {
+        s.failed_files += u64::from(f.failed());
+        s.invalid_lines += f.invalid_lines.len() as u64;
+        s.truncated_files += u64::from(f.truncated_tail.is_some());
+        for (kind, n) in &f.skipped {
+            *s.skipped.entry(kind.clone()).or_insert(0) += n;
+        }
+        for session in f.sessions.iter().filter(|s| s.error.is_none()) {
+            if session.created {
+                s.sessions_created += 1;
+            } else if session.imported > 0 {
+                s.sessions_updated += 1;
+            } else {
+                s.sessions_unchanged += 1;
+            }
+            s.entries_imported += session.imported;
+            s.already_present += session.already_present;
+        }
+    }
+    s
+}
+
+fn render_file(f: &FileReport) -> String {
+    let mut out = format!("{}\n", f.path.display());
+    if let Some(e) = &f.error {
+        out.push_str(&format!("  error[{}]: {}\n", e.code, e.message));
+        return out;
+    }
+    if f.sessions.is_empty() {
+        out.push_str("  no messages to import\n");
+    }
+    for s in &f.sessions {
+        let state = if s.error.is_some() {
+            "failed"
+        } else if s.created {
+            "created"
+        } else if s.imported > 0 {
+            "updated"
+        } else {
+            "unchanged"
+        };
+        out.push_str(&format!(
+            "  {state:<9} {}: {} entr{} imported, {} already present\n",
+            s.key,
+            s.imported,
+            if s.imported == 1 { "y" } else { "ies" },
+            s.already_present
+        ));
+        if let Some(note) = &s.key_note {
+            out.push_str(&format!("            warning: {note}\n"));
+        }
+        match (s.link, &s.parent_key, &s.fork_of) {
+            (Some("branch"), Some(parent), Some(fork)) => out.push_str(&format!(
+                "            branch of {parent}, sharing its transcript through {}\n",
+                fork.after_message_id
+            )),
+            (Some("standalone"), _, Some(fork)) => out.push_str(&format!(
+                "            branch of {} after {}, imported standalone: {}\n",
+                fork.provider_session_id,
+                fork.after_message_id,
+                s.link_note.as_deref().unwrap_or("")
+            )),
+            _ => {}
+        }
+        if let Some(e) = &s.error {
+            out.push_str(&format!("            error[{}]: {}\n", e.code, e.message));
+        }
+    }
+    if !f.skipped.is_empty() {
+        out.push_str(&format!("  skipped   {}\n", render_counts(&f.skipped)));
+    }
+    if !f.invalid_lines.is_empty() {
+        let lines: Vec<String> = f.invalid_lines.iter().map(u64::to_string).collect();
+        out.push_str(&format!(
+            "  warning: {} invalid line{} skipped (line {})\n",
+            lines.len(),
+            plural(lines.len() as u64),
+            lines.join(", ")
+        ));
+    }
+    if let Some(t) = &f.truncated_tail {
+        out.push_str(&format!(
+            "  warning: the last line was cut off: recovered {} entr{} before the cut-off line {}\n",
+            t.recovered_entries,
+            if t.recovered_entries == 1 { "y" } else { "ies" },
+            t.line
+        ));
+    }
+    if f.lossy_utf8 {
+        out.push_str("  warning: bytes that were not UTF-8 were replaced\n");
+    }
+    out
+}
+
+fn render_counts(counts: &BTreeMap<String, u64>) -> String {
+    counts
+        .iter()
+        .map(|(kind, n)| format!("{kind} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn render_summary(s: &Summary) -> String {
+    let skipped: u64 = s.skipped.values().sum();
+    let mut out = format!(
+        "imported {} file{}: {} session{} created, {} updated, {} unchanged; {} entr{} imported, {} already present",
+        s.files,
+        plural(s.files),
+        s.sessions_created,
+        plural(s.sessions_created),
+        s.sessions_updated,
+        s.sessions_unchanged,
+        s.entries_imported,
+        if s.entries_imported == 1 { "y" } else { "ies" },
+        s.already_present
+    );
+    out.push_str(&format!(
+        "; {skipped} line{} skipped, {} invalid",
+        plural(skipped),
+        s.invalid_lines
+    ));
+    if s.truncated_files > 0 {
+        out.push_str(&format!(", {} cut off", s.truncated_files));
+    }
+    if s.failed_files > 0 {
+        out.push_str(&format!("; {} failed", s.failed_files));
+    }
+    out.push('\n');
+    out
+}

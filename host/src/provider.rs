@@ -1,0 +1,331 @@
+//! Provider forks driven by the host: the [`ForkProvider`] the host calls, ready-made
+//! providers ([`TestProvider`], [`CommandProvider`]) and the driver
+//! ([`Instance::run_fork`], [`Spool::run_fork`](crate::Spool::run_fork)).
+//!
+//! The core decides everything (idempotency, the barrier, the state machine); the driver
+//! only takes the next step the operation's state calls for and hands the provider's
+//! answer back. `dispatching` is durable before the provider is called, and the provider
+//! is called at most once per operation: an answer that cannot be had is reported as
+//! `unknown`, never retried.
+
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use spool::fork_model::{DispatchPayload, Disposition, ForkOperationView, ForkRequest, ForkState};
+
+use crate::engine::Instance;
+use crate::error::Error;
+
+/// The agent's provider, asked to fork its own session.
+///
+/// `fork` is called once per operation, after `dispatching` was recorded; whatever it
+/// returns is recorded as the operation's disposition. A provider that cannot tell
+/// whether the fork happened (timeout, lost connection) answers
+/// [`Disposition::Unknown`]: the operation is never retried automatically.
+///
+/// Any `FnMut(&DispatchPayload) -> Disposition` is a provider.
+pub trait ForkProvider {
+    /// Forks the provider session described by `payload` and says how it went.
+    fn fork(&mut self, payload: &DispatchPayload) -> Disposition;
+}
+
+impl<F: FnMut(&DispatchPayload) -> Disposition> ForkProvider for F {
+    fn fork(&mut self, payload: &DispatchPayload) -> Disposition {
+        self(payload)
+    }
+}
+
+/// A provider that always gives the same answer and remembers what it was sent: for
+/// tests and demos.
+///
+/// ```
+/// use spool_host::TestProvider;
+///
+/// let accept = TestProvider::accept();
+/// let reject = TestProvider::reject("attachments are not supported", Some("attachment_unsupported"));
+/// let lost = TestProvider::undeliverable("connection reset");
+/// assert!(accept.dispatched().is_empty());
+/// # let _ = (reject, lost);
+/// ```
+#[derive(Debug, Clone)]
+pub struct TestProvider {
+    answer: Disposition,
+    dispatched: Vec<DispatchPayload>,
+}
+
+impl TestProvider {
+    /// Accepts every fork (no provider session id, no provider state to bind).
+    pub fn accept() -> Self {
+        Self::answering(Disposition::Accepted {
+            target_provider_session_id: None,
+            bind_provider_state: false,
+        })
+    }
+
+    /// Accepts every fork, giving the child `target_provider_session_id`.
+    pub fn accept_as(target_provider_session_id: impl Into<String>) -> Self {
+        Self::answering(Disposition::Accepted {
+            target_provider_session_id: Some(target_provider_session_id.into()),
+            bind_provider_state: false,
+        })
+    }
+
+    /// Rejects every fork with `error` (and a reason code such as
+    /// `attachment_unsupported`), both kept verbatim by the operation.
+    pub fn reject(error: impl Into<String>, reason: Option<&str>) -> Self {
+        Self::answering(Disposition::Rejected {
+            error: error.into(),
+            reason: reason.map(str::to_owned),
+        })
+    }
+
+    /// Cannot tell whether the fork was delivered (`unknown`, with `error`).
+    pub fn undeliverable(error: impl Into<String>) -> Self {
+        Self::answering(Disposition::Unknown {
+            error: error.into(),
+        })
+    }
+
+    /// Always answers `answer`.
+    pub fn answering(answer: Disposition) -> Self {
+        TestProvider {
+            answer,
+            dispatched: Vec::new(),
+        }
+    }
+
+    /// The payloads this provider was called with, oldest first.
+    pub fn dispatched(&self) -> &[DispatchPayload] {
+        &self.dispatched
+    }
+}
+
+impl ForkProvider for TestProvider {
+    fn fork(&mut self, payload: &DispatchPayload) -> Disposition {
+        self.dispatched.push(payload.clone());
+        self.answer.clone()
+    }
+}
+
+/// A provider that is a shell command: `sh -c CMD` gets the dispatch payload as JSON on
+/// stdin and must print a disposition as JSON on stdout and exit 0, e.g.
+/// `{"disposition":"accepted","target_provider_session_id":"thread-2"}` or
+/// `{"disposition":"rejected","error":"…","reason":"…"}`.
+///
+/// A command that cannot be started, exits non-zero, is killed, runs past the timeout
+/// or prints anything else gives `unknown` (with what happened as its error): whether the
+/// provider forked is then not known, and the operation is never retried.
+#[derive(Debug, Clone)]
+pub struct CommandProvider {
+    command: String,
+    timeout: Duration,
+}
+
+impl CommandProvider {
+    /// The default time a command may take.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+    /// `sh -c command`, with [`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT).
+    pub fn new(command: impl Into<String>) -> Self {
+        CommandProvider {
+            command: command.into(),
+            timeout: Self::DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// The same command with another timeout.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    fn call(&self, payload: &DispatchPayload) -> Result<Disposition, String> {
+        let cmd = &self.command;
+        let input = serde_json::to_vec(payload)
+            .map_err(|e| format!("cannot encode the dispatch payload: {e}"))?;
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(cmd)
+            .env("SPOOL_FORK_OPERATION_ID", &payload.operation_id)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        // Its own process group, so that a timeout stops whatever it started too.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot run the provider command `{cmd}`: {e}"))?;
+        // Feed stdin and drain stdout on their own threads: a command that writes before
+        // reading cannot deadlock, and one that leaves a process holding stdout open
+        // cannot hold us past the timeout.
+        if let Some(mut stdin) = child.stdin.take() {
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&input);
+            });
+        }
+        let (sender, output) = mpsc::channel();
+        if let Some(mut stdout) = child.stdout.take() {
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                let read = stdout.read_to_end(&mut text).map(|_| text);
+                let _ = sender.send(read);
+            });
+        }
+        let deadline = Instant::now() + self.timeout;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break status,
+                Ok(None) if Instant::now() >= deadline => {
+                    kill_all(&mut child);
+                    return Err(format!(
+                        "the provider command `{cmd}` did not finish within {} ms and was killed",
+                        self.timeout.as_millis()
+                    ));
+                }
+                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+                Err(e) => {
+                    return Err(format!(
+                        "the provider command `{cmd}` could not be waited for: {e}"
+                    ));
+                }
+            }
+        };
+        if !status.success() {
+            return Err(match status.code() {
+                Some(code) => format!("the provider command `{cmd}` exited with status {code}"),
+                None => format!("the provider command `{cmd}` was killed by a signal"),
+            });
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let text = match output.recv_timeout(left.max(Duration::from_millis(100))) {
+            Ok(Ok(text)) => text,
+            Ok(Err(e)) => {
+                return Err(format!(
+                    "cannot read the output of the provider command `{cmd}`: {e}"
+                ));
+            }
+            Err(_) => {
+                return Err(format!(
+                    "the provider command `{cmd}` exited but its output did not end in time"
+                ));
+            }
+        };
+        serde_json::from_slice(&text).map_err(|e| {
+            let shown = String::from_utf8_lossy(&text);
+            let shown: String = shown.trim().chars().take(200).collect();
+            format!("the provider command `{cmd}` printed no disposition JSON ({e}): {shown:?}")
+        })
+    }
+}
+
+/// Kills a timed-out command and everything in its process group.
+fn kill_all(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        let group = format!("-{}", child.id());
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+impl ForkProvider for CommandProvider {
+    fn fork(&mut self, payload: &DispatchPayload) -> Disposition {
+        self.call(payload)
+            .unwrap_or_else(|error| Disposition::Unknown { error })
+    }
+}
+
+/// Drives one provider fork operation to where it can go now, with `now` read at each
+/// step. See [`Instance::run_fork`].
+pub(crate) fn drive<P: ForkProvider + ?Sized>(
+    instance: &mut Instance,
+    workspace: &str,
+    source_key: &str,
+    request: ForkRequest,
+    operation_id: &str,
+    provider: &mut P,
+    now: &mut dyn FnMut() -> u64,
+) -> Result<ForkOperationView, Error> {
+    let view = instance.fork(workspace, source_key, request, operation_id, now())?;
+    advance(instance, workspace, view, provider, now)
+}
+
+/// Takes the step the operation's state calls for: `prepared` → dispatch, call the
+/// provider once, record its answer, then commit if it accepted; `provider_accepted` →
+/// commit only; any other state (in flight elsewhere, or terminal) → returned as it is.
+pub(crate) fn advance<P: ForkProvider + ?Sized>(
+    instance: &mut Instance,
+    workspace: &str,
+    view: ForkOperationView,
+    provider: &mut P,
+    now: &mut dyn FnMut() -> u64,
+) -> Result<ForkOperationView, Error> {
+    let id = view.operation.operation_id.clone();
+    let view = match view.operation.state {
+        ForkState::Prepared => {
+            let payload = instance.begin_fork_dispatch(workspace, &id, now())?;
+            let disposition = provider.fork(&payload);
+            instance.record_fork_disposition(workspace, &id, disposition, now())?
+        }
+        _ => view,
+    };
+    match view.operation.state {
+        ForkState::ProviderAccepted => instance.commit_fork(workspace, &id, now()),
+        _ => Ok(view),
+    }
+}
+
+impl Instance {
+    /// Runs a whole provider fork operation: [`fork`](Self::fork), then — when the
+    /// operation is new (`prepared`) — [`begin_fork_dispatch`](Self::begin_fork_dispatch)
+    /// (`dispatching` is durable before the provider is called), `provider` once,
+    /// [`record_fork_disposition`](Self::record_fork_disposition) with its answer and,
+    /// when it accepted, [`commit_fork`](Self::commit_fork). Returns the operation as it
+    /// ends: `committed`, `failed` or `unknown`.
+    ///
+    /// When `fork` returns an existing operation (the same request again, or another
+    /// fork of the same turn holding the barrier), the provider is not called: a
+    /// provider-accepted one is committed, any other is returned as it is.
+    pub fn run_fork<P: ForkProvider + ?Sized>(
+        &mut self,
+        workspace: &str,
+        source_key: &str,
+        request: ForkRequest,
+        operation_id: &str,
+        provider: &mut P,
+        now_ms: u64,
+    ) -> Result<ForkOperationView, Error> {
+        drive(
+            self,
+            workspace,
+            source_key,
+            request,
+            operation_id,
+            provider,
+            &mut || now_ms,
+        )
+    }
+
+    /// Continues the operation `operation_id` after a restart
+    /// ([`recover_fork_operations`](Self::recover_fork_operations)): a `prepared` one is
+    /// dispatched to `provider` (once) and committed if accepted, a provider-accepted one
+    /// is committed, any other is returned as it is.
+    pub fn continue_fork<P: ForkProvider + ?Sized>(
+        &mut self,
+        workspace: &str,
+        operation_id: &str,
+        provider: &mut P,
+        now_ms: u64,
+    ) -> Result<ForkOperationView, Error> {
+        let view = self.get_fork_operation(workspace, operation_id)?;
+        advance(self, workspace, view, provider, &mut || now_ms)
+    }
+}

@@ -1,0 +1,428 @@
+//! `spool import claude-code|codex` and `spool export` on the importer fixtures: human
+//! and JSON reports, idempotent re-import, a cut-off log, unreadable paths, branch
+//! sessions linked to their parent, resume selection of an imported Codex thread, and
+//! the export of a compacted session.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
+use serde_json::Value;
+
+const CLAUDE_ID: &str = "6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f";
+const CODEX_ID: &str = "0199f0a1-7c2e-7d40-9b1a-5e6f7a8b9c0d";
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/import")
+}
+
+fn fixture(rel: &str) -> String {
+    fixtures().join(rel).display().to_string()
+}
+
+fn claude_key() -> String {
+    format!("import:claude_code:{CLAUDE_ID}")
+}
+
+fn branch_key() -> String {
+    format!("import:claude_code:{CLAUDE_ID}@u4")
+}
+
+/// The lines of `spool export KEY` as JSON values.
+fn export(db: &Path, key: &str) -> Vec<Value> {
+    ok(db, &["export", key])
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
+}
+
+fn message_ids(lines: &[Value]) -> Vec<String> {
+    lines
+        .iter()
+        .filter_map(|l| l["message_id"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn test_import_claude_code_project_dir_links_the_branch_and_reimport_adds_nothing() {
+    let (_dir, db) = temp_db();
+    let dir = fixture("claude-code");
+    let out = ok(&db, &["import", "claude-code", &dir]);
+    assert!(
+        out.contains(&format!("created   {}: 9 entries imported", claude_key())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("created   {}: 2 entries imported", branch_key())),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "branch of {}, sharing its transcript through u3",
+            claude_key()
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "skipped   assistant (empty) 1, file-history-snapshot 1, sidechain 1, summary 1"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(
+            "imported 1 file: 2 sessions created, 0 updated, 0 unchanged; 11 entries imported, \
+             0 already present; 4 lines skipped, 0 invalid\n"
+        ),
+        "{out}"
+    );
+
+    // Roles, tool calls and tool results survive into `show`.
+    let shown = ok_json(&db, &["show", &claude_key(), "--json"]);
+    let entries = shown["entries"].as_array().expect("entries");
+    let roles: Vec<&str> = entries
+        .iter()
+        .map(|e| e["role"].as_str().expect("role"))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "user",
+            "system",
+            "assistant"
+        ]
+    );
+    assert_eq!(entries[2]["tool_calls"][0]["id"], "toolu_01XyZ");
+    assert_eq!(entries[3]["tool_call_id"], "toolu_01XyZ");
+    assert_eq!(shown["session"]["agent_id"], "claude_code");
+    assert_eq!(
+        shown["session"]["model_config"]["claude_code_thread_id"],
+        CLAUDE_ID
+    );
+    let human = ok(&db, &["show", &claude_key()]);
+    assert!(human.contains("cargo test -p parser"), "{human}");
+
+    // The branch shares its parent's transcript through u3, then has its own turn.
+    let branch = export(&db, &branch_key());
+    assert_eq!(
+        message_ids(&branch),
+        ["u1", "a2", "a3", "u2", "a4", "u3", "u4", "a5"]
+    );
+    let meta = ok_json(&db, &["show", &branch_key(), "--json"]);
+    assert_eq!(
+        meta["session"]["metadata"]["import"]["fork_of"]["after_message_id"],
+        "u3"
+    );
+    let storage = spool_host::SqliteStorage::open(&db).expect("db");
+    let lineage = spool::run(&storage, spool::lineage("default", &branch_key())).expect("lineage");
+    assert_eq!(
+        lineage.node.lineage.parent_session_key.as_deref(),
+        Some(claude_key().as_str())
+    );
+    assert!(lineage.node.lineage.forked_from_parent);
+    drop(storage);
+
+    // Importing the same directory again writes nothing.
+    let again = ok_json(&db, &["import", "claude-code", &dir, "--json"]);
+    assert_eq!(again["summary"]["entries_imported"], 0);
+    assert_eq!(again["summary"]["already_present"], 11);
+    assert_eq!(again["summary"]["sessions_unchanged"], 2);
+    assert_eq!(again["files"][0]["sessions"][1]["link"], "existing");
+    assert_eq!(message_ids(&export(&db, &claude_key())).len(), 9);
+}
+
+#[test]
+fn test_import_codex_json_report_and_resume_selects_the_imported_thread() {
+    let (_dir, db) = temp_db();
+    let report = ok_json(
+        &db,
+        &[
+            "import",
+            "codex",
+            &fixture("codex"),
+            &fixture("codex-legacy.jsonl"),
+            "--json",
+        ],
+    );
+    assert_eq!(report["format"], "codex");
+    let files = report["files"].as_array().expect("files");
+    assert_eq!(files.len(), 2);
+    assert!(
+        files[0]["path"]
+            .as_str()
+            .expect("path")
+            .ends_with(&format!("rollout-2025-10-17T05-50-00-{CODEX_ID}.jsonl"))
+    );
+    let session = &files[0]["sessions"][0];
+    assert_eq!(session["key"], format!("import:codex:{CODEX_ID}"));
+    assert_eq!(session["provider_session_id"], CODEX_ID);
+    assert_eq!(
+        (
+            &session["created"],
+            &session["entries"],
+            &session["imported"]
+        ),
+        (&Value::Bool(true), &Value::from(7), &Value::from(7))
+    );
+    assert!(
+        session["session_id"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    assert_eq!(files[0]["skipped"]["response_item:reasoning"], 1);
+    assert_eq!(files[0]["truncated_tail"], Value::Null);
+    assert_eq!(files[1]["invalid_lines"], serde_json::json!([7]));
+    assert_eq!(files[1]["skipped"]["state"], 1);
+    let summary = &report["summary"];
+    assert_eq!(summary["files"], 2);
+    assert_eq!(summary["failed_files"], 0);
+    assert_eq!(summary["sessions_created"], 2);
+    assert_eq!(summary["entries_imported"], 12);
+    assert_eq!(summary["invalid_lines"], 1);
+
+    let decision = ok_json(
+        &db,
+        &[
+            "resume",
+            "select",
+            "--agent",
+            "codex",
+            "--project",
+            "webshop",
+            "--json",
+        ],
+    );
+    assert_eq!(decision["mode"], "resume");
+    assert_eq!(decision["session_id"], CODEX_ID);
+
+    let lines = export(&db, &format!("import:codex:{CODEX_ID}"));
+    let roles: Vec<&str> = lines
+        .iter()
+        .map(|l| l["role"].as_str().expect("role"))
+        .collect();
+    assert_eq!(
+        roles,
+        [
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "tool",
+            "assistant"
+        ]
+    );
+    assert_eq!(lines[2]["tool_calls"][0]["name"], "shell");
+    assert_eq!(lines[3]["tool_call_id"], "call_Q1w2E3r4");
+
+    // The human report of a re-import: nothing new.
+    let again = ok(&db, &["import", "codex", &fixture("codex")]);
+    assert!(again.contains("unchanged import:codex:"), "{again}");
+    assert!(
+        again.contains("0 entries imported, 7 already present"),
+        "{again}"
+    );
+}
+
+#[test]
+fn test_a_cut_off_log_is_a_warning_with_the_recovered_entries() {
+    let (_dir, db) = temp_db();
+    let out = ok(
+        &db,
+        &[
+            "import",
+            "claude-code",
+            &fixture("claude-code-truncated.jsonl"),
+        ],
+    );
+    assert!(
+        out.contains(
+            "warning: the last line was cut off: recovered 10 entries before the cut-off line 15"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("1 cut off"), "{out}");
+    // The complete log later adds only the entry that was cut off.
+    let grown = ok_json(
+        &db,
+        &["import", "claude-code", &fixture("claude-code"), "--json"],
+    );
+    assert_eq!(grown["files"][0]["sessions"][0]["imported"], 1);
+    assert_eq!(grown["files"][0]["sessions"][0]["already_present"], 8);
+    let json = ok_json(
+        &db,
+        &[
+            "import",
+            "claude-code",
+            &fixture("claude-code-truncated.jsonl"),
+            "--json",
+        ],
+    );
+    assert_eq!(
+        json["files"][0]["truncated_tail"],
+        serde_json::json!({ "line": 15, "recovered_entries": 10 })
+    );
+}
+
+#[test]
+fn test_an_unreadable_path_fails_with_exit_1_and_the_rest_is_still_imported() {
+    let (dir, db) = temp_db();
+    let missing = dir.path().join("no-such-dir");
+    let out = spool(
+        &db,
+        &[
+            "import",
+            "codex",
+            &missing.display().to_string(),
+            &fixture("codex"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("error[io]: cannot read"), "{text}");
+    assert!(text.contains("created   import:codex:"), "{text}");
+    assert!(
+        stderr(&out).starts_with("error[import_failed]: 1 of 2 files not fully imported"),
+        "{}",
+        stderr(&out)
+    );
+    // Not a log at all: one invalid line, no session, exit 0; a directory without
+    // logs imports nothing.
+    let junk = dir.path().join("junk.jsonl");
+    std::fs::write(&junk, "not json\n").expect("write");
+    let report = ok_json(
+        &db,
+        &["import", "codex", &junk.display().to_string(), "--json"],
+    );
+    assert_eq!(report["files"][0]["invalid_lines"], serde_json::json!([1]));
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).expect("dir");
+    let report = ok_json(
+        &db,
+        &["import", "codex", &empty.display().to_string(), "--json"],
+    );
+    assert_eq!(report["summary"]["files"], 0);
+    usage_error(&db, &["import", "codex"]);
+    usage_error(&db, &["import", "gemini", "x.jsonl"]);
+}
+
+#[test]
+fn test_export_of_a_compacted_session_is_the_original_transcript() {
+    let (dir, db) = temp_db();
+    const KEY: &str = "agent:main:main";
+    ok(&db, &["create", KEY]);
+    let n = 20;
+    for i in 0..n {
+        let content = format!("step {i}: {}", "details ".repeat(40));
+        ok(
+            &db,
+            &[
+                "append",
+                KEY,
+                "--role",
+                if i % 2 == 0 { "user" } else { "assistant" },
+                "--content",
+                &content,
+                "--message-id",
+                &format!("m{i}"),
+            ],
+        );
+    }
+    let compacted = ok_json(&db, &["compact", KEY, "--window", "1000", "--json"]);
+    assert!(compacted["removed_count"].as_u64().expect("removed") > 0);
+    let lines = export(&db, KEY);
+    let expected: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
+    assert_eq!(message_ids(&lines), expected);
+    assert_eq!(lines.len(), n + 1, "the entries, then one summary");
+    assert!(lines[n]["summary"].is_object(), "{}", lines[n]);
+
+    // --out writes the same lines to a file.
+    let file = dir.path().join("out.jsonl");
+    let printed = ok(
+        &db,
+        &[
+            "export",
+            KEY,
+            "--json-lines",
+            "--out",
+            &file.display().to_string(),
+        ],
+    );
+    assert!(printed.is_empty());
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        ok(&db, &["export", KEY])
+    );
+
+    // --archive: the reset archives of KEY, oldest first.
+    assert_eq!(ok(&db, &["export", KEY, "--archive"]), "");
+    ok(&db, &["reset", KEY]);
+    ok(
+        &db,
+        &["append", KEY, "--role", "user", "--content", "after"],
+    );
+    ok(&db, &["reset", KEY]);
+    let archives: Vec<Value> = ok(&db, &["export", KEY, "--archive"])
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON"))
+        .collect();
+    assert_eq!(archives.len(), 2);
+    assert_eq!(
+        (&archives[0]["epoch"], &archives[1]["epoch"]),
+        (&Value::from(0), &Value::from(1))
+    );
+    assert_eq!(archives[0]["session_key"], KEY);
+    assert_eq!(
+        archives[0]["transcript_entries"]
+            .as_array()
+            .expect("entries")
+            .len(),
+        n
+    );
+
+    fails(&db, &["export", "agent:main:nope"], "not_found");
+    fails(
+        &db,
+        &["export", "agent:main:nope", "--archive"],
+        "not_found",
+    );
+}
+
+#[test]
+fn test_a_provider_id_with_odd_characters_gets_a_stable_sanitized_key() {
+    let (dir, db) = temp_db();
+    let log = dir.path().join("rollout-odd.jsonl");
+    let lines = [
+        r#"{"timestamp":"2025-10-17T05:50:00.000Z","type":"session_meta","payload":{"id":"team/thread 42:x","timestamp":"2025-10-17T05:50:00.000Z","cwd":"/home/dev/odd"}}"#,
+        r#"{"timestamp":"2025-10-17T05:50:01.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hello"}]}}"#,
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").expect("write");
+    let path = log.display().to_string();
+    let first = ok_json(&db, &["import", "codex", &path, "--json"]);
+    let session = &first["files"][0]["sessions"][0];
+    let key = session["key"].as_str().expect("key").to_owned();
+    assert!(key.starts_with("import:codex:team_thread_42_x~"), "{key}");
+    assert!(
+        session["key_note"]
+            .as_str()
+            .expect("a note")
+            .contains("sanitized key"),
+        "{session}"
+    );
+    assert_eq!(session["provider_session_id"], "team/thread 42:x");
+    let again = ok_json(&db, &["import", "codex", &path, "--json"]);
+    assert_eq!(again["files"][0]["sessions"][0]["key"], key.as_str());
+    assert_eq!(again["files"][0]["sessions"][0]["already_present"], 1);
+    let human = ok(&db, &["import", "codex", &path]);
+    assert!(
+        human.contains("warning: the provider session id holds characters"),
+        "{human}"
+    );
+}

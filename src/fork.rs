@@ -1,0 +1,350 @@
+//! Branching a session (a local fork) and reading lineage.
+//!
+//! [`branch`] creates a child session under a new key with its own identity, recording
+//! its parent and depth. With `fork_transcript` the child inherits the parent's history:
+//! its transcript, canonical archive, compaction summaries (copied, re-addressed to the
+//! child, same compaction ids) and context states (copied, re-addressed). With
+//! `fork_before_message_id` it inherits only the canonical prefix strictly before that
+//! message, as its transcript, and no summaries or states.
+//!
+//! The transcript and archive are **not copied**: the child's record names the
+//! identities it reads and the fork-time filter (see `shared.rs`), so a fork writes
+//! O(1) records whatever the parent's length (plus one per summary and context state).
+//! A fork before a message, and any fork with a token budget, reads the inherited
+//! entries once to count them; it still writes O(1).
+
+use crate::compaction::{Summary, entry_tokens, estimate, repair_key, summaries_of, summary_key};
+use crate::error::Error;
+use crate::keys;
+use crate::lifecycle::read_all;
+use crate::model::{Branch, BranchRequest, ContextState, ForkPoint, Lineage, LineageView, Session};
+use crate::op::{Io, OpResult, Operation};
+use crate::record;
+use crate::session::{Stored, load, require, write_record};
+use crate::shared::{Layer, items, locate};
+use crate::storage::{Batch, KeyRange, RangeQuery};
+use crate::validate;
+
+/// Creates the session `child_key` as a branch of `parent_key` (see the module docs).
+///
+/// Errors: a missing parent is `not_found`; an existing child key is `conflict`; an
+/// unknown `fork_before_message_id` is `not_found` ("Transcript message not found") and
+/// creates nothing. When `max_fork_tokens` is given and the inherited transcript tokens
+/// plus summary tokens exceed it, the child is created without history
+/// (`forked_from_parent` false).
+pub fn branch(
+    workspace: &str,
+    parent_key: &str,
+    child_key: &str,
+    request: BranchRequest,
+    now_ms: u64,
+) -> Operation<Branch> {
+    let checked = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(parent_key))
+        .and_then(|()| validate::session_key(child_key))
+        .and_then(|()| validate::session_id(&request.child_session_id))
+        .and_then(|()| {
+            request
+                .fork_before_message_id
+                .as_deref()
+                .map_or(Ok(()), |id| validate::id("fork_before_message_id", id))
+        })
+        .and_then(|()| {
+            request
+                .max_fork_tokens
+                .map_or(Ok(()), |max| validate::count("max_fork_tokens", max))
+        });
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    let (parent_key, child_key) = (parent_key.to_owned(), child_key.to_owned());
+    Operation::new(workspace, move |io| {
+        let (parent_key, child_key, request) =
+            (parent_key.clone(), child_key.clone(), request.clone());
+        async move { branch_body(&io, &parent_key, &child_key, &request, now_ms).await }
+    })
+}
+
+/// What a child inherits.
+struct Inherited {
+    base: Vec<Layer>,
+    entry_count: u64,
+    tokens: u64,
+    summaries: Vec<Summary>,
+    states: Vec<ContextState>,
+    point: ForkPoint,
+}
+
+async fn branch_body(
+    io: &Io,
+    parent_key: &str,
+    child_key: &str,
+    request: &BranchRequest,
+    now_ms: u64,
+) -> OpResult<Branch> {
+    let parent = require(io, parent_key).await?;
+    if load(io, child_key).await?.is_some() {
+        return Err(Error::Conflict {
+            reason: format!("a session with key `{child_key}` already exists"),
+        }
+        .into());
+    }
+    let p = &parent.session;
+    let child_sid = &request.child_session_id;
+    if *child_sid == p.session_id || parent.base.iter().any(|l| l.data_id == *child_sid) {
+        return Err(Error::invalid(
+            "child_session_id",
+            "a branch needs a session id of its own (this one is its parent's history)",
+        )
+        .into());
+    }
+    let fork = request.fork_transcript || request.fork_before_message_id.is_some();
+    let inherited = if !fork {
+        None
+    } else if let Some(message_id) = &request.fork_before_message_id {
+        Some(before_message(io, &parent, message_id).await?)
+    } else {
+        Some(whole(io, &parent, request.max_fork_tokens.is_some()).await?)
+    };
+    let inherited = inherited.filter(|i| request.max_fork_tokens.is_none_or(|max| i.tokens <= max));
+
+    let mut child = Session::new(child_key, child_sid, now_ms);
+    let mut lineage = Lineage {
+        parent_session_key: Some(parent_key.to_owned()),
+        spawn_depth: parent.lineage.spawn_depth + 1,
+        ..Lineage::default()
+    };
+    let mut batch = Batch::default();
+    // The parent's record changes (`fork_count`) so that a write that releases the
+    // parent's readers and this fork cannot interleave unseen.
+    let mut parent_lineage = parent.lineage.clone();
+    parent_lineage.fork_count += 1;
+    write_record(&mut batch, &parent, p, &parent_lineage, &parent.base)?;
+
+    let mut base = Vec::new();
+    if let Some(inherited) = inherited {
+        child.entry_count = inherited.entry_count;
+        child.last_entry_id = p.last_entry_id;
+        if request.fork_before_message_id.is_none() {
+            child.compaction_count = p.compaction_count;
+            child.last_state_id = p.last_state_id;
+        }
+        for mut summary in inherited.summaries {
+            summary.session_id = child_sid.clone();
+            summary.session_key = child_key.to_owned();
+            let bytes = record::encode(&summary)?;
+            if summary.degraded() {
+                batch.put(
+                    repair_key(child_key, summary.compaction_index),
+                    bytes.clone(),
+                );
+            }
+            batch.put(summary_key(child_sid, summary.compaction_index), bytes);
+        }
+        for mut state in inherited.states {
+            state.session_id = child_sid.clone();
+            state.session_key = child_key.to_owned();
+            batch.put(keys::state(child_key, state.id), record::encode(&state)?);
+        }
+        for layer in &inherited.base {
+            batch.put(keys::holder(&layer.data_id, child_key), Vec::new());
+        }
+        base = inherited.base;
+        lineage.forked_from_parent = true;
+        lineage.fork_point = Some(inherited.point);
+    }
+    let bytes = Stored::encode(&child, &lineage, &base)?;
+    batch.require_absent(keys::session(child_key));
+    batch.put(keys::session(child_key), bytes.clone());
+    batch.put(keys::recency(child.updated_at, child_key), bytes);
+    batch.put(keys::child(parent_key, child_key), Vec::new());
+    io.commit(batch).await?;
+    Ok(Branch {
+        session: child,
+        lineage,
+    })
+}
+
+/// A full fork: the parent's layers and its own identity as one more, its summaries and
+/// context states. Reads the transcript only to measure it (`measure`).
+async fn whole(io: &Io, parent: &crate::session::Loaded, measure: bool) -> OpResult<Inherited> {
+    let p = &parent.session;
+    let summaries: Vec<Summary> = summaries_of(io, &p.session_id)
+        .await?
+        .into_iter()
+        .map(|(_, s)| s)
+        .collect();
+    let states = read_all(io, KeyRange::prefix(&keys::states(&p.key)))
+        .await?
+        .iter()
+        .map(|kv| record::decode::<ContextState>(&kv.key, &kv.value))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut tokens: u64 = summaries.iter().map(|s| estimate(&s.summary_text)).sum();
+    if measure {
+        let active = items(io, p, &parent.base, false, None).await?;
+        tokens += active.iter().map(|i| entry_tokens(&i.entry)).sum::<u64>();
+    }
+    let mut base = parent.base.clone();
+    base.push(Layer {
+        data_id: p.session_id.clone(),
+        last_entry_id: p.last_entry_id,
+        compactions: p.compaction_count,
+        // Bounding the layer just above the parent's newest entry keeps what the parent
+        // appends later (normally at later positions) out of the child's range reads;
+        // the id filter still catches an append with an older timestamp.
+        before: Some(past_newest(io, &p.session_id).await?),
+        flatten: false,
+        indexed: p.message_index,
+    });
+    Ok(Inherited {
+        base,
+        entry_count: p.entry_count,
+        tokens,
+        point: ForkPoint {
+            parent_session_id: p.session_id.clone(),
+            parent_last_entry_id: p.last_entry_id,
+            before_message_id: None,
+            before_position: None,
+            inherited_entries: p.entry_count,
+            inherited_summaries: summaries.len() as u64,
+        },
+        summaries,
+        states,
+    })
+}
+
+/// The position just after the newest entry (active or archived) of an identity;
+/// `(0, 0)` for an identity without entries.
+async fn past_newest(io: &Io, data_id: &str) -> Result<(u64, u64), Error> {
+    let mut newest: Option<(u64, u64)> = None;
+    for prefix in [
+        keys::entries(data_id),
+        keys::identity(keys::ARCHIVE, data_id),
+    ] {
+        let last = io
+            .range(RangeQuery {
+                range: KeyRange::prefix(&prefix),
+                limit: 1,
+                reverse: true,
+            })
+            .await?;
+        if let Some(kv) = last.first() {
+            let at = keys::read_u64(&kv.key, prefix.len());
+            let id = at.and_then(|(_, next)| keys::read_u64(&kv.key, next));
+            let (Some((created_at, _)), Some((id, _))) = (at, id) else {
+                return Err(Error::Corruption {
+                    key: keys::display(&kv.key),
+                    detail: "not an entry key".into(),
+                });
+            };
+            newest = newest.max(Some((created_at, id)));
+        }
+    }
+    Ok(match newest {
+        None => (0, 0),
+        Some((created_at, u64::MAX)) => (created_at.saturating_add(1), 0),
+        Some((created_at, id)) => (created_at, id + 1),
+    })
+}
+
+/// A fork before a message: every layer narrowed to positions below it and flattened
+/// (the canonical prefix is the child's transcript); no summaries, no states.
+async fn before_message(
+    io: &Io,
+    parent: &crate::session::Loaded,
+    message_id: &str,
+) -> OpResult<Inherited> {
+    let p = &parent.session;
+    let Some(at) = locate(io, p, &parent.base, message_id).await? else {
+        return Err(Error::NotFound {
+            what: "Transcript message",
+            key: format!("`{message_id}` in session `{}`", p.key),
+        }
+        .into());
+    };
+    let before = (at.entry.created_at, at.entry.id);
+    let prefix = items(io, p, &parent.base, true, Some(&at.position)).await?;
+    let mut base: Vec<Layer> = parent
+        .base
+        .iter()
+        .map(|l| Layer {
+            before: Some(l.before.map_or(before, |b| b.min(before))),
+            flatten: true,
+            ..l.clone()
+        })
+        .collect();
+    base.push(Layer {
+        data_id: p.session_id.clone(),
+        last_entry_id: p.last_entry_id,
+        compactions: p.compaction_count,
+        before: Some(before),
+        flatten: true,
+        indexed: p.message_index,
+    });
+    Ok(Inherited {
+        base,
+        entry_count: prefix.len() as u64,
+        tokens: prefix.iter().map(|i| entry_tokens(&i.entry)).sum(),
+        summaries: Vec::new(),
+        states: Vec::new(),
+        point: ForkPoint {
+            parent_session_id: p.session_id.clone(),
+            parent_last_entry_id: p.last_entry_id,
+            before_message_id: Some(message_id.to_owned()),
+            before_position: Some(before),
+            inherited_entries: prefix.len() as u64,
+            inherited_summaries: 0,
+        },
+    })
+}
+
+/// The session under `key` with its lineage and its direct branches (in key order).
+pub fn lineage(workspace: &str, key: &str) -> Operation<LineageView> {
+    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move {
+            let loaded = require(&io, &key).await?;
+            let children = children_of(&io, &key).await?;
+            Ok(LineageView {
+                node: Branch {
+                    session: loaded.session,
+                    lineage: loaded.lineage,
+                },
+                children,
+            })
+        }
+    })
+}
+
+/// The sessions branched from the session under `key` (in key order); `not_found`
+/// when `key` has no session.
+pub fn list_children(workspace: &str, key: &str) -> Operation<Vec<Branch>> {
+    lineage(workspace, key).map(|view| view.children)
+}
+
+async fn children_of(io: &Io, key: &str) -> Result<Vec<Branch>, Error> {
+    let prefix = keys::children(key);
+    let mut out = Vec::new();
+    for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
+        let Some((child_key, _)) = keys::read_str(&kv.key, prefix.len()) else {
+            return Err(Error::Corruption {
+                key: keys::display(&kv.key),
+                detail: "not a lineage key".into(),
+            });
+        };
+        // A child that was reset keeps its place; one deleted took its entry with it.
+        if let Some(child) = load(io, &child_key).await?
+            && child.lineage.parent_session_key.as_deref() == Some(key)
+        {
+            out.push(Branch {
+                session: child.session,
+                lineage: child.lineage,
+            });
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,514 @@
+//! Shared history: how a branched session reads its parent's entries without copying
+//! them, and how the sharing ends.
+//!
+//! A branch that inherits history does not copy the parent's entries. Its record
+//! carries a **base**: a list of [`Layer`]s, each naming an identity whose entries it
+//! reads (`data_id`, the parent's session id at the fork) and the filter that selects
+//! the fork-time view of them: entry ids up to the parent's newest id at the fork (later
+//! appends, whatever their timestamp, have larger ids), archive entries of compactions
+//! before the fork only, and for a fork before a message, positions below that message
+//! (`flatten`: the canonical prefix, archived entries included, is the child's active
+//! transcript). A branch of a branch copies its parent's layers (narrowed to its own fork
+//! point) and adds one for its parent's own identity, so every read is a merge of a few
+//! ordered ranges, never a walk up the chain. Entry ids and positions stay unique across
+//! the merge: a branch's own ids continue after its parent's newest id.
+//!
+//! The layered view is exact as long as the shared entries do not change. Appends never
+//! change them (they are filtered out by id). Every other write to an identity's entries
+//! — compaction, `persist_compaction_result`, truncation, reset, deletion, prune and cap —
+//! first **materializes** every session that reads them ([`release`]): the view it reads
+//! is copied into its own identity (same positions, ids, message ids and archive tags)
+//! and its base is dropped, in the same commit as the write. That copy is O(n), but only
+//! on operations that already read or delete O(n) entries; a fork and an append stay
+//! O(1) in the parent's length. The back-references `b · data_id · holder_key` say who
+//! to materialize. A session's own destructive writes materialize its own base first in
+//! the same way, so a session with a base has never compacted, truncated or replaced
+//! anything since its fork.
+//!
+//! Why one pass suffices for chains: a session drops all its layers at once, and a
+//! branch of a session that still reads identity D reads D too (it copied the layer).
+//! So everyone whose view changes when D's owner (or a reader of D) writes is a holder
+//! of D, found by one range read.
+//!
+//! Concurrency: a branch changes its parent's record (`fork_count`) and every releasing
+//! write is guarded by the owner's record and by each holder's record, so a branch and a
+//! release never interleave unseen. Reads through a base re-read the record at the end
+//! and start over if it changed (a release landed in between).
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::compaction::ArchivedEntry;
+use crate::error::Error;
+use crate::keys;
+use crate::lifecycle::{CHUNK, read_all};
+use crate::model::{Entry, Order, Session};
+use crate::op::{Abort, Io, OpResult};
+use crate::record;
+use crate::session::{Loaded, load, write_update};
+use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
+
+/// One identity a branched session reads, with the filter that gives its fork-time view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Layer {
+    /// The identity (session id) whose entries (`e`, `x`, `m`) are read.
+    pub(crate) data_id: String,
+    /// Only entries with ids up to this one.
+    pub(crate) last_entry_id: u64,
+    /// Only archive entries of compactions with an index below this.
+    pub(crate) compactions: u64,
+    /// Only positions strictly below this `(created_at, id)` (a fork before a message).
+    #[serde(default)]
+    pub(crate) before: Option<(u64, u64)>,
+    /// Archived entries read as active ones (the canonical prefix of a fork before a
+    /// message is the branch's transcript).
+    #[serde(default)]
+    pub(crate) flatten: bool,
+    /// Whether the identity has a message-id index (format 2); otherwise lookups scan.
+    #[serde(default)]
+    pub(crate) indexed: bool,
+}
+
+impl Layer {
+    fn below(&self) -> Option<Vec<u8>> {
+        self.before.map(|(at, id)| keys::position(at, id))
+    }
+
+    fn admits(&self, entry: &Entry, compaction_index: Option<u64>) -> bool {
+        entry.id <= self.last_entry_id && compaction_index.is_none_or(|i| i < self.compactions)
+    }
+}
+
+/// An entry of a session's view: its position, and for an archived entry the
+/// compaction that archived it.
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    /// `created_at · id`, 16 bytes: the key suffix and the transcript cursor.
+    pub(crate) position: Vec<u8>,
+    pub(crate) entry: Entry,
+    /// `Some((compaction_id, compaction_index))` for an entry of the canonical archive.
+    pub(crate) archived: Option<(String, u64)>,
+}
+
+/// One ordered range of a view.
+struct Source<'a> {
+    prefix: Vec<u8>,
+    /// Values are archive records.
+    archive: bool,
+    /// The layer's filter; `None` for the session's own ranges.
+    layer: Option<&'a Layer>,
+}
+
+fn lower(a: Option<Vec<u8>>, b: Option<Vec<u8>>) -> Option<Vec<u8>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The ranges of a session's view: its own transcript (and archive when `canonical`),
+/// and each layer's (archive too when `canonical` or when the layer flattens).
+fn sources<'a>(session: &Session, base: &'a [Layer], canonical: bool) -> Vec<Source<'a>> {
+    let sid = &session.session_id;
+    let mut out = vec![Source {
+        prefix: keys::entries(sid),
+        archive: false,
+        layer: None,
+    }];
+    if canonical {
+        out.push(Source {
+            prefix: keys::identity(keys::ARCHIVE, sid),
+            archive: true,
+            layer: None,
+        });
+    }
+    for layer in base {
+        out.push(Source {
+            prefix: keys::entries(&layer.data_id),
+            archive: false,
+            layer: Some(layer),
+        });
+        if canonical || layer.flatten {
+            out.push(Source {
+                prefix: keys::identity(keys::ARCHIVE, &layer.data_id),
+                archive: true,
+                layer: Some(layer),
+            });
+        }
+    }
+    out
+}
+
+/// Reads `source` between the exclusive positions `after` and `below`, in order (or
+/// reversed), keeping what its layer admits, until `want` items (0: all).
+async fn scan(
+    io: &Io,
+    source: &Source<'_>,
+    after: Option<&[u8]>,
+    below: Option<&[u8]>,
+    reverse: bool,
+    want: usize,
+) -> Result<Vec<Item>, Error> {
+    let prefix = &source.prefix;
+    let at = |position: &[u8]| {
+        let mut key = prefix.clone();
+        key.extend_from_slice(position);
+        key
+    };
+    let mut start = match after {
+        Some(p) => {
+            let mut key = at(p);
+            key.push(0);
+            key
+        }
+        None => prefix.clone(),
+    };
+    let mut end = match below {
+        Some(p) => Some(at(p)),
+        None => prefix_end(prefix),
+    };
+    let chunk = if want == 0 {
+        CHUNK
+    } else {
+        u32::try_from(want).unwrap_or(CHUNK).clamp(1, CHUNK)
+    };
+    let mut out = Vec::new();
+    loop {
+        let pairs = io
+            .range(RangeQuery {
+                range: KeyRange {
+                    start: start.clone(),
+                    end: end.clone(),
+                },
+                limit: chunk,
+                reverse,
+            })
+            .await?;
+        let full = pairs.len() == chunk as usize;
+        if let Some(last) = pairs.last() {
+            if reverse {
+                end = Some(last.key.clone());
+            } else {
+                start = last.key.clone();
+                start.push(0);
+            }
+        }
+        for kv in pairs {
+            let (entry, tags) = if source.archive {
+                let a: ArchivedEntry = record::decode(&kv.key, &kv.value)?;
+                (a.entry, Some((a.compaction_id, a.compaction_index)))
+            } else {
+                (record::decode::<Entry>(&kv.key, &kv.value)?, None)
+            };
+            let archived = match source.layer {
+                Some(layer) if !layer.admits(&entry, tags.as_ref().map(|t| t.1)) => continue,
+                Some(layer) if layer.flatten => None,
+                _ => tags,
+            };
+            out.push(Item {
+                position: kv.key[prefix.len()..].to_vec(),
+                entry,
+                archived,
+            });
+            if want > 0 && out.len() == want {
+                return Ok(out);
+            }
+        }
+        if !full {
+            return Ok(out);
+        }
+    }
+}
+
+/// Every item of a session's view in position order: its active transcript, or with
+/// `canonical` its canonical transcript (archived entries too); only positions below
+/// `below` when given.
+pub(crate) async fn items(
+    io: &Io,
+    session: &Session,
+    base: &[Layer],
+    canonical: bool,
+    below: Option<&[u8]>,
+) -> Result<Vec<Item>, Error> {
+    let mut all = Vec::new();
+    for source in sources(session, base, canonical) {
+        let bound = lower(
+            source.layer.and_then(Layer::below),
+            below.map(<[u8]>::to_vec),
+        );
+        all.extend(scan(io, &source, None, bound.as_deref(), false, 0).await?);
+    }
+    all.sort_by(|a, b| a.position.cmp(&b.position));
+    Ok(all)
+}
+
+/// One page of a session's active transcript after `cursor` (a position) in `order`:
+/// the items and whether more follow. Each range is read only up to `limit + 1` items.
+pub(crate) async fn page(
+    io: &Io,
+    session: &Session,
+    base: &[Layer],
+    order: Order,
+    cursor: Option<&[u8]>,
+    limit: usize,
+) -> Result<(Vec<Item>, bool), Error> {
+    let reverse = order == Order::NewestFirst;
+    let cursor = cursor.map(<[u8]>::to_vec);
+    let mut all = Vec::new();
+    for source in sources(session, base, false) {
+        let bound = source.layer.and_then(Layer::below);
+        let (after, below) = if reverse {
+            (None, lower(bound, cursor.clone()))
+        } else {
+            (cursor.clone(), bound)
+        };
+        all.extend(
+            scan(
+                io,
+                &source,
+                after.as_deref(),
+                below.as_deref(),
+                reverse,
+                limit + 1,
+            )
+            .await?,
+        );
+    }
+    all.sort_by(|a, b| a.position.cmp(&b.position));
+    if reverse {
+        all.reverse();
+    }
+    let more = all.len() > limit;
+    all.truncate(limit);
+    Ok((all, more))
+}
+
+/// Looks an entry up by message id in the session's own identity (active or archived).
+async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Option<Item>, Error> {
+    let sid = &session.session_id;
+    if session.message_index {
+        let Some(position) = io.get(keys::message(sid, message_id)).await? else {
+            return Ok(None);
+        };
+        let mut entry_key = keys::entries(sid);
+        entry_key.extend_from_slice(&position);
+        if let Some(bytes) = io.get(entry_key.clone()).await? {
+            let entry = record::decode(&entry_key, &bytes)?;
+            return Ok(Some(Item {
+                position,
+                entry,
+                archived: None,
+            }));
+        }
+        // A compaction moved it to the canonical archive, at the same position.
+        let archived_key = keys::archived(sid, &position);
+        return match io.get(archived_key.clone()).await? {
+            Some(bytes) => {
+                let a: ArchivedEntry = record::decode(&archived_key, &bytes)?;
+                Ok(Some(Item {
+                    position,
+                    entry: a.entry,
+                    archived: Some((a.compaction_id, a.compaction_index)),
+                }))
+            }
+            // The index outlived its entry (a truncation); the entry is gone.
+            None => Ok(None),
+        };
+    }
+    // An identity older than the index: scan its transcript.
+    let prefix = keys::entries(sid);
+    for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
+        let entry: Entry = record::decode(&kv.key, &kv.value)?;
+        if entry.message_id == message_id {
+            return Ok(Some(Item {
+                position: kv.key[prefix.len()..].to_vec(),
+                entry,
+                archived: None,
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// Looks an entry up by message id in the layers of a base only.
+pub(crate) async fn locate_in_base(
+    io: &Io,
+    base: &[Layer],
+    message_id: &str,
+) -> Result<Option<Item>, Error> {
+    for layer in base {
+        let below = layer.below();
+        if !layer.indexed {
+            for source in sources_of_layer(layer) {
+                let found = scan(io, &source, None, below.as_deref(), false, 0)
+                    .await?
+                    .into_iter()
+                    .find(|i| i.entry.message_id == message_id);
+                if found.is_some() {
+                    return Ok(found);
+                }
+            }
+            continue;
+        }
+        let Some(position) = io.get(keys::message(&layer.data_id, message_id)).await? else {
+            continue;
+        };
+        if below.as_ref().is_some_and(|b| position >= *b) {
+            continue;
+        }
+        let mut entry_key = keys::entries(&layer.data_id);
+        entry_key.extend_from_slice(&position);
+        if let Some(bytes) = io.get(entry_key.clone()).await? {
+            let entry: Entry = record::decode(&entry_key, &bytes)?;
+            if layer.admits(&entry, None) {
+                return Ok(Some(Item {
+                    position,
+                    entry,
+                    archived: None,
+                }));
+            }
+            continue;
+        }
+        let archived_key = keys::archived(&layer.data_id, &position);
+        if let Some(bytes) = io.get(archived_key.clone()).await? {
+            let a: ArchivedEntry = record::decode(&archived_key, &bytes)?;
+            if layer.admits(&a.entry, Some(a.compaction_index)) {
+                let archived = (!layer.flatten).then_some((a.compaction_id, a.compaction_index));
+                return Ok(Some(Item {
+                    position,
+                    entry: a.entry,
+                    archived,
+                }));
+            }
+        }
+    }
+    Ok(None)
+}
+
+fn sources_of_layer(layer: &Layer) -> [Source<'_>; 2] {
+    [
+        Source {
+            prefix: keys::entries(&layer.data_id),
+            archive: false,
+            layer: Some(layer),
+        },
+        Source {
+            prefix: keys::identity(keys::ARCHIVE, &layer.data_id),
+            archive: true,
+            layer: Some(layer),
+        },
+    ]
+}
+
+/// The entry with `message_id` in a session's canonical view (own or shared), with its
+/// position.
+pub(crate) async fn locate(
+    io: &Io,
+    session: &Session,
+    base: &[Layer],
+    message_id: &str,
+) -> Result<Option<Item>, Error> {
+    match locate_own(io, session, message_id).await? {
+        Some(item) => Ok(Some(item)),
+        None => locate_in_base(io, base, message_id).await,
+    }
+}
+
+/// Copies what a session reads through `base` into its own identity — active entries to
+/// its transcript, archived ones to its archive with their compaction tags, every one
+/// into its message-id index, at the same positions — and removes its
+/// back-references. The caller writes the record with an empty base in the same batch,
+/// after these puts (so its own deletes of the same keys apply after them).
+pub(crate) async fn materialize(
+    io: &Io,
+    batch: &mut Batch,
+    session: &Session,
+    base: &[Layer],
+) -> Result<(), Error> {
+    let sid = &session.session_id;
+    for layer in base {
+        let below = layer.below();
+        for source in sources_of_layer(layer) {
+            for item in scan(io, &source, None, below.as_deref(), false, 0).await? {
+                batch.put(
+                    keys::message(sid, &item.entry.message_id),
+                    item.position.clone(),
+                );
+                match item.archived {
+                    None => {
+                        let mut key = keys::entries(sid);
+                        key.extend_from_slice(&item.position);
+                        batch.put(key, record::encode(&item.entry)?);
+                    }
+                    Some((compaction_id, compaction_index)) => {
+                        let archived = ArchivedEntry {
+                            entry: item.entry,
+                            compaction_id,
+                            compaction_index,
+                        };
+                        batch.put(
+                            keys::archived(sid, &item.position),
+                            record::encode(&archived)?,
+                        );
+                    }
+                }
+            }
+        }
+        batch.delete(keys::holder(&layer.data_id, &session.key));
+    }
+    Ok(())
+}
+
+/// Before the entries of identity `data_id` change other than by an append, gives every
+/// session that reads them through its base its own copy ([`materialize`]) and an empty
+/// base, in `batch`, guarded by each such record being unchanged. Keys in `done` are
+/// skipped (already handled in this batch, or deleted by it); handled keys are added.
+pub(crate) async fn release(
+    io: &Io,
+    batch: &mut Batch,
+    data_id: &str,
+    done: &mut BTreeSet<String>,
+) -> Result<(), Error> {
+    let prefix = keys::holders(data_id);
+    for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
+        let Some((holder, _)) = keys::read_str(&kv.key, prefix.len()) else {
+            return Err(Error::Corruption {
+                key: keys::display(&kv.key),
+                detail: "not a back-reference key".into(),
+            });
+        };
+        if !done.insert(holder.clone()) {
+            continue;
+        }
+        let loaded = match load(io, &holder).await? {
+            Some(loaded) if loaded.base.iter().any(|l| l.data_id == data_id) => loaded,
+            // A back-reference nobody holds any more: drop it.
+            _ => {
+                batch.delete(kv.key);
+                continue;
+            }
+        };
+        materialize(io, batch, &loaded.session, &loaded.base).await?;
+        let cleared = Loaded {
+            base: Vec::new(),
+            session: loaded.session.clone(),
+            lineage: loaded.lineage.clone(),
+            bytes: loaded.bytes.clone(),
+        };
+        write_update(batch, &cleared, &loaded.session)?;
+    }
+    Ok(())
+}
+
+/// Ends a read through a base: if the session's record changed since `loaded` was read
+/// (a release may have moved the shared entries), the read starts over.
+pub(crate) async fn confirm(io: &Io, loaded: &Loaded) -> OpResult<()> {
+    if loaded.base.is_empty() {
+        return Ok(());
+    }
+    match io.get(keys::session(&loaded.session.key)).await? {
+        Some(bytes) if bytes == loaded.bytes => Ok(()),
+        _ => Err(Abort::Retry),
+    }
+}

@@ -1,0 +1,448 @@
+//! Turns: one user request and everything the agent did for it (SPEC vocabulary, §5).
+//!
+//! A session identity records its turns in start order (`T · session_id · seq`, with a
+//! turn-id index `U · session_id · turn_id`), so "latest turn" is one reverse range read.
+//! A turn is `running` until it is `settled` or `interrupted`; at most one turn of a
+//! session runs at a time, and that one is the session's **active** turn. Closing a turn
+//! records its **boundary**: the position of the newest transcript entry at that moment,
+//! which is what a fork through that turn copies up to. A turn also carries what the
+//! provider needs to fork it: its provider turn id and an opaque provider binding (JSON).
+//!
+//! Turn writes are guarded by the session record (an append or a reset in between
+//! restarts them), so a boundary is exact and a reset never gains a stray turn. Turns
+//! belong to the identity: a reset or a delete removes them with the transcript.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::keys;
+use crate::lifecycle::fence;
+use crate::op::{Io, OpResult, Operation};
+use crate::record;
+use crate::session::require;
+use crate::storage::{Batch, KeyRange, RangeQuery};
+use crate::validate;
+
+/// Where a turn stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnPhase {
+    /// The agent is working on it.
+    Running,
+    /// Finished normally.
+    Settled,
+    /// Stopped before it finished.
+    Interrupted,
+}
+
+/// A transcript position: the `(created_at, entry id)` of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Position {
+    /// The entry's `created_at`.
+    pub created_at: u64,
+    /// The entry's insertion id.
+    pub entry_id: u64,
+}
+
+/// One turn of a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Turn {
+    /// The turn id given by the writer (entries carry it as `turn_id`).
+    pub turn_id: String,
+    /// Start order within the session identity, from 1.
+    pub seq: u64,
+    /// The session key.
+    pub session_key: String,
+    /// The session identity the turn belongs to.
+    pub session_id: String,
+    /// Where the turn stands.
+    pub phase: TurnPhase,
+    /// The provider's id of this turn, once known.
+    #[serde(default)]
+    pub provider_turn_id: Option<String>,
+    /// Opaque provider data needed to fork through this turn.
+    #[serde(default)]
+    pub provider_binding: Option<Value>,
+    /// When it started.
+    pub started_at: u64,
+    /// When it settled or was interrupted.
+    #[serde(default)]
+    pub ended_at: Option<u64>,
+    /// The newest transcript entry when the turn closed (`None`: running, or the
+    /// transcript was empty).
+    #[serde(default)]
+    pub boundary: Option<Position>,
+}
+
+/// What to start a turn with. Unknown fields are rejected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartTurn {
+    /// The turn id (unique within the session identity).
+    pub turn_id: String,
+    /// The provider's id of the turn, if already known.
+    #[serde(default)]
+    pub provider_turn_id: Option<String>,
+    /// Opaque provider binding, if already known.
+    #[serde(default)]
+    pub provider_binding: Option<Value>,
+    /// When given, fails with `stale_epoch` unless the session is at this epoch.
+    #[serde(default)]
+    pub expected_epoch: Option<u64>,
+}
+
+/// What to record when a turn closes; absent fields keep their values.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CloseTurn {
+    /// The provider's id of the turn.
+    #[serde(default)]
+    pub provider_turn_id: Option<String>,
+    /// Opaque provider binding.
+    #[serde(default)]
+    pub provider_binding: Option<Value>,
+    /// When given, fails with `stale_epoch` unless the session is at this epoch.
+    #[serde(default)]
+    pub expected_epoch: Option<u64>,
+}
+
+/// The turns a session projection shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionTurns {
+    /// The newest turn, whatever its phase.
+    pub latest: Option<Turn>,
+    /// The running turn, if any (then it is also the latest).
+    pub active: Option<Turn>,
+}
+
+/// A turn as read, with its key and bytes (the precondition of a write back).
+pub(crate) struct LoadedTurn {
+    pub(crate) turn: Turn,
+    pub(crate) key: Vec<u8>,
+    pub(crate) bytes: Vec<u8>,
+}
+
+/// Largest provider binding, in bytes of JSON.
+const MAX_BINDING_BYTES: usize = 64 * 1024;
+
+fn check_provider(provider_turn_id: Option<&str>, binding: Option<&Value>) -> Result<(), Error> {
+    if let Some(id) = provider_turn_id {
+        validate::id("provider_turn_id", id)?;
+    }
+    if let Some(binding) = binding {
+        let size = binding.to_string().len();
+        if size > MAX_BINDING_BYTES {
+            return Err(Error::invalid(
+                "provider_binding",
+                format!("is {size} bytes as JSON; the limit is {MAX_BINDING_BYTES}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The turn `turn_id` of a session identity.
+pub(crate) async fn load_turn(
+    io: &Io,
+    session_id: &str,
+    turn_id: &str,
+) -> Result<Option<LoadedTurn>, Error> {
+    let index_key = keys::turn_id(session_id, turn_id);
+    let Some(seq) = io.get(index_key.clone()).await? else {
+        return Ok(None);
+    };
+    let seq = keys::read_u64(&seq, 0)
+        .map(|(seq, _)| seq)
+        .ok_or_else(|| Error::Corruption {
+            key: keys::display(&index_key),
+            detail: "not a turn number".into(),
+        })?;
+    let key = keys::turn(session_id, seq);
+    match io.get(key.clone()).await? {
+        Some(bytes) => Ok(Some(LoadedTurn {
+            turn: record::decode(&key, &bytes)?,
+            key,
+            bytes,
+        })),
+        None => Err(Error::Corruption {
+            key: keys::display(&index_key),
+            detail: format!("indexes turn {seq}, which is missing"),
+        }),
+    }
+}
+
+/// The newest turn of a session identity.
+pub(crate) async fn latest_turn(io: &Io, session_id: &str) -> Result<Option<LoadedTurn>, Error> {
+    let newest = io
+        .range(RangeQuery {
+            range: KeyRange::prefix(&keys::identity(keys::TURN, session_id)),
+            limit: 1,
+            reverse: true,
+        })
+        .await?;
+    newest
+        .into_iter()
+        .next()
+        .map(|kv| {
+            Ok(LoadedTurn {
+                turn: record::decode(&kv.key, &kv.value)?,
+                key: kv.key,
+                bytes: kv.value,
+            })
+        })
+        .transpose()
+}
+
+/// The position of the newest entry of a session identity, active or archived by
+/// compaction (which keeps positions), or `None` for an empty transcript.
+pub(crate) async fn last_position(io: &Io, session_id: &str) -> Result<Option<Position>, Error> {
+    let mut last = None;
+    for tag in [keys::ENTRY, b'x'] {
+        let prefix = keys::identity(tag, session_id);
+        let newest = io
+            .range(RangeQuery {
+                range: KeyRange::prefix(&prefix),
+                limit: 1,
+                reverse: true,
+            })
+            .await?;
+        if let Some(kv) = newest.first() {
+            let at = prefix.len();
+            let decoded = keys::read_u64(&kv.key, at).and_then(|(created_at, at)| {
+                keys::read_u64(&kv.key, at).map(|(id, _)| (created_at, id))
+            });
+            let Some((created_at, entry_id)) = decoded else {
+                return Err(Error::Corruption {
+                    key: keys::display(&kv.key),
+                    detail: "not a transcript position".into(),
+                });
+            };
+            last = last.max(Some(Position {
+                created_at,
+                entry_id,
+            }));
+        }
+    }
+    Ok(last)
+}
+
+/// Starts a turn of the session under `key`. Fails with `conflict` while another turn
+/// runs or when the turn id is taken in this identity.
+pub fn start_turn(workspace: &str, key: &str, request: StartTurn, now_ms: u64) -> Operation<Turn> {
+    if let Err(e) = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::id("turn_id", &request.turn_id))
+        .and_then(|()| {
+            check_provider(
+                request.provider_turn_id.as_deref(),
+                request.provider_binding.as_ref(),
+            )
+        })
+    {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let (key, request) = (key.clone(), request.clone());
+        async move { start(&io, &key, request, now_ms).await }
+    })
+}
+
+async fn start(io: &Io, key: &str, request: StartTurn, now_ms: u64) -> OpResult<Turn> {
+    let loaded = require(io, key).await?;
+    fence(&loaded, request.expected_epoch)?;
+    let sid = loaded.session.session_id.clone();
+    if load_turn(io, &sid, &request.turn_id).await?.is_some() {
+        return Err(Error::Conflict {
+            reason: format!(
+                "turn `{}` already exists in session `{key}`",
+                request.turn_id
+            ),
+        }
+        .into());
+    }
+    let latest = latest_turn(io, &sid).await?;
+    if let Some(running) = latest
+        .as_ref()
+        .filter(|l| l.turn.phase == TurnPhase::Running)
+    {
+        return Err(Error::Conflict {
+            reason: format!(
+                "turn `{}` of session `{key}` is still running; settle or interrupt it first",
+                running.turn.turn_id
+            ),
+        }
+        .into());
+    }
+    let turn = Turn {
+        turn_id: request.turn_id,
+        seq: latest.map_or(1, |l| l.turn.seq + 1),
+        session_key: key.to_owned(),
+        session_id: sid.clone(),
+        phase: TurnPhase::Running,
+        provider_turn_id: request.provider_turn_id,
+        provider_binding: request.provider_binding,
+        started_at: now_ms,
+        ended_at: None,
+        boundary: None,
+    };
+    let mut batch = Batch::default();
+    batch.require_equals(keys::session(key), loaded.bytes.clone());
+    let turn_key = keys::turn(&sid, turn.seq);
+    let index_key = keys::turn_id(&sid, &turn.turn_id);
+    batch.require_absent(turn_key.clone());
+    batch.require_absent(index_key.clone());
+    batch.put(turn_key, record::encode(&turn)?);
+    batch.put(index_key, turn.seq.to_be_bytes().to_vec());
+    io.commit(batch).await?;
+    Ok(turn)
+}
+
+/// Settles the running turn `turn_id`: records its boundary (the newest entry now) and
+/// any provider ids given.
+pub fn settle_turn(
+    workspace: &str,
+    key: &str,
+    turn_id: &str,
+    close: CloseTurn,
+    now_ms: u64,
+) -> Operation<Turn> {
+    close_turn(workspace, key, turn_id, close, TurnPhase::Settled, now_ms)
+}
+
+/// Interrupts the running turn `turn_id` (like [`settle_turn`], phase `interrupted`).
+pub fn interrupt_turn(
+    workspace: &str,
+    key: &str,
+    turn_id: &str,
+    close: CloseTurn,
+    now_ms: u64,
+) -> Operation<Turn> {
+    close_turn(
+        workspace,
+        key,
+        turn_id,
+        close,
+        TurnPhase::Interrupted,
+        now_ms,
+    )
+}
+
+fn close_turn(
+    workspace: &str,
+    key: &str,
+    turn_id: &str,
+    close: CloseTurn,
+    phase: TurnPhase,
+    now_ms: u64,
+) -> Operation<Turn> {
+    if let Err(e) = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::id("turn_id", turn_id))
+        .and_then(|()| {
+            check_provider(
+                close.provider_turn_id.as_deref(),
+                close.provider_binding.as_ref(),
+            )
+        })
+    {
+        return Operation::failed(workspace, e);
+    }
+    let (key, turn_id) = (key.to_owned(), turn_id.to_owned());
+    Operation::new(workspace, move |io| {
+        let (key, turn_id, close) = (key.clone(), turn_id.clone(), close.clone());
+        async move {
+            let loaded = require(&io, &key).await?;
+            fence(&loaded, close.expected_epoch)?;
+            let sid = &loaded.session.session_id;
+            let Some(current) = load_turn(&io, sid, &turn_id).await? else {
+                return Err(not_found(&key, &turn_id).into());
+            };
+            if current.turn.phase != TurnPhase::Running {
+                return Err(Error::Conflict {
+                    reason: format!(
+                        "turn `{turn_id}` of session `{key}` is not running (it is {})",
+                        phase_name(current.turn.phase)
+                    ),
+                }
+                .into());
+            }
+            let mut turn = current.turn.clone();
+            turn.phase = phase;
+            turn.ended_at = Some(now_ms);
+            turn.boundary = last_position(&io, sid).await?;
+            if close.provider_turn_id.is_some() {
+                turn.provider_turn_id = close.provider_turn_id;
+            }
+            if close.provider_binding.is_some() {
+                turn.provider_binding = close.provider_binding;
+            }
+            let mut batch = Batch::default();
+            // An append in between would move the boundary: the session record guards it.
+            batch.require_equals(keys::session(&key), loaded.bytes.clone());
+            batch.require_equals(current.key.clone(), current.bytes.clone());
+            batch.put(current.key, record::encode(&turn)?);
+            io.commit(batch).await?;
+            Ok(turn)
+        }
+    })
+}
+
+/// The name of a phase as stored.
+pub(crate) fn phase_name(phase: TurnPhase) -> &'static str {
+    match phase {
+        TurnPhase::Running => "running",
+        TurnPhase::Settled => "settled",
+        TurnPhase::Interrupted => "interrupted",
+    }
+}
+
+pub(crate) fn not_found(key: &str, turn_id: &str) -> Error {
+    Error::NotFound {
+        what: "turn",
+        key: format!("{key}#{turn_id}"),
+    }
+}
+
+/// The turn `turn_id` of the session under `key`, or `None`.
+pub fn get_turn(workspace: &str, key: &str, turn_id: &str) -> Operation<Option<Turn>> {
+    if let Err(e) = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::id("turn_id", turn_id))
+    {
+        return Operation::failed(workspace, e);
+    }
+    let (key, turn_id) = (key.to_owned(), turn_id.to_owned());
+    Operation::new(workspace, move |io| {
+        let (key, turn_id) = (key.clone(), turn_id.clone());
+        async move {
+            let session = require(&io, &key).await?.session;
+            Ok(load_turn(&io, &session.session_id, &turn_id)
+                .await?
+                .map(|l| l.turn))
+        }
+    })
+}
+
+/// The latest and the active turn of the session under `key`.
+pub fn session_turns(workspace: &str, key: &str) -> Operation<SessionTurns> {
+    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move {
+            let session = require(&io, &key).await?.session;
+            Ok(turns_of(&io, &session.session_id).await?)
+        }
+    })
+}
+
+/// The latest and active turn of a session identity (one range read).
+pub(crate) async fn turns_of(io: &Io, session_id: &str) -> Result<SessionTurns, Error> {
+    let latest = latest_turn(io, session_id).await?.map(|l| l.turn);
+    let active = latest.clone().filter(|t| t.phase == TurnPhase::Running);
+    Ok(SessionTurns { latest, active })
+}
