@@ -7,6 +7,13 @@
 //! mutations. An [`Attempt`] (what the JS API drives operations with) lets one
 //! operation's reads and commit share a transaction.
 //!
+//! Round trips to IndexedDB bound the speed of every write, so a commit sends all its
+//! requests at once and waits once: preconditions on keys read earlier in the same
+//! transaction are decided locally, an `absent` precondition on a key the batch puts is
+//! sent as an `add` (which fails, aborting the transaction, if the key exists), and only
+//! the remaining preconditions are read. An append is then two round trips (read the
+//! session, commit) instead of three.
+//!
 //! A second store ([`ARCHIVES`]) keeps the archives of the session generations that resets
 //! replace ([`AsyncStorage::write_archive`], [`IdbStorage::archives`]).
 
@@ -326,15 +333,9 @@ impl AsyncStorage for IdbStorage {
 
     async fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
         let tx = self.transaction(TransactionMode::Readwrite)?;
-        {
-            let store = tx.object_store(STORE).map_err(|e| backend("commit", e))?;
-            // An early return drops the transaction, which aborts it: nothing is written.
-            check(&store, workspace, &batch.preconditions)
-                .await
-                .map_err(TxError::into_inner)?;
-            write(&store, workspace, &batch.mutations)?;
-        }
-        tx.commit().await.map_err(|e| backend("commit", e))
+        commit_in(tx, workspace, &batch, &Seen::new())
+            .await
+            .map_err(TxError::into_inner)
     }
 
     /// Keeps `archive` in the [`ARCHIVES`] store: one `readwrite` transaction, committed
@@ -375,7 +376,13 @@ impl AsyncStorage for IdbStorage {
 pub struct Attempt<'a> {
     storage: &'a IdbStorage,
     tx: std::cell::RefCell<Option<Transaction<'a>>>,
+    /// What `get` read in the shared transaction: nobody else can change those keys
+    /// while it lasts, so the commit checks preconditions on them without a read.
+    seen: std::cell::RefCell<Seen>,
 }
+
+/// Values read in one transaction, by workspace and key.
+type Seen = std::collections::BTreeMap<(String, Vec<u8>), Option<Vec<u8>>>;
 
 impl std::fmt::Debug for Attempt<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -392,6 +399,7 @@ impl IdbStorage {
         Attempt {
             storage: self,
             tx: std::cell::RefCell::new(None),
+            seen: std::cell::RefCell::new(Seen::new()),
         }
     }
 }
@@ -399,9 +407,14 @@ impl IdbStorage {
 impl<'a> Attempt<'a> {
     /// The shared transaction (`reused` true) or a new one.
     fn take(&self) -> Result<(Transaction<'a>, bool), StorageError> {
-        match self.tx.borrow_mut().take() {
+        let cached = self.tx.borrow_mut().take();
+        match cached {
             Some(tx) => Ok((tx, true)),
-            None => Ok((self.storage.transaction(TransactionMode::Readwrite)?, false)),
+            None => {
+                // A new transaction: nothing read before it is known to hold.
+                self.seen.borrow_mut().clear();
+                Ok((self.storage.transaction(TransactionMode::Readwrite)?, false))
+            }
         }
     }
 
@@ -441,7 +454,11 @@ macro_rules! shared {
 
 impl AsyncStorage for Attempt<'_> {
     async fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-        shared!(self, |tx| get_in(tx, workspace, key))
+        let value = shared!(self, |tx| get_in(tx, workspace, key))?;
+        self.seen
+            .borrow_mut()
+            .insert((workspace.to_owned(), key.to_vec()), value.clone());
+        Ok(value)
     }
 
     async fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
@@ -451,17 +468,11 @@ impl AsyncStorage for Attempt<'_> {
     async fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
         for _ in 0..2 {
             let (tx, reused) = self.take()?;
-            let staged = async {
-                let store = tx.object_store(STORE).map_err(inactive("commit"))?;
-                check(&store, workspace, &batch.preconditions).await?;
-                write_in(&store, workspace, &batch.mutations)
-            }
-            .await;
-            match staged {
-                // Dropping `tx` aborts it: nothing is written.
+            let seen = std::mem::take(&mut *self.seen.borrow_mut());
+            match commit_in(tx, workspace, &batch, &seen).await {
+                // The shared transaction had ended; dropping it wrote nothing.
                 Err(TxError::Inactive(_)) if reused => continue,
-                Err(e) => return Err(e.into_inner()),
-                Ok(()) => return tx.commit().await.map_err(|e| backend("commit", e)),
+                other => return other.map_err(TxError::into_inner),
             }
         }
         Err(StorageError::Backend("no transaction".into()))
@@ -472,55 +483,162 @@ impl AsyncStorage for Attempt<'_> {
     }
 }
 
-/// Checks the preconditions in order inside the commit's transaction; the first that
-/// fails is reported as [`StorageError::Conflict`]. Every read goes out at once and the
-/// answers arrive in order.
-async fn check(
-    store: &ObjectStore<'_>,
+/// How one precondition is checked.
+enum Plan {
+    /// Decided already, from a value read earlier in the same transaction.
+    Known(bool),
+    /// By a read in the commit's transaction.
+    Read,
+    /// `absent` on a key the batch then puts: the put becomes an `add`, which fails
+    /// (aborting the transaction) if the key exists — no read, no extra round trip.
+    Add,
+}
+
+/// Commits `batch` in `tx` with as few round trips as the preconditions allow: those on
+/// keys already read in this transaction are decided locally, `absent` ones on keys the
+/// batch puts become `add`s, and only the rest are read — all requests, reads and writes,
+/// go out at once, and the transaction then commits. A failing precondition aborts it:
+/// nothing is written, and the first failing one (by index) is reported.
+async fn commit_in(
+    tx: Transaction<'_>,
     workspace: &str,
-    preconditions: &[Precondition],
+    batch: &Batch,
+    seen: &Seen,
 ) -> Result<(), TxError> {
-    let reads = preconditions
+    let mutations = &batch.mutations;
+    let mut adds = vec![None; mutations.len()];
+    let plans: Vec<Plan> = batch
+        .preconditions
         .iter()
-        .map(|precondition| {
-            let key = match precondition {
-                Precondition::Absent(key) => key,
-                Precondition::Equals(kv) => &kv.key,
+        .enumerate()
+        .map(|(index, precondition)| {
+            let (key, expected) = match precondition {
+                Precondition::Absent(key) => (key, None),
+                Precondition::Equals(kv) => (&kv.key, Some(&kv.value)),
             };
-            store
-                .get::<JsValue, JsValue, _>(codec::key(workspace, key))
-                .primitive()
-                .map_err(inactive("commit (precondition read)"))
+            if let Some(current) = seen.get(&(workspace.to_owned(), key.clone())) {
+                return Plan::Known(current.as_ref() == expected);
+            }
+            if expected.is_none() {
+                // The first mutation that touches the key, if it is a put of that key.
+                let first = mutations.iter().position(|m| match m {
+                    Mutation::Put(kv) => kv.key == *key,
+                    Mutation::Delete(k) => k == key,
+                    Mutation::DeleteRange(r) => r.contains(key),
+                });
+                if let Some(at) = first
+                    && matches!(&mutations[at], Mutation::Put(_))
+                    && adds[at].is_none()
+                {
+                    adds[at] = Some(index);
+                    return Plan::Add;
+                }
+            }
+            Plan::Read
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    for (index, (precondition, read)) in preconditions.iter().zip(reads).enumerate() {
-        let current = read.await.map_err(failed("commit (precondition read)"))?;
-        let holds = match precondition {
-            Precondition::Absent(_) => current.is_none(),
-            Precondition::Equals(kv) => match &current {
-                Some(value) => codec::bytes(value).map_err(TxError::Failed)? == kv.value,
-                None => false,
-            },
-        };
-        if !holds {
-            return Err(TxError::Failed(StorageError::Conflict(
-                u32::try_from(index).unwrap_or(u32::MAX),
-            )));
+        .collect();
+    if let Some(index) = plans.iter().position(|p| matches!(p, Plan::Known(false))) {
+        // Decided before anything is sent; dropping `tx` aborts it.
+        return Err(TxError::Failed(StorageError::Conflict(
+            u32::try_from(index).unwrap_or(u32::MAX),
+        )));
+    }
+    let add_requests = {
+        let store = tx.object_store(STORE).map_err(inactive("commit"))?;
+        let reads = batch
+            .preconditions
+            .iter()
+            .zip(&plans)
+            .map(|(precondition, plan)| match plan {
+                Plan::Read => {
+                    let key = match precondition {
+                        Precondition::Absent(key) => key,
+                        Precondition::Equals(kv) => &kv.key,
+                    };
+                    store
+                        .get::<JsValue, JsValue, _>(codec::key(workspace, key))
+                        .primitive()
+                        .map(Some)
+                        .map_err(inactive("commit (precondition read)"))
+                }
+                _ => Ok(None),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let add_requests = write_pipelined(&store, workspace, mutations, &adds)?;
+        for (index, (precondition, read)) in batch.preconditions.iter().zip(reads).enumerate() {
+            let Some(read) = read else { continue };
+            let current = read.await.map_err(failed("commit (precondition read)"))?;
+            let holds = match precondition {
+                Precondition::Absent(_) => current.is_none(),
+                Precondition::Equals(kv) => match &current {
+                    Some(value) => codec::bytes(value).map_err(TxError::Failed)? == kv.value,
+                    None => false,
+                },
+            };
+            if !holds {
+                return Err(TxError::Failed(StorageError::Conflict(
+                    u32::try_from(index).unwrap_or(u32::MAX),
+                )));
+            }
+        }
+        add_requests
+    };
+    match tx.commit().await {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            // An `add` that found its key taken aborted the transaction: that is the
+            // conflict of its precondition.
+            let taken = add_requests.iter().find(|(_, request)| {
+                request
+                    .error()
+                    .ok()
+                    .flatten()
+                    .is_some_and(|error| error.name() == "ConstraintError")
+            });
+            match taken {
+                Some((index, _)) => Err(TxError::Failed(StorageError::Conflict(
+                    u32::try_from(*index).unwrap_or(u32::MAX),
+                ))),
+                None => Err(TxError::Failed(backend("commit", e))),
+            }
         }
     }
-    Ok(())
+}
+
+/// Sends the mutations in order without waiting; puts marked in `adds` go out as `add`
+/// and are returned with the index of the precondition they stand for.
+fn write_pipelined(
+    store: &ObjectStore<'_>,
+    workspace: &str,
+    mutations: &[Mutation],
+    adds: &[Option<usize>],
+) -> Result<Vec<(usize, web_sys::IdbRequest)>, TxError> {
+    let mut add_requests = Vec::new();
+    for (mutation, add) in mutations.iter().zip(adds) {
+        match (mutation, add) {
+            (Mutation::Put(kv), Some(index)) => {
+                let request = store
+                    .as_sys()
+                    .add_with_key(&codec::value(&kv.value), &codec::key(workspace, &kv.key))
+                    .map_err(|e| TxError::Inactive(backend("commit (add)", js_error(&e))))?;
+                add_requests.push((*index, request));
+            }
+            _ => write_in(store, workspace, std::slice::from_ref(mutation))?,
+        }
+    }
+    Ok(add_requests)
+}
+
+fn js_error(value: &JsValue) -> String {
+    value
+        .dyn_ref::<js_sys::Error>()
+        .map(|e| String::from(e.message()))
+        .or_else(|| value.as_string())
+        .unwrap_or_else(|| format!("{value:?}"))
 }
 
 /// Sends the mutations in order without waiting for each one: a failing request aborts
 /// the transaction, which its commit then reports.
-fn write(
-    store: &ObjectStore<'_>,
-    workspace: &str,
-    mutations: &[Mutation],
-) -> Result<(), StorageError> {
-    write_in(store, workspace, mutations).map_err(TxError::into_inner)
-}
-
 fn write_in(
     store: &ObjectStore<'_>,
     workspace: &str,

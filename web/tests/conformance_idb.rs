@@ -161,3 +161,80 @@ async fn test_reset_archives_in_indexeddb_and_a_failed_archive_does_not_block() 
         1
     );
 }
+
+/// `absent` on a key the batch puts goes out as an `add`: a taken key is still that
+/// precondition's conflict, by index, and nothing of the batch is written.
+#[wasm_bindgen_test]
+async fn test_absent_and_put_of_the_same_key_conflicts_by_index_and_writes_nothing() {
+    let store = IdbStorage::open(&common::db_name("idb", "absent_put"))
+        .await
+        .expect("open");
+    let mut seed = Batch::default();
+    seed.put(b"taken".to_vec(), b"v0".to_vec());
+    seed.put(b"record".to_vec(), b"r0".to_vec());
+    store.commit("ws", seed).await.expect("seed");
+    for through_attempt in [false, true] {
+        let mut batch = Batch::default();
+        batch.require_equals(b"record".to_vec(), b"r0".to_vec());
+        batch.require_absent(b"free".to_vec());
+        batch.require_absent(b"taken".to_vec());
+        batch.put(b"record".to_vec(), b"r1".to_vec());
+        batch.put(b"free".to_vec(), b"f".to_vec());
+        batch.put(b"taken".to_vec(), b"v1".to_vec());
+        let attempt = store.attempt();
+        let result = if through_attempt {
+            // The record read in the shared transaction is checked without a read.
+            assert_eq!(
+                attempt.get("ws", b"record").await.expect("get"),
+                Some(b"r0".to_vec())
+            );
+            attempt.commit("ws", batch).await
+        } else {
+            store.commit("ws", batch).await
+        };
+        assert_eq!(
+            result,
+            Err(StorageError::Conflict(2)),
+            "attempt: {through_attempt}"
+        );
+        assert_eq!(
+            store.get("ws", b"record").await.expect("get"),
+            Some(b"r0".to_vec())
+        );
+        assert_eq!(store.get("ws", b"free").await.expect("get"), None);
+        assert_eq!(
+            store.get("ws", b"taken").await.expect("get"),
+            Some(b"v0".to_vec())
+        );
+    }
+    // The same batch without the clash commits all of it.
+    let mut batch = Batch::default();
+    batch.require_equals(b"record".to_vec(), b"r0".to_vec());
+    batch.require_absent(b"free".to_vec());
+    batch.put(b"record".to_vec(), b"r1".to_vec());
+    batch.put(b"free".to_vec(), b"f".to_vec());
+    let attempt = store.attempt();
+    assert_eq!(
+        attempt.get("ws", b"record").await.expect("get"),
+        Some(b"r0".to_vec())
+    );
+    attempt.commit("ws", batch).await.expect("commit");
+    assert_eq!(
+        store.get("ws", b"free").await.expect("get"),
+        Some(b"f".to_vec())
+    );
+    // A stale value read in the shared transaction is decided without a request.
+    let mut stale = Batch::default();
+    stale.require_equals(b"record".to_vec(), b"r0".to_vec());
+    stale.put(b"other".to_vec(), b"x".to_vec());
+    let attempt = store.attempt();
+    assert_eq!(
+        attempt.get("ws", b"record").await.expect("get"),
+        Some(b"r1".to_vec())
+    );
+    assert_eq!(
+        attempt.commit("ws", stale).await,
+        Err(StorageError::Conflict(0))
+    );
+    assert_eq!(store.get("ws", b"other").await.expect("get"), None);
+}
