@@ -40,7 +40,14 @@ use crate::js;
 #[wasm_bindgen]
 pub struct Spool {
     storage: Rc<IdbStorage>,
+    /// Tells other tabs (and other `Spool`s on the same database) what changed.
+    channel: Option<Rc<web_sys::BroadcastChannel>>,
+    /// The `onChange` callback's listener, kept alive while it is set.
+    on_change: std::cell::RefCell<Option<Listener>>,
 }
+
+/// A `message` listener on the change channel.
+type Listener = Closure<dyn FnMut(web_sys::MessageEvent)>;
 
 impl std::fmt::Debug for Spool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -63,9 +70,42 @@ impl Spool {
                 cause: e.to_string(),
             })
         })?;
+        let channel = web_sys::BroadcastChannel::new(&crate::tabs::channel_name(&name))
+            .ok()
+            .map(Rc::new);
         Ok(Spool {
             storage: Rc::new(storage),
+            channel,
+            on_change: std::cell::RefCell::new(None),
         })
+    }
+
+    /// Calls `callback({ workspace })` whenever another tab (or another `Spool` on the same
+    /// database in this page) has written to `workspace`, so a view can refresh; `null`
+    /// stops. Writes from this instance do not call it.
+    #[wasm_bindgen(js_name = onChange)]
+    pub fn on_change(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "((change: { workspace: string }) => void) | null")]
+        callback: JsValue,
+    ) -> Result<(), JsValue> {
+        let Some(channel) = &self.channel else {
+            return Ok(());
+        };
+        if callback.is_null() || callback.is_undefined() {
+            channel.set_onmessage(None);
+            self.on_change.borrow_mut().take();
+            return Ok(());
+        }
+        let callback: js_sys::Function = callback
+            .dyn_into()
+            .map_err(|_| js::error(&Error::invalid("callback", "must be a function or null")))?;
+        let listener = Listener::new(move |event: web_sys::MessageEvent| {
+            let _ = callback.call1(&JsValue::UNDEFINED, &event.data());
+        });
+        channel.set_onmessage(Some(listener.as_ref().unchecked_ref()));
+        *self.on_change.borrow_mut() = Some(listener);
+        Ok(())
     }
 
     /// The name of the IndexedDB database.
@@ -426,13 +466,11 @@ impl Spool {
         #[wasm_bindgen(unchecked_param_type = "Summarizer")] summarize: JsValue,
         #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
     ) -> Promise {
-        let storage = Rc::clone(&self.storage);
+        let tabs = self.tabs();
         let args = compact_with_args(&workspace, &key, request, summarize, options);
         future_to_promise(async move {
             let args = args.map_err(|e| js::error(&e))?;
-            let result = compact_with(&storage, args)
-                .await
-                .map_err(|e| js::error(&e))?;
+            let result = compact_with(&tabs, args).await.map_err(|e| js::error(&e))?;
             js::to_js(&result).map_err(|e| js::error(&e))
         })
     }
@@ -571,12 +609,13 @@ impl Spool {
         #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
     ) -> Promise {
-        let storage = Rc::clone(&self.storage);
+        let tabs = self.tabs();
         let args = js::string(&workspace, "workspace")
             .and_then(|workspace| Ok((workspace, js::object::<Command>(command, "command")?)));
         future_to_promise(async move {
             let (workspace, command) = args.map_err(|e| js::error(&e))?;
-            let value = spool::run_async(&*storage, command.into_operation(&workspace))
+            let value = tabs
+                .drive(command.into_operation(&workspace))
                 .await
                 .and_then(|outcome| outcome)
                 .map_err(|e| js::error(&e))?;
@@ -588,6 +627,11 @@ impl Spool {
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn close(&self) -> Promise {
         self.storage.close();
+        if let Some(channel) = &self.channel {
+            channel.set_onmessage(None);
+            channel.close();
+        }
+        self.on_change.borrow_mut().take();
         Promise::resolve(&JsValue::UNDEFINED)
     }
 }
@@ -595,15 +639,51 @@ impl Spool {
 impl Spool {
     /// Drives `op` against the database; the promise settles with its JS result or error.
     fn run<T: Serialize + 'static>(&self, op: Result<Operation<T>, Error>) -> Promise {
-        let storage = Rc::clone(&self.storage);
+        let tabs = self.tabs();
         future_to_promise(async move {
             let op = op.map_err(|e| js::error(&e))?;
-            // One shared transaction per operation where IndexedDB allows it.
-            let value = spool::run_async(&storage.attempt(), op)
-                .await
-                .map_err(|e| js::error(&e))?;
+            let value = tabs.drive(op).await.map_err(|e| js::error(&e))?;
             js::to_js(&value).map_err(|e| js::error(&e))
         })
+    }
+
+    /// What an operation needs to run among other tabs.
+    fn tabs(&self) -> Driver {
+        Driver {
+            storage: Rc::clone(&self.storage),
+            channel: self.channel.clone(),
+        }
+    }
+}
+
+/// Runs operations against the database, one at a time per workspace across tabs.
+pub(crate) struct Driver {
+    storage: Rc<IdbStorage>,
+    channel: Option<Rc<web_sys::BroadcastChannel>>,
+}
+
+impl Driver {
+    /// Drives `op` under the workspace's Web Lock, its reads and commit sharing one
+    /// transaction where IndexedDB allows; tells other tabs when it wrote.
+    pub(crate) async fn drive<T: 'static>(&self, op: Operation<T>) -> Result<T, Error> {
+        let workspace = op.workspace().to_owned();
+        let lock = crate::tabs::lock_name(self.storage.name(), &workspace);
+        let held = crate::tabs::acquire(&lock)
+            .await
+            .map_err(|e| Error::Storage {
+                cause: format!("waiting for the workspace lock: {}", js::describe(&e)),
+            })?;
+        let attempt = self.storage.attempt();
+        let result = spool::run_async(&attempt, op).await;
+        let wrote = attempt.wrote();
+        drop(attempt);
+        if let Some(held) = held {
+            held.release().await;
+        }
+        if wrote && let Some(channel) = &self.channel {
+            crate::tabs::notify(channel, &workspace);
+        }
+        result
     }
 }
 
@@ -947,7 +1027,7 @@ fn compact_with_args(
 
 /// Prepare, summarize in JS, commit. The summarizer runs between the two operations, so
 /// the commit's preimage check catches any write that lands while it thinks.
-async fn compact_with(storage: &IdbStorage, args: CompactWith) -> Result<CompactionResult, Error> {
+async fn compact_with(tabs: &Driver, args: CompactWith) -> Result<CompactionResult, Error> {
     let CompactWith {
         workspace,
         key,
@@ -956,7 +1036,8 @@ async fn compact_with(storage: &IdbStorage, args: CompactWith) -> Result<Compact
         now_ms,
     } = args;
     let prepare = compaction::prepare_compaction(&workspace, &key, request.clone());
-    let prepared = spool::run_async(&storage.attempt(), prepare).await?;
+    // Two operations: no lock is held while the summarizer thinks.
+    let prepared = tabs.drive(prepare).await?;
     // With nothing to summarize, the commit (given no summary) re-plans and reports the
     // same skip reason — or `stale_preimage` if the transcript changed meanwhile —
     // without writing.
@@ -972,7 +1053,7 @@ async fn compact_with(storage: &IdbStorage, args: CompactWith) -> Result<Compact
         summary_payload: None,
     };
     let commit = compaction::commit_compaction(&workspace, &key, commit, now_ms);
-    spool::run_async(&storage.attempt(), commit).await
+    tabs.drive(commit).await
 }
 
 fn persist_compaction_result(

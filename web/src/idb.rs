@@ -379,6 +379,8 @@ pub struct Attempt<'a> {
     /// What `get` read in the shared transaction: nobody else can change those keys
     /// while it lasts, so the commit checks preconditions on them without a read.
     seen: std::cell::RefCell<Seen>,
+    /// Whether a commit went through.
+    wrote: Cell<bool>,
 }
 
 /// Values read in one transaction, by workspace and key.
@@ -400,11 +402,17 @@ impl IdbStorage {
             storage: self,
             tx: std::cell::RefCell::new(None),
             seen: std::cell::RefCell::new(Seen::new()),
+            wrote: Cell::new(false),
         }
     }
 }
 
 impl<'a> Attempt<'a> {
+    /// Whether a commit through this attempt went through (the operation wrote).
+    pub fn wrote(&self) -> bool {
+        self.wrote.get()
+    }
+
     /// The shared transaction (`reused` true) or a new one.
     fn take(&self) -> Result<(Transaction<'a>, bool), StorageError> {
         let cached = self.tx.borrow_mut().take();
@@ -472,7 +480,11 @@ impl AsyncStorage for Attempt<'_> {
             match commit_in(tx, workspace, &batch, &seen).await {
                 // The shared transaction had ended; dropping it wrote nothing.
                 Err(TxError::Inactive(_)) if reused => continue,
-                other => return other.map_err(TxError::into_inner),
+                Ok(()) => {
+                    self.wrote.set(true);
+                    return Ok(());
+                }
+                Err(e) => return Err(e.into_inner()),
             }
         }
         Err(StorageError::Backend("no transaction".into()))

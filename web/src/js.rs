@@ -304,7 +304,7 @@ pub(crate) fn random_uuid(field: &'static str) -> Result<String, Error> {
 }
 
 /// A short description of a JS value for error messages.
-fn describe(value: &JsValue) -> String {
+pub(crate) fn describe(value: &JsValue) -> String {
     if let Some(s) = value.as_string() {
         format!("the string {s:?}")
     } else if let Some(n) = value.as_f64() {

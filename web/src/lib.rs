@@ -33,6 +33,8 @@ mod idb;
 #[cfg(target_arch = "wasm32")]
 mod js;
 #[cfg(target_arch = "wasm32")]
+mod tabs;
+#[cfg(target_arch = "wasm32")]
 mod ts;
 
 #[cfg(target_arch = "wasm32")]

@@ -1,0 +1,122 @@
+//! Several `Spool`s on one database, as several tabs hold them: writes from one reach the
+//! others' `onChange`, and concurrent appends lose nothing.
+#![cfg(target_arch = "wasm32")]
+
+mod common;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use js_sys::{Function, Promise, Reflect};
+use serde_json::json;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::wasm_bindgen_test;
+
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+const WS: &str = "tabs";
+const KEY: &str = "agent:tabs:main";
+
+/// Lets queued messages (BroadcastChannel delivers asynchronously) arrive.
+async fn settle() {
+    let wait = Promise::new(&mut |resolve, _| {
+        let set_timeout: Function = Reflect::get(&js_sys::global(), &"setTimeout".into())
+            .expect("setTimeout")
+            .dyn_into()
+            .expect("a function");
+        set_timeout
+            .call2(&JsValue::UNDEFINED, &resolve, &JsValue::from(50))
+            .expect("setTimeout()");
+    });
+    JsFuture::from(wait).await.expect("timer");
+}
+
+fn on_change(spool: &JsValue, seen: &Rc<RefCell<Vec<String>>>) -> Closure<dyn FnMut(JsValue)> {
+    let seen = Rc::clone(seen);
+    let callback = Closure::<dyn FnMut(JsValue)>::new(move |change: JsValue| {
+        let workspace = Reflect::get(&change, &"workspace".into())
+            .ok()
+            .and_then(|w| w.as_string())
+            .unwrap_or_default();
+        seen.borrow_mut().push(workspace);
+    });
+    let method: Function = Reflect::get(spool, &"onChange".into())
+        .expect("onChange")
+        .dyn_into()
+        .expect("a method");
+    method
+        .call1(spool, callback.as_ref())
+        .expect("onChange(callback)");
+    callback
+}
+
+#[wasm_bindgen_test]
+async fn test_a_write_in_one_tab_notifies_the_others_but_not_itself() {
+    let name = common::db_name("tabs", "notify");
+    let (a, b) = (common::open(&name).await, common::open(&name).await);
+    let (seen_a, seen_b) = (Rc::default(), Rc::default());
+    let _keep_a = on_change(&a, &seen_a);
+    let _keep_b = on_change(&b, &seen_b);
+    let options = common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
+    common::call(&b, "createSession", &[WS.into(), KEY.into(), options])
+        .await
+        .expect("createSession");
+    // A read writes nothing and tells nobody.
+    common::call(&b, "getSession", &[WS.into(), KEY.into()])
+        .await
+        .expect("getSession");
+    settle().await;
+    assert_eq!(*seen_a.borrow(), [WS.to_owned()]);
+    assert!(
+        seen_b.borrow().is_empty(),
+        "the writer is not told about its own write"
+    );
+    // `null` stops the notices.
+    let method: Function = Reflect::get(&a, &"onChange".into())
+        .expect("onChange")
+        .dyn_into()
+        .expect("fn");
+    method.call1(&a, &JsValue::NULL).expect("onChange(null)");
+    let request = common::js(&json!({ "role": "user", "content": "hi" }));
+    common::call(
+        &b,
+        "appendEntry",
+        &[WS.into(), KEY.into(), request, JsValue::UNDEFINED],
+    )
+    .await
+    .expect("appendEntry");
+    settle().await;
+    assert_eq!(seen_a.borrow().len(), 1);
+}
+
+#[wasm_bindgen_test]
+async fn test_two_tabs_appending_at_once_lose_nothing() {
+    let name = common::db_name("tabs", "concurrent");
+    let (a, b) = (common::open(&name).await, common::open(&name).await);
+    let options = common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
+    common::call(&a, "createSession", &[WS.into(), KEY.into(), options])
+        .await
+        .expect("createSession");
+    // Start every append before awaiting any: the two "tabs" interleave freely.
+    let per_tab = 40;
+    let mut pending = Vec::new();
+    for i in 0..per_tab {
+        for (tab, spool) in [("a", &a), ("b", &b)] {
+            let request = common::js(&json!({ "role": "user", "content": format!("{tab} {i}") }));
+            pending.push(common::start(
+                spool,
+                "appendEntry",
+                &[WS.into(), KEY.into(), request, JsValue::UNDEFINED],
+            ));
+        }
+    }
+    for promise in pending {
+        JsFuture::from(promise).await.expect("every append lands");
+    }
+    let count = common::call(&b, "countEntries", &[WS.into(), KEY.into()])
+        .await
+        .expect("countEntries");
+    assert_eq!(count.as_f64(), Some(f64::from(per_tab * 2)));
+}
