@@ -101,6 +101,7 @@ function renderSessions() {
 }
 
 async function select(key) {
+  if (key !== current) $("compact-report").replaceChildren(); // it was about another session
   current = key;
   if (location.hash !== `#${encodeURIComponent(key)}`) {
     history.replaceState(null, "", `#${encodeURIComponent(key)}`);
@@ -284,7 +285,13 @@ async function renderLineage() {
     return;
   }
   // Walk up to the root, then draw the tree down from it.
-  let root = await spool.lineage(WORKSPACE, current);
+  let root;
+  try {
+    root = await spool.lineage(WORKSPACE, current);
+  } catch (error) {
+    panel.replaceChildren(h("p", { class: "muted" }, error.code === "not_found" ? "No such session." : String(error.message)));
+    return;
+  }
   for (let hops = 0; root.parent_session_key && hops < 32; hops += 1) {
     try {
       root = await spool.lineage(WORKSPACE, root.parent_session_key);
@@ -334,7 +341,7 @@ async function importText(text, chosen) {
   }
   $("import-report").textContent =
     `${format}: ${log.sessions.length} session(s), ${imported} new entries, ${log.invalid_lines.length} invalid line(s).`;
-  await refreshSessions();
+  await Promise.all([refreshSessions(), refreshRuns()]); // an import may record the agent's run
   if (keys.length) await select(keys[0]);
 }
 
@@ -463,7 +470,7 @@ async function main() {
   await refreshSessions();
   await refreshRuns();
   const fromHash = decodeURIComponent(location.hash.slice(1));
-  if (fromHash) await select(fromHash);
+  if (fromHash) await guarded(() => select(fromHash));
   else await renderLineage();
   // Cold start: navigation start → app ready, read by the end-to-end test.
   document.documentElement.dataset.readyMs = String(Math.round(performance.now()));

@@ -16,6 +16,9 @@ export function detectFormat(text) {
     if ("payload" in record && ["session_meta", "response_item", "event_msg", "turn_context"].includes(record.type)) {
       return "codex";
     }
+    // Older Codex rollouts: a header line, `record_type` lines, bare response items.
+    if ("record_type" in record || ("instructions" in record && "id" in record)) return "codex";
+    if (["function_call", "function_call_output"].includes(record.type)) return "codex";
     // Claude Code lines carry the session id and a message (or a summary) per line.
     if ("sessionId" in record || (record.type === "summary" && "leafUuid" in record)) {
       return "claude_code";

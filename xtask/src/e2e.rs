@@ -69,6 +69,7 @@ pub(crate) fn run(tally: &mut Tally) -> Result<(), String> {
     scenario("compact_shows_coverage_report", compact(&browser, &out));
     scenario("resume_panel_selects_token", resume(&browser));
     scenario("fork_here_shows_lineage", fork(&browser));
+    scenario("drop_claude_code_log_imports_it", import(&browser));
     scenario(
         "reload_keeps_everything",
         reload(&browser).map(|ms| {
@@ -313,9 +314,14 @@ fn fork(browser: &Browser) -> Result<Outcome, String> {
     if has_branch != true {
         return Ok(Outcome::Skipped("this build has no branch()/lineage()"));
     }
-    // The active transcript after compaction: fork before its second message.
+    // The active transcript after compaction: fork before its second message. The child
+    // holds the canonical prefix before it, which ends with the first active message.
     let active = count(browser)?;
     ensure(active >= 2, || format!("only {active} active entries"))?;
+    let last_inherited = browser.js(
+        "return document.querySelector('#transcript li.entry:nth-child(1) .content').textContent",
+        json!([]),
+    )?;
     browser.click("#transcript li.entry:nth-child(2) button.fork")?;
     let child = browser.wait_for(
         &format!(
@@ -324,7 +330,12 @@ fn fork(browser: &Browser) -> Result<Outcome, String> {
         ),
         WAIT,
     )?;
-    wait_count(browser, 1)?;
+    browser.wait_for(
+        &format!(
+            "[...document.querySelectorAll('#transcript li.entry .content')].pop()?.textContent === {last_inherited}"
+        ),
+        WAIT,
+    )?;
     let tree = browser.wait_for(
         "document.querySelectorAll('#lineage-tree li').length === 2 && [...document.querySelectorAll('#lineage-tree li')].map(li => li.dataset.key)",
         WAIT,
@@ -332,12 +343,81 @@ fn fork(browser: &Browser) -> Result<Outcome, String> {
     ensure(tree == json!([KEY, child]), || {
         format!("lineage tree: {tree}")
     })?;
+    browser.js("window.scrollTo(0, 0)", json!([]))?;
+    let png = browser.screenshot()?;
+    let path = root().join("target/e2e/fork.png");
+    std::fs::write(&path, png).map_err(|e| format!("{}: {e}", path.display()))?;
     // Back to the parent for the reload scenario.
     browser.click(&format!(
         "#lineage-tree li[data-key={}] > button",
         json!(KEY)
     ))?;
     wait_count(browser, active)?;
+    Ok(Outcome::Passed)
+}
+
+/// A two-message Claude Code session log, in the shape Claude Code writes.
+const CLAUDE_LOG: &str = concat!(
+    r#"{"type":"user","sessionId":"e2e-claude-1","cwd":"/home/dev/app","version":"1.0.98","uuid":"u1","parentUuid":null,"timestamp":"2025-10-17T09:00:00.000Z","message":{"role":"user","content":"Goal: add a --verbose flag."}}"#,
+    "\n",
+    r#"{"type":"assistant","sessionId":"e2e-claude-1","cwd":"/home/dev/app","version":"1.0.98","uuid":"a1","parentUuid":"u1","timestamp":"2025-10-17T09:00:02.000Z","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Adding the flag to src/cli.rs."}],"usage":{"input_tokens":10,"output_tokens":8}}}"#,
+    "\n",
+);
+
+fn import(browser: &Browser) -> Result<Outcome, String> {
+    let has_import = browser.js(
+        "return typeof window.spoolDemo.spool.parseImport === 'function' && typeof window.spoolDemo.spool.importSession === 'function'",
+        json!([]),
+    )?;
+    if has_import != true {
+        return Ok(Outcome::Skipped(
+            "this build has no parseImport()/importSession()",
+        ));
+    }
+    let back_to = browser.js(
+        "return document.getElementById('session-title').textContent",
+        json!([]),
+    )?;
+    // A drop as the browser delivers it: a DataTransfer holding the file.
+    browser.js(
+        "const file = new File([arguments[0]], 'session.jsonl', { type: 'application/jsonl' });\n\
+         const data = new DataTransfer(); data.items.add(file);\n\
+         document.getElementById('drop-zone').dispatchEvent(\n\
+           new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));",
+        json!([CLAUDE_LOG]),
+    )?;
+    let key = "import:claude_code:e2e-claude-1";
+    browser.wait_for(
+        &format!(
+            "document.getElementById('session-title').textContent === {}",
+            json!(key)
+        ),
+        WAIT,
+    )?;
+    wait_count(browser, 2)?;
+    let report = browser.js(
+        "return document.getElementById('import-report').textContent",
+        json!([]),
+    )?;
+    ensure(
+        report
+            .as_str()
+            .is_some_and(|r| r.starts_with("claude_code: 1 session(s), 2 new entries")),
+        || format!("import report: {report}"),
+    )?;
+    if let Some(back) = back_to.as_str() {
+        browser.click(&format!(
+            "#session-list li[data-key={}] > button",
+            json!(back)
+        ))?;
+        browser.wait_for(
+            &format!(
+                "document.getElementById('session-title').textContent === {}",
+                json!(back)
+            ),
+            WAIT,
+        )?;
+    }
     Ok(Outcome::Passed)
 }
 
