@@ -5,9 +5,13 @@ use std::process::Command;
 
 use crate::setup::Toolchain;
 
-/// The workspace root (xtask lives in `<root>/xtask`).
+/// The workspace root (xtask lives in `<root>/xtask`). `cargo run` sets
+/// `CARGO_MANIFEST_DIR` for the process too; it wins over the compile-time value, which
+/// names another checkout when worktrees share a target directory.
 pub(crate) fn root() -> PathBuf {
-    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")));
     manifest.parent().map(PathBuf::from).unwrap_or(manifest)
 }
 

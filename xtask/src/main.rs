@@ -2,7 +2,11 @@
 //! benchmarks. Every step runs alone; `test` runs them all in CI's order.
 
 mod cmd;
+mod e2e;
+mod serve;
 mod setup;
+mod web;
+mod webdriver;
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -24,7 +28,13 @@ Commands:
                         tests, component tests, docs, browser tests in headless Chromium.
   ci                    Same as test.
   build-wasm            Build and package the component; print its size.
-  build-web             Build the browser package (wasm-bindgen --target web) into web/pkg.
+  build-web [--no-opt]  Build the browser package @spool/engine into web/pkg: wasm-bindgen
+                        --target web, wasm-opt -Oz when binaryen is installed, package.json,
+                        and a check that the .d.ts declares every exported Spool method.
+  serve-web [--port N]  Build web/pkg if stale, then serve web/ on 127.0.0.1:N (default 8080):
+                        the demo page is at /www/.
+  e2e-web               Drive the demo page end to end in headless Chromium (WebDriver);
+                        saves target/e2e/main-view.png and reports the cold start.
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
   bench                 Run the benchmarks (release build): appends through component + SQLite
@@ -50,7 +60,14 @@ fn main() -> ExitCode {
         "demo" => demo(rest),
         "test" | "ci" => test_all(),
         "build-wasm" => build_wasm(),
-        "build-web" => build_web(),
+        "build-web" => build_web(!rest.iter().any(|a| a == "--no-opt")),
+        "serve-web" => serve_web(rest),
+        "e2e-web" => setup::run(&setup::Options { browser: true }).and_then(|t| {
+            let mut tally = Tally::default();
+            let result = e2e_web(&t, &mut tally);
+            println!("e2e: {} passed, {} failed", tally.passed, tally.failed);
+            result
+        }),
         "check-imports" => check_imports(),
         "test-browser" => setup::run(&setup::Options { browser: true }).and_then(|t| {
             let mut tally = Tally::default();
@@ -134,33 +151,36 @@ fn build_wasm() -> Result<(), String> {
     Ok(())
 }
 
-fn build_web() -> Result<(), String> {
+fn build_web(optimize: bool) -> Result<(), String> {
     let toolchain = setup::run(&setup::Options { browser: true })?;
-    let mut build = toolchain.wasm_cargo(&[
-        "build",
-        "--package",
-        "spool-web",
-        "--lib",
-        "--target",
-        "wasm32-unknown-unknown",
-        "--release",
-    ]);
-    build.run("build spool-web for wasm32")?;
-    let target = toolchain.target_dir();
-    let module = target.join("wasm32-unknown-unknown/release/spool_web.wasm");
-    let out = root().join("web/pkg");
-    Step::new("wasm-bindgen")
-        .args(["--target", "web", "--out-dir"])
-        .arg(&out)
-        .arg(&module)
-        .run("wasm-bindgen --target web")?;
-    let size = |path: &std::path::Path| std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    println!(
-        "web/pkg: spool_web_bg.wasm {} bytes, spool_web.js {} bytes",
-        size(&out.join("spool_web_bg.wasm")),
-        size(&out.join("spool_web.js"))
-    );
+    let built = web::build(&toolchain, optimize)?;
+    web::report(&built);
     Ok(())
+}
+
+fn serve_web(args: &[String]) -> Result<(), String> {
+    let port = match args {
+        [] => 8080,
+        [flag, port] if flag == "--port" => {
+            port.parse().map_err(|e| format!("--port {port}: {e}"))?
+        }
+        _ => {
+            return Err(format!(
+                "usage: cargo xtask serve-web [--port N], got {args:?}"
+            ));
+        }
+    };
+    let toolchain = setup::run(&setup::Options { browser: true })?;
+    web::build_if_needed(&toolchain)?;
+    let server = serve::Server::bind(root().join("web"), port)?;
+    println!("Serving web/ at {}/www/ (Ctrl-C to stop)", server.url());
+    server.run();
+    Ok(())
+}
+
+fn e2e_web(toolchain: &setup::Toolchain, tally: &mut Tally) -> Result<(), String> {
+    web::build_if_needed(toolchain)?;
+    e2e::run(tally)
 }
 
 fn check_imports() -> Result<(), String> {
@@ -325,6 +345,9 @@ fn test_all() -> Result<(), String> {
     }
     ci.timed("browser tests in headless Chromium", |tally| {
         test_browser(&toolchain, tally)
+    })?;
+    ci.timed("demo page end to end in headless Chromium", |tally| {
+        e2e_web(&toolchain, tally)
     })?;
     eprintln!("\nstep timings:");
     for (name, secs) in &ci.timings {

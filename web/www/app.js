@@ -1,0 +1,486 @@
+// Spool's demo agent UI: every button calls the `Spool` JS API and shows what the core
+// answered. No session rule lives here — ordering, accounting, coverage, lineage and
+// resume decisions all come from the engine.
+
+import init, { Spool } from "../pkg/spool_web.js";
+import { detectFormat } from "./import-format.js";
+
+const params = new URLSearchParams(location.search);
+const WORKSPACE = params.get("ws") || "default";
+const DB_NAME = params.get("db") || "spool-demo";
+const PAGE = 500;
+const IMPORT_SLICE = 1000; // importSession writes at most this many entries per call
+
+const $ = (id) => document.getElementById(id);
+
+let spool;
+let current = null; // the selected session key
+let allSessions = [];
+let renderGeneration = 0; // only the newest transcript render may touch the page
+
+// ---------------------------------------------------------------- helpers
+
+/** Creates an element with attributes and children. */
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
+    else if (name === "dataset") Object.assign(el.dataset, value);
+    else el.setAttribute(name, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child !== null && child !== undefined && child !== false) el.append(child);
+  }
+  return el;
+}
+
+function status(text, kind = "info") {
+  const el = $("status");
+  el.textContent = text;
+  el.dataset.kind = kind;
+}
+
+function showError(error) {
+  const code = error && error.code ? `[${error.code}] ` : "";
+  status(`${code}${error && error.message ? error.message : error}`, "error");
+  console.error(error);
+}
+
+/** Runs a UI action, showing its failure instead of throwing it. */
+async function guarded(action) {
+  try {
+    return await action();
+  } catch (error) {
+    showError(error);
+    return undefined;
+  }
+}
+
+const has = (method) => spool && typeof spool[method] === "function";
+const when = (ms) => new Date(ms).toLocaleString();
+
+
+// ---------------------------------------------------------------- sessions
+
+async function refreshSessions() {
+  const sessions = [];
+  let cursor = null;
+  do {
+    const page = await spool.listSessions(WORKSPACE, 200, cursor);
+    sessions.push(...page.sessions);
+    cursor = page.next_cursor;
+  } while (cursor && sessions.length < 2000);
+  allSessions = sessions; // most recently updated first, as the engine lists them
+  renderSessions();
+}
+
+function renderSessions() {
+  const needle = $("search").value.trim().toLowerCase();
+  const list = $("session-list");
+  const shown = allSessions.filter((s) => !needle || s.key.toLowerCase().includes(needle));
+  list.replaceChildren(
+    ...shown.map((s) =>
+      h("li", { dataset: { key: s.key } },
+        h("button", {
+          type: "button",
+          class: s.key === current ? "session selected" : "session",
+          "aria-current": s.key === current ? "true" : null,
+          onclick: () => select(s.key),
+        },
+        h("span", { class: "key" }, s.key),
+        h("span", { class: "muted" }, `${s.entry_count} msgs · ${s.total_tokens} tok · ${when(s.updated_at)}`))),
+    ),
+  );
+  if (shown.length === 0) list.append(h("li", { class: "muted" }, needle ? "No match." : "No sessions yet."));
+}
+
+async function select(key) {
+  if (key !== current) $("compact-report").replaceChildren(); // it was about another session
+  current = key;
+  if (location.hash !== `#${encodeURIComponent(key)}`) {
+    history.replaceState(null, "", `#${encodeURIComponent(key)}`);
+  }
+  renderSessions();
+  await Promise.all([renderSession(), renderLineage()]);
+}
+
+async function createSession(key) {
+  await spool.createSession(WORKSPACE, key);
+  status(`Created ${key}.`);
+  await refreshSessions();
+  await select(key);
+}
+
+// ---------------------------------------------------------------- transcript
+
+async function readAll(key) {
+  const entries = [];
+  let cursor = null;
+  do {
+    const page = await spool.readPage(WORKSPACE, key, { order: "oldest_first", cursor, limit: PAGE });
+    entries.push(...page.entries);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return entries;
+}
+
+async function renderSession() {
+  const title = $("session-title");
+  const transcript = $("transcript");
+  const usage = $("session-usage");
+  if (!current) {
+    title.textContent = "No session selected";
+    transcript.replaceChildren();
+    usage.replaceChildren();
+    return;
+  }
+  const generation = ++renderGeneration;
+  const session = await spool.getSession(WORKSPACE, current);
+  if (generation !== renderGeneration) return;
+  if (!session) {
+    title.textContent = `${current} (not found)`;
+    transcript.replaceChildren();
+    usage.replaceChildren();
+    return;
+  }
+  const entries = await readAll(current);
+  if (generation !== renderGeneration) return;
+  title.textContent = session.key;
+  usage.replaceChildren(
+    ...[
+      ["messages", session.entry_count],
+      ["tokens", session.total_tokens],
+      ["input", session.input_tokens],
+      ["output", session.output_tokens],
+      ["compactions", session.compaction_count],
+      ["epoch", session.epoch],
+      ["status", session.status],
+    ].flatMap(([name, value]) => [h("dt", {}, name), h("dd", { dataset: { field: name } }, String(value))]),
+  );
+  transcript.dataset.count = String(entries.length);
+  transcript.replaceChildren(...entries.map(renderEntry));
+}
+
+function renderEntry(entry) {
+  const body = [];
+  if (entry.role === "tool") {
+    body.push(h("details", { class: "tool-result" },
+      h("summary", {}, `Tool result${entry.tool_call_id ? ` · ${entry.tool_call_id}` : ""}`),
+      h("pre", {}, entry.content)));
+  } else {
+    body.push(h("div", { class: "content" }, entry.content));
+  }
+  if (entry.tool_calls !== null && entry.tool_calls !== undefined) {
+    const calls = Array.isArray(entry.tool_calls) ? entry.tool_calls : [entry.tool_calls];
+    for (const call of calls) {
+      const name = (call && (call.name || (call.function && call.function.name))) || "tool";
+      body.push(h("details", { class: "tool-call" },
+        h("summary", {}, `Tool call · ${name}${call && call.id ? ` · ${call.id}` : ""}`),
+        h("pre", {}, JSON.stringify(call, null, 2))));
+    }
+  }
+  const usage = [];
+  if (entry.token_count !== null) usage.push(`${entry.token_count} tok`);
+  if (entry.turn_usage) {
+    const u = entry.turn_usage;
+    usage.push(`${u.model}: ${u.input_tokens} in / ${u.output_tokens} out`);
+  }
+  return h("li", { class: `entry role-${entry.role}`, dataset: { messageId: entry.message_id, role: entry.role } },
+    h("header", {},
+      h("span", { class: "role" }, entry.role),
+      h("span", { class: "muted" }, `#${entry.id} · ${when(entry.created_at)}${usage.length ? ` · ${usage.join(" · ")}` : ""}`),
+      h("button", {
+        type: "button",
+        class: "fork",
+        disabled: !has("branch"),
+        title: has("branch") ? "Branch a new session with the history before this message" : "This build has no branch()",
+        "aria-label": `Fork before message ${entry.id}`,
+        onclick: () => guarded(() => forkBefore(entry.message_id)),
+      }, "Fork here")),
+    ...body);
+}
+
+async function appendMessage(key, request) {
+  const entry = await spool.appendEntry(WORKSPACE, key, request);
+  return entry;
+}
+
+function readAppendForm(form) {
+  const data = new FormData(form);
+  const request = { role: data.get("role"), content: data.get("content") };
+  const tokens = data.get("token_count");
+  if (tokens !== "") request.token_count = Number(tokens);
+  const calls = String(data.get("tool_calls") || "").trim();
+  if (calls) request.tool_calls = JSON.parse(calls);
+  const callId = String(data.get("tool_call_id") || "").trim();
+  if (callId) request.tool_call_id = callId;
+  return request;
+}
+
+// ---------------------------------------------------------------- compaction
+
+async function compact(window, blocking) {
+  const request = { context_window_tokens: window, config: { coverage_blocking: blocking } };
+  // What the summary must keep, as the engine extracted it (prepare writes nothing).
+  const prepared = await spool.prepareCompaction(WORKSPACE, current, request);
+  const result = await spool.compact(WORKSPACE, current, request);
+  renderReport(prepared, result);
+  await Promise.all([renderSession(), refreshSessions()]);
+  return result;
+}
+
+function renderReport(prepared, result) {
+  const missing = result.missing_obligations || [];
+  const backfilled = result.coverage_status === "pass_with_backfill" ? missing : [];
+  const unmet = result.coverage_status === "fail_blocked" ? missing : [];
+  const rows = [
+    ["coverage", result.coverage_status],
+    ["obligations", prepared.skip_reason ? 0 : prepared.obligations.length],
+    ["backfilled", backfilled.length],
+    ["missing", unmet.length],
+    ["removed", result.removed_count],
+    ["tokens before", result.tokens_before],
+    ["tokens after", result.tokens_after],
+    ["summary source", result.summary_source],
+  ];
+  if (result.skip_reason) rows.push(["skipped", result.skip_reason]);
+  $("compact-report").replaceChildren(...[
+    h("dl", { class: "report", dataset: { coverage: result.coverage_status } },
+      rows.flatMap(([name, value]) => [h("dt", {}, name), h("dd", { dataset: { field: name } }, String(value))])),
+    backfilled.length ? h("details", {}, h("summary", {}, "Back-filled facts"), h("ul", {}, backfilled.map((m) => h("li", {}, m)))) : null,
+    unmet.length ? h("details", { open: true }, h("summary", {}, "Missing facts"), h("ul", {}, unmet.map((m) => h("li", {}, m)))) : null,
+    result.summary ? h("details", { open: true }, h("summary", {}, "Summary"), h("pre", { class: "summary" }, result.summary)) : null,
+  ].filter(Boolean));
+}
+
+// ---------------------------------------------------------------- branches
+
+async function forkBefore(messageId) {
+  const parent = current;
+  const child = `${parent}:fork-${Date.now().toString(36)}`;
+  await spool.branch(WORKSPACE, parent, child, { fork_before_message_id: messageId });
+  status(`Forked ${child} before ${messageId}.`);
+  await refreshSessions();
+  await select(child);
+}
+
+async function renderLineage() {
+  const panel = $("lineage-tree");
+  if (!has("lineage")) {
+    panel.replaceChildren(h("p", { class: "muted" }, "This build of the engine has no lineage()."));
+    return;
+  }
+  if (!current) {
+    panel.replaceChildren(h("p", { class: "muted" }, "Select a session."));
+    return;
+  }
+  // Walk up to the root, then draw the tree down from it.
+  let root;
+  try {
+    root = await spool.lineage(WORKSPACE, current);
+  } catch (error) {
+    panel.replaceChildren(h("p", { class: "muted" }, error.code === "not_found" ? "No such session." : String(error.message)));
+    return;
+  }
+  for (let hops = 0; root.parent_session_key && hops < 32; hops += 1) {
+    try {
+      root = await spool.lineage(WORKSPACE, root.parent_session_key);
+    } catch {
+      break; // the parent was deleted: this branch is the root we can see
+    }
+  }
+  panel.replaceChildren(h("ul", { class: "tree" }, await lineageNode(root, 0)));
+}
+
+async function lineageNode(view, depth) {
+  const label = h("button", {
+    type: "button",
+    class: view.key === current ? "node selected" : "node",
+    "aria-current": view.key === current ? "true" : null,
+    onclick: () => select(view.key),
+  }, view.key);
+  const note = view.fork_point && view.fork_point.before_message_id
+    ? h("span", { class: "muted" }, ` before ${view.fork_point.before_message_id}`)
+    : null;
+  const kids = depth < 8
+    ? await Promise.all(view.children.map((c) => spool.lineage(WORKSPACE, c.key).then((v) => lineageNode(v, depth + 1))))
+    : [];
+  return h("li", { dataset: { key: view.key } }, label, note, kids.length ? h("ul", {}, kids) : null);
+}
+
+// ---------------------------------------------------------------- import
+
+async function importText(text, chosen) {
+  if (!has("parseImport") || !has("importSession")) {
+    throw new Error("This build of the engine has no parseImport()/importSession().");
+  }
+  const format = chosen === "auto" ? detectFormat(text) : chosen;
+  if (!format) throw new Error("Cannot tell the format: choose Claude Code or Codex.");
+  const log = spool.parseImport(format, text);
+  const keys = [];
+  let imported = 0;
+  for (const session of log.sessions) {
+    const key = `import:${format}:${session.provider_session_id}`;
+    for (let start = 0; start === 0 || start < session.entries.length; start += IMPORT_SLICE) {
+      const slice = { ...session, entries: session.entries.slice(start, start + IMPORT_SLICE) };
+      const outcome = await spool.importSession(WORKSPACE, { key, format, session: slice });
+      imported += outcome.imported;
+    }
+    keys.push(key);
+  }
+  $("import-report").textContent =
+    `${format}: ${log.sessions.length} session(s), ${imported} new entries, ${log.invalid_lines.length} invalid line(s).`;
+  await Promise.all([refreshSessions(), refreshRuns()]); // an import may record the agent's run
+  if (keys.length) await select(keys[0]);
+}
+
+async function importFile(file) {
+  status(`Importing ${file.name}…`);
+  await importText(await file.text(), $("import-format").value);
+  status(`Imported ${file.name}.`);
+}
+
+// ---------------------------------------------------------------- resume
+
+async function refreshRuns() {
+  const list = await spool.listRuns(WORKSPACE, 100);
+  $("runs").tBodies[0].replaceChildren(
+    ...list.runs.map((r) =>
+      h("tr", {}, [r.agent_type, r.project_id, r.session_id, r.task_id, r.status].map((v) => h("td", {}, v)))),
+  );
+}
+
+function renderDecision(decision) {
+  const text = decision.mode === "resume"
+    ? `resume ${decision.session_id}`
+    : `${decision.mode}: nothing to resume`;
+  const out = $("resume-decision");
+  out.textContent = text;
+  out.dataset.mode = decision.mode;
+}
+
+// ---------------------------------------------------------------- wiring
+
+function wire() {
+  $("workspace-name").textContent = WORKSPACE;
+  $("search").addEventListener("input", renderSessions);
+
+  $("new-session").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = $("new-key");
+    guarded(async () => {
+      await createSession(input.value.trim());
+      input.value = "";
+    });
+  });
+
+  $("append").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const form = event.currentTarget;
+    if (!current) return status("Select or create a session first.", "error");
+    guarded(async () => {
+      await appendMessage(current, readAppendForm(form));
+      form.elements.content.value = "";
+      form.elements.tool_calls.value = "";
+      form.elements.tool_call_id.value = "";
+      form.elements.token_count.value = "";
+      await Promise.all([renderSession(), refreshSessions()]);
+      status("Appended.");
+    });
+  });
+
+  $("compact").addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!current) return status("Select or create a session first.", "error");
+    guarded(() => compact(Number($("compact-window").value), $("compact-blocking").checked));
+  });
+
+  $("record-run").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const run = Object.fromEntries(new FormData(event.currentTarget));
+    guarded(async () => {
+      await spool.recordRun(WORKSPACE, run);
+      status(`Recorded ${run.agent_type} run ${run.session_id} (${run.status}).`);
+      await refreshRuns();
+    });
+  });
+
+  $("select-resume").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const data = Object.fromEntries(new FormData(event.currentTarget));
+    const request = { agent_type: data.agent_type, project_id: data.project_id || null };
+    guarded(async () => renderDecision(await spool.selectResume(WORKSPACE, request)));
+  });
+
+  const zone = $("drop-zone");
+  zone.addEventListener("dragover", (event) => {
+    event.preventDefault();
+    zone.classList.add("over");
+  });
+  zone.addEventListener("dragleave", () => zone.classList.remove("over"));
+  zone.addEventListener("drop", (event) => {
+    event.preventDefault();
+    zone.classList.remove("over");
+    const file = event.dataTransfer && event.dataTransfer.files[0];
+    if (file) guarded(() => importFile(file));
+  });
+  $("import-file").addEventListener("change", (event) => {
+    const file = event.target.files[0];
+    if (file) guarded(() => importFile(file));
+  });
+
+  // Links and the back button select a session through the URL's hash.
+  window.addEventListener("hashchange", () => {
+    const key = decodeURIComponent(location.hash.slice(1));
+    if (key && key !== current) guarded(() => select(key));
+  });
+
+}
+
+async function main() {
+  wire();
+  await init();
+  spool = await Spool.open(DB_NAME);
+  // Another tab wrote: refresh what this one shows.
+  spool.onChange((change) => {
+    if (!change || change.workspace !== WORKSPACE) return;
+    guarded(async () => {
+      await refreshSessions();
+      await refreshRuns();
+      if (current) {
+        await renderSession();
+        await renderLineage();
+      }
+    });
+  });
+  const importable = has("parseImport") && has("importSession");
+  $("drop-zone").setAttribute("aria-disabled", String(!importable));
+  if (!importable) $("import-report").textContent = "This build of the engine has no import.";
+  await refreshSessions();
+  await refreshRuns();
+  const fromHash = decodeURIComponent(location.hash.slice(1));
+  if (fromHash) await guarded(() => select(fromHash));
+  else await renderLineage();
+  // Cold start: navigation start → app ready, read by the end-to-end test.
+  document.documentElement.dataset.readyMs = String(Math.round(performance.now()));
+  document.documentElement.dataset.ready = "true";
+}
+
+// For the console and the end-to-end test: the same actions the buttons run.
+window.spoolDemo = {
+  workspace: WORKSPACE,
+  get spool() { return spool; },
+  append: async (key, request) => {
+    const entry = await appendMessage(key, request);
+    if (key === current) await renderSession();
+    return entry;
+  },
+  importText,
+  refresh: () => Promise.all([refreshSessions(), current ? renderSession() : null]),
+};
+
+main().catch((error) => {
+  showError(error);
+  document.documentElement.dataset.ready = "failed";
+});

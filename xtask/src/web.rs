@@ -1,0 +1,327 @@
+//! The browser package (`web/pkg`, npm name `@spool/engine`): spool-web built for wasm32,
+//! bound with `wasm-bindgen --target web`, optionally shrunk with `wasm-opt -Oz`, with a
+//! generated `package.json`. The `.d.ts` comes from the Rust side (the `#[wasm_bindgen]`
+//! signatures and the `typescript_custom_section` in `web/src/ts.rs`); a check here makes
+//! sure it declares every method the JS glue exports, so the two cannot drift.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::cmd::{Step, root};
+use crate::setup::Toolchain;
+
+/// The npm name of the package.
+pub(crate) const PACKAGE_NAME: &str = "@spool/engine";
+
+/// What a build produced.
+pub(crate) struct Built {
+    /// The wasm as wasm-bindgen wrote it.
+    pub(crate) raw_wasm: u64,
+    /// After `wasm-opt -Oz`, when binaryen is installed.
+    pub(crate) optimized_wasm: Option<u64>,
+}
+
+/// The package directory.
+pub(crate) fn pkg_dir() -> PathBuf {
+    root().join("web/pkg")
+}
+
+/// Builds the package into `web/pkg`; with `optimize`, runs `wasm-opt -Oz` when present.
+pub(crate) fn build(toolchain: &Toolchain, optimize: bool) -> Result<Built, String> {
+    toolchain
+        .wasm_cargo(&[
+            "build",
+            "--package",
+            "spool-web",
+            "--lib",
+            "--target",
+            "wasm32-unknown-unknown",
+            "--release",
+        ])
+        .run("build spool-web for wasm32")?;
+    let module = toolchain
+        .target_dir()
+        .join("wasm32-unknown-unknown/release/spool_web.wasm");
+    let out = pkg_dir();
+    Step::new("wasm-bindgen")
+        .args(["--target", "web", "--out-dir"])
+        .arg(&out)
+        .arg(&module)
+        .run("wasm-bindgen --target web")?;
+    let wasm = out.join("spool_web_bg.wasm");
+    let raw_wasm = size(&wasm);
+    let optimized_wasm = if optimize && has_wasm_opt() {
+        let tmp = out.join("spool_web_bg.opt.wasm");
+        Step::new("wasm-opt")
+            .args(["-Oz", "--strip-debug", "--strip-producers"])
+            // The features rustc's wasm32-unknown-unknown target enables by default.
+            .args([
+                "--enable-bulk-memory",
+                "--enable-nontrapping-float-to-int",
+                "--enable-sign-ext",
+                "--enable-reference-types",
+                "--enable-multivalue",
+                "--enable-mutable-globals",
+            ])
+            .arg(&wasm)
+            .arg("-o")
+            .arg(&tmp)
+            .run("wasm-opt -Oz")?;
+        std::fs::rename(&tmp, &wasm).map_err(|e| format!("{}: {e}", wasm.display()))?;
+        Some(size(&wasm))
+    } else {
+        None
+    };
+    write_package_json(&out)?;
+    check_declarations(&out)?;
+    Ok(Built {
+        raw_wasm,
+        optimized_wasm,
+    })
+}
+
+/// Builds unless `web/pkg` is newer than every source of the wasm.
+pub(crate) fn build_if_needed(toolchain: &Toolchain) -> Result<(), String> {
+    let built = std::fs::metadata(pkg_dir().join("package.json"))
+        .and_then(|m| m.modified())
+        .ok();
+    let stale = match built {
+        None => true,
+        Some(built) => ["src", "web/src", "Cargo.lock", "web/Cargo.toml"]
+            .iter()
+            .any(|p| newer_than(&root().join(p), built)),
+    };
+    if stale {
+        let built = build(toolchain, true)?;
+        report(&built);
+    }
+    Ok(())
+}
+
+/// Prints the sizes of a build.
+pub(crate) fn report(built: &Built) {
+    let kib = |n: u64| n as f64 / 1024.0;
+    println!(
+        "web/pkg ({PACKAGE_NAME}): spool_web_bg.wasm raw {} bytes ({:.0} KiB), glue {} bytes",
+        built.raw_wasm,
+        kib(built.raw_wasm),
+        size(&pkg_dir().join("spool_web.js"))
+    );
+    match built.optimized_wasm {
+        Some(n) => println!(
+            "web/pkg: after wasm-opt -Oz {n} bytes ({:.0} KiB, {:.0}% of raw)",
+            kib(n),
+            100.0 * n as f64 / built.raw_wasm.max(1) as f64
+        ),
+        None => println!(
+            "web/pkg: wasm-opt not used (binaryen {MIN_BINARYEN}+ on PATH shrinks the wasm)"
+        ),
+    }
+}
+
+fn size(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// The oldest binaryen whose `wasm-opt` keeps wasm-bindgen's externref table intact:
+/// Debian's 108 re-points the `__wbindgen_externrefs` export at the function table, and
+/// the page then fails to start (`WebAssembly.Table.set(): … function-typed object`).
+const MIN_BINARYEN: u32 = 116;
+
+/// `wasm-opt` on PATH, recent enough, and not disabled with `SPOOL_WASM_OPT=0`.
+fn has_wasm_opt() -> bool {
+    if std::env::var("SPOOL_WASM_OPT").as_deref() == Ok("0") {
+        return false;
+    }
+    let Some(version) = Step::new("wasm-opt").arg("--version").output() else {
+        return false;
+    };
+    let number = version
+        .split_whitespace()
+        .find_map(|w| w.parse::<u32>().ok())
+        .unwrap_or(0);
+    if number < MIN_BINARYEN {
+        eprintln!(
+            "note: wasm-opt version {number} mis-optimizes wasm-bindgen's externref table; \
+             binaryen {MIN_BINARYEN} or newer is needed, so the wasm ships unoptimized"
+        );
+        return false;
+    }
+    true
+}
+
+fn newer_than(path: &Path, time: std::time::SystemTime) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    if meta.is_dir() {
+        std::fs::read_dir(path)
+            .map(|entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .any(|e| newer_than(&e.path(), time))
+            })
+            .unwrap_or(false)
+    } else {
+        meta.modified().is_ok_and(|m| m > time)
+    }
+}
+
+/// The `version` of `[package]` in `web/Cargo.toml`.
+fn crate_version() -> Result<String, String> {
+    let manifest = root().join("web/Cargo.toml");
+    let text =
+        std::fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    text.lines()
+        .skip_while(|l| l.trim() != "[package]")
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("version = \"")
+                .and_then(|v| v.strip_suffix('"'))
+        })
+        .map(str::to_owned)
+        .ok_or_else(|| format!("{} has no package version", manifest.display()))
+}
+
+fn write_package_json(out: &Path) -> Result<(), String> {
+    let files: Vec<String> = std::fs::read_dir(out)
+        .map_err(|e| format!("{}: {e}", out.display()))?
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "package.json" && !n.starts_with('.'))
+        .collect();
+    let mut files = files;
+    files.sort();
+    // Written by hand, not through a map: the order of `exports` conditions matters
+    // (`types` before `default`), and serde_json's maps sort their keys.
+    let string = |v: &str| serde_json::Value::from(v).to_string();
+    let files = files.iter().map(|f| string(f)).collect::<Vec<_>>();
+    let text = format!(
+        r#"{{
+  "name": {name},
+  "version": {version},
+  "description": "Spool, a session engine for AI coding agents, in the browser on IndexedDB",
+  "license": "MIT OR Apache-2.0",
+  "type": "module",
+  "main": "spool_web.js",
+  "module": "spool_web.js",
+  "types": "spool_web.d.ts",
+  "exports": {{
+    ".": {{ "types": "./spool_web.d.ts", "default": "./spool_web.js" }},
+    "./spool_web_bg.wasm": "./spool_web_bg.wasm"
+  }},
+  "files": [{files}],
+  "sideEffects": false
+}}
+"#,
+        name = string(PACKAGE_NAME),
+        version = string(&crate_version()?),
+        files = files.join(", "),
+    );
+    let path = out.join("package.json");
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Fails unless the `.d.ts` declares every `Spool` member the glue exports, and holds the
+/// record types of `web/src/ts.rs`.
+fn check_declarations(out: &Path) -> Result<(), String> {
+    let read = |name: &str| {
+        let path = out.join(name);
+        std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    let glue = class_members(&read("spool_web.js")?, "Spool");
+    let declared = class_members(&read("spool_web.d.ts")?, "Spool");
+    if glue.is_empty() {
+        return Err("spool_web.js exports no `Spool` methods: has the glue changed shape?".into());
+    }
+    let missing: Vec<&String> = glue.difference(&declared).collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "spool_web.d.ts does not declare these Spool members of the glue: {missing:?}"
+        ));
+    }
+    let types = read("spool_web.d.ts")?;
+    for record in ["export interface Session ", "export interface SpoolError "] {
+        if !types.contains(record) {
+            return Err(format!(
+                "spool_web.d.ts lacks `{record}`: web/src/ts.rs's custom section is missing"
+            ));
+        }
+    }
+    println!(
+        "web/pkg: spool_web.d.ts declares all {} Spool members of the glue",
+        glue.len()
+    );
+    Ok(())
+}
+
+/// The member names of `export class <class>` in JS or `.d.ts` text: methods, statics
+/// and accessors at the class's own indentation (wasm-bindgen's `__` internals aside).
+pub(crate) fn class_members(text: &str, class: &str) -> BTreeSet<String> {
+    let header = format!("export class {class} {{");
+    let mut members = BTreeSet::new();
+    let mut lines = text.lines().skip_while(|l| l.trim_end() != header).skip(1);
+    for line in lines.by_ref() {
+        if line.starts_with('}') {
+            break;
+        }
+        let Some(rest) = line.strip_prefix("    ") else {
+            continue;
+        };
+        if rest.starts_with([' ', '*', '/']) {
+            continue;
+        }
+        let mut rest = rest;
+        for modifier in [
+            "private ",
+            "public ",
+            "static ",
+            "readonly ",
+            "get ",
+            "set ",
+            "async ",
+        ] {
+            rest = rest.strip_prefix(modifier).unwrap_or(rest);
+        }
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+            .collect();
+        if !name.is_empty() && !name.starts_with("__") && name != "constructor" {
+            members.insert(name);
+        }
+    }
+    members
+}
+
+#[cfg(test)]
+mod tests {
+    use super::class_members;
+
+    const GLUE: &str = "export class Spool {\n    static __wrap(ptr) {\n        x();\n    }\n    /**\n     * Doc.\n     */\n    appendEntry(workspace, key) {\n        return 1;\n    }\n    get name() {\n    }\n    static open(dbName) {\n    }\n}\nexport class Other {\n    stray() {\n    }\n}\n";
+
+    const DTS: &str = "export class Spool {\n    private constructor();\n    /**\n     * Doc.\n     */\n    appendEntry(workspace: string, key: string): Promise<Entry>;\n    static open(dbName: string): Promise<Spool>;\n    readonly name: string;\n}\n";
+
+    #[test]
+    fn test_class_members_read_the_same_names_from_glue_and_declarations() {
+        let glue = class_members(GLUE, "Spool");
+        assert_eq!(
+            glue.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["appendEntry", "name", "open"]
+        );
+        assert_eq!(class_members(DTS, "Spool"), glue);
+    }
+
+    #[test]
+    fn test_a_method_missing_from_the_declarations_is_found() {
+        let glue = class_members(
+            &GLUE.replace("    get name", "    branch() {\n    }\n    get name"),
+            "Spool",
+        );
+        let declared = class_members(DTS, "Spool");
+        assert_eq!(
+            glue.difference(&declared).collect::<Vec<_>>(),
+            [&"branch".to_owned()]
+        );
+    }
+}
