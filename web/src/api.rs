@@ -667,19 +667,16 @@ impl Driver {
     /// transaction where IndexedDB allows; tells other tabs when it wrote.
     pub(crate) async fn drive<T: 'static>(&self, op: Operation<T>) -> Result<T, Error> {
         let workspace = op.workspace().to_owned();
-        let lock = crate::tabs::lock_name(self.storage.name(), &workspace);
-        let held = crate::tabs::acquire(&lock)
-            .await
-            .map_err(|e| Error::Storage {
-                cause: format!("waiting for the workspace lock: {}", js::describe(&e)),
-            })?;
+        let lock =
+            crate::tabs::Workspace::named(crate::tabs::lock_name(self.storage.name(), &workspace));
+        let turn = lock.enter().await.map_err(|e| Error::Storage {
+            cause: format!("waiting for the workspace lock: {}", js::describe(&e)),
+        })?;
         let attempt = self.storage.attempt();
         let result = spool::run_async(&attempt, op).await;
         let wrote = attempt.wrote();
         drop(attempt);
-        if let Some(held) = held {
-            held.release().await;
-        }
+        drop(turn);
         if wrote && let Some(channel) = &self.channel {
             crate::tabs::notify(channel, &workspace);
         }

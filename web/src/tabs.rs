@@ -6,6 +6,16 @@
 //! concurrent writers from any number of tabs lose nothing — it keeps tabs from racing
 //! each other into retries. Where the browser has no Web Locks (`navigator.locks`
 //! missing) operations simply run unlocked.
+//!
+//! Taking a Web Lock is a round trip to the browser, as costly as an IndexedDB request,
+//! so a tab keeps the lock across back-to-back operations ([`Workspace::enter`]): within
+//! the tab, operations on one workspace queue up locally, and the Web Lock is let go
+//! once the tab has had nothing to run for a whole task (a `setTimeout(0)`), which is
+//! when other tabs get their turn.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+use std::rc::Rc;
 
 use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::JsCast;
@@ -22,32 +32,16 @@ pub(crate) fn channel_name(db: &str) -> String {
     format!("spool:{db}")
 }
 
-/// A held Web Lock; [`Held::release`] lets it go (so does dropping it).
+/// A held Web Lock: dropping it lets the lock go.
 pub(crate) struct Held {
     release: Option<Function>,
-    done: Option<Promise>,
-}
-
-impl Held {
-    /// Releases the lock and waits until the browser has let it go.
-    pub(crate) async fn release(mut self) {
-        self.let_go();
-        if let Some(done) = self.done.take() {
-            // The lock request's own promise: settles once the lock is released.
-            let _ = JsFuture::from(done).await;
-        }
-    }
-
-    fn let_go(&mut self) {
-        if let Some(release) = self.release.take() {
-            let _ = release.call0(&JsValue::UNDEFINED);
-        }
-    }
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        self.let_go();
+        if let Some(release) = self.release.take() {
+            let _ = release.call0(&JsValue::UNDEFINED);
+        }
     }
 }
 
@@ -76,12 +70,122 @@ pub(crate) async fn acquire(name: &str) -> Result<Option<Held>, JsValue> {
         }
         held.into()
     });
-    let done: Promise = request.call2(&locks, &name.into(), &on_grant)?.dyn_into()?;
+    // The request's own promise settles after the release; nothing waits for it.
+    request.call2(&locks, &name.into(), &on_grant)?;
     JsFuture::from(granted).await?;
-    Ok(Some(Held {
-        release,
-        done: Some(done),
-    }))
+    Ok(Some(Held { release }))
+}
+
+/// One workspace lock as this tab sees it.
+#[derive(Default)]
+struct Local {
+    /// The Web Lock, while this tab holds it.
+    held: Option<Held>,
+    /// An operation of this tab runs under it.
+    busy: bool,
+    /// Operations of this tab waiting for it: each resolves its promise to go.
+    waiting: VecDeque<Function>,
+    /// Bumped on every entry: a scheduled release only applies if nothing came since.
+    generation: u64,
+}
+
+thread_local! {
+    static LOCKS: RefCell<BTreeMap<String, Rc<RefCell<Local>>>> = RefCell::default();
+}
+
+/// A workspace's lock in this tab.
+pub(crate) struct Workspace {
+    name: String,
+    local: Rc<RefCell<Local>>,
+}
+
+/// This tab's turn at a workspace; dropping it passes the turn on.
+pub(crate) struct Turn {
+    local: Rc<RefCell<Local>>,
+}
+
+impl Workspace {
+    /// The lock `name` as this tab shares it.
+    pub(crate) fn named(name: String) -> Self {
+        let local =
+            LOCKS.with(|locks| Rc::clone(locks.borrow_mut().entry(name.clone()).or_default()));
+        Workspace { name, local }
+    }
+
+    /// Waits for this tab's turn (behind its other operations on the workspace), taking
+    /// the Web Lock when the tab does not hold it already.
+    pub(crate) async fn enter(&self) -> Result<Turn, JsValue> {
+        loop {
+            let wait = {
+                let mut local = self.local.borrow_mut();
+                if !local.busy {
+                    local.busy = true;
+                    local.generation += 1;
+                    None
+                } else {
+                    let mut go = None;
+                    let promise = Promise::new(&mut |resolve, _| go = Some(resolve));
+                    if let Some(go) = go {
+                        local.waiting.push_back(go);
+                    }
+                    Some(promise)
+                }
+            };
+            match wait {
+                Some(promise) => {
+                    JsFuture::from(promise).await?;
+                }
+                None => break,
+            }
+        }
+        let turn = Turn {
+            local: Rc::clone(&self.local),
+        };
+        if self.local.borrow().held.is_none() {
+            // `turn` is dropped on failure, passing the turn on.
+            let held = acquire(&self.name).await?;
+            self.local.borrow_mut().held = held;
+        }
+        Ok(turn)
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        let mut local = self.local.borrow_mut();
+        local.busy = false;
+        if let Some(next) = local.waiting.pop_front() {
+            let _ = next.call0(&JsValue::UNDEFINED);
+            return;
+        }
+        if local.held.is_none() {
+            return;
+        }
+        // Let the Web Lock go once the tab has been idle for a task.
+        let generation = local.generation;
+        let weak = Rc::downgrade(&self.local);
+        let release = Closure::once_into_js(move || {
+            let Some(local) = weak.upgrade() else { return };
+            let held = {
+                let mut local = local.borrow_mut();
+                if local.busy || local.generation != generation {
+                    return;
+                }
+                local.held.take()
+            };
+            drop(held);
+        });
+        let set_timeout = Reflect::get(&js_sys::global(), &"setTimeout".into())
+            .ok()
+            .and_then(|f| f.dyn_into::<Function>().ok());
+        match set_timeout {
+            Some(set_timeout) => {
+                let _ = set_timeout.call2(&JsValue::UNDEFINED, &release, &JsValue::from(0));
+            }
+            // No timers: let it go now.
+            None => drop(local.held.take()),
+        }
+    }
 }
 
 /// Posts `{workspace}` on the database's channel, so other tabs can refresh.
