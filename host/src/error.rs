@@ -34,7 +34,7 @@ pub enum Error {
     Wasm {
         /// What the host was doing.
         context: String,
-        /// The runtime's message: for a trap, its cause (e.g. the memory limit).
+        /// The runtime's message: for a trap, its cause.
         message: String,
         /// The guest's stack at the trap, when there was one (for bug reports).
         backtrace: Option<String>,

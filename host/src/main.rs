@@ -381,9 +381,11 @@ enum Command {
     },
     /// Print a completion script for SHELL to stdout.
     ///
-    /// bash: `spool completions bash > ~/.local/share/bash-completion/completions/spool`;
-    /// zsh: `spool completions zsh > ~/.zfunc/_spool` (with `~/.zfunc` in `fpath`);
-    /// fish: `spool completions fish > ~/.config/fish/completions/spool.fish`.
+    /// bash: `spool completions bash > ~/.local/share/bash-completion/completions/spool`
+    ///
+    /// zsh: `spool completions zsh > ~/.zfunc/_spool` (with `~/.zfunc` in `fpath`)
+    ///
+    /// fish: `spool completions fish > ~/.config/fish/completions/spool.fish`
     Completions {
         /// The shell.
         #[arg(value_enum)]
