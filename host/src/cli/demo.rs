@@ -285,11 +285,27 @@ pub(crate) fn run(spool: &mut Spool, db: &Path, json: bool) -> Result<(), Error>
         }));
     }
     outln!("{}", render::bold("What next"));
-    outln!("  spool show {KEY}              the whole session (--json for machines)");
-    outln!("  spool canonical {KEY}         everything appended, including what was compacted");
-    outln!("  spool import claude-code ~/.claude/projects/<project>/   your Claude Code sessions");
-    outln!("  spool import codex ~/.codex/sessions/                    your Codex sessions");
-    outln!("  spool --help                              every command, with examples");
+    for (command, what) in [
+        (
+            format!("spool show {KEY}"),
+            "the whole session (--json for machines)",
+        ),
+        (
+            format!("spool canonical {KEY}"),
+            "everything appended, including what was compacted",
+        ),
+        (
+            "spool import claude-code ~/.claude/projects/<dir>/".to_owned(),
+            "your Claude Code sessions",
+        ),
+        (
+            "spool import codex ~/.codex/sessions/".to_owned(),
+            "your Codex sessions",
+        ),
+        ("spool --help".to_owned(), "every command, with examples"),
+    ] {
+        outln!("  {command:<50}  {what}");
+    }
     Ok(())
 }
 
