@@ -28,7 +28,7 @@ use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn};
 use spool::{Branch, BranchRequest, LineageView};
 
 use crate::archive::ArchiveDir;
-use crate::engine::{Instance, Runtime};
+use crate::engine::{Instance, ResourceLimits, Runtime};
 use crate::error::{CompactWithError, Error};
 use crate::provider::ForkProvider;
 use crate::sqlite::SqliteStorage;
@@ -675,28 +675,6 @@ impl Spool {
         self.instance.import_session(&self.workspace, &request, now)
     }
 
-    /// Creates the session under `child_key`, with a fresh session id, as a branch of
-    /// the session under `parent_key` that shares its canonical transcript strictly
-    /// before `fork_before_message_id` (its whole history when `None`): how an imported
-    /// branch session (a rewound turn) is attached to its parent before its own
-    /// entries are imported. See [`Instance::import_branch`].
-    pub fn import_branch(
-        &mut self,
-        parent_key: &str,
-        child_key: &str,
-        fork_before_message_id: Option<&str>,
-    ) -> Result<spool::Branch, Error> {
-        let request = spool::BranchRequest {
-            child_session_id: (self.ids)(),
-            fork_transcript: fork_before_message_id.is_none(),
-            fork_before_message_id: fork_before_message_id.map(str::to_owned),
-            max_fork_tokens: None,
-        };
-        let now = (self.clock)();
-        self.instance
-            .import_branch(&self.workspace, parent_key, child_key, request, now)
-    }
-
     /// Whether a new agent of `agent_type` resumes the thread bound to the session under
     /// `key` or starts one (`dead_thread`: a thread the provider refused to resume).
     pub fn plan_provider_thread(
@@ -1051,6 +1029,7 @@ pub struct SpoolBuilder {
     clock: Option<Clock>,
     ids: Option<Ids>,
     memory_limit: Option<usize>,
+    fuel_limit: Option<u64>,
 }
 
 impl std::fmt::Debug for SpoolBuilder {
@@ -1112,10 +1091,28 @@ impl SpoolBuilder {
 
     /// The most linear memory the component instance may use (default
     /// [`DEFAULT_MEMORY_LIMIT`](crate::DEFAULT_MEMORY_LIMIT)); a call needing more fails
-    /// with [`Error::Wasm`]. Raise it for calls that take large inputs, such as
-    /// [`Spool::parse_import`] of a big log.
+    /// with [`Error::ResourceLimit`] (code `resource_limit`) and writes nothing. Raise it
+    /// for calls that take large inputs, such as [`Spool::parse_import`] of a big log.
     pub fn memory_limit(mut self, max_memory_bytes: usize) -> Self {
         self.memory_limit = Some(max_memory_bytes);
+        self
+    }
+
+    /// The execution limit of each call, in wasmtime fuel (about one unit per
+    /// WebAssembly instruction; default [`DEFAULT_FUEL_LIMIT`](crate::DEFAULT_FUEL_LIMIT)).
+    /// A call that runs out fails with [`Error::ResourceLimit`] (code `resource_limit`)
+    /// and writes nothing; the next call starts with a full tank.
+    ///
+    /// ```
+    /// use spool_host::Spool;
+    ///
+    /// let mut spool = Spool::builder().fuel_limit(1_000).open()?;
+    /// let err = spool.create_session("agent:main:main").unwrap_err();
+    /// assert_eq!(err.code(), "resource_limit");
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn fuel_limit(mut self, fuel_per_call: u64) -> Self {
+        self.fuel_limit = Some(fuel_per_call);
         self
     }
 
@@ -1138,11 +1135,15 @@ impl SpoolBuilder {
             (None, None) => Box::new(SqliteStorage::open_in_memory()?),
         };
         Ok(Spool {
-            instance: Runtime::shared()?.instantiate_with_memory_limit(
+            instance: Runtime::shared()?.instantiate_with_limits(
                 BoxedStorage(storage),
                 BoxedArchiver(archiver),
-                self.memory_limit
-                    .unwrap_or(crate::engine::DEFAULT_MEMORY_LIMIT),
+                ResourceLimits {
+                    max_memory_bytes: self
+                        .memory_limit
+                        .unwrap_or(crate::engine::DEFAULT_MEMORY_LIMIT),
+                    fuel_per_call: self.fuel_limit.unwrap_or(crate::engine::DEFAULT_FUEL_LIMIT),
+                },
             )?,
             archive_dir,
             workspace: self

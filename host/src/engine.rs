@@ -18,7 +18,7 @@ use spool::{
     ResumeRequest, RoleSession, RunFilter, RunList, Session, SessionList, Storage, StorageError,
     ThreadPlan, TruncateOutcome, TurnCommit, TurnCommitted, UpdateRequest,
 };
-use wasmtime::{Config, Engine, Store, StoreLimitsBuilder};
+use wasmtime::{Config, Engine, ResourceLimiter, Store};
 
 use crate::cache::{self, CacheStatus};
 use crate::error::Error;
@@ -28,11 +28,44 @@ use crate::wit::{Exports, HostState, Pre};
 /// error instead of eating the machine.
 pub const DEFAULT_MEMORY_LIMIT: usize = 256 * 1024 * 1024;
 
-/// The process's wasmtime engine (created once; creating one is expensive).
+/// The default execution limit of one call, in wasmtime fuel units (about one per
+/// WebAssembly instruction): far above what any real call needs (compacting a
+/// 100,000-entry session takes a few hundred million), yet it stops a guest stuck in a
+/// loop within seconds to minutes instead of never.
+pub const DEFAULT_FUEL_LIMIT: u64 = 50_000_000_000;
+
+/// The resources one [`Instance`] may use: linear memory in total, and fuel per call.
+/// A call over either fails with [`Error::ResourceLimit`] (code `resource_limit`), and
+/// the instance stays usable for the next call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ResourceLimits {
+    /// The most linear memory the instance may grow to, in bytes
+    /// (default [`DEFAULT_MEMORY_LIMIT`]).
+    pub max_memory_bytes: usize,
+    /// The fuel each call starts with (default [`DEFAULT_FUEL_LIMIT`]).
+    pub fuel_per_call: u64,
+}
+
+impl Default for ResourceLimits {
+    fn default() -> Self {
+        ResourceLimits {
+            max_memory_bytes: DEFAULT_MEMORY_LIMIT,
+            fuel_per_call: DEFAULT_FUEL_LIMIT,
+        }
+    }
+}
+
+/// The process's wasmtime engine (created once; creating one is expensive). Fuel is on
+/// for every instance: it is how a call's execution is bounded (deterministic, and no
+/// timer thread, unlike epoch interruption; see the README for its measured cost).
 fn engine() -> Result<&'static Engine, Error> {
     static ENGINE: OnceLock<Result<Engine, String>> = OnceLock::new();
     ENGINE
-        .get_or_init(|| Engine::new(&Config::new()).map_err(|e| format!("{e:#}")))
+        .get_or_init(|| {
+            let mut config = Config::new();
+            config.consume_fuel(true);
+            Engine::new(&config).map_err(|e| format!("{e:#}"))
+        })
         .as_ref()
         .map_err(|message| Error::Wasm {
             context: "cannot create the WebAssembly engine".into(),
@@ -113,25 +146,54 @@ impl Runtime {
 
     /// An instance whose storage imports are served by `storage` and whose reset
     /// archives go to `archiver` (e.g. an [`ArchiveDir`](crate::ArchiveDir), or
-    /// [`spool::NoArchive`] to keep none), with the [`DEFAULT_MEMORY_LIMIT`].
+    /// [`spool::NoArchive`] to keep none), with the default [`ResourceLimits`].
     pub fn instantiate(
         &self,
         storage: impl Storage + Send + 'static,
         archiver: impl Archiver + Send + 'static,
     ) -> Result<Instance, Error> {
-        self.instantiate_with_memory_limit(storage, archiver, DEFAULT_MEMORY_LIMIT)
+        self.instantiate_with_limits(storage, archiver, ResourceLimits::default())
     }
 
     /// Like [`instantiate`](Self::instantiate), but the instance's linear memory may
-    /// grow to at most `max_memory_bytes`; a call needing more fails with an
-    /// [`Error::Wasm`].
+    /// grow to at most `max_memory_bytes`; a call needing more fails with
+    /// [`Error::ResourceLimit`].
     pub fn instantiate_with_memory_limit(
         &self,
         storage: impl Storage + Send + 'static,
         archiver: impl Archiver + Send + 'static,
         max_memory_bytes: usize,
     ) -> Result<Instance, Error> {
-        let mut store = new_store(Box::new(storage), Box::new(archiver), max_memory_bytes)?;
+        let limits = ResourceLimits {
+            max_memory_bytes,
+            ..ResourceLimits::default()
+        };
+        self.instantiate_with_limits(storage, archiver, limits)
+    }
+
+    /// Like [`instantiate`](Self::instantiate), with explicit memory and execution
+    /// limits; a call over either fails with [`Error::ResourceLimit`].
+    ///
+    /// ```
+    /// use spool_host::{ResourceLimits, Runtime, SqliteStorage};
+    ///
+    /// let limits = ResourceLimits { fuel_per_call: 1_000, ..ResourceLimits::default() };
+    /// let mut spool = Runtime::shared()?.instantiate_with_limits(
+    ///     SqliteStorage::open_in_memory()?,
+    ///     spool::NoArchive,
+    ///     limits,
+    /// )?;
+    /// let err = spool.create_session("default", "agent:main:main", "s1", 1).unwrap_err();
+    /// assert_eq!(err.code(), "resource_limit");
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn instantiate_with_limits(
+        &self,
+        storage: impl Storage + Send + 'static,
+        archiver: impl Archiver + Send + 'static,
+        limits: ResourceLimits,
+    ) -> Result<Instance, Error> {
+        let mut store = new_store(Box::new(storage), Box::new(archiver), limits)?;
         let exports = self
             .pre
             .instantiate(&mut store)
@@ -140,33 +202,71 @@ impl Runtime {
             pre: self.pre.clone(),
             store,
             exports: Some(exports),
-            max_memory_bytes,
+            limits,
         })
+    }
+}
+
+/// The store's memory limiter: refuses (as a trap) growth past the limit and remembers
+/// that it did, so the failed call can be reported as a resource limit.
+pub(crate) struct GuestLimits {
+    max_memory_bytes: usize,
+    /// The size a refused growth asked for, since the last call began.
+    refused: Option<usize>,
+}
+
+impl ResourceLimiter for GuestLimits {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max_memory_bytes || maximum.is_some_and(|max| desired > max) {
+            self.refused = Some(desired);
+            wasmtime::bail!(
+                "the memory limit of {} bytes refused growing to {desired} bytes",
+                self.max_memory_bytes
+            );
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(maximum.is_none_or(|max| desired <= max))
     }
 }
 
 fn new_store(
     storage: Box<dyn Storage + Send>,
     archiver: Box<dyn Archiver + Send>,
-    max_memory_bytes: usize,
+    limits: ResourceLimits,
 ) -> Result<Store<HostState>, Error> {
-    let limits = StoreLimitsBuilder::new()
-        .memory_size(max_memory_bytes)
-        .trap_on_grow_failure(true)
-        .build();
     let mut store = Store::new(
         engine()?,
         HostState {
             storage,
             archiver,
-            limits,
+            limits: GuestLimits {
+                max_memory_bytes: limits.max_memory_bytes,
+                refused: None,
+            },
         },
     );
     store.limiter(|state| &mut state.limits);
     // What the guest hands the host in one call (a commit's batch) is copied out of its
     // linear memory, so it is bounded by the memory limit already; wasmtime's own
     // default cap (128 MiB) would refuse a large compaction's batch that fits in it.
-    store.set_hostcall_fuel(max_memory_bytes);
+    store.set_hostcall_fuel(limits.max_memory_bytes);
+    // Instantiation runs guest code too (start functions, initializers).
+    store
+        .set_fuel(limits.fuel_per_call)
+        .map_err(|e| Error::wasm("cannot set the execution limit", &e))?;
     Ok(store)
 }
 
@@ -192,8 +292,9 @@ impl Storage for Detached {
 /// Every call takes the workspace it acts in; time (`now_ms`, milliseconds since the
 /// Unix epoch) and fresh session ids are arguments ([`crate::Spool`] supplies them).
 ///
-/// A call that traps (a bug, or the memory limit) returns [`Error::Wasm`]; the next call
-/// runs on a fresh instance over the same storage.
+/// A call that traps returns [`Error::Wasm`] (a bug) or [`Error::ResourceLimit`] (over
+/// the memory or execution limit, see [`ResourceLimits`]); the next call runs on a
+/// fresh instance over the same storage.
 ///
 /// ```
 /// use spool::{AppendRequest, Intent, Role};
@@ -220,14 +321,14 @@ pub struct Instance {
     pre: Pre,
     store: Store<HostState>,
     exports: Option<Exports>,
-    max_memory_bytes: usize,
+    limits: ResourceLimits,
 }
 
 impl std::fmt::Debug for Instance {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Instance")
             .field("live", &self.exports.is_some())
-            .field("max_memory_bytes", &self.max_memory_bytes)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -247,7 +348,7 @@ impl Instance {
         let data = self.store.data_mut();
         let storage = std::mem::replace(&mut data.storage, Box::new(Detached));
         let archiver = std::mem::replace(&mut data.archiver, Box::new(NoArchive));
-        self.store = new_store(storage, archiver, self.max_memory_bytes)?;
+        self.store = new_store(storage, archiver, self.limits)?;
         let exports = self
             .pre
             .instantiate(&mut self.store)
@@ -265,7 +366,12 @@ impl Instance {
         if self.exports.is_none() {
             self.revive()?;
         }
-        let Instance { store, exports, .. } = self;
+        let Instance {
+            store,
+            exports,
+            limits,
+            ..
+        } = self;
         let Some(live) = exports.as_ref() else {
             return Err(Error::Wasm {
                 context: "cannot instantiate the Spool component".into(),
@@ -273,11 +379,18 @@ impl Instance {
                 backtrace: None,
             });
         };
+        store
+            .set_fuel(limits.fuel_per_call)
+            .map_err(|e| Error::wasm("cannot set the execution limit", &e))?;
+        store.data_mut().limits.refused = None;
         let result = f(live, store);
-        if matches!(result, Err(Error::Wasm { .. })) {
-            *exports = None;
+        match result {
+            Err(error @ Error::Wasm { .. }) => {
+                *exports = None;
+                Err(over_limit(store, *limits, error))
+            }
+            other => other,
         }
-        result
     }
 
     /// Creates a session under `key` with identity `session_id`; a key in use is a
@@ -721,31 +834,6 @@ impl Instance {
         decode("import-session", &json)
     }
 
-    /// Creates the session under `child_key` as a branch of the session under
-    /// `parent_key` (the core's `branch`, run through the component's `execute`): the
-    /// way an imported branch session (a rewound turn) is attached to its parent before
-    /// its own entries are imported. See [`spool::BranchRequest`] for what it shares.
-    pub fn import_branch(
-        &mut self,
-        workspace: &str,
-        parent_key: &str,
-        child_key: &str,
-        request: spool::BranchRequest,
-        now_ms: u64,
-    ) -> Result<spool::Branch, Error> {
-        let command = encode(
-            "a branch command",
-            &spool::Command::Branch {
-                parent_key: parent_key.to_owned(),
-                child_key: child_key.to_owned(),
-                request,
-                now_ms,
-            },
-        )?;
-        let json = self.call(|e, s| e.execute_for_import(s, workspace, &command))?;
-        decode("branch", &json)
-    }
-
     /// Appends a turn's entries to the session under `key` and records the provider
     /// thread it ran on, in one atomic commit.
     pub fn commit_turn(
@@ -757,6 +845,34 @@ impl Instance {
     ) -> Result<TurnCommitted, Error> {
         self.call(|e, s| e.commit_turn(s, workspace, key, turn, now_ms))
     }
+}
+
+/// The error of a call that trapped: [`Error::ResourceLimit`] when it ran out of fuel
+/// or was refused memory, else the trap as it was.
+fn over_limit(store: &mut Store<HostState>, limits: ResourceLimits, trap: Error) -> Error {
+    let context = match &trap {
+        Error::Wasm { context, .. } => context.as_str(),
+        _ => "the call failed",
+    };
+    if let Some(desired) = store.data_mut().limits.refused.take() {
+        return Error::ResourceLimit {
+            limit: "memory",
+            message: format!(
+                "{context}: the call needed {desired} bytes of memory, over the limit of {} bytes",
+                limits.max_memory_bytes
+            ),
+        };
+    }
+    if store.get_fuel().is_ok_and(|fuel| fuel == 0) {
+        return Error::ResourceLimit {
+            limit: "fuel",
+            message: format!(
+                "{context}: the call ran out of its execution limit ({} fuel)",
+                limits.fuel_per_call
+            ),
+        };
+    }
+    trap
 }
 
 /// The JSON text of a request for the component.

@@ -29,15 +29,24 @@ pub enum Error {
         /// SQLite's message.
         message: String,
     },
-    /// The WebAssembly runtime failed: the component trapped (a bug, or it hit the
-    /// memory limit) or could not be compiled or instantiated.
+    /// The WebAssembly runtime failed: the component trapped (a bug) or could not be
+    /// compiled or instantiated.
     Wasm {
         /// What the host was doing.
         context: String,
-        /// The runtime's message: for a trap, its cause (e.g. the memory limit).
+        /// The runtime's message: for a trap, its cause.
         message: String,
         /// The guest's stack at the trap, when there was one (for bug reports).
         backtrace: Option<String>,
+    },
+    /// The component went over a resource limit of its instance (see
+    /// [`ResourceLimits`](crate::ResourceLimits)): its memory, or the execution limit
+    /// (fuel) of one call. Nothing was written, and the instance stays usable.
+    ResourceLimit {
+        /// Which limit: `memory` or `fuel`.
+        limit: &'static str,
+        /// What the call was and what it needed.
+        message: String,
     },
     /// A file operation failed.
     Io {
@@ -50,13 +59,14 @@ pub enum Error {
 
 impl Error {
     /// The stable reason code: the component's own code for [`Error::Spool`], `storage`
-    /// for [`Error::Storage`] and [`Error::Sqlite`], `internal` for [`Error::Wasm`] and
-    /// `io` for [`Error::Io`].
+    /// for [`Error::Storage`] and [`Error::Sqlite`], `internal` for [`Error::Wasm`],
+    /// `resource_limit` for [`Error::ResourceLimit`] and `io` for [`Error::Io`].
     pub fn code(&self) -> &str {
         match self {
             Error::Spool { code, .. } => code,
             Error::Storage(_) | Error::Sqlite { .. } => "storage",
             Error::Wasm { .. } => "internal",
+            Error::ResourceLimit { .. } => "resource_limit",
             Error::Io { .. } => "io",
         }
     }
@@ -101,6 +111,7 @@ impl fmt::Display for Error {
             Error::Wasm {
                 context, message, ..
             } => write!(f, "{context}: {message}"),
+            Error::ResourceLimit { message, .. } => f.write_str(message),
             Error::Io { context, source } => write!(f, "{context}: {source}"),
         }
     }

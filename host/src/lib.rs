@@ -30,6 +30,84 @@
 //! assert_eq!(err.code(), "conflict");
 //! # Ok::<(), spool_host::Error>(())
 //! ```
+//!
+//! A whole agent session on a database file: compact it with your own summarizer (any
+//! LLM), branch it, and pick which provider thread the next task resumes.
+//!
+//! ```
+//! use spool::compaction::{CompactRequest, Prepared};
+//! use spool::resume::TaskOutcome;
+//! use spool::{AppendRequest, OutcomeRequest, ResumeRequest, Role};
+//! use spool_host::{BranchOptions, Spool};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let mut spool = Spool::builder()
+//!     .db_path(dir.path().join("spool.db"))
+//!     .clock(|| 1_700_000_000_000) // fixed time and ids make tests reproducible
+//!     .ids({ let mut n = 0; move || { n += 1; format!("id-{n}") } })
+//!     .open()?;
+//! spool.create_session("agent:main:main")?;
+//! for (i, text) in ["Goal: fix the failing test in src/lib.rs", "Exit code 101", "fixed"]
+//!     .into_iter()
+//!     .enumerate()
+//! {
+//!     let mut entry = AppendRequest::new(Role::User, text);
+//!     entry.token_count = Some(400);
+//!     entry.message_id = Some(format!("m-{i}"));
+//!     spool.append("agent:main:main", entry)?;
+//! }
+//!
+//! // Compact with a custom summarizer: it sees the text and the obligations to keep.
+//! let request = CompactRequest {
+//!     context_window_tokens: 1_000,
+//!     config: Default::default(),
+//!     compaction_id: None,
+//!     trigger_reason: None,
+//!     flush_receipt_status: None,
+//! };
+//! let summarize = |p: &Prepared| -> Result<String, std::convert::Infallible> {
+//!     Ok(p.obligations.iter().map(|o| o.text.as_str()).collect::<Vec<_>>().join("\n"))
+//! };
+//! let compacted = spool.compact_with("agent:main:main", request, summarize)?;
+//! assert!(compacted.removed_count > 0 && compacted.coverage_status.starts_with("pass"));
+//!
+//! // Branch before the second message: the child shares the first one.
+//! let retry = spool.branch("agent:main:main", "agent:main:retry", BranchOptions::before("m-1"))?;
+//! assert_eq!(retry.session.entry_count, 1);
+//!
+//! // Record a finished run of an external agent, then select what the next task resumes.
+//! spool.record_task_outcome(OutcomeRequest {
+//!     role_session_id: None,
+//!     project_id: "p1".into(),
+//!     outcome: TaskOutcome {
+//!         agent_type: "codex".into(),
+//!         task_id: "t1".into(),
+//!         status: "done".into(),
+//!         token: Some("thread-abc".into()),
+//!         resumed_from: None,
+//!         from_stream: false,
+//!     },
+//!     workspace_path: None,
+//!     run_mode: None,
+//!     metadata: Default::default(),
+//!     surviving_agents: None,
+//! })?;
+//! let decision = spool.select_resume(ResumeRequest {
+//!     agent_type: "codex".into(),
+//!     role_session_id: None,
+//!     project_id: Some("p1".into()),
+//!     scope_id: None,
+//!     preconfigured: None,
+//!     surviving_agents: None,
+//! })?;
+//! assert_eq!((decision.mode.as_str(), decision.session_id.as_str()), ("resume", "thread-abc"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`SpoolBuilder`] sets the database, the archive directory, the workspace, the
+//! clock and id sources, and the [`ResourceLimits`] of the component instance: a call
+//! over the memory or execution (fuel) limit fails with [`Error::ResourceLimit`]
+//! (code `resource_limit`), writes nothing, and the next call works.
 
 mod archive;
 mod cache;
@@ -44,7 +122,7 @@ mod wit;
 pub use archive::{ArchiveDir, DEFAULT_ARCHIVE_DIR_NAME};
 pub use cache::{CacheStatus, default_cache_dir};
 pub use client::{BranchOptions, DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
-pub use engine::{DEFAULT_MEMORY_LIMIT, Instance, Runtime};
+pub use engine::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
 pub use error::{CompactWithError, Error};
 pub use provider::{CommandProvider, ForkProvider, TestProvider};
 pub use sqlite::SqliteStorage;

@@ -1,10 +1,31 @@
 //! `spool`: the command-line interface to a Spool session database.
 //!
 //! Exit codes: 0 success, 1 the operation failed (printed as `error[<code>]: <message>`
-//! on stderr), 2 usage error.
+//! on stderr), 2 usage error. Output to a closed pipe (`spool list | head -1`) ends the
+//! program quietly with 0.
+
+/// `println!` for the CLI's output: a closed stdout ends the program quietly instead of
+/// panicking (see [`write_stdout`]).
+macro_rules! outln {
+    () => {
+        $crate::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` for the CLI's output; see [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::write_stdout(format_args!($($arg)*))
+    };
+}
 
 #[path = "cli/compaction.rs"]
 mod compaction;
+#[path = "cli/completions.rs"]
+mod completions;
 #[path = "cli/demo.rs"]
 mod demo;
 #[path = "cli/entries.rs"]
@@ -33,7 +54,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use spool::{AppendRequest, ListFilter, Role, SessionStatus, TurnUsage};
 use spool_host::{Error, Spool};
@@ -49,37 +70,123 @@ use crate::resume::{ResumeArgs, RunsCommand};
 use crate::states::StatesCommand;
 use crate::thread::ThreadCommand;
 
-const EXAMPLES: &str = "Examples:
-  spool demo                                   record and show a sample agent session
-  spool create agent:main:main
-  spool append agent:main:main --role user --content 'Fix the failing test'
-  spool show agent:main:main --json
-  spool reset agent:main:main                  archive the transcript, rotate the identity
-  spool update agent:main:main --model gpt-5 --config temperature=0.2
-  spool prune --max-age 30d
-  spool compact agent:main:main --window 128000   summarize the oldest entries
-  spool compact agent:main:main --window 128000 --summarizer-cmd 'my-llm --summarize'
-  spool canonical agent:main:main              every entry ever appended, in order
-  spool --db ~/agents.db --workspace team list --limit 50 --status running
-  spool component spool.wasm                   extract the WebAssembly component
-  spool resume select --agent codex --role role-runtime::run-1::cto --project p1
-  spool resume record --agent codex --task t1 --status done --token thread-abc --project p1
-  spool runs list --agent codex
-  spool thread plan agent:main:main --agent codex --dead thread-old
-  spool branch agent:main:main agent:main:alt --fork   share the history (O(1))
-  spool branch agent:main:main agent:main:retry --before MESSAGE_ID
-  spool tree agent:main:alt                    the family, from its root
-  spool fork run agent:main:main --target agent:main:child --request-id r1 --provider-cmd ./fork.sh
-  spool fork status OP_ID
+/// The subcommands by topic (clap lists them in one block; `spool --help` shows these
+/// instead, and a test checks that every subcommand appears here).
+const COMMANDS: &str = "\
+Sessions:
+  create      Create a session under KEY with a fresh session id
+  append      Append one entry (user, assistant, tool or system) to a transcript
+  show        Show a session and its whole transcript
+  list        List sessions, most recently updated first (filter by agent, status)
+  count       Count the transcript entries of a session
+  entry       Show one transcript entry by its message id
+  update      Change model, channel, model config or metadata
+  intent      Apply an intent: continue, new-chat, reset-same-key
+  reset       Archive the transcript, then rotate the session's identity
+  resume      Mark a session as in use; or resume selection: select, record, role
+  finish      Finish a session (done, or failed)
+  archive     Finish a session as done
+  delete      Delete a session and everything it owns
+  truncate    Keep only the newest entries of a session
+  prune       Delete sessions idle longer than --max-age
+  cap         Keep the most recently updated sessions, delete the rest
+  states      Context states: list, save, invalidate
 
-Exit status: 0 success, 1 the operation failed (error[<code>] on stderr), 2 usage error.";
+Compaction:
+  compact         Summarize the oldest entries when over --window (coverage-checked)
+  compact-result  Store a compaction an agent produced itself
+  canonical       Every entry ever appended, in order (archived and active)
+  summaries       The compaction summaries of a session
+  repairs         Degraded compactions waiting for repair
+  repair          Set the repair status of a compaction
+  receipt         Back-fill the flush receipt of a compaction
+  preimage        The entries a compaction archived
+
+Branches and provider forks:
+  branch      Branch a session: empty, whole history (--fork) or before a message
+  tree        The family of a session, from its root
+  turn        Turns of a session: start, settle, interrupt
+  turns       The latest and the active turn of a session
+  fork        Provider fork operations: run, status, ack, continue, recover
+
+External agents (Codex, Claude Code, opencode):
+  runs        Agent runs recorded for resume selection: list
+  thread      Provider thread bindings: plan, commit-turn
+  import      Import Claude Code sessions or Codex rollouts
+  export      Export a transcript (or its reset archives) as JSON Lines
+
+Other:
+  demo         Run a scripted coding-agent session and show each step
+  completions  Print a shell completion script (bash, zsh, fish, powershell, elvish)
+  component    Write the embedded Spool WebAssembly component
+  help         Print this message or the help of a subcommand";
+
+const EXAMPLES: &str = "\
+Examples:
+  spool demo                                     a scripted agent session, step by step
+  spool create agent:main:main
+  spool append agent:main:main --role user --content 'Fix the failing test' --token-count 6
+  spool show agent:main:main --json
+  spool list --agent main --status running
+  spool compact agent:main:main --window 8000    built-in summarizer, coverage report
+  spool compact agent:main:main --window 8000 --summarizer-cmd 'my-llm --summarize'
+  spool branch agent:main:main agent:main:alt --fork        share the history (O(1))
+  spool branch agent:main:main agent:main:retry --before MESSAGE_ID
+  spool tree agent:main:alt                      the family, from its root
+  spool fork run agent:main:main --target agent:main:child --request-id r1 --provider-cmd ./fork.sh
+  spool resume record --agent codex --task t1 --status done --token thread-abc --project p1
+  spool resume select --agent codex --project p1  which thread a new task resumes
+  spool import claude-code ~/.claude/projects/-home-me-myproject/
+  spool import codex ~/.codex/sessions/
+  spool export agent:main:main > transcript.jsonl
+  spool --db ~/agents.db --workspace team list --json
+  spool completions bash > ~/.local/share/bash-completion/completions/spool
+
+Every command takes --json for machine-readable output (export writes JSON Lines).
+The database is ./spool.db unless --db or SPOOL_DB says otherwise; --workspace (or
+SPOOL_WORKSPACE) picks an isolated set of sessions inside it.
+
+Exit status:
+  0  success
+  1  the operation failed: `error[<code>]: <message>` on stderr (codes: not_found,
+     conflict, invalid_argument, stale_epoch, corruption, storage, resource_limit,
+     internal, io)
+  2  usage error";
+
+/// `spool --help`: the description, usage, the subcommands by topic, the options, the
+/// examples and exit codes.
+const HELP_TEMPLATE: &str = "\
+{name} {version}
+{about-with-newline}
+{usage-heading} {usage}
+
+{before-help}
+Options:
+{options}
+{after-help}";
+
+/// The description of `spool --help`, wrapped for an 80-column terminal.
+const LONG_ABOUT: &str = "\
+Spool: durable sessions and transcripts for AI coding agents.
+
+Spool keeps coding-agent sessions in a SQLite database: transcripts with token
+accounting, compaction that never silently drops a goal, path, tool call or
+failure, branches that share their parent's history, provider forks, resume
+selection for Codex, Claude Code and opencode, and import and export of their
+logs. The session rules run inside the embedded Spool WebAssembly component,
+the same one agent UIs run in the browser.";
 
 /// Spool: durable sessions and transcripts for AI coding agents.
-///
-/// Sessions live in a SQLite database; the session rules run inside the embedded Spool
-/// WebAssembly component.
 #[derive(Debug, Parser)]
-#[command(name = "spool", version, propagate_version = true, after_help = EXAMPLES)]
+#[command(
+    name = "spool",
+    long_about = LONG_ABOUT,
+    version,
+    propagate_version = true,
+    help_template = HELP_TEMPLATE,
+    before_help = COMMANDS,
+    after_help = EXAMPLES
+)]
 struct Cli {
     /// The SQLite database file (created if missing).
     #[arg(
@@ -261,10 +368,29 @@ enum Command {
     Turn(TurnCommand),
     /// Show the latest and the active turn of the session under KEY.
     Turns(KeyArgs),
-    /// Record a short scripted coding-agent session (`agent:demo:main`) and show it.
+    /// Run a scripted coding-agent session (`agent:demo:main`) step by step: a failing
+    /// test fixed with tool calls, a compaction with its coverage report, a branch and
+    /// its tree, a recorded run and the resume selection it leads to.
     ///
-    /// Running it again just shows the existing session.
-    Demo,
+    /// Running it again tells the same story: the previous demo sessions are deleted
+    /// first.
+    Demo {
+        /// Print every step's result as one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a completion script for SHELL to stdout.
+    ///
+    /// bash: `spool completions bash > ~/.local/share/bash-completion/completions/spool`
+    ///
+    /// zsh: `spool completions zsh > ~/.zfunc/_spool` (with `~/.zfunc` in `fpath`)
+    ///
+    /// fish: `spool completions fish > ~/.config/fish/completions/spool.fish`
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
     /// Import Claude Code session logs or Codex rollouts: `claude-code PATH…`,
     /// `codex PATH…` (files, or directories searched recursively for `*.jsonl`).
     ///
@@ -279,6 +405,9 @@ enum Command {
     Component {
         /// Where to write the `.wasm` file; stdout when absent.
         path: Option<PathBuf>,
+        /// With PATH: print `{"path": …, "bytes": …}` as JSON.
+        #[arg(long, requires = "path")]
+        json: bool,
     },
 }
 
@@ -331,10 +460,28 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`spool export KEY | head`): nothing left to say.
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error[{}]: {}", e.code(), e.message());
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Writes the CLI's output to stdout. A closed stdout (the reader of a pipe exited)
+/// ends the program quietly with 0 — what `println!` would turn into a panic; any
+/// other write failure ends it with 1 and `error[io]`.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error[io]: cannot write to stdout: {e}");
+        std::process::exit(1);
     }
 }
 
@@ -360,7 +507,7 @@ pub(crate) fn print_json(value: &impl Serialize) -> Result<(), Error> {
         code: "internal".into(),
         message: format!("cannot print JSON: {e}"),
     })?;
-    println!("{text}");
+    outln!("{text}");
     Ok(())
 }
 
@@ -371,7 +518,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             if *json {
                 print_json(&session)
             } else {
-                print!("created {}", render::session(&session));
+                out!("created {}", render::session(&session));
                 Ok(())
             }
         }
@@ -404,7 +551,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             if *json {
                 print_json(&entry)
             } else {
-                println!("appended #{} ({}) to {key}", entry.id, entry.message_id);
+                outln!("appended #{} ({}) to {key}", entry.id, entry.message_id);
                 Ok(())
             }
         }
@@ -425,12 +572,12 @@ fn run(cli: Cli) -> Result<(), Error> {
                 return print_json(&list);
             }
             if list.sessions.is_empty() {
-                println!("no sessions in workspace `{}`", cli.workspace);
+                outln!("no sessions in workspace `{}`", cli.workspace);
                 return Ok(());
             }
-            print!("{}", render::table(&list.sessions));
+            out!("{}", render::table(&list.sessions));
             if let Some(next) = list.next_cursor {
-                println!("(more: spool list --limit {limit} --cursor {next})");
+                outln!("(more: spool list --limit {limit} --cursor {next})");
             }
             Ok(())
         }
@@ -462,20 +609,33 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Fork(command) => fork::run(&mut open(&cli)?, command),
         Command::Turn(command) => fork::turn(&mut open(&cli)?, command),
         Command::Turns(args) => fork::turns(&mut open(&cli)?, args),
-        Command::Demo => {
-            let mut spool = open(&cli)?;
-            if demo::run(&mut spool)? {
-                println!("recorded a demo session in {}\n", cli.db.display());
-            } else {
-                println!("session {} already exists; showing it\n", demo::KEY);
-            }
-            show(&mut spool, demo::KEY, false)
+        Command::Demo { json } => demo::run(&mut open(&cli)?, &cli.db, *json),
+        Command::Completions { shell } => {
+            completions::write(*shell, &mut Cli::command());
+            Ok(())
         }
         Command::Import(command) => {
             import::run(&mut import::open(&cli.db, &cli.workspace)?, command)
         }
         Command::Export(args) => export::run(&mut open(&cli)?, args),
-        Command::Component { path } => write_component(path.as_ref()),
+        Command::Component { path, json } => {
+            write_component(path.as_ref())?;
+            match path {
+                Some(path) if *json => print_json(&serde_json::json!({
+                    "path": path,
+                    "bytes": spool_host::COMPONENT.len(),
+                })),
+                Some(path) if !*json => {
+                    outln!(
+                        "wrote {} ({} bytes)",
+                        path.display(),
+                        spool_host::COMPONENT.len()
+                    );
+                    Ok(())
+                }
+                _ => Ok(()),
+            }
+        }
     }
 }
 
@@ -487,10 +647,10 @@ fn show(spool: &mut Spool, key: &str, json: bool) -> Result<(), Error> {
     if json {
         return print_json(&serde_json::json!({ "session": session, "entries": entries }));
     }
-    print!("{}", render::session(&session));
+    out!("{}", render::session(&session));
     for entry in &entries {
-        println!();
-        print!("{}", render::entry(entry));
+        outln!();
+        out!("{}", render::entry(entry));
     }
     Ok(())
 }
@@ -524,6 +684,52 @@ fn write_component(path: Option<&PathBuf>) -> Result<(), Error> {
                     context: "cannot write the component to stdout".into(),
                     source,
                 })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::{COMMANDS, Cli};
+
+    /// Every leaf subcommand, as its path (`fork run`).
+    fn leaves(command: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        for sub in command.get_subcommands() {
+            let name = format!("{path}{}", sub.get_name());
+            if sub.has_subcommands() {
+                leaves(sub, &format!("{name} "), out);
+            } else {
+                out.push((name, sub.clone()));
+            }
+        }
+    }
+
+    #[test]
+    fn test_help_lists_every_subcommand() {
+        for sub in Cli::command().get_subcommands() {
+            let listed = COMMANDS
+                .lines()
+                .any(|line| line.split_whitespace().next() == Some(sub.get_name()));
+            assert!(listed, "`spool --help` does not list `{}`", sub.get_name());
+        }
+    }
+
+    #[test]
+    fn test_every_subcommand_has_json() {
+        // Not JSON by nature: a shell script, JSON Lines, the wasm bytes on stdout.
+        let exempt = ["completions", "export"];
+        let mut all = Vec::new();
+        leaves(&Cli::command(), "", &mut all);
+        for (name, command) in all {
+            if exempt.contains(&name.as_str()) {
+                continue;
+            }
+            assert!(
+                command.get_arguments().any(|a| a.get_id() == "json"),
+                "`spool {name}` has no --json"
+            );
         }
     }
 }

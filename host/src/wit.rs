@@ -19,8 +19,8 @@ use spool::{
     RoleSession, RunFilter, RunList, Session, SessionList, SessionStatus, Storage, StorageError,
     ThreadPlan, TruncateOutcome, TurnCommit, TurnCommitted, TurnUsage, UpdateRequest,
 };
+use wasmtime::Store;
 use wasmtime::component::{HasSelf, InstancePre, Linker};
-use wasmtime::{Store, StoreLimits};
 
 use crate::error::Error;
 
@@ -41,7 +41,7 @@ use bindings::spool::engine::{archive as host_archive, storage as host, types};
 pub(crate) struct HostState {
     pub(crate) storage: Box<dyn Storage + Send>,
     pub(crate) archiver: Box<dyn Archiver + Send>,
-    pub(crate) limits: StoreLimits,
+    pub(crate) limits: crate::engine::GuestLimits,
 }
 
 impl host_archive::Host for HostState {
@@ -914,18 +914,6 @@ impl Exports {
             .api()
             .call_import_session(store, workspace, request, now_ms);
         finish("import-session", call, Ok)
-    }
-
-    /// `execute` for the one command the importer needs (`branch`): `command` is a
-    /// `spool::Command` as JSON text, the result the operation's JSON text.
-    pub(crate) fn execute_for_import(
-        &self,
-        store: S<'_>,
-        workspace: &str,
-        command: &str,
-    ) -> Result<String, Error> {
-        let call = self.api().call_execute(store, workspace, command);
-        finish("execute", call, Ok)
     }
 
     pub(crate) fn commit_turn(

@@ -215,28 +215,6 @@ fn test_invalid_argument_from_the_component_exits_1() {
 }
 
 #[test]
-fn test_demo_twice_succeeds_without_duplicates() {
-    let (_dir, db) = temp_db();
-    let first = ok(&db, &["demo"]);
-    assert!(
-        first.contains("agent:demo:main") && first.contains("tool calls"),
-        "{first}"
-    );
-    let second = ok(&db, &["demo"]);
-    assert!(second.contains("already exists"), "{second}");
-    let shown = ok_json(&db, &["show", "agent:demo:main", "--json"]);
-    let entries = shown["entries"].as_array().expect("entries");
-    assert_eq!(entries.len(), 6, "the second run must not append again");
-    assert_eq!(shown["session"]["entry_count"], 6);
-    assert!(
-        entries
-            .iter()
-            .any(|e| e["role"] == "tool" && e["tool_call_id"].is_string())
-    );
-    assert!(entries.iter().any(|e| e["tool_calls"].is_array()));
-}
-
-#[test]
 fn test_spool_db_and_workspace_env_are_respected() {
     let (dir, _) = temp_db();
     let db = dir.path().join("env.db");

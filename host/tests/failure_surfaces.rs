@@ -1,8 +1,8 @@
 //! Failures surface as typed errors with their reason codes: corrupt records, failing
-//! storage, a guest over its memory limit, a database from a newer build.
+//! storage, a guest over its memory or execution limit, a database from a newer build.
 
 use spool::{AppendRequest, Batch, Kv, RangeQuery, Role, Storage, StorageError};
-use spool_host::{Error, Runtime, SqliteStorage};
+use spool_host::{Error, ResourceLimits, Runtime, SqliteStorage};
 
 const WS: &str = "default";
 
@@ -87,23 +87,18 @@ fn test_guest_over_memory_limit_fails_with_error_and_recovers() {
         .append_entry(WS, "agent:a:main", big, 2)
         .expect_err("over the cap");
     match &err {
-        Error::Wasm {
-            message, backtrace, ..
-        } => {
-            assert!(message.contains("memory"), "the cause is named: {message}");
+        Error::ResourceLimit { limit, message } => {
+            assert_eq!(*limit, "memory");
             assert!(
-                backtrace.is_some(),
-                "the guest stack is kept for bug reports"
+                message.contains("append-entry") && message.contains("8388608"),
+                "the call and the limit are named: {message}"
             );
         }
-        other => panic!("expected a wasm error, got {other:?}"),
+        other => panic!("expected a resource limit error, got {other:?}"),
     }
-    assert_eq!(err.code(), "internal");
+    assert_eq!(err.code(), "resource_limit");
     let text = err.to_string();
-    assert!(
-        text.contains("append-entry") && !text.contains('\n'),
-        "one line: {text}"
-    );
+    assert!(!text.contains('\n'), "one line: {text}");
     // The next call runs on a fresh instance over the same storage; nothing was written.
     let session = instance
         .get_session(WS, "agent:a:main")
@@ -118,6 +113,45 @@ fn test_guest_over_memory_limit_fails_with_error_and_recovers() {
             3,
         )
         .expect("a small append still works");
+    assert_eq!(entry.id, 1);
+}
+
+#[test]
+fn test_guest_over_execution_limit_fails_with_resource_limit_and_recovers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let storage = SqliteStorage::open(dir.path().join("spool.db")).expect("open");
+    let limits = ResourceLimits {
+        fuel_per_call: 10_000_000,
+        ..ResourceLimits::default()
+    };
+    let mut instance = Runtime::shared()
+        .expect("runtime")
+        .instantiate_with_limits(storage, spool::NoArchive, limits)
+        .expect("instance with a small execution limit");
+    instance
+        .create_session(WS, "agent:a:main", "s1", 1)
+        .expect("a small call fits");
+    // Parsing 20,000 log lines (about 4 MB) takes far more than 10 million fuel.
+    let line = concat!(
+        r#"{"type":"user","uuid":"u1","sessionId":"s-1","cwd":"/src/app","#,
+        r#""timestamp":"2025-10-17T09:00:00Z","message":{"role":"user","content":"#,
+        r#""the parser drops the last element of nested lists; please fix it"}}"#,
+        "\n"
+    );
+    let log = line.repeat(20_000);
+    let err = instance
+        .parse_import(spool::import::ImportFormat::ClaudeCode, &log)
+        .expect_err("over the execution limit");
+    assert_eq!(err.code(), "resource_limit", "{err}");
+    assert!(
+        matches!(err, Error::ResourceLimit { limit: "fuel", .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("parse-import"), "{err}");
+    // Each call starts with a full tank, on a fresh instance over the same storage.
+    let entry = instance
+        .append_entry(WS, "agent:a:main", AppendRequest::new(Role::User, "hi"), 2)
+        .expect("the next call works");
     assert_eq!(entry.id, 1);
 }
 

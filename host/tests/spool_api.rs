@@ -172,3 +172,40 @@ fn test_handles_can_move_between_threads() {
         .expect("create");
     assert_eq!(session.key, "agent:t:main");
 }
+
+#[test]
+fn test_builder_limits_fail_with_resource_limit_and_the_handle_recovers() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("spool.db");
+    let mut roomy = Spool::builder().db_path(&db).open().expect("open");
+    roomy.create_session("agent:a:main").expect("create");
+    drop(roomy);
+
+    // Too little fuel for anything: every call fails the same typed way, none writes.
+    let mut starved = Spool::builder()
+        .db_path(&db)
+        .fuel_limit(1_000)
+        .open()
+        .expect("instantiating runs no guest code worth metering");
+    for _ in 0..2 {
+        let err = starved
+            .append("agent:a:main", AppendRequest::new(Role::User, "hi"))
+            .expect_err("out of fuel");
+        assert_eq!(err.code(), "resource_limit", "{err}");
+    }
+    drop(starved);
+
+    // A memory cap a 4 MiB entry cannot fit under; the next, small call works.
+    let mut capped = Spool::builder()
+        .db_path(&db)
+        .memory_limit(8 * 1024 * 1024)
+        .open()
+        .expect("open");
+    let big = AppendRequest::new(Role::Tool, "x".repeat(4 * 1024 * 1024));
+    let err = capped.append("agent:a:main", big).expect_err("over memory");
+    assert_eq!(err.code(), "resource_limit", "{err}");
+    let entry = capped
+        .append("agent:a:main", AppendRequest::new(Role::User, "small"))
+        .expect("recovers");
+    assert_eq!(entry.id, 1, "the failed calls wrote nothing");
+}

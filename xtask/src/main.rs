@@ -121,6 +121,33 @@ fn demo(args: &[String]) -> Result<(), String> {
     step.run("spool demo")
 }
 
+/// `spool demo` twice against a fresh database: the README's main command must work,
+/// and a re-run on the same database must too (it tells the same story again).
+fn demo_twice(toolchain: &setup::Toolchain) -> Result<(), String> {
+    let dir = std::env::temp_dir().join(format!("spool-ci-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let db = dir.join("spool.db");
+    let result = (1..=2).try_for_each(|run| {
+        let mut step = cargo(
+            toolchain,
+            &[
+                "run",
+                "--quiet",
+                "--package",
+                "spool-host",
+                "--bin",
+                "spool",
+                "--",
+                "--db",
+            ],
+        );
+        step.arg(&db).arg("demo");
+        step.run(&format!("spool demo (run {run} of 2)"))
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
 fn build_wasm() -> Result<(), String> {
     let toolchain = setup::run(&setup::Options { browser: false })?;
     cargo(&toolchain, &["build", "--package", "spool-host"]).run("build the component and host")?;
@@ -322,6 +349,9 @@ fn test_all() -> Result<(), String> {
             &["test", "--workspace", "--exclude", "spool-web"],
         ),
     )?;
+    ci.timed("demo, twice on a fresh database", |_| {
+        demo_twice(&toolchain)
+    })?;
     let mut doc = cargo(
         &toolchain,
         &["doc", "--workspace", "--no-deps", "--exclude", "spool-web"],

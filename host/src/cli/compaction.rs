@@ -209,7 +209,7 @@ pub(crate) fn compact(spool: &mut Spool, args: &CompactArgs) -> Result<(), Error
     if args.json {
         return print_json(&result);
     }
-    print!("{}", outcome(&args.key, args, &result));
+    out!("{}", outcome(&args.key, args, &result));
     Ok(())
 }
 
@@ -309,7 +309,7 @@ pub(crate) fn canonical(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> 
         .get_session(&args.key)?
         .map_or(0, |s| s.entry_count)
         .min(entries.len() as u64);
-    println!(
+    outln!(
         "canonical transcript of {}: {} entr{} ({} archived by compactions, {active} active)",
         args.key,
         entries.len(),
@@ -317,8 +317,8 @@ pub(crate) fn canonical(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> 
         entries.len() as u64 - active
     );
     for entry in &entries {
-        println!();
-        print!("{}", render::entry(entry));
+        outln!();
+        out!("{}", render::entry(entry));
     }
     Ok(())
 }
@@ -369,13 +369,13 @@ pub(crate) fn summaries(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> 
         return print_json(&list);
     }
     if list.is_empty() {
-        println!("no compactions of {}", args.key);
+        outln!("no compactions of {}", args.key);
     }
     for (i, s) in list.iter().enumerate() {
         if i > 0 {
-            println!();
+            outln!();
         }
-        print!("{}", summary(s, true));
+        out!("{}", summary(s, true));
     }
     Ok(())
 }
@@ -387,16 +387,16 @@ pub(crate) fn repairs(spool: &mut Spool, args: &RepairsArgs) -> Result<(), Error
         return print_json(&list);
     }
     if list.is_empty() {
-        println!("no degraded compactions waiting for repair");
+        outln!("no degraded compactions waiting for repair");
         return Ok(());
     }
-    println!(
+    outln!(
         "{} degraded compaction{} waiting for repair:",
         list.len(),
         plural(list.len() as u64)
     );
     for s in &list {
-        print!("{}", summary(s, false));
+        out!("{}", summary(s, false));
     }
     Ok(())
 }
@@ -407,9 +407,11 @@ pub(crate) fn repair(spool: &mut Spool, args: &StatusArgs) -> Result<(), Error> 
     if args.json {
         return print_json(&updated);
     }
-    println!(
+    outln!(
         "compaction {} of {}: repair status {} (out of the repair queue)",
-        updated.compaction_id, args.key, args.status
+        updated.compaction_id,
+        args.key,
+        args.status
     );
     Ok(())
 }
@@ -425,9 +427,11 @@ pub(crate) fn receipt(spool: &mut Spool, args: &StatusArgs) -> Result<(), Error>
     } else {
         "not in the repair queue"
     };
-    println!(
+    outln!(
         "compaction {} of {}: flush receipt {} ({queue})",
-        updated.compaction_id, args.key, updated.flush_receipt_status
+        updated.compaction_id,
+        args.key,
+        updated.flush_receipt_status
     );
     Ok(())
 }
@@ -438,7 +442,7 @@ pub(crate) fn preimage(spool: &mut Spool, args: &CompactionIdArgs) -> Result<(),
     if args.json {
         return print_json(&entries);
     }
-    println!(
+    outln!(
         "compaction {} of {} archived {} entr{}",
         args.compaction_id,
         args.key,
@@ -446,8 +450,8 @@ pub(crate) fn preimage(spool: &mut Spool, args: &CompactionIdArgs) -> Result<(),
         if entries.len() == 1 { "y" } else { "ies" }
     );
     for entry in &entries {
-        println!();
-        print!("{}", render::entry(entry));
+        outln!();
+        out!("{}", render::entry(entry));
     }
     Ok(())
 }
@@ -465,8 +469,8 @@ pub(crate) fn persist(spool: &mut Spool, args: &PersistArgs) -> Result<(), Error
         return print_json(&result);
     }
     match &result.skip_reason {
-        Some(reason) => println!("skipped {}: {reason}; nothing was written", args.key),
-        None => println!(
+        Some(reason) => outln!("skipped {}: {reason}; nothing was written", args.key),
+        None => outln!(
             "stored the external compaction {} of {}: archived {}, kept {}, tokens {} → {}",
             result.compaction_id.as_deref().unwrap_or("?"),
             args.key,

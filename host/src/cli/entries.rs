@@ -41,7 +41,7 @@ pub(crate) fn count(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&json!({ "key": args.key, "entry_count": count }));
     }
-    println!("{count}");
+    outln!("{count}");
     Ok(())
 }
 
@@ -58,7 +58,7 @@ pub(crate) fn entry(spool: &mut Spool, args: &EntryArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&entry);
     }
-    print!("{}", render::entry(&entry));
+    out!("{}", render::entry(&entry));
     Ok(())
 }
 
@@ -69,14 +69,18 @@ pub(crate) fn truncate(spool: &mut Spool, args: &TruncateArgs) -> Result<(), Err
         return print_json(&outcome);
     }
     if outcome.truncated {
-        println!(
+        outln!(
             "truncated {}: {} → {} entries",
-            args.key, outcome.before_count, outcome.after_count
+            args.key,
+            outcome.before_count,
+            outcome.after_count
         );
     } else {
-        println!(
+        outln!(
             "nothing to truncate: {} has {} entries (keeping up to {})",
-            args.key, outcome.before_count, args.keep
+            args.key,
+            outcome.before_count,
+            args.keep
         );
     }
     Ok(())

@@ -199,13 +199,13 @@ pub(crate) fn branch(spool: &mut Spool, args: &BranchArgs) -> Result<(), Error> 
     if args.json {
         return print_json(&child);
     }
-    println!(
+    outln!(
         "branched {} from {}: {}",
         child.session.key,
         args.parent,
         describe(&child)
     );
-    println!("  id       {}", child.session.session_id);
+    outln!("  id       {}", child.session.session_id);
     Ok(())
 }
 
@@ -265,7 +265,7 @@ pub(crate) fn tree(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
     }
     let mut out = String::new();
     draw(&tree, &args.key, "", None, &mut out);
-    print!("{out}");
+    out!("{out}");
     Ok(())
 }
 
@@ -362,7 +362,7 @@ pub(crate) fn run(spool: &mut Spool, command: &ForkCommand) -> Result<(), Error>
             if *json {
                 return print_json(&report);
             }
-            print!("{}", recovery(&report));
+            out!("{}", recovery(&report));
             Ok(())
         }
     }
@@ -398,7 +398,7 @@ fn show_operation(view: &ForkOperationView, json: bool) -> Result<(), Error> {
     if json {
         return print_json(view);
     }
-    print!("{}", operation(view));
+    out!("{}", operation(view));
     Ok(())
 }
 
@@ -523,7 +523,7 @@ pub(crate) fn turn(spool: &mut Spool, command: &TurnCommand) -> Result<(), Error
     if args.json {
         return print_json(&turn);
     }
-    println!("{verb} {}", turn_line(&turn));
+    outln!("{verb} {}", turn_line(&turn));
     Ok(())
 }
 
@@ -553,12 +553,12 @@ pub(crate) fn turns(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
         return print_json(&turns);
     }
     match (&turns.latest, &turns.active) {
-        (None, _) => println!("{} has no turns", args.key),
+        (None, _) => outln!("{} has no turns", args.key),
         (Some(latest), active) => {
-            println!("latest {}", turn_line(latest));
+            outln!("latest {}", turn_line(latest));
             match active {
-                Some(_) => println!("(it is running: the active turn)"),
-                None => println!("no turn running"),
+                Some(_) => outln!("(it is running: the active turn)"),
+                None => outln!("no turn running"),
             }
         }
     }

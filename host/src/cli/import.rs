@@ -32,7 +32,7 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use spool::import::{ImportFormat, ImportedFork, ImportedLog, ImportedSession, MAX_IMPORT_ENTRIES};
-use spool_host::{Error, Spool};
+use spool_host::{BranchOptions, Error, Spool};
 
 use crate::lifecycle::plural;
 use crate::print_json;
@@ -190,7 +190,7 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
             },
         };
         if !args.json {
-            print!("{}", render_file(&report));
+            out!("{}", render_file(&report));
         }
         files.push(report);
     }
@@ -208,7 +208,7 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
             summary,
         })?;
     } else {
-        print!("{}", render_summary(&summary));
+        out!("{}", render_summary(&summary));
     }
     if failed.is_empty() {
         return Ok(());
@@ -465,8 +465,13 @@ fn link_branch(
         ));
         return Ok(());
     };
-    let before = parent_ids.get(at + 1).map(String::as_str);
-    match spool.import_branch(parent_key, key, before) {
+    // A rewound turn shares its parent's history strictly before the first message the
+    // parent has after the fork point (all of it when there is none).
+    let options = match parent_ids.get(at + 1) {
+        Some(next) => BranchOptions::before(next.clone()),
+        None => BranchOptions::fork(),
+    };
+    match spool.branch(parent_key, key, options) {
         Ok(branch) => {
             report.link = Some("branch");
             report.created = true;

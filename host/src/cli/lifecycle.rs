@@ -128,7 +128,7 @@ pub(crate) fn reset(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&outcome);
     }
-    print!("{}", render::outcome(&outcome, spool.archive_dir()));
+    out!("{}", render::outcome(&outcome, spool.archive_dir()));
     Ok(())
 }
 
@@ -143,7 +143,7 @@ pub(crate) fn intent(spool: &mut Spool, args: &IntentArgs) -> Result<(), Error> 
     if args.json {
         return print_json(&outcome);
     }
-    print!("{}", render::outcome(&outcome, spool.archive_dir()));
+    out!("{}", render::outcome(&outcome, spool.archive_dir()));
     Ok(())
 }
 
@@ -153,7 +153,7 @@ pub(crate) fn resume(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&session);
     }
-    println!(
+    outln!(
         "resumed {} (session {}, epoch {}, updated {})",
         session.key,
         session.session_id,
@@ -176,7 +176,7 @@ pub(crate) fn update(spool: &mut Spool, args: &UpdateArgs) -> Result<(), Error> 
     if args.json {
         return print_json(&session);
     }
-    print!("updated {}", render::session(&session));
+    out!("updated {}", render::session(&session));
     Ok(())
 }
 
@@ -191,7 +191,7 @@ pub(crate) fn finish(spool: &mut Spool, args: &FinishArgs) -> Result<(), Error> 
     if args.json {
         return print_json(&session);
     }
-    println!("finished {}", render::ending(&session));
+    outln!("finished {}", render::ending(&session));
     Ok(())
 }
 
@@ -201,7 +201,7 @@ pub(crate) fn archive(spool: &mut Spool, args: &FencedKeyArgs) -> Result<(), Err
     if args.json {
         return print_json(&session);
     }
-    println!("archived {}", render::ending(&session));
+    outln!("archived {}", render::ending(&session));
     Ok(())
 }
 
@@ -211,7 +211,7 @@ pub(crate) fn delete(spool: &mut Spool, args: &FencedKeyArgs) -> Result<(), Erro
     if args.json {
         return print_json(&json!({ "key": args.key, "deleted": true }));
     }
-    println!("deleted {} and everything it owned", args.key);
+    outln!("deleted {} and everything it owned", args.key);
     Ok(())
 }
 
@@ -221,7 +221,7 @@ pub(crate) fn prune(spool: &mut Spool, args: &PruneArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&json!({ "deleted": deleted }));
     }
-    println!(
+    outln!(
         "pruned {deleted} session{} idle longer than {} ms",
         plural(deleted),
         args.max_age
@@ -235,7 +235,7 @@ pub(crate) fn cap(spool: &mut Spool, args: &CapArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&json!({ "deleted": deleted }));
     }
-    println!(
+    outln!(
         "deleted {deleted} session{}; at most {} remain",
         plural(deleted),
         args.max

@@ -5,6 +5,40 @@ use std::path::Path;
 use spool::resume::RunRecord;
 use spool::{ContextState, Entry, IntentOutcome, Session, SessionStatus};
 
+/// Whether output may use colours: stdout is a terminal and `NO_COLOR` is unset or
+/// empty (<https://no-color.org>).
+pub(crate) fn colour() -> bool {
+    use std::io::IsTerminal;
+    static COLOUR: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *COLOUR.get_or_init(|| {
+        std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    })
+}
+
+/// `text` in the SGR style `code` when colours are on, else as it is.
+fn paint(text: &str, code: &str) -> String {
+    if colour() {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// `text` in bold (headings) when colours are on.
+pub(crate) fn bold(text: &str) -> String {
+    paint(text, "1")
+}
+
+/// A session state, green (running), dim (done) or red (failed) when colours are on.
+fn status_painted(s: SessionStatus) -> String {
+    let code = match s {
+        SessionStatus::Running => "32",
+        SessionStatus::Done => "2",
+        SessionStatus::Failed => "31",
+    };
+    paint(status(s), code)
+}
+
 /// `ms` since the Unix epoch as `YYYY-MM-DD HH:MM:SS UTC`.
 pub(crate) fn time(ms: u64) -> String {
     let secs = ms / 1000;
@@ -42,7 +76,7 @@ pub(crate) fn status(status: SessionStatus) -> &'static str {
 
 /// The session header of `show`, `create` and `update`.
 pub(crate) fn session(s: &Session) -> String {
-    let mut out = format!("session {} ({})\n", s.key, status(s.status));
+    let mut out = format!("session {} ({})\n", bold(&s.key), status_painted(s.status));
     out.push_str(&format!("  id       {}\n", s.session_id));
     if let Some(agent) = &s.agent_id {
         out.push_str(&format!("  agent    {agent}\n"));
@@ -262,7 +296,7 @@ fn grid(header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> String {
         }
     }
     let mut out = String::new();
-    for row in std::iter::once(&header).chain(rows) {
+    for (i, row) in std::iter::once(&header).chain(rows).enumerate() {
         let cells: Vec<String> = row
             .iter()
             .zip(&widths)
@@ -275,7 +309,13 @@ fn grid(header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> String {
                 }
             })
             .collect();
-        out.push_str(cells.join("  ").trim_end());
+        let line = cells.join("  ");
+        let line = line.trim_end();
+        if i == 0 {
+            out.push_str(&bold(line));
+        } else {
+            out.push_str(line);
+        }
         out.push('\n');
     }
     out

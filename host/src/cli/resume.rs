@@ -250,14 +250,14 @@ fn select(spool: &mut Spool, args: &SelectArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&decision);
     }
-    print!(
+    out!(
         "{}",
         decision_text(&decision, &args.agent, shown_token.as_deref())
     );
     if decision.clear_role_state
         && let Some(role) = &args.role
     {
-        println!("  cleared the {} adapter state of {role}", args.agent);
+        outln!("  cleared the {} adapter state of {role}", args.agent);
     }
     Ok(())
 }
@@ -308,16 +308,20 @@ fn record(spool: &mut Spool, args: &RecordArgs) -> Result<(), Error> {
         return print_json(&effects);
     }
     match &args.token {
-        Some(token) => println!(
+        Some(token) => outln!(
             "recorded {} run of task {} ({}, token {token})",
-            args.agent, args.task, args.status
+            args.agent,
+            args.task,
+            args.status
         ),
-        None => println!(
+        None => outln!(
             "recorded task {} of {} ({}, no token: no run row)",
-            args.task, args.agent, args.status
+            args.task,
+            args.agent,
+            args.status
         ),
     }
-    print!("{}", effects_text(&effects, args.role.as_deref()));
+    out!("{}", effects_text(&effects, args.role.as_deref()));
     Ok(())
 }
 
@@ -365,7 +369,7 @@ fn role(spool: &mut Spool, command: &RoleCommand) -> Result<(), Error> {
             if *json {
                 return print_json(&role);
             }
-            print!("created {}", role_text(&role));
+            out!("created {}", role_text(&role));
             Ok(())
         }
         RoleCommand::Get {
@@ -380,7 +384,7 @@ fn role(spool: &mut Spool, command: &RoleCommand) -> Result<(), Error> {
                 if *json {
                     return print_json(&role);
                 }
-                print!("{}", role_text(&role));
+                out!("{}", role_text(&role));
                 return Ok(());
             };
             let state = spool.get_role_adapter_state(role_session_id, agent)?;
@@ -388,8 +392,8 @@ fn role(spool: &mut Spool, command: &RoleCommand) -> Result<(), Error> {
                 return print_json(&state);
             }
             match state {
-                Some(state) => println!("{agent}: {}", Value::Object(state.into_iter().collect())),
-                None => println!("no {agent} adapter state in {role_session_id}"),
+                Some(state) => outln!("{agent}: {}", Value::Object(state.into_iter().collect())),
+                None => outln!("no {agent} adapter state in {role_session_id}"),
             }
             Ok(())
         }
@@ -407,7 +411,7 @@ fn role(spool: &mut Spool, command: &RoleCommand) -> Result<(), Error> {
             if *json {
                 return print_json(&json!({ "updated": true }));
             }
-            println!("set the {agent} adapter state of {role_session_id}");
+            outln!("set the {agent} adapter state of {role_session_id}");
             Ok(())
         }
         RoleCommand::Clear {
@@ -423,7 +427,7 @@ fn role(spool: &mut Spool, command: &RoleCommand) -> Result<(), Error> {
             if *json {
                 return print_json(&json!({ "cleared": true }));
             }
-            println!("cleared the {agent} adapter state of {role_session_id}");
+            outln!("cleared the {agent} adapter state of {role_session_id}");
             Ok(())
         }
     }
@@ -468,12 +472,12 @@ pub(crate) fn runs(spool: &mut Spool, command: &RunsCommand) -> Result<(), Error
         return print_json(&list);
     }
     if list.runs.is_empty() {
-        println!("no runs recorded in workspace `{}`", spool.workspace());
+        outln!("no runs recorded in workspace `{}`", spool.workspace());
         return Ok(());
     }
-    print!("{}", render::run_table(&list.runs));
+    out!("{}", render::run_table(&list.runs));
     if let Some(next) = list.next_cursor {
-        println!("(more: spool runs list --limit {limit} --cursor {next})");
+        outln!("(more: spool runs list --limit {limit} --cursor {next})");
     }
     Ok(())
 }

@@ -88,10 +88,10 @@ pub(crate) fn run(spool: &mut Spool, command: &StatesCommand) -> Result<(), Erro
             }
             if states.is_empty() {
                 let which = if *all { "" } else { "valid " };
-                println!("no {which}context states for {key}");
+                outln!("no {which}context states for {key}");
             }
             for state in &states {
-                print!("{}", render::state(state));
+                out!("{}", render::state(state));
             }
             Ok(())
         }
@@ -110,9 +110,12 @@ pub(crate) fn run(spool: &mut Spool, command: &StatesCommand) -> Result<(), Erro
             if args.json {
                 return print_json(&saved);
             }
-            println!(
+            outln!(
                 "saved context state #{} ({}, provider {}) for {}",
-                saved.id, saved.state_kind, saved.provider, args.key
+                saved.id,
+                saved.state_kind,
+                saved.provider,
+                args.key
             );
             Ok(())
         }
@@ -126,7 +129,7 @@ pub(crate) fn run(spool: &mut Spool, command: &StatesCommand) -> Result<(), Erro
             if *json {
                 return print_json(&json!({ "invalidated": count }));
             }
-            println!(
+            outln!(
                 "invalidated {count} context state{} of {key} ({reason})",
                 plural(count)
             );

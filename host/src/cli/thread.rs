@@ -91,16 +91,16 @@ pub(crate) fn run(spool: &mut Spool, command: &ThreadCommand) -> Result<(), Erro
                 return print_json(&plan);
             }
             if let Some(notice) = &plan.notice {
-                println!("{notice}");
+                outln!("{notice}");
             }
             match (&plan.thread_id, &plan.replaces) {
                 (Some(thread), _) if plan.action == "resume" => {
-                    println!("resume thread {thread} ({agent})");
+                    outln!("resume thread {thread} ({agent})");
                 }
-                (_, Some(old)) => println!(
+                (_, Some(old)) => outln!(
                     "start a new {agent} thread (commit its first turn with --replaces {old})"
                 ),
-                _ => println!("start a new {agent} thread"),
+                _ => outln!("start a new {agent} thread"),
             }
             Ok(())
         }
@@ -136,13 +136,13 @@ pub(crate) fn run(spool: &mut Spool, command: &ThreadCommand) -> Result<(), Erro
                 _ => String::new(),
             };
             let n = committed.entries.len();
-            print!(
+            out!(
                 "committed {n} entr{}{ids} to {key}; bound to {agent} thread {thread}",
                 if n == 1 { "y" } else { "ies" }
             );
             match replaces {
-                Some(old) => println!(" (replaced {old})"),
-                None => println!(),
+                Some(old) => outln!(" (replaced {old})"),
+                None => outln!(),
             }
             Ok(())
         }
