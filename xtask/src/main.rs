@@ -42,6 +42,9 @@ Commands:
                         component and in the native core, resume selection over 10k run
                         rows (component on SQLite vs native core), and branching parents of
                         100/10k/100k entries (component on SQLite: time, bytes per fork).
+  bench-web             The browser benchmarks in headless Chromium (release build):
+                        appends/s into IndexedDB (goal 1000/s), the newest page of a
+                        10,000-entry session (goal 20 ms), branch times.
   help                  This text.
 ";
 
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
             Ok(())
         }),
         "bench" => bench(),
+        "bench-web" => setup::run(&setup::Options { browser: true }).and_then(|t| bench_web(&t)),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
             Ok(())
@@ -236,6 +240,27 @@ fn test_browser(toolchain: &setup::Toolchain, tally: &mut Tally) -> Result<(), S
     step.env("CHROMEDRIVER", "/usr/bin/chromedriver");
     step.env("WASM_BINDGEN_TEST_TIMEOUT", "120");
     step.run_counting("browser tests in headless Chromium", tally)
+}
+
+/// The browser benchmarks (`web/tests/perf_idb.rs`, ignored in the normal run): appends
+/// per second into IndexedDB, the newest page of a 10,000-entry session, branch times.
+fn bench_web(toolchain: &setup::Toolchain) -> Result<(), String> {
+    let mut step = toolchain.wasm_cargo(&[
+        "test",
+        "--release",
+        "--package",
+        "spool-web",
+        "--target",
+        "wasm32-unknown-unknown",
+        "--test",
+        "perf_idb",
+        "--",
+        "--include-ignored",
+        "--nocapture",
+    ]);
+    step.env("CHROMEDRIVER", "/usr/bin/chromedriver");
+    step.env("WASM_BINDGEN_TEST_TIMEOUT", "600");
+    step.run("bench: IndexedDB in headless Chromium (appends/s, newest page, branch)")
 }
 
 fn bench() -> Result<(), String> {
