@@ -118,6 +118,7 @@ External agents (Codex, Claude Code, opencode):
 Other:
   demo         Run a scripted coding-agent session and show each step
   completions  Print a shell completion script (bash, zsh, fish, powershell, elvish)
+  call         Run any API call given as JSON (operations without a subcommand)
   component    Write the embedded Spool WebAssembly component
   help         Print this message or the help of a subcommand";
 
@@ -391,6 +392,16 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// Run any API call given as data and print its result as JSON: the core's `Command`
+    /// (`{"op": "get_session", "key": "agent:main:main"}` — the shape of the scenario
+    /// vectors and of the WIT `execute`). Reaches every operation, including those without
+    /// a subcommand of their own (e.g. `fork_projection`, `claim_fork_provider_binding`);
+    /// times and ids are not filled in.
+    Call {
+        /// The call as JSON, or `-` to read it from stdin.
+        #[arg(value_name = "JSON", value_parser = parse_call)]
+        command: Call,
+    },
     /// Import Claude Code session logs or Codex rollouts: `claude-code PATH…`,
     /// `codex PATH…` (files, or directories searched recursively for `*.jsonl`).
     ///
@@ -483,6 +494,25 @@ pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
         eprintln!("error[io]: cannot write to stdout: {e}");
         std::process::exit(1);
     }
+}
+
+/// The argument of `spool call`.
+#[derive(Debug, Clone)]
+struct Call(spool::Command);
+
+/// Parses `spool call`'s JSON at argument time: bad JSON is a usage error (exit 2).
+fn parse_call(text: &str) -> Result<Call, String> {
+    let text = if text == "-" {
+        let mut input = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+            .map_err(|e| format!("cannot read stdin: {e}"))?;
+        input
+    } else {
+        text.to_owned()
+    };
+    serde_json::from_str(&text)
+        .map(Call)
+        .map_err(|e| format!("not a Spool call (the core's `Command` as JSON): {e}"))
 }
 
 fn open(cli: &Cli) -> Result<Spool, Error> {
@@ -610,6 +640,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Turn(command) => fork::turn(&mut open(&cli)?, command),
         Command::Turns(args) => fork::turns(&mut open(&cli)?, args),
         Command::Demo { json } => demo::run(&mut open(&cli)?, &cli.db, *json),
+        Command::Call { command } => print_json(&open(&cli)?.execute(&command.0)?),
         Command::Completions { shell } => {
             completions::write(*shell, &mut Cli::command());
             Ok(())
@@ -718,8 +749,9 @@ mod tests {
 
     #[test]
     fn test_every_subcommand_has_json() {
-        // Not JSON by nature: a shell script, JSON Lines, the wasm bytes on stdout.
-        let exempt = ["completions", "export"];
+        // Not JSON by nature: a shell script, JSON Lines, the wasm bytes on stdout; or
+        // always JSON (`call`).
+        let exempt = ["completions", "export", "call"];
         let mut all = Vec::new();
         leaves(&Cli::command(), "", &mut all);
         for (name, command) in all {

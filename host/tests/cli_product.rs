@@ -188,3 +188,36 @@ fn test_help_groups_commands_with_examples_and_exit_codes() {
         assert!(help.contains(part), "missing {part:?} in:\n{help}");
     }
 }
+
+#[test]
+fn test_call_runs_any_command_as_json() {
+    let (_dir, db) = temp_db();
+    let created = ok_json(
+        &db,
+        &[
+            "call",
+            r#"{"op":"create_session","key":"agent:main:main","session_id":"s1","now_ms":5}"#,
+        ],
+    );
+    assert_eq!(created["session_id"], "s1");
+    assert_eq!(created["created_at"], 5);
+    let none = ok_json(
+        &db,
+        &["call", r#"{"op":"get_session","key":"agent:main:nope"}"#],
+    );
+    assert!(none.is_null());
+    // Operations without a subcommand of their own are reachable too.
+    let turns = ok_json(
+        &db,
+        &["call", r#"{"op":"session_turns","key":"agent:main:main"}"#],
+    );
+    assert!(turns.is_object(), "{turns}");
+    // A failing call is an operation failure; a malformed one a usage error.
+    common::fails(
+        &db,
+        &["call", r#"{"op":"count_entries","key":"agent:main:nope"}"#],
+        "not_found",
+    );
+    common::usage_error(&db, &["call", r#"{"op":"no_such_op"}"#]);
+    common::usage_error(&db, &["call", "not json"]);
+}
