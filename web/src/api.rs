@@ -39,12 +39,16 @@ use crate::js;
 /// CLI's JSON.
 #[wasm_bindgen]
 pub struct Spool {
-    storage: Rc<IdbStorage>,
+    /// The connection; replaced when another tab's schema change closed it.
+    storage: Connection,
     /// Tells other tabs (and other `Spool`s on the same database) what changed.
     channel: Option<Rc<web_sys::BroadcastChannel>>,
     /// The `onChange` callback's listener, kept alive while it is set.
     on_change: std::cell::RefCell<Option<Listener>>,
 }
+
+/// The database connection a `Spool` and its running operations share.
+type Connection = Rc<std::cell::RefCell<Rc<IdbStorage>>>;
 
 /// A `message` listener on the change channel.
 type Listener = Closure<dyn FnMut(web_sys::MessageEvent)>;
@@ -74,7 +78,7 @@ impl Spool {
             .ok()
             .map(Rc::new);
         Ok(Spool {
-            storage: Rc::new(storage),
+            storage: Rc::new(std::cell::RefCell::new(Rc::new(storage))),
             channel,
             on_change: std::cell::RefCell::new(None),
         })
@@ -111,7 +115,7 @@ impl Spool {
     /// The name of the IndexedDB database.
     #[wasm_bindgen(getter)]
     pub fn name(&self) -> String {
-        self.storage.name().to_owned()
+        self.storage.borrow().name().to_owned()
     }
 
     /// Creates the session `key` in `workspace`. `options.sessionId` defaults to
@@ -390,7 +394,7 @@ impl Spool {
         #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
     ) -> Promise {
-        let storage = Rc::clone(&self.storage);
+        let storage = Rc::clone(&self.storage.borrow());
         let args = workspace_and_key(&workspace, &key).and_then(|(workspace, key)| {
             spool::validate::workspace(&workspace)?;
             spool::validate::session_key(&key)?;
@@ -626,7 +630,7 @@ impl Spool {
     /// Closes the database connection; later calls reject with code `storage`.
     #[wasm_bindgen(unchecked_return_type = "Promise<void>")]
     pub fn close(&self) -> Promise {
-        self.storage.close();
+        self.storage.borrow().close();
         if let Some(channel) = &self.channel {
             channel.set_onmessage(None);
             channel.close();
@@ -650,7 +654,7 @@ impl Spool {
     /// What an operation needs to run among other tabs.
     fn tabs(&self) -> Driver {
         Driver {
-            storage: Rc::clone(&self.storage),
+            connection: Rc::clone(&self.storage),
             channel: self.channel.clone(),
         }
     }
@@ -658,21 +662,43 @@ impl Spool {
 
 /// Runs operations against the database, one at a time per workspace across tabs.
 pub(crate) struct Driver {
-    storage: Rc<IdbStorage>,
+    connection: Connection,
     channel: Option<Rc<web_sys::BroadcastChannel>>,
 }
 
 impl Driver {
+    /// The open connection: when another tab's schema change (or a deletion) closed the
+    /// current one, the database is opened again first. A database now newer than this
+    /// build (another tab runs a newer Spool) fails with `storage`: reload the page.
+    async fn storage(&self) -> Result<Rc<IdbStorage>, Error> {
+        let current = Rc::clone(&self.connection.borrow());
+        if !current.superseded() {
+            return Ok(current);
+        }
+        let reopened = IdbStorage::open(current.name())
+            .await
+            .map_err(|e| Error::Storage {
+                cause: format!(
+                    "the database was changed by another tab and cannot be opened again \
+                 (reload the page if a newer Spool upgraded it): {e}"
+                ),
+            })?;
+        let reopened = Rc::new(reopened);
+        *self.connection.borrow_mut() = Rc::clone(&reopened);
+        Ok(reopened)
+    }
+
     /// Drives `op` under the workspace's Web Lock, its reads and commit sharing one
     /// transaction where IndexedDB allows; tells other tabs when it wrote.
     pub(crate) async fn drive<T: 'static>(&self, op: Operation<T>) -> Result<T, Error> {
         let workspace = op.workspace().to_owned();
+        let storage = self.storage().await?;
         let lock =
-            crate::tabs::Workspace::named(crate::tabs::lock_name(self.storage.name(), &workspace));
+            crate::tabs::Workspace::named(crate::tabs::lock_name(storage.name(), &workspace));
         let turn = lock.enter().await.map_err(|e| Error::Storage {
             cause: format!("waiting for the workspace lock: {}", js::describe(&e)),
         })?;
-        let attempt = self.storage.attempt();
+        let attempt = storage.attempt();
         let result = spool::run_async(&attempt, op).await;
         let wrote = attempt.wrote();
         drop(attempt);

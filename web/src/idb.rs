@@ -49,6 +49,8 @@ pub struct IdbStorage {
     db: Database,
     name: String,
     closed: Rc<Cell<bool>>,
+    /// Closed because another connection asked for a schema change (or deletion).
+    superseded: Rc<Cell<bool>>,
     /// The `versionchange` handler, kept alive while the database may call it.
     _on_version_change: Closure<dyn FnMut()>,
 }
@@ -71,10 +73,12 @@ impl IdbStorage {
             .await
             .map_err(|e| backend(&format!("opening database `{name}`"), e))?;
         let closed = Rc::new(Cell::new(false));
+        let superseded = Rc::new(Cell::new(false));
         // Another connection wants a newer schema: step aside instead of blocking it.
         let on_version_change = Closure::<dyn FnMut()>::new({
-            let (db, closed) = (db.clone(), closed.clone());
+            let (db, closed, superseded) = (db.clone(), closed.clone(), superseded.clone());
             move || {
+                superseded.set(true);
                 closed.set(true);
                 db.clone().close();
             }
@@ -85,6 +89,7 @@ impl IdbStorage {
             db,
             name: name.to_owned(),
             closed,
+            superseded,
             _on_version_change: on_version_change,
         })
     }
@@ -96,6 +101,13 @@ impl IdbStorage {
             .map_err(|e| backend(&doing, e))?
             .await
             .map_err(|e| backend(&doing, e))
+    }
+
+    /// Whether the connection was closed because another connection changed the schema
+    /// or deleted the database (`versionchange`), rather than by [`IdbStorage::close`]:
+    /// opening the database again is then the way on.
+    pub fn superseded(&self) -> bool {
+        self.superseded.get()
     }
 
     /// The database's name.

@@ -120,3 +120,45 @@ async fn test_two_tabs_appending_at_once_lose_nothing() {
         .expect("countEntries");
     assert_eq!(count.as_f64(), Some(f64::from(per_tab * 2)));
 }
+
+#[wasm_bindgen_test]
+async fn test_a_tab_steps_aside_for_a_schema_change_and_opens_again() {
+    let name = common::db_name("tabs", "version_change");
+    let spool = common::open(&name).await;
+    let options = || common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
+    common::call(&spool, "createSession", &[WS.into(), KEY.into(), options()])
+        .await
+        .expect("createSession");
+    // Another tab deletes the database: the open connection must not block it …
+    spool_web::IdbStorage::delete(&name)
+        .await
+        .expect("the deletion is not blocked");
+    // … and the next call opens it again (empty now) instead of failing.
+    let gone = common::call(&spool, "getSession", &[WS.into(), KEY.into()])
+        .await
+        .expect("getSession after the deletion");
+    assert!(gone.is_null());
+    common::call(&spool, "createSession", &[WS.into(), KEY.into(), options()])
+        .await
+        .expect("createSession again");
+
+    // A newer build upgrades the schema: this one cannot open it again, and says so.
+    let newer = indexed_db_futures::database::Database::open(name.as_str())
+        .with_version(spool_web::SCHEMA_VERSION + 1)
+        .await
+        .expect("the upgrade is not blocked");
+    let err = common::call(&spool, "getSession", &[WS.into(), KEY.into()])
+        .await
+        .expect_err("a newer schema");
+    let code = Reflect::get(&err, &"code".into()).expect("code");
+    assert_eq!(code.as_string().as_deref(), Some("storage"));
+    let message = Reflect::get(&err, &"message".into()).expect("message");
+    assert!(
+        message
+            .as_string()
+            .unwrap_or_default()
+            .contains("reload the page"),
+        "{message:?}"
+    );
+    newer.close();
+}
