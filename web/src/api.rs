@@ -700,12 +700,13 @@ impl Driver {
         })?;
         let attempt = storage.attempt();
         let result = spool::run_async(&attempt, op).await;
-        let wrote = attempt.wrote();
+        if attempt.wrote()
+            && let Some(channel) = &self.channel
+        {
+            turn.wrote(Rc::clone(channel), workspace);
+        }
         drop(attempt);
         drop(turn);
-        if wrote && let Some(channel) = &self.channel {
-            crate::tabs::notify(channel, &workspace);
-        }
         result
     }
 }

@@ -11,7 +11,8 @@
 //! so a tab keeps the lock across back-to-back operations ([`Workspace::enter`]): within
 //! the tab, operations on one workspace queue up locally, and the Web Lock is let go
 //! once the tab has had nothing to run for a whole task (a `setTimeout(0)`), which is
-//! when other tabs get their turn.
+//! when other tabs get their turn. Change notices wait for the same moment, so a burst
+//! of writes is one notice.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -87,6 +88,8 @@ struct Local {
     waiting: VecDeque<Function>,
     /// Bumped on every entry: a scheduled release only applies if nothing came since.
     generation: u64,
+    /// A change notice to post once the tab is idle: a burst of writes sends one.
+    notice: Option<(Rc<web_sys::BroadcastChannel>, String)>,
 }
 
 thread_local! {
@@ -150,40 +153,56 @@ impl Workspace {
     }
 }
 
+impl Turn {
+    /// The operation wrote to `workspace`: other tabs hear of it on `channel` once this
+    /// tab is idle (one notice for a burst of writes).
+    pub(crate) fn wrote(&self, channel: Rc<web_sys::BroadcastChannel>, workspace: String) {
+        self.local.borrow_mut().notice = Some((channel, workspace));
+    }
+}
+
+/// Lets the Web Lock go and posts the pending notice.
+fn go_idle(local: &RefCell<Local>) {
+    let (held, notice) = {
+        let mut local = local.borrow_mut();
+        (local.held.take(), local.notice.take())
+    };
+    drop(held);
+    if let Some((channel, workspace)) = notice {
+        notify(&channel, &workspace);
+    }
+}
+
 impl Drop for Turn {
     fn drop(&mut self) {
-        let mut local = self.local.borrow_mut();
-        local.busy = false;
-        if let Some(next) = local.waiting.pop_front() {
+        let next = {
+            let mut local = self.local.borrow_mut();
+            local.busy = false;
+            local.waiting.pop_front()
+        };
+        if let Some(next) = next {
             let _ = next.call0(&JsValue::UNDEFINED);
             return;
         }
-        if local.held.is_none() {
-            return;
-        }
-        // Let the Web Lock go once the tab has been idle for a task.
-        let generation = local.generation;
+        // Once the tab has been idle for a task: let the Web Lock go, tell the others.
+        let generation = self.local.borrow().generation;
         let weak = Rc::downgrade(&self.local);
-        let release = Closure::once_into_js(move || {
+        let idle = Closure::once_into_js(move || {
             let Some(local) = weak.upgrade() else { return };
-            let held = {
-                let mut local = local.borrow_mut();
-                if local.busy || local.generation != generation {
-                    return;
-                }
-                local.held.take()
-            };
-            drop(held);
+            if local.borrow().busy || local.borrow().generation != generation {
+                return;
+            }
+            go_idle(&local);
         });
         let set_timeout = Reflect::get(&js_sys::global(), &"setTimeout".into())
             .ok()
             .and_then(|f| f.dyn_into::<Function>().ok());
         match set_timeout {
             Some(set_timeout) => {
-                let _ = set_timeout.call2(&JsValue::UNDEFINED, &release, &JsValue::from(0));
+                let _ = set_timeout.call2(&JsValue::UNDEFINED, &idle, &JsValue::from(0));
             }
-            // No timers: let it go now.
-            None => drop(local.held.take()),
+            // No timers: now.
+            None => go_idle(&self.local),
         }
     }
 }
