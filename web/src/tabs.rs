@@ -23,7 +23,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
-/// The lock and channel names of a database.
+/// The Web Lock name of a workspace of a database.
 pub(crate) fn lock_name(db: &str, workspace: &str) -> String {
     format!("spool:{db}:{workspace}")
 }
