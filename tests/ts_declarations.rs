@@ -300,21 +300,12 @@ impl vectors::VectorHost for Recorder {
     }
 }
 
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(out) => out,
-        std::task::Poll::Pending => panic!("the in-memory core never waits"),
-    }
-}
-
 #[test]
 fn test_declared_result_types_match_the_core_json() {
     let decls = declarations();
     let returns = returns();
     let results = std::rc::Rc::default();
-    block_on(vectors::run_all_counted(|| {
+    vectors::block_on(vectors::run_all_counted(|| {
         let results = std::rc::Rc::clone(&results);
         async move {
             Recorder {

@@ -33,7 +33,7 @@ impl vectors::VectorHost for Core {
 
 #[test]
 fn test_scenario_vectors_native_core() {
-    let (ran, skipped) = block_on(vectors::run_all_counted(|| async {
+    let (ran, skipped) = vectors::block_on(vectors::run_all_counted(|| async {
         Core(MemoryStorage::new(), Archives::default())
     }));
     assert_eq!(skipped, 0, "the core maps every API");
@@ -63,13 +63,4 @@ fn test_every_vector_file_is_listed() {
         vectors::all().into_iter().map(|v| v.name).collect();
     assert_eq!(names.len(), listed.len(), "vector names must be unique");
     assert!(names.iter().all(|n| n.starts_with("test_")));
-}
-
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(out) => out,
-        std::task::Poll::Pending => panic!("the in-memory core never waits"),
-    }
 }

@@ -206,17 +206,7 @@ fn fresh() -> Component {
 
 #[test]
 fn test_scenario_vectors_component() {
-    let (ran, skipped) = block_on(vectors::run_all_counted(|| async { fresh() }));
+    let (ran, skipped) = vectors::block_on(vectors::run_all_counted(|| async { fresh() }));
     assert_eq!(skipped, 0, "every vector runs through the component");
     assert_eq!(ran, vectors::FILES.len(), "only {ran} vectors ran");
-}
-
-/// Runs a future that never waits (every call here is synchronous).
-fn block_on<F: std::future::Future>(future: F) -> F::Output {
-    let mut future = std::pin::pin!(future);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-    match future.as_mut().poll(&mut cx) {
-        std::task::Poll::Ready(out) => out,
-        std::task::Poll::Pending => panic!("a synchronous host never waits"),
-    }
 }

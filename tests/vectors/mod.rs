@@ -312,6 +312,17 @@ pub trait VectorHost {
     }
 }
 
+/// Runs a future that never waits: the vectors through a synchronous host (the native
+/// core, the component) complete without a real executor.
+pub fn block_on<F: Future>(future: F) -> F::Output {
+    let mut future = std::pin::pin!(future);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match future.as_mut().poll(&mut cx) {
+        std::task::Poll::Ready(out) => out,
+        std::task::Poll::Pending => panic!("a synchronous host never waits"),
+    }
+}
+
 /// Parses every vector.
 pub fn all() -> Vec<Vector> {
     FILES
