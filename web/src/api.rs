@@ -684,6 +684,7 @@ impl Driver {
                 ),
             })?;
         let reopened = Rc::new(reopened);
+        crate::tabs::forget(reopened.name());
         *self.connection.borrow_mut() = Rc::clone(&reopened);
         Ok(reopened)
     }
@@ -698,7 +699,10 @@ impl Driver {
         let turn = lock.enter().await.map_err(|e| Error::Storage {
             cause: format!("waiting for the workspace lock: {}", js::describe(&e)),
         })?;
-        let attempt = storage.attempt();
+        let attempt = match turn.known() {
+            Some(known) => storage.attempt_knowing(known),
+            None => storage.attempt(),
+        };
         let result = spool::run_async(&attempt, op).await;
         if attempt.wrote()
             && let Some(channel) = &self.channel

@@ -12,7 +12,9 @@
 //! transaction are decided locally, an `absent` precondition on a key the batch puts is
 //! sent as an `add` (which fails, aborting the transaction, if the key exists), and only
 //! the remaining preconditions are read. An append is then two round trips (read the
-//! session, commit) instead of three.
+//! session, commit) instead of three — one when the caller vouches for what it read and
+//! committed before ([`Known`], [`IdbStorage::attempt_knowing`]: the JS API does while
+//! its tab holds the workspace's Web Lock).
 //!
 //! A second store ([`ARCHIVES`]) keeps the archives of the session generations that resets
 //! replace ([`AsyncStorage::write_archive`], [`IdbStorage::archives`]).
@@ -393,10 +395,84 @@ pub struct Attempt<'a> {
     seen: std::cell::RefCell<Seen>,
     /// Whether a commit went through.
     wrote: Cell<bool>,
+    /// Values known to be current from earlier operations, if the caller vouches for
+    /// them ([`IdbStorage::attempt_knowing`]).
+    known: Option<Rc<std::cell::RefCell<Known>>>,
 }
 
 /// Values read in one transaction, by workspace and key.
 type Seen = std::collections::BTreeMap<(String, Vec<u8>), Option<Vec<u8>>>;
+
+/// Values (or absences) of keys as the last reads and commits of this tab left them,
+/// kept from one operation to the next while nobody else can write: see
+/// [`IdbStorage::attempt_knowing`]. Bounded: past [`Known::MAX_BYTES`] it starts over.
+#[derive(Debug, Default)]
+pub struct Known {
+    values: Seen,
+    bytes: usize,
+}
+
+impl Known {
+    /// How many key and value bytes it keeps at most.
+    pub const MAX_BYTES: usize = 4 << 20;
+
+    /// Forgets everything: another writer may have been at work.
+    pub fn clear(&mut self) {
+        self.values.clear();
+        self.bytes = 0;
+    }
+
+    /// Whether nothing is known.
+    pub fn is_empty(&self) -> bool {
+        self.values.is_empty()
+    }
+
+    fn get(&self, workspace: &str, key: &[u8]) -> Option<Option<Vec<u8>>> {
+        // Keyed by owned pairs; a lookup allocates once, far below an IndexedDB request.
+        self.values
+            .get(&(workspace.to_owned(), key.to_vec()))
+            .cloned()
+    }
+
+    fn size(workspace: &str, key: &[u8], value: Option<&Vec<u8>>) -> usize {
+        workspace.len() + key.len() + value.map_or(0, Vec::len)
+    }
+
+    fn set(&mut self, workspace: &str, key: &[u8], value: Option<Vec<u8>>) {
+        let added = Self::size(workspace, key, value.as_ref());
+        if let Some(old) = self
+            .values
+            .insert((workspace.to_owned(), key.to_vec()), value)
+        {
+            self.bytes -= Self::size(workspace, key, old.as_ref());
+        }
+        self.bytes += added;
+        if self.bytes > Self::MAX_BYTES {
+            self.clear();
+        }
+    }
+
+    /// What a committed `batch` left behind.
+    fn apply(&mut self, workspace: &str, batch: &Batch) {
+        for mutation in &batch.mutations {
+            match mutation {
+                Mutation::Put(kv) => self.set(workspace, &kv.key, Some(kv.value.clone())),
+                Mutation::Delete(key) => self.set(workspace, key, None),
+                Mutation::DeleteRange(range) => {
+                    let gone: Vec<_> = self
+                        .values
+                        .keys()
+                        .filter(|(w, key)| w == workspace && range.contains(key))
+                        .cloned()
+                        .collect();
+                    for (w, key) in gone {
+                        self.set(&w, &key, None);
+                    }
+                }
+            }
+        }
+    }
+}
 
 impl std::fmt::Debug for Attempt<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -415,6 +491,24 @@ impl IdbStorage {
             tx: std::cell::RefCell::new(None),
             seen: std::cell::RefCell::new(Seen::new()),
             wrote: Cell::new(false),
+            known: None,
+        }
+    }
+
+    /// Like [`IdbStorage::attempt`], but reads of keys in `known` are answered from it
+    /// without asking IndexedDB, and what the operation reads and commits is added to
+    /// it. An append then needs no read before its commit: one round trip.
+    ///
+    /// Only the caller can tell that `known` is still current: it must clear it whenever
+    /// another writer may have written the workspace since — the JS API keeps one per
+    /// workspace for as long as the tab holds the workspace's Web Lock. Writes stay safe
+    /// even if it is stale: a precondition on a value taken from `known` is checked by a
+    /// read in the committing transaction (sent along with the writes, so it adds no
+    /// round trip), and a failed commit clears `known`, so the retry reads afresh.
+    pub fn attempt_knowing(&self, known: Rc<std::cell::RefCell<Known>>) -> Attempt<'_> {
+        Attempt {
+            known: Some(known),
+            ..self.attempt()
         }
     }
 }
@@ -474,10 +568,20 @@ macro_rules! shared {
 
 impl AsyncStorage for Attempt<'_> {
     async fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        if let Some(value) = self
+            .known
+            .as_ref()
+            .and_then(|known| known.borrow().get(workspace, key))
+        {
+            return Ok(value);
+        }
         let value = shared!(self, |tx| get_in(tx, workspace, key))?;
         self.seen
             .borrow_mut()
             .insert((workspace.to_owned(), key.to_vec()), value.clone());
+        if let Some(known) = &self.known {
+            known.borrow_mut().set(workspace, key, value.clone());
+        }
         Ok(value)
     }
 
@@ -489,7 +593,15 @@ impl AsyncStorage for Attempt<'_> {
         for _ in 0..2 {
             let (tx, reused) = self.take()?;
             let seen = std::mem::take(&mut *self.seen.borrow_mut());
-            match commit_in(tx, workspace, &batch, &seen).await {
+            let outcome = commit_in(tx, workspace, &batch, &seen).await;
+            if let Some(known) = &self.known {
+                match &outcome {
+                    Ok(()) => known.borrow_mut().apply(workspace, &batch),
+                    // Lost to another writer, or unsure what happened: read afresh.
+                    Err(_) => known.borrow_mut().clear(),
+                }
+            }
+            match outcome {
                 // The shared transaction had ended; dropping it wrote nothing.
                 Err(TxError::Inactive(_)) if reused => continue,
                 Ok(()) => {

@@ -40,4 +40,4 @@ mod ts;
 #[cfg(target_arch = "wasm32")]
 pub use api::Spool;
 #[cfg(target_arch = "wasm32")]
-pub use idb::{ARCHIVES, Attempt, IdbStorage, SCHEMA_VERSION, STORE};
+pub use idb::{ARCHIVES, Attempt, IdbStorage, Known, SCHEMA_VERSION, STORE};

@@ -4,8 +4,11 @@
 //!
 //! The lock is not what keeps data safe — the core's compare-and-set commits already make
 //! concurrent writers from any number of tabs lose nothing — it keeps tabs from racing
-//! each other into retries. Where the browser has no Web Locks (`navigator.locks`
-//! missing) operations simply run unlocked.
+//! each other into retries, and while a tab holds it, no other tab writes the workspace,
+//! so the tab's operations answer reads of what earlier ones read or committed from
+//! memory ([`Known`], forgotten whenever the lock is let go or taken anew). Where the
+//! browser has no Web Locks (`navigator.locks` missing) operations simply run unlocked
+//! and read afresh.
 //!
 //! Taking a Web Lock is a round trip to the browser, as costly as an IndexedDB request,
 //! so a tab keeps the lock across back-to-back operations ([`Workspace::enter`]): within
@@ -22,6 +25,8 @@ use js_sys::{Function, Promise, Reflect};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
+
+use crate::idb::Known;
 
 /// The Web Lock name of a workspace of a database.
 pub(crate) fn lock_name(db: &str, workspace: &str) -> String {
@@ -90,6 +95,9 @@ struct Local {
     generation: u64,
     /// A change notice to post once the tab is idle: a burst of writes sends one.
     notice: Option<(Rc<web_sys::BroadcastChannel>, String)>,
+    /// What this tab's operations read and wrote while it has held the Web Lock: current
+    /// for as long as it keeps holding it, so the next operation need not read it again.
+    known: Rc<RefCell<Known>>,
 }
 
 thread_local! {
@@ -147,13 +155,23 @@ impl Workspace {
         if self.local.borrow().held.is_none() {
             // `turn` is dropped on failure, passing the turn on.
             let held = acquire(&self.name).await?;
-            self.local.borrow_mut().held = held;
+            let mut local = self.local.borrow_mut();
+            // Other tabs may have written while this one did not hold the lock.
+            local.known.borrow_mut().clear();
+            local.held = held;
         }
         Ok(turn)
     }
 }
 
 impl Turn {
+    /// What earlier operations of this tab left known about the workspace, while the tab
+    /// holds its Web Lock (no other tab writes it meanwhile); `None` without Web Locks.
+    pub(crate) fn known(&self) -> Option<Rc<RefCell<Known>>> {
+        let local = self.local.borrow();
+        local.held.as_ref().map(|_| Rc::clone(&local.known))
+    }
+
     /// The operation wrote to `workspace`: other tabs hear of it on `channel` once this
     /// tab is idle (one notice for a burst of writes).
     pub(crate) fn wrote(&self, channel: Rc<web_sys::BroadcastChannel>, workspace: String) {
@@ -165,6 +183,7 @@ impl Turn {
 fn go_idle(local: &RefCell<Local>) {
     let (held, notice) = {
         let mut local = local.borrow_mut();
+        local.known.borrow_mut().clear();
         (local.held.take(), local.notice.take())
     };
     drop(held);
@@ -205,6 +224,19 @@ impl Drop for Turn {
             None => go_idle(&self.local),
         }
     }
+}
+
+/// Forgets what this tab knew of the database `db`: it was deleted or changed under it.
+pub(crate) fn forget(db: &str) {
+    let prefix = lock_name(db, "");
+    LOCKS.with(|locks| {
+        // A name of another database may share the prefix: forgetting it too is harmless.
+        let locks = locks.borrow();
+        let named = locks.range(prefix.clone()..);
+        for (_, local) in named.take_while(|(name, _)| name.starts_with(&prefix)) {
+            local.borrow().known.borrow_mut().clear();
+        }
+    });
 }
 
 /// Posts `{workspace}` on the database's channel, so other tabs can refresh.

@@ -6,8 +6,11 @@ mod common;
 #[path = "../../tests/conformance/mod.rs"]
 mod conformance;
 
+use std::cell::RefCell;
+use std::rc::Rc;
+
 use spool::{AsyncStorage, Batch, StorageError};
-use spool_web::IdbStorage;
+use spool_web::{IdbStorage, Known};
 use wasm_bindgen_test::wasm_bindgen_test;
 
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
@@ -47,6 +50,140 @@ mod shared_transaction {
     }
 
     conformance_tests!(wasm, SharedTransaction);
+}
+
+/// The same suite through one long-lived attempt that keeps what it reads and commits
+/// ([`IdbStorage::attempt_knowing`]), as the JS API runs operations under a Web Lock:
+/// every read after the first of a key is answered from what is known.
+mod known_values {
+    use super::*;
+
+    pub(super) struct KnownValues;
+
+    impl conformance::Backend for KnownValues {
+        type Store = spool_web::Attempt<'static>;
+
+        async fn open(&self, name: &str) -> spool_web::Attempt<'static> {
+            let storage = IdbStorage::open(&common::db_name("conformance-known", name))
+                .await
+                .expect("open IndexedDB");
+            // Leaked: an attempt borrows its database for the whole test.
+            Box::leak(Box::new(storage)).attempt_knowing(Rc::default())
+        }
+    }
+
+    conformance_tests!(wasm, KnownValues);
+}
+
+/// A put of `key` = `value`.
+fn put(key: &[u8], value: &[u8]) -> Batch {
+    let mut batch = Batch::default();
+    batch.put(key.to_vec(), value.to_vec());
+    batch
+}
+
+#[wasm_bindgen_test]
+async fn test_a_stale_known_value_never_lets_a_write_through() {
+    let name = common::db_name("idb", "stale_known");
+    let ours = IdbStorage::open(&name).await.expect("open");
+    // A writer the caller failed to keep out: a second connection.
+    let theirs = IdbStorage::open(&name).await.expect("open again");
+    let known: Rc<RefCell<Known>> = Rc::default();
+    let knowing = || ours.attempt_knowing(Rc::clone(&known));
+    knowing()
+        .commit("ws", put(b"k", b"v1"))
+        .await
+        .expect("commit");
+    theirs.commit("ws", put(b"k", b"v2")).await.expect("commit");
+    // Reads trust what is known: that is the caller's promise to keep.
+    let read = knowing().get("ws", b"k").await.expect("get");
+    assert_eq!(read.as_deref(), Some(&b"v1"[..]));
+    // A commit does not: its precondition is read in the committing transaction.
+    let mut batch = put(b"k", b"v3");
+    batch.require_equals(b"k".to_vec(), b"v1".to_vec());
+    let lost = knowing().commit("ws", batch).await;
+    assert!(matches!(lost, Err(StorageError::Conflict(0))), "{lost:?}");
+    assert!(known.borrow().is_empty(), "a failed commit forgets");
+    let read = knowing().get("ws", b"k").await.expect("get");
+    assert_eq!(read.as_deref(), Some(&b"v2"[..]), "read afresh");
+    assert_eq!(
+        theirs.get("ws", b"k").await.expect("get").as_deref(),
+        Some(&b"v2"[..])
+    );
+}
+
+#[wasm_bindgen_test]
+async fn test_appends_through_a_stale_known_record_lose_nothing() {
+    let name = common::db_name("idb", "stale_append");
+    let ours = IdbStorage::open(&name).await.expect("open");
+    let theirs = IdbStorage::open(&name).await.expect("open again");
+    let known: Rc<RefCell<Known>> = Rc::default();
+    let append = |content: &str, now: u64| {
+        let request = spool::AppendRequest::new(spool::Role::User, content.to_owned());
+        spool::append_entry("ws", "agent:a:main", request, now)
+    };
+    spool::run_async(
+        &ours.attempt_knowing(Rc::clone(&known)),
+        spool::create_session("ws", "agent:a:main", "s", 1),
+    )
+    .await
+    .expect("create");
+    spool::run_async(&ours.attempt_knowing(Rc::clone(&known)), append("ours", 2))
+        .await
+        .expect("append");
+    // Another writer appends behind the known session record's back …
+    spool::run_async(&theirs, append("theirs", 3))
+        .await
+        .expect("append");
+    // … so this append's first commit conflicts; the retry reads afresh.
+    let entry = spool::run_async(
+        &ours.attempt_knowing(Rc::clone(&known)),
+        append("ours again", 4),
+    )
+    .await
+    .expect("append");
+    assert_eq!(entry.id, 3);
+    let session = spool::run_async(&theirs, spool::get_session("ws", "agent:a:main"))
+        .await
+        .expect("get")
+        .expect("the session");
+    assert_eq!((session.entry_count, session.last_entry_id), (3, 3));
+}
+
+#[wasm_bindgen_test]
+async fn test_known_values_follow_range_deletes_and_stay_bounded() {
+    let ours = IdbStorage::open(&common::db_name("idb", "known_bounds"))
+        .await
+        .expect("open");
+    let known: Rc<RefCell<Known>> = Rc::default();
+    let knowing = || ours.attempt_knowing(Rc::clone(&known));
+    knowing()
+        .commit("ws", put(b"a1", b"x"))
+        .await
+        .expect("commit");
+    knowing()
+        .commit("other", put(b"a1", b"y"))
+        .await
+        .expect("commit");
+    let mut batch = Batch::default();
+    batch.delete_range(spool::KeyRange::prefix(b"a"));
+    knowing().commit("ws", batch).await.expect("delete range");
+    assert_eq!(knowing().get("ws", b"a1").await.expect("get"), None);
+    assert_eq!(
+        knowing().get("other", b"a1").await.expect("get").as_deref(),
+        Some(&b"y"[..]),
+        "another workspace's key is untouched"
+    );
+    assert!(!known.borrow().is_empty());
+    // More than it keeps: it starts over rather than grow.
+    let big = vec![7; Known::MAX_BYTES + 1];
+    knowing()
+        .commit("ws", put(b"big", &big))
+        .await
+        .expect("commit");
+    assert!(known.borrow().is_empty());
+    let read = knowing().get("ws", b"big").await.expect("get");
+    assert_eq!(read.map(|v| v.len()), Some(big.len()));
 }
 
 #[wasm_bindgen_test]

@@ -122,6 +122,41 @@ async fn test_two_tabs_appending_at_once_lose_nothing() {
 }
 
 #[wasm_bindgen_test]
+async fn test_a_tab_reads_what_another_wrote_once_it_let_the_lock_go() {
+    let name = common::db_name("tabs", "known");
+    let spool = common::open(&name).await;
+    let options = common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
+    common::call(&spool, "createSession", &[WS.into(), KEY.into(), options])
+        .await
+        .expect("createSession");
+    let append = |content: &str| {
+        let request = common::js(&json!({ "role": "user", "content": content }));
+        JsFuture::from(common::start(
+            &spool,
+            "appendEntry",
+            &[WS.into(), KEY.into(), request, JsValue::UNDEFINED],
+        ))
+    };
+    append("ours").await.expect("appendEntry");
+    // Idle: the tab lets the Web Lock go, and another tab writes.
+    settle().await;
+    let other = spool_web::IdbStorage::open(&name).await.expect("open");
+    let request = spool::AppendRequest::new(spool::Role::User, "theirs".to_owned());
+    spool::run_async(&other, spool::append_entry(WS, KEY, request, 5))
+        .await
+        .expect("their append");
+    // What this tab knew from before is not trusted any more.
+    let session = common::json(
+        common::call(&spool, "getSession", &[WS.into(), KEY.into()])
+            .await
+            .expect("getSession"),
+    );
+    assert_eq!(session["entry_count"], 2, "{session}");
+    let entry = common::json(append("ours again").await.expect("appendEntry"));
+    assert_eq!(entry["id"], 3, "{entry}");
+}
+
+#[wasm_bindgen_test]
 async fn test_a_tab_steps_aside_for_a_schema_change_and_opens_again() {
     let name = common::db_name("tabs", "version_change");
     let spool = common::open(&name).await;
