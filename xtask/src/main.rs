@@ -43,7 +43,7 @@ Commands:
                         rows (component on SQLite vs native core), and branching parents of
                         100/10k/100k entries (component on SQLite: time, bytes per fork).
   bench-web             The browser benchmarks in headless Chromium (release build):
-                        appends/s into IndexedDB (goal 1000/s), the newest page of a
+                        appendEntry calls/s into IndexedDB (goal 1000/s), the newest page of a
                         10,000-entry session (goal 20 ms), branch times.
   help                  This text.
 ";
