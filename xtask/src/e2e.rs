@@ -111,7 +111,10 @@ pub(crate) fn run(tally: &mut Tally) -> Result<(), String> {
     if let Some(ms) = measured.warm_start_ms {
         println!("e2e: warm start (reload, same profile): {ms:.0} ms");
     }
-    println!("e2e: screenshot {}", out.join("main-view.png").display());
+    println!(
+        "e2e: screenshots in {} (main-view.png, operations.png, provider-fork.png, …)",
+        out.display()
+    );
     if failed.is_empty() {
         Ok(())
     } else {
