@@ -3,7 +3,13 @@
 // resume decisions all come from the engine.
 
 import init, { Spool } from "../pkg/spool_web.js";
+import { $, h, describeError } from "./dom.js";
 import { detectFormat } from "./import-format.js";
+import { loadDeclarations, renderOperations, updatePrefills } from "./operations.js";
+import { offerTurns, wireProviderFork } from "./provider-fork.js";
+import { renderArchives, wireSessionActions } from "./session-actions.js";
+import { renderStates, wireStates } from "./states.js";
+import { renderTurns, wireTurns } from "./turns.js";
 
 const params = new URLSearchParams(location.search);
 const WORKSPACE = params.get("ws") || "default";
@@ -11,29 +17,14 @@ const DB_NAME = params.get("db") || "spool-demo";
 const PAGE = 500;
 const IMPORT_SLICE = 1000; // importSession writes at most this many entries per call
 
-const $ = (id) => document.getElementById(id);
-
 let spool;
 let current = null; // the selected session key
 let allSessions = [];
+let shownEntries = []; // the transcript on screen
 let renderGeneration = 0; // only the newest transcript render may touch the page
+let operations = null; // the Operations panel's rows
 
 // ---------------------------------------------------------------- helpers
-
-/** Creates an element with attributes and children. */
-function h(tag, attrs = {}, ...children) {
-  const el = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs)) {
-    if (value === null || value === undefined || value === false) continue;
-    if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
-    else if (name === "dataset") Object.assign(el.dataset, value);
-    else el.setAttribute(name, value === true ? "" : value);
-  }
-  for (const child of children.flat()) {
-    if (child !== null && child !== undefined && child !== false) el.append(child);
-  }
-  return el;
-}
 
 function status(text, kind = "info") {
   const el = $("status");
@@ -42,8 +33,7 @@ function status(text, kind = "info") {
 }
 
 function showError(error) {
-  const code = error && error.code ? `[${error.code}] ` : "";
-  status(`${code}${error && error.message ? error.message : error}`, "error");
+  status(describeError(error), "error");
   console.error(error);
 }
 
@@ -96,13 +86,42 @@ function renderSessions() {
 }
 
 async function select(key) {
-  if (key !== current) $("compact-report").replaceChildren(); // it was about another session
+  if (key !== current) {
+    // Reports about the previous session.
+    $("compact-report").replaceChildren();
+    $("session-action-report").textContent = "";
+    $("states-report").textContent = "";
+  }
   current = key;
   if (location.hash !== `#${encodeURIComponent(key)}`) {
     history.replaceState(null, "", `#${encodeURIComponent(key)}`);
   }
   renderSessions();
-  await Promise.all([renderSession(), renderLineage()]);
+  if (operations) updatePrefills(operations.rows, panelContext);
+  updateExecutePrefill();
+  await renderCurrent();
+}
+
+/** Everything shown about the selected session, as the engine has it now. */
+async function renderCurrent() {
+  // Turns and states belong to a live session: a deleted one shows none.
+  const live = current ? await spool.getSession(WORKSPACE, current) : null;
+  const shown = live ? page : { ...page, current: () => null };
+  await Promise.all([renderSession(), renderLineage(), renderArchives(page), renderStates(shown)]);
+  offerTurns(await renderTurns(shown, shownEntries), live ? current : null);
+}
+
+/** After a write: the session list and the selected session. */
+async function refreshAll() {
+  await refreshSessions();
+  await renderCurrent();
+}
+
+/** The selected session is gone (deleted): show nothing selected. */
+async function deselect() {
+  current = null;
+  history.replaceState(null, "", location.pathname + location.search);
+  await refreshAll();
 }
 
 async function createSession(key) {
@@ -132,7 +151,9 @@ async function renderSession() {
   if (!current) {
     title.textContent = "No session selected";
     transcript.replaceChildren();
+    transcript.dataset.count = "0";
     usage.replaceChildren();
+    shownEntries = [];
     return;
   }
   const generation = ++renderGeneration;
@@ -141,11 +162,14 @@ async function renderSession() {
   if (!session) {
     title.textContent = `${current} (not found)`;
     transcript.replaceChildren();
+    transcript.dataset.count = "0";
     usage.replaceChildren();
+    shownEntries = [];
     return;
   }
   const entries = await readAll(current);
   if (generation !== renderGeneration) return;
+  shownEntries = entries;
   title.textContent = session.key;
   usage.replaceChildren(
     ...[
@@ -186,7 +210,11 @@ function renderEntry(entry) {
     const u = entry.turn_usage;
     usage.push(`${u.model}: ${u.input_tokens} in / ${u.output_tokens} out`);
   }
-  return h("li", { class: `entry role-${entry.role}`, dataset: { messageId: entry.message_id, role: entry.role } },
+  if (entry.turn_id) usage.push(`turn ${entry.turn_id}`);
+  return h("li", {
+    class: `entry role-${entry.role}`,
+    dataset: { messageId: entry.message_id, role: entry.role, entryId: String(entry.id), turnId: entry.turn_id || null },
+  },
     h("header", {},
       h("span", { class: "role" }, entry.role),
       h("span", { class: "muted" }, `#${entry.id} · ${when(entry.created_at)}${usage.length ? ` · ${usage.join(" · ")}` : ""}`),
@@ -215,6 +243,8 @@ function readAppendForm(form) {
   if (calls) request.tool_calls = JSON.parse(calls);
   const callId = String(data.get("tool_call_id") || "").trim();
   if (callId) request.tool_call_id = callId;
+  const turnId = String(data.get("turn_id") || "").trim();
+  if (turnId) request.turn_id = turnId;
   return request;
 }
 
@@ -283,30 +313,65 @@ async function renderLineage() {
     panel.replaceChildren(h("p", { class: "muted" }, error.code === "not_found" ? "No such session." : String(error.message)));
     return;
   }
-  for (let hops = 0; root.parent_session_key && hops < 32; hops += 1) {
+  const forks = await providerForks();
+  for (let hops = 0; hops < 32; hops += 1) {
+    const from = forks.from.get(root.key);
+    const parent = root.parent_session_key || (from && from.source_key);
+    if (!parent) break;
     try {
-      root = await spool.lineage(WORKSPACE, root.parent_session_key);
+      root = await spool.lineage(WORKSPACE, parent);
     } catch {
       break; // the parent was deleted: this branch is the root we can see
     }
   }
-  panel.replaceChildren(h("ul", { class: "tree" }, await lineageNode(root, 0)));
+  panel.replaceChildren(h("ul", { class: "tree" }, await lineageNode(root, 0, forks)));
 }
 
-async function lineageNode(view, depth) {
+/**
+ * Where the listed sessions come from by provider fork. A provider fork's child is linked
+ * to its source by its fork lineage, not as a branch, so `lineage()` does not list it:
+ * one `forkProjection` over the listed sessions says, for each, what the engine recorded.
+ */
+async function providerForks() {
+  const from = new Map(); // child key → ForkLineage
+  const children = new Map(); // source key → child keys
+  if (!has("forkProjection")) return { from, children };
+  const keys = allSessions.map((s) => s.key);
+  try {
+    for (let at = 0; at < keys.length; at += 1000) {
+      const projection = await spool.forkProjection(WORKSPACE, keys.slice(at, at + 1000), "list");
+      for (const session of projection.sessions) {
+        if (!session.forked_from) continue;
+        from.set(session.key, session.forked_from);
+        const source = session.forked_from.source_key;
+        children.set(source, [...(children.get(source) || []), session.key]);
+      }
+    }
+  } catch (error) {
+    if (error.code !== "not_found") throw error; // a listed session was deleted meanwhile
+  }
+  return { from, children };
+}
+
+async function lineageNode(view, depth, forks) {
   const label = h("button", {
     type: "button",
     class: view.key === current ? "node selected" : "node",
     "aria-current": view.key === current ? "true" : null,
     onclick: () => select(view.key),
   }, view.key);
-  const note = view.fork_point && view.fork_point.before_message_id
-    ? h("span", { class: "muted" }, ` before ${view.fork_point.before_message_id}`)
-    : null;
+  const from = forks.from.get(view.key);
+  let note = null;
+  if (view.fork_point && view.fork_point.before_message_id) {
+    note = h("span", { class: "muted" }, ` before ${view.fork_point.before_message_id}`);
+  } else if (from) {
+    note = h("span", { class: "muted" }, ` provider fork${from.source_turn_id ? ` through ${from.source_turn_id}` : ""}`);
+  }
+  const keys = [...view.children.map((c) => c.key), ...(forks.children.get(view.key) || [])];
   const kids = depth < 8
-    ? await Promise.all(view.children.map((c) => spool.lineage(WORKSPACE, c.key).then((v) => lineageNode(v, depth + 1))))
+    ? await Promise.all(keys.map((key) => spool.lineage(WORKSPACE, key).then((v) => lineageNode(v, depth + 1, forks))))
     : [];
-  return h("li", { dataset: { key: view.key } }, label, note, kids.length ? h("ul", {}, kids) : null);
+  return h("li", { dataset: { key: view.key, fork: from ? "provider" : null } }, label, note, kids.length ? h("ul", {}, kids) : null);
 }
 
 // ---------------------------------------------------------------- import
@@ -385,7 +450,7 @@ function wire() {
       form.elements.tool_calls.value = "";
       form.elements.tool_call_id.value = "";
       form.elements.token_count.value = "";
-      await Promise.all([renderSession(), refreshSessions()]);
+      await refreshAll();
       status("Appended.");
     });
   });
@@ -436,24 +501,104 @@ function wire() {
     if (key && key !== current) guarded(() => select(key));
   });
 
+  wireSessionActions(page);
+  wireTurns(page);
+  wireStates(page);
+  wireProviderFork(page);
+
+  $("execute").addEventListener("submit", (event) => {
+    event.preventDefault();
+    runExecute();
+  });
+  $("ops-filter").addEventListener("input", (event) => {
+    const needle = event.target.value.trim().toLowerCase();
+    for (const li of $("ops-list").children) li.hidden = !li.dataset.method.toLowerCase().includes(needle);
+  });
 }
 
-async function main() {
-  wire();
-  await init();
-  spool = await Spool.open(DB_NAME);
-  // Another tab wrote: refresh what this one shows.
+// ---------------------------------------------------------------- operations
+
+/** What the section modules get from the page. */
+const page = {
+  workspace: WORKSPACE,
+  spool: () => spool,
+  current: () => current,
+  status,
+  guarded,
+  refresh: refreshAll,
+  deselect,
+};
+
+/** What the Operations panel gets from the page. */
+const panelContext = {
+  Spool,
+  spool: () => spool,
+  workspace: WORKSPACE,
+  dbName: DB_NAME,
+  current: () => current,
+  reopen,
+  // A call may have written anything: show the page as the engine has it now.
+  after: () => guarded(async () => {
+    await refreshRuns();
+    await refreshAll();
+  }),
+};
+
+/** Another tab wrote: refresh what this one shows. */
+function listen() {
   spool.onChange((change) => {
     if (!change || change.workspace !== WORKSPACE) return;
     guarded(async () => {
-      await refreshSessions();
       await refreshRuns();
-      if (current) {
-        await renderSession();
-        await renderLineage();
-      }
+      await refreshAll();
     });
   });
+}
+
+/** After `close` from the Operations panel: the page needs an open database. */
+async function reopen() {
+  spool = await Spool.open(DB_NAME);
+  listen();
+}
+
+function updateExecutePrefill() {
+  const box = $("execute-command");
+  if (box.value !== (box.dataset.prefilled || "")) return; // the user's own command stays
+  box.value = JSON.stringify(current ? { op: "count_entries", key: current } : { op: "list_sessions", limit: 10 });
+  box.dataset.prefilled = box.value;
+}
+
+async function runExecute() {
+  const out = $("execute-result");
+  try {
+    const command = JSON.parse($("execute-command").value);
+    const value = await spool.execute(WORKSPACE, command);
+    out.dataset.outcome = "ok";
+    delete out.dataset.code;
+    out.replaceChildren(h("pre", {}, JSON.stringify(value, null, 2)));
+  } catch (error) {
+    out.dataset.outcome = "error";
+    out.dataset.code = (error && error.code) || (error instanceof SyntaxError ? "page:json" : "unknown");
+    out.replaceChildren(h("p", { class: "error" }, describeError(error)));
+  }
+  out.dataset.runs = String(Number(out.dataset.runs || 0) + 1);
+  await panelContext.after();
+}
+
+// ---------------------------------------------------------------- start
+
+async function main() {
+  wire();
+  const [declarations] = await Promise.all([
+    loadDeclarations(new URL("../pkg/spool_web.d.ts", import.meta.url)),
+    init(),
+  ]);
+  spool = await Spool.open(DB_NAME);
+  listen();
+  operations = renderOperations($("ops-list"), panelContext, declarations);
+  $("ops-count").textContent = `${operations.methods.length} methods, listed from the Spool class` +
+    (declarations ? "; types and docs from spool_web.d.ts." : "; spool_web.d.ts was not served, so names come from the functions.");
+  updateExecutePrefill();
   const importable = has("parseImport") && has("importSession");
   $("drop-zone").setAttribute("aria-disabled", String(!importable));
   if (!importable) $("import-report").textContent = "This build of the engine has no import.";
@@ -478,6 +623,12 @@ window.spoolDemo = {
   },
   importText,
   refresh: () => Promise.all([refreshSessions(), current ? renderSession() : null]),
+  select,
+  /** The Operations panel: every method it lists (from the class), by name. */
+  operations: {
+    methods: () => (operations ? operations.methods.map((m) => m.name) : []),
+    lastValue: (name) => operations.rows.get(name).lastValue,
+  },
 };
 
 main().catch((error) => {

@@ -1,7 +1,13 @@
 //! `cargo xtask e2e-web`: the demo page (`web/www/`) driven end to end in headless
 //! Chromium over WebDriver, as a user would: create, append (with a tool call), compact,
-//! fork, record and select a resume token, reload, and two tabs appending at once.
-//! Saves `target/e2e/main-view.png` and reports the page's cold start.
+//! fork, record and select a resume token, import; turns, context states, a provider fork
+//! through the page's simulated provider, truncate / reset / delete ([`agent`]); every
+//! `Spool` method through the Operations panel ([`operations`]); reload, and two tabs
+//! appending at once. Saves screenshots in `target/e2e/` (`main-view.png`,
+//! `operations.png`, …) and reports the page's cold start.
+
+mod agent;
+mod operations;
 
 use std::time::{Duration, Instant};
 
@@ -70,6 +76,23 @@ pub(crate) fn run(tally: &mut Tally) -> Result<(), String> {
     scenario("resume_panel_selects_token", resume(&browser));
     scenario("fork_here_shows_lineage", fork(&browser));
     scenario("drop_claude_code_log_imports_it", import(&browser));
+    scenario("turns_start_settle_and_interrupt", agent::turns(&browser));
+    scenario(
+        "context_states_save_list_invalidate",
+        agent::context_states(&browser),
+    );
+    scenario(
+        "provider_fork_accept_and_reject",
+        agent::provider_fork(&browser),
+    );
+    scenario(
+        "truncate_reset_delete_after_confirmation",
+        agent::truncate_reset_delete(&browser),
+    );
+    scenario(
+        "operations_panel_calls_every_method",
+        operations::operations(&browser),
+    );
     scenario(
         "reload_keeps_everything",
         reload(&browser).map(|ms| {
@@ -88,7 +111,10 @@ pub(crate) fn run(tally: &mut Tally) -> Result<(), String> {
     if let Some(ms) = measured.warm_start_ms {
         println!("e2e: warm start (reload, same profile): {ms:.0} ms");
     }
-    println!("e2e: screenshot {}", out.join("main-view.png").display());
+    println!(
+        "e2e: screenshots in {} (main-view.png, operations.png, provider-fork.png, …)",
+        out.display()
+    );
     if failed.is_empty() {
         Ok(())
     } else {
@@ -422,6 +448,14 @@ fn import(browser: &Browser) -> Result<Outcome, String> {
 }
 
 fn reload(browser: &Browser) -> Result<Option<f64>, String> {
+    browser.js_async("await window.spoolDemo.select(arguments[0])", json!([KEY]))?;
+    browser.wait_for(
+        &format!(
+            "document.getElementById('session-title').textContent === {}",
+            json!(KEY)
+        ),
+        WAIT,
+    )?;
     let before = browser.js(
         "return { count: document.getElementById('transcript').dataset.count,\n\
                   sessions: [...document.querySelectorAll('#session-list li[data-key]')].map(li => li.dataset.key),\n\
@@ -465,6 +499,7 @@ fn reload(browser: &Browser) -> Result<Option<f64>, String> {
         after["runs"] == before["runs"] && after["compactions"] == "1",
         || format!("runs or compactions lost: {before} → {after}"),
     )?;
+    agent::persisted(browser)?;
     Ok(ms)
 }
 

@@ -33,8 +33,9 @@ Commands:
                         and a check that the .d.ts declares every exported Spool method.
   serve-web [--port N]  Build web/pkg if stale, then serve web/ on 127.0.0.1:N (default 8080):
                         the demo page is at /www/.
-  e2e-web               Drive the demo page end to end in headless Chromium (WebDriver);
-                        saves target/e2e/main-view.png and reports the cold start.
+  e2e-web               Drive the demo page end to end in headless Chromium (WebDriver),
+                        every Spool method through its Operations panel; saves
+                        screenshots in target/e2e/ and reports the cold start.
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
   bench                 Run the benchmarks (release build): appends through component + SQLite
