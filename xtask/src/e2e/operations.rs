@@ -110,6 +110,11 @@ fn len(v: &Value) -> usize {
 }
 
 pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
+    // The panel is drawn after the page is ready.
+    let drawn = browser.wait_for("document.documentElement.dataset.opsReady", super::WAIT)?;
+    ensure(drawn == "true", || {
+        format!("the Operations panel was not drawn: {drawn}")
+    })?;
     let mut p = Panel {
         browser,
         called: BTreeSet::new(),
