@@ -44,7 +44,10 @@ pub(crate) fn build(toolchain: &Toolchain, optimize: bool) -> Result<Built, Stri
         .join("wasm32-unknown-unknown/release/spool_web.wasm");
     let out = pkg_dir();
     Step::new("wasm-bindgen")
-        .args(["--target", "web", "--out-dir"])
+        .args(["--target", "web"])
+        // Function names are for debuggers, a tenth of the module: the package ships without.
+        .args(["--remove-name-section", "--remove-producers-section"])
+        .arg("--out-dir")
         .arg(&out)
         .arg(&module)
         .run("wasm-bindgen --target web")?;
