@@ -72,7 +72,7 @@ pub(crate) fn run(tally: &mut Tally) -> Result<(), String> {
         "create_and_append_with_tool_call",
         create_and_append(&browser),
     );
-    scenario("compact_shows_coverage_report", compact(&browser, &out));
+    scenario("compact_shows_coverage_report", compact(&browser));
     scenario("resume_panel_selects_token", resume(&browser));
     scenario("fork_here_shows_lineage", fork(&browser));
     scenario("drop_claude_code_log_imports_it", import(&browser));
@@ -129,6 +129,13 @@ enum Outcome {
 
 fn ensure(condition: bool, what: impl FnOnce() -> String) -> Result<(), String> {
     if condition { Ok(()) } else { Err(what()) }
+}
+
+/// Saves what the browser shows as `target/e2e/{name}.png`.
+fn save_screenshot(browser: &Browser, name: &str) -> Result<(), String> {
+    let png = browser.screenshot()?;
+    let path = root().join(format!("target/e2e/{name}.png"));
+    std::fs::write(&path, png).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Opens the page and waits for it to be ready; returns its `data-ready-ms`.
@@ -250,16 +257,14 @@ fn create_and_append(browser: &Browser) -> Result<Outcome, String> {
     ensure(shape["tokens"].as_f64().unwrap_or(0.0) > 0.0, || {
         format!("no token usage: {shape}")
     })?;
-    let png = browser.screenshot()?;
-    let path = root().join("target/e2e/transcript.png");
-    std::fs::write(&path, png).map_err(|e| format!("{}: {e}", path.display()))?;
+    save_screenshot(browser, "transcript")?;
     ensure(shape["listed"] == true, || {
         format!("not in the session list: {shape}")
     })?;
     Ok(Outcome::Passed)
 }
 
-fn compact(browser: &Browser, out: &std::path::Path) -> Result<Outcome, String> {
+fn compact(browser: &Browser) -> Result<Outcome, String> {
     append(
         browser,
         "assistant",
@@ -307,9 +312,7 @@ fn compact(browser: &Browser, out: &std::path::Path) -> Result<Outcome, String> 
         WAIT,
     )?;
     browser.js("window.scrollTo(0, 0)", json!([]))?;
-    let png = browser.screenshot()?;
-    let path = out.join("main-view.png");
-    std::fs::write(&path, png).map_err(|e| format!("{}: {e}", path.display()))?;
+    save_screenshot(browser, "main-view")?;
     Ok(Outcome::Passed)
 }
 
@@ -370,9 +373,7 @@ fn fork(browser: &Browser) -> Result<Outcome, String> {
         format!("lineage tree: {tree}")
     })?;
     browser.js("window.scrollTo(0, 0)", json!([]))?;
-    let png = browser.screenshot()?;
-    let path = root().join("target/e2e/fork.png");
-    std::fs::write(&path, png).map_err(|e| format!("{}: {e}", path.display()))?;
+    save_screenshot(browser, "fork")?;
     // Back to the parent for the reload scenario.
     browser.click(&format!(
         "#lineage-tree li[data-key={}] > button",

@@ -296,9 +296,7 @@ pub(super) fn provider_fork(browser: &Browser) -> Result<Outcome, String> {
         "document.getElementById('provider-fork').scrollIntoView()",
         json!([]),
     )?;
-    let png = browser.screenshot()?;
-    let path = crate::cmd::root().join("target/e2e/provider-fork.png");
-    std::fs::write(&path, png).map_err(|e| format!("{}: {e}", path.display()))?;
+    super::save_screenshot(browser, "provider-fork")?;
     Ok(Outcome::Passed)
 }
 

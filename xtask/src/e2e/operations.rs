@@ -495,9 +495,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         "document.getElementById('operations').scrollIntoView()",
         json!([]),
     )?;
-    let png = browser.screenshot()?;
-    let path = crate::cmd::root().join("target/e2e/operations.png");
-    std::fs::write(&path, png).map_err(|e| format!("{}: {e}", path.display()))?;
+    super::save_screenshot(browser, "operations")?;
     Ok(Outcome::Passed)
 }
 
