@@ -17,7 +17,7 @@ use crate::model::{
 use crate::op::Operation;
 use crate::roles::{NewRoleSession, NewRun, OutcomeRequest, ResumeRequest, RunFilter};
 use crate::threads::TurnCommit;
-use crate::turns::{CloseTurn, StartTurn};
+use crate::turns::{CloseTurn, StartTurn, TurnPageRequest};
 
 /// One API call with its arguments (the workspace travels beside it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -419,6 +419,14 @@ pub enum Command {
         /// Session key.
         key: String,
     },
+    /// [`crate::list_turns`].
+    ListTurns {
+        /// Session key.
+        key: String,
+        /// The page (order, cursor, limit; all optional).
+        #[serde(default)]
+        request: TurnPageRequest,
+    },
     /// [`crate::fork`].
     Fork {
         /// The source session's key.
@@ -710,6 +718,9 @@ impl Command {
                 crate::get_turn(workspace, &key, &turn_id).map(json)
             }
             Command::SessionTurns { key } => crate::session_turns(workspace, &key).map(json),
+            Command::ListTurns { key, request } => {
+                crate::list_turns(workspace, &key, request).map(json)
+            }
             Command::Fork {
                 source_key,
                 request,

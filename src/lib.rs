@@ -102,5 +102,5 @@ pub use threads::{
     ThreadBinding, ThreadPlan, TurnCommit, TurnCommitted, commit_turn, plan_provider_thread,
 };
 pub use transcript::{append_entry, count_entries, get_entry, read_page, truncate};
-pub use turns::{get_turn, interrupt_turn, session_turns, settle_turn, start_turn};
+pub use turns::{get_turn, interrupt_turn, list_turns, session_turns, settle_turn, start_turn};
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

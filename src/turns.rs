@@ -18,6 +18,7 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::keys;
 use crate::lifecycle::fence;
+use crate::model::Order;
 use crate::op::{Io, OpResult, Operation};
 use crate::record;
 use crate::session::require;
@@ -114,6 +115,48 @@ pub struct SessionTurns {
     pub latest: Option<Turn>,
     /// The running turn, if any (then it is also the latest).
     pub active: Option<Turn>,
+}
+
+/// Which page of a session's turns [`list_turns`] reads. Every field is optional;
+/// unknown fields are rejected.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnPageRequest {
+    /// Reading direction: `oldest_first` (start order, the default) or `newest_first`.
+    #[serde(default)]
+    pub order: Order,
+    /// `next_cursor` of the previous page read in the same order.
+    #[serde(default)]
+    pub cursor: Option<String>,
+    /// Page size, 1 to [`crate::MAX_PAGE`]; [`DEFAULT_TURN_PAGE`] when absent.
+    #[serde(default = "default_turn_page")]
+    pub limit: u32,
+}
+
+/// The page size of a [`TurnPageRequest`] that names none.
+pub const DEFAULT_TURN_PAGE: u32 = 100;
+
+fn default_turn_page() -> u32 {
+    DEFAULT_TURN_PAGE
+}
+
+impl Default for TurnPageRequest {
+    fn default() -> Self {
+        TurnPageRequest {
+            order: Order::default(),
+            cursor: None,
+            limit: DEFAULT_TURN_PAGE,
+        }
+    }
+}
+
+/// A page of a session's turns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnPage {
+    /// The turns in the requested order.
+    pub turns: Vec<Turn>,
+    /// Cursor of the next page; `None` on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// A turn as read, with its key and bytes (the precondition of a write back).
@@ -438,6 +481,87 @@ pub fn session_turns(workspace: &str, key: &str) -> Operation<SessionTurns> {
             Ok(turns_of(&io, &session.session_id).await?)
         }
     })
+}
+
+/// One page of the turns of the session under `key`, in start order (`seq`) or its
+/// reverse: the turns of its current identity, as [`get_turn`] and [`session_turns`]
+/// see them. The cursor is the `seq` of the last turn of the previous page.
+pub fn list_turns(workspace: &str, key: &str, request: TurnPageRequest) -> Operation<TurnPage> {
+    let parsed = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::limit(request.limit))
+        .and_then(|()| {
+            request
+                .cursor
+                .as_deref()
+                .map(|c| validate::unhex("cursor", c))
+                .transpose()
+        })
+        .and_then(|cursor| match cursor {
+            Some(c) => <[u8; 8]>::try_from(c.as_slice())
+                .map(|seq| Some(u64::from_be_bytes(seq)))
+                .map_err(|_| Error::invalid("cursor", "not a turn-list cursor Spool returned")),
+            None => Ok(None),
+        });
+    let after = match parsed {
+        Ok(after) => after,
+        Err(e) => return Operation::failed(workspace, e),
+    };
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move {
+            let session = require(&io, &key).await?.session;
+            Ok(turn_page(
+                &io,
+                &session.session_id,
+                request.order,
+                after,
+                request.limit,
+            )
+            .await?)
+        }
+    })
+}
+
+/// The turns of an identity after the turn numbered `after` in `order`, at most `limit`.
+async fn turn_page(
+    io: &Io,
+    session_id: &str,
+    order: Order,
+    after: Option<u64>,
+    limit: u32,
+) -> Result<TurnPage, Error> {
+    let prefix = keys::identity(keys::TURN, session_id);
+    let mut range = KeyRange::prefix(&prefix);
+    if let Some(seq) = after {
+        let cursor = keys::turn(session_id, seq);
+        match order {
+            // The smallest key above the cursor's: its key with a zero byte appended.
+            Order::OldestFirst => range.start = [cursor.as_slice(), &[0]].concat(),
+            Order::NewestFirst => range.end = Some(cursor),
+        }
+    }
+    let mut rows = io
+        .range(RangeQuery {
+            range,
+            limit: limit + 1,
+            reverse: order == Order::NewestFirst,
+        })
+        .await?;
+    let more = rows.len() > limit as usize;
+    rows.truncate(limit as usize);
+    let turns = rows
+        .iter()
+        .map(|kv| record::decode::<Turn>(&kv.key, &kv.value))
+        .collect::<Result<Vec<_>, _>>()?;
+    // The cursor is the last key's `seq` component, the position the next read starts
+    // from (whatever the record inside says).
+    let next_cursor = match (more, rows.last()) {
+        (true, Some(last)) => Some(validate::hex(last.key.get(prefix.len()..).unwrap_or(&[]))),
+        _ => None,
+    };
+    Ok(TurnPage { turns, next_cursor })
 }
 
 /// The latest and active turn of a session identity (one range read).

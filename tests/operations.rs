@@ -324,3 +324,92 @@ fn test_oversized_content_is_refused_before_any_read_or_write() {
     let at_limit = "x".repeat(spool::validate::MAX_CONTENT_BYTES);
     run(&storage, spool::append_entry(WS, KEY, user(&at_limit), 3)).expect("at the limit");
 }
+
+/// `n` turns of `KEY`, each settled before the next starts.
+fn turns(storage: &impl Storage, n: u64) {
+    for i in 1..=n {
+        let id = format!("t{i}");
+        let start = spool::turns::StartTurn {
+            turn_id: id.clone(),
+            provider_turn_id: None,
+            provider_binding: None,
+            expected_epoch: None,
+        };
+        run(storage, spool::start_turn(WS, KEY, start, 10 * i)).expect("start");
+        let close = spool::turns::CloseTurn::default();
+        run(storage, spool::settle_turn(WS, KEY, &id, close, 10 * i + 1)).expect("settle");
+    }
+}
+
+#[test]
+fn test_turn_pages_cover_every_turn_once_in_either_order() {
+    for n in 0..=7u64 {
+        let storage = Probe::default();
+        run(&storage, spool::create_session(WS, KEY, "s1", 1)).expect("create");
+        turns(&storage, n);
+        for order in [Order::OldestFirst, Order::NewestFirst] {
+            for limit in 1..=4u32 {
+                let (mut seen, mut cursor, mut pages) = (Vec::new(), None, 0);
+                loop {
+                    let reads = storage.reads.get();
+                    let request = spool::turns::TurnPageRequest {
+                        order,
+                        cursor: cursor.clone(),
+                        limit,
+                    };
+                    let page = run(&storage, spool::list_turns(WS, KEY, request)).expect("page");
+                    // The session record, then one range read of the turns.
+                    assert_eq!(storage.reads.get() - reads, 2);
+                    assert!(page.turns.len() <= limit as usize);
+                    pages += 1;
+                    seen.extend(page.turns.iter().map(|t| t.seq));
+                    match page.next_cursor {
+                        Some(next) => {
+                            assert_eq!(
+                                page.turns.len(),
+                                limit as usize,
+                                "only a full page goes on"
+                            );
+                            cursor = Some(next);
+                        }
+                        None => break,
+                    }
+                }
+                let mut all: Vec<u64> = (1..=n).collect();
+                if order == Order::NewestFirst {
+                    all.reverse();
+                }
+                assert_eq!(seen, all, "n={n} limit={limit} {order:?}");
+                // No empty trailing page: a cursor is given only when turns remain.
+                let full_pages = n.div_ceil(u64::from(limit)).max(1);
+                assert_eq!(pages, full_pages, "n={n} limit={limit} {order:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn test_turn_list_refuses_bad_requests_before_reading() {
+    let storage = Probe::default();
+    run(&storage, spool::create_session(WS, KEY, "s1", 1)).expect("create");
+    let reads = storage.reads.get();
+    for (limit, cursor) in [
+        (0, None),
+        (1001, None),
+        (5, Some("xyz")),
+        (5, Some("0102")),
+        (5, Some("000000000000000100")),
+    ] {
+        let request = spool::turns::TurnPageRequest {
+            order: Order::OldestFirst,
+            cursor: cursor.map(str::to_owned),
+            limit,
+        };
+        let err = run(&storage, spool::list_turns(WS, KEY, request)).expect_err("refused");
+        assert_eq!(err.code(), "invalid_argument", "{limit} {cursor:?}: {err}");
+    }
+    assert_eq!(storage.reads.get(), reads, "nothing was read");
+    let missing = spool::list_turns(WS, "agent:main:none", Default::default());
+    let err = run(&storage, missing).expect_err("unknown session");
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+}

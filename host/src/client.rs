@@ -24,7 +24,7 @@ use spool::fork_model::{
     DispatchPayload, Disposition, ForkOperationView, ForkRequest, Lineage as ForkLineage,
     ProviderBindingRequest, RecoveryReport,
 };
-use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn};
+use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPage, TurnPageRequest};
 use spool::{Branch, BranchRequest, LineageView};
 
 use crate::archive::ArchiveDir;
@@ -804,6 +804,11 @@ impl Spool {
     /// The latest and the active turn of the session under `key`.
     pub fn session_turns(&mut self, key: &str) -> Result<SessionTurns, Error> {
         self.instance.session_turns(&self.workspace, key)
+    }
+
+    /// A page of the turns of the session under `key`, in start order or its reverse.
+    pub fn list_turns(&mut self, key: &str, request: TurnPageRequest) -> Result<TurnPage, Error> {
+        self.instance.list_turns(&self.workspace, key, request)
     }
 
     /// Prepares a provider fork of the session under `source_key` (a fresh operation id

@@ -10,7 +10,7 @@ use spool::fork_model::{
     DispatchPayload, Disposition, ForkOperationView, ForkRequest, Lineage as ForkLineage,
     ProviderBindingRequest, RecoveryReport,
 };
-use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn};
+use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPage, TurnPageRequest};
 use spool::{Branch, BranchRequest, Command, LineageView};
 
 use crate::engine::Instance;
@@ -182,6 +182,18 @@ impl Instance {
     pub fn session_turns(&mut self, workspace: &str, key: &str) -> Result<SessionTurns, Error> {
         let key = key.to_owned();
         self.run(workspace, &Command::SessionTurns { key })
+    }
+
+    /// A page of the turns of the session under `key`, in start order or its reverse
+    /// (`request.cursor`: the previous page's `next_cursor`, read in the same order).
+    pub fn list_turns(
+        &mut self,
+        workspace: &str,
+        key: &str,
+        request: TurnPageRequest,
+    ) -> Result<TurnPage, Error> {
+        let key = key.to_owned();
+        self.run(workspace, &Command::ListTurns { key, request })
     }
 
     /// Prepares a provider fork of the session under `source_key` and returns the

@@ -105,7 +105,7 @@ Compaction:
 Branches and provider forks:
   branch      Branch a session: empty, whole history (--fork) or before a message
   tree        The family of a session, from its root
-  turn        Turns of a session: start, settle, interrupt
+  turn        Turns of a session: start, settle, interrupt, list
   turns       The latest and the active turn of a session
   fork        Provider fork operations: run, status, ack, continue, recover
 
@@ -364,7 +364,7 @@ enum Command {
     /// Provider fork operations: `run`, `status`, `ack`, `continue`, `recover`.
     #[command(subcommand)]
     Fork(ForkCommand),
-    /// Turns of a session: `start`, `settle`, `interrupt`.
+    /// Turns of a session: `start`, `settle`, `interrupt`, `list`.
     #[command(subcommand)]
     Turn(TurnCommand),
     /// Show the latest and the active turn of the session under KEY.

@@ -5,7 +5,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{ok, ok_json, spool, stderr, stdout, temp_db};
+use common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
 
 fn append(db: &Path, key: &str, content: &str, message_id: &str) {
     ok(
@@ -461,6 +461,119 @@ fn test_turn_commands_and_their_errors() {
         &["turn", "start", "agent:main:main", "t3", "--binding", "{"],
     );
     assert_eq!(out.status.code(), Some(2), "bad JSON is a usage error");
+}
+
+/// The turn ids of a `turn list --json` page, in its order.
+fn listed(page: &serde_json::Value) -> Vec<&str> {
+    page["turns"]
+        .as_array()
+        .expect("a turns array")
+        .iter()
+        .map(|t| t["turn_id"].as_str().expect("a turn id"))
+        .collect()
+}
+
+#[test]
+fn test_turn_list_pages_newest_first_with_a_table_and_cursors() {
+    let (_dir, db) = temp_db();
+    const KEY: &str = "agent:main:main";
+    session(&db, KEY, 1);
+    let text = ok(&db, &["turn", "list", KEY]);
+    assert!(text.contains("has no turns"), "{text}");
+    ok(
+        &db,
+        &["turn", "start", KEY, "t1", "--provider-turn-id", "p-1"],
+    );
+    ok(&db, &["turn", "settle", KEY, "t1"]);
+    ok(&db, &["turn", "start", KEY, "t2"]);
+    ok(&db, &["turn", "interrupt", KEY, "t2"]);
+    ok(&db, &["turn", "start", KEY, "t3"]);
+
+    // The table: newest first, one row per turn with its seq, phase, boundary and
+    // provider turn id.
+    let text = ok(&db, &["turn", "list", KEY]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "a header and three turns: {text}");
+    for column in ["SEQ", "TURN", "PHASE", "BOUNDARY", "PROVIDER TURN"] {
+        assert!(lines[0].contains(column), "{text}");
+    }
+    let cells = |line: &str| {
+        line.split_whitespace()
+            .map(str::to_owned)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        cells(lines[1])[..5],
+        ["3", "t3", "running", "-", "-"],
+        "{text}"
+    );
+    assert_eq!(
+        cells(lines[2])[..5],
+        ["2", "t2", "interrupted", "#1", "-"],
+        "{text}"
+    );
+    assert_eq!(
+        cells(lines[3])[..5],
+        ["1", "t1", "settled", "#1", "p-1"],
+        "{text}"
+    );
+    assert!(!text.contains("(more:"), "one page holds them all: {text}");
+
+    // Pages of two, both orders, continued by the cursor.
+    let first = ok_json(&db, &["turn", "list", KEY, "--limit", "2", "--json"]);
+    assert_eq!(listed(&first), ["t3", "t2"]);
+    let cursor = first["next_cursor"].as_str().expect("a next cursor");
+    let rest = ok_json(
+        &db,
+        &[
+            "turn", "list", KEY, "--limit", "2", "--cursor", cursor, "--json",
+        ],
+    );
+    assert_eq!(listed(&rest), ["t1"]);
+    assert!(rest["next_cursor"].is_null(), "{rest}");
+    let oldest = ok_json(
+        &db,
+        &[
+            "turn",
+            "list",
+            KEY,
+            "--limit",
+            "2",
+            "--oldest-first",
+            "--json",
+        ],
+    );
+    assert_eq!(listed(&oldest), ["t1", "t2"]);
+
+    // The human page says how to read on, and that command does.
+    let text = ok(
+        &db,
+        &["turn", "list", KEY, "--limit", "2", "--oldest-first"],
+    );
+    let hint = text
+        .lines()
+        .find_map(|l| l.strip_prefix("(more: spool "))
+        .and_then(|l| l.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("no hint to read on: {text}"));
+    let args: Vec<&str> = hint.split_whitespace().collect();
+    assert!(args.contains(&"--oldest-first"), "{hint}");
+    let text = ok(&db, &args);
+    assert!(
+        text.lines().nth(1).is_some_and(|l| l.contains("t3")),
+        "{text}"
+    );
+    assert!(
+        !text.contains("t1"),
+        "the second page starts after t2: {text}"
+    );
+
+    fails(
+        &db,
+        &["turn", "list", KEY, "--cursor", "zz"],
+        "invalid_argument",
+    );
+    fails(&db, &["turn", "list", "agent:main:nope"], "not_found");
+    usage_error(&db, &["turn", "list", KEY, "--limit", "0"]);
 }
 
 #[test]

@@ -172,6 +172,7 @@ pub const FILES: &[(&str, &str)] = &[
     ),
     ("branch_chains.json", include_str!("branch_chains.json")),
     ("turns_lifecycle.json", include_str!("turns_lifecycle.json")),
+    ("turns_list.json", include_str!("turns_list.json")),
     (
         "fork_accepted_commits_child.json",
         include_str!("fork_accepted_commits_child.json"),

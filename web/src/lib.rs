@@ -11,7 +11,7 @@
 //!   `updateRoleAdapterState`, `recordRun`, `selectResume`, `recordTaskOutcome`,
 //!   `planProviderThread`, `commitTurn`;
 //! - local branches: `branch`, `lineage`, `listChildren`; turns: `startTurn`,
-//!   `settleTurn`, `interruptTurn`, `getTurn`, `sessionTurns`;
+//!   `settleTurn`, `interruptTurn`, `getTurn`, `sessionTurns`, `listTurns`;
 //! - provider fork operations: `fork`, `beginForkDispatch`, `recordForkDisposition`,
 //!   `commitFork`, `getForkOperation`, `acknowledgeForkOperation`, `recoverForkOperations`,
 //!   the one-time provider binding, `getForkLineage`, `forkProjection`;

@@ -282,6 +282,13 @@ export interface CloseTurn {
 }
 /** The newest turn and the running one (`sessionTurns`). */
 export interface SessionTurns { latest: Turn | null; active: Turn | null; }
+/** Which page of a session's turns `listTurns` reads: `order` defaults to
+ * "oldest_first" (start order), `limit` (1 to 1000) to 100. */
+export interface TurnPageRequest {
+  order?: "oldest_first" | "newest_first"; cursor?: string | null; limit?: number;
+}
+/** A page of a session's turns; `next_cursor` is null on the last page. */
+export interface TurnPage { turns: Turn[]; next_cursor: string | null; }
 /** A provider fork request (`fork`); `request_id` is the caller's idempotency id. */
 export interface ForkRequest {
   request_id: string; target_key: string; target_session_id: string;
@@ -472,6 +479,7 @@ export type Command =
   | { op: "interrupt_turn"; key: string; turn_id: string; close?: CloseTurn; now_ms: number; }
   | { op: "get_turn"; key: string; turn_id: string; }
   | { op: "session_turns"; key: string; }
+  | { op: "list_turns"; key: string; request?: TurnPageRequest; }
   | { op: "fork"; source_key: string; request: ForkRequest; operation_id: string;
       now_ms: number; }
   | { op: "begin_fork_dispatch"; operation_id: string; now_ms: number; }

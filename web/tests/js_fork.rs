@@ -358,6 +358,18 @@ async fn source(spool: &JsValue) {
     )
     .await;
     assert_eq!(turn["provider_turn_id"], "provider-turn-1");
+    // Every turn: the request may be left out, and must be an object when given.
+    let listed = ok(spool, "listTurns", &[WS.into(), SOURCE.into()]).await;
+    assert_eq!(listed["turns"][0]["turn_id"], "turn-1");
+    assert_eq!(listed["turns"].as_array().map(Vec::len), Some(1));
+    assert_eq!(listed["next_cursor"], Value::Null);
+    let error = rejection(
+        spool,
+        "listTurns",
+        &[WS.into(), SOURCE.into(), "newest_first".into()],
+    )
+    .await;
+    assert_eq!(common::code(&error), "invalid_argument");
 }
 
 fn fork_request(request_id: &str, target: &str) -> JsValue {
@@ -428,6 +440,11 @@ async fn test_provider_fork_accepted_end_to_end() {
     assert_eq!(op["session"]["forked_from"]["operation_id"], "op-1");
     assert_eq!(op["lineage"]["source_turn_id"], "turn-1");
     assert_eq!(contents(&spool, child).await, ["question", "answer"]);
+    // The child's own identity holds the turn it was forked through.
+    let request = common::js(&json!({ "order": "newest_first", "limit": 5 }));
+    let listed = ok(&spool, "listTurns", &[WS.into(), child.into(), request]).await;
+    assert_eq!(listed["turns"][0]["turn_id"], "turn-1");
+    assert_eq!(listed["turns"][0]["session_id"], id_of(child));
 
     let op = ok(&spool, "getForkOperation", &[WS.into(), "op-1".into()]).await;
     assert_eq!(op["status"], "committed");

@@ -404,6 +404,15 @@ impl vectors::VectorHost for Browser {
             Command::SessionTurns { key } => {
                 common::call(spool, "sessionTurns", &[ws, key.into()]).await
             }
+            Command::ListTurns { key, request } => {
+                // The default request is what a JS caller gets by leaving it out.
+                let request = if request == spool::turns::TurnPageRequest::default() {
+                    JsValue::UNDEFINED
+                } else {
+                    common::js(&serde_json::to_value(&request).expect("request as JSON"))
+                };
+                common::call(spool, "listTurns", &[ws, key.into(), request]).await
+            }
             Command::Fork {
                 source_key,
                 request,
@@ -538,7 +547,7 @@ fn retype(command: &Command) -> fn(Value) -> Value {
     };
     use spool::import::ImportOutcome;
     use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
-    use spool::turns::{SessionTurns, Turn};
+    use spool::turns::{SessionTurns, Turn, TurnPage};
     use spool::{Branch, LineageView, RoleSession, RunList, ThreadPlan, TurnCommitted};
     use spool::{ContextState, Entry, IntentOutcome, Page, Session, SessionList, TruncateOutcome};
     use std::collections::BTreeMap;
@@ -591,6 +600,7 @@ fn retype(command: &Command) -> fn(Value) -> Value {
         }
         Command::GetTurn { .. } => typed::<Option<Turn>>,
         Command::SessionTurns { .. } => typed::<SessionTurns>,
+        Command::ListTurns { .. } => typed::<TurnPage>,
         Command::Fork { .. }
         | Command::RecordForkDisposition { .. }
         | Command::CommitFork { .. }

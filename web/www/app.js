@@ -9,7 +9,7 @@ import { loadDeclarations, renderOperations, updatePrefills } from "./operations
 import { offerTurns, wireProviderFork } from "./provider-fork.js";
 import { renderArchives, wireSessionActions } from "./session-actions.js";
 import { renderStates, wireStates } from "./states.js";
-import { renderTurns, wireTurns } from "./turns.js";
+import { renderTurns, turnPaging, wireTurns } from "./turns.js";
 
 const params = new URLSearchParams(location.search);
 const WORKSPACE = params.get("ws") || "default";
@@ -20,7 +20,6 @@ const IMPORT_SLICE = 1000; // importSession writes at most this many entries per
 let spool;
 let current = null; // the selected session key
 let allSessions = [];
-let shownEntries = []; // the transcript on screen
 let renderGeneration = 0; // only the newest transcript render may touch the page
 let operations = null; // the Operations panel's rows
 
@@ -108,7 +107,7 @@ async function renderCurrent() {
   const live = current ? await spool.getSession(WORKSPACE, current) : null;
   const shown = live ? page : { ...page, current: () => null };
   await Promise.all([renderSession(), renderLineage(), renderArchives(page), renderStates(shown)]);
-  offerTurns(await renderTurns(shown, shownEntries), live ? current : null);
+  offerTurns(await renderTurns(shown), live ? current : null);
 }
 
 /** After a write: the session list and the selected session. */
@@ -153,7 +152,6 @@ async function renderSession() {
     transcript.replaceChildren();
     transcript.dataset.count = "0";
     usage.replaceChildren();
-    shownEntries = [];
     return;
   }
   const generation = ++renderGeneration;
@@ -164,12 +162,10 @@ async function renderSession() {
     transcript.replaceChildren();
     transcript.dataset.count = "0";
     usage.replaceChildren();
-    shownEntries = [];
     return;
   }
   const entries = await readAll(current);
   if (generation !== renderGeneration) return;
-  shownEntries = entries;
   title.textContent = session.key;
   usage.replaceChildren(
     ...[
@@ -632,6 +628,7 @@ window.spoolDemo = {
     return entry;
   },
   importText,
+  turnPaging,
   refresh: () => Promise.all([refreshSessions(), current ? renderSession() : null]),
   select,
   /** The Operations panel: every method it lists (from the class), by name. */

@@ -1,50 +1,69 @@
 // The Turns section: start a turn of the selected session, settle or interrupt it, and
-// the session's turns with their phase, as the engine records them.
+// every turn of the session with its phase, as the engine lists them (`listTurns`, newest
+// first, a page at a time).
 
 import { $, h } from "./dom.js";
 
+/** Turns per `listTurns` page; `window.spoolDemo.turnPaging` lets a test shrink it. */
+export const turnPaging = { size: 50 };
+
+// How many pages of the selected session's turns are shown ("More" adds one).
+let pagedKey = null;
+let pages = 1;
+
 /**
- * The turns to show for `key`. The engine has no "list turns" call, so the page asks it
- * for the turns it can name — those the transcript's entries carry (`turn_id`), the
- * latest and the active one (`sessionTurns`) — and shows each as `getTurn` returns it.
+ * The turns to show for `key`: the first `pages` pages of `listTurns`, newest first, each
+ * continued by the previous page's cursor; the running one from `sessionTurns`.
  */
-async function knownTurns(page, key, entries) {
+async function loadTurns(page, key) {
   const spool = page.spool();
+  if (key !== pagedKey) {
+    pagedKey = key;
+    pages = 1;
+  }
+  const turns = [];
+  let cursor = null;
+  for (let read = 0; read < pages; read++) {
+    const found = await spool.listTurns(page.workspace, key, { order: "newest_first", limit: turnPaging.size, cursor });
+    turns.push(...found.turns);
+    cursor = found.next_cursor;
+    if (!cursor) break;
+  }
   const { latest, active } = await spool.sessionTurns(page.workspace, key);
-  const ids = new Set(entries.map((e) => e.turn_id).filter(Boolean));
-  for (const turn of [latest, active]) if (turn) ids.add(turn.turn_id);
-  const turns = await Promise.all([...ids].map((id) => spool.getTurn(page.workspace, key, id)));
-  return { active, turns: turns.filter(Boolean).sort((a, b) => a.seq - b.seq) };
+  return { latest, active, turns, more: cursor !== null };
 }
 
 /** Redraws the section for the selected session; returns the turns shown. */
-export async function renderTurns(page, entries) {
+export async function renderTurns(page) {
   const body = $("turn-list").tBodies[0];
+  const more = $("more-turns");
   const key = page.current();
   if (!key) {
     body.replaceChildren();
+    more.hidden = true;
     $("active-turn").textContent = "Select a session.";
     return [];
   }
-  const { active, turns } = await knownTurns(page, key, entries);
+  const { latest, active, turns, more: hasMore } = await loadTurns(page, key);
   if (key !== page.current()) return turns; // the selection moved on meanwhile
   $("active-turn").textContent = active ? `Running: ${active.turn_id}` : "No turn running.";
   $("active-turn").dataset.active = active ? active.turn_id : "";
   // Appends made while a turn runs carry its id (the form shows it and it can be changed).
   $("append-turn").value = active ? active.turn_id : "";
-  const next = turns.length ? turns[turns.length - 1].seq + 1 : 1;
-  $("turn-id").placeholder = `turn-${next}`;
+  $("turn-id").placeholder = `turn-${latest ? latest.seq + 1 : 1}`;
   body.replaceChildren(...turns.map((turn) => h("tr", { dataset: { turnId: turn.turn_id, phase: turn.phase } },
     h("td", {}, turn.turn_id),
     h("td", {}, String(turn.seq)),
     h("td", { class: `phase phase-${turn.phase}` }, turn.phase),
     h("td", {}, turn.boundary ? `#${turn.boundary.entry_id}` : "—"),
+    h("td", {}, turn.provider_turn_id ?? "—"),
     h("td", {}, turn.phase === "running"
       ? h("span", { class: "row" },
         h("button", { type: "button", class: "settle", "aria-label": `Settle turn ${turn.turn_id}`, onclick: () => close(page, turn.turn_id, "settleTurn") }, "Settle"),
         h("button", { type: "button", class: "interrupt secondary", "aria-label": `Interrupt turn ${turn.turn_id}`, onclick: () => close(page, turn.turn_id, "interruptTurn") }, "Interrupt"))
       : ""))));
-  if (!turns.length) body.append(h("tr", {}, h("td", { colspan: 5, class: "muted" }, "No turns yet.")));
+  if (!turns.length) body.append(h("tr", {}, h("td", { colspan: 6, class: "muted" }, "No turns yet.")));
+  more.hidden = !hasMore;
   return turns;
 }
 
@@ -56,8 +75,12 @@ function close(page, turnId, method) {
   });
 }
 
-/** Wires the start form. */
+/** Wires the start form and the "More" button. */
 export function wireTurns(page) {
+  $("more-turns").addEventListener("click", () => page.guarded(async () => {
+    pages += 1;
+    await page.refresh();
+  }));
   $("start-turn").addEventListener("submit", (event) => {
     event.preventDefault();
     if (!page.current()) return page.status("Select or create a session first.", "error");

@@ -1,6 +1,6 @@
 //! Branches, turns and provider forks (SPEC §2, §5): `spool branch`, `spool tree`,
-//! `spool fork run|status|ack|continue|recover`, `spool turn start|settle|interrupt` and
-//! `spool turns`. Every decision is the component's; this file parses and prints.
+//! `spool fork run|status|ack|continue|recover`, `spool turn start|settle|interrupt|list`
+//! and `spool turns`. Every decision is the component's; this file parses and prints.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -8,14 +8,16 @@ use std::time::Duration;
 use clap::{ArgGroup, Args, Subcommand};
 use serde::Serialize;
 use serde_json::Value;
+use spool::Order;
 use spool::fork_model::{ForkOperationView, ForkRequest, ForkStatus, RecoveryReport};
-use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPhase};
+use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPageRequest};
 use spool::{Branch, Session};
 use spool_host::{BranchOptions, CommandProvider, Error, ForkProvider, Spool, TestProvider};
 
 use crate::lifecycle::{KeyArgs, plural};
 use crate::parse::{parse_duration_ms, parse_json};
 use crate::print_json;
+use crate::render;
 
 /// `spool branch PARENT CHILD`.
 #[derive(Debug, Args)]
@@ -165,6 +167,29 @@ pub(crate) enum TurnCommand {
     Settle(TurnArgs),
     /// Interrupt the running turn TURN_ID: records its boundary.
     Interrupt(TurnArgs),
+    /// List the turns of the session under KEY, newest first: seq, turn id, phase,
+    /// boundary (the entry it closed at) and provider turn id.
+    List(TurnListArgs),
+}
+
+/// `spool turn list KEY …`.
+#[derive(Debug, Args)]
+pub(crate) struct TurnListArgs {
+    /// The session key.
+    pub(crate) key: String,
+    /// How many turns to list (1 to 1000).
+    #[arg(long, default_value_t = 20, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub(crate) limit: u32,
+    /// List in start order (oldest first) instead.
+    #[arg(long)]
+    pub(crate) oldest_first: bool,
+    /// Continue after a previous page (its `next_cursor`), read in the same order.
+    #[arg(long)]
+    pub(crate) cursor: Option<String>,
+    /// Print the page as JSON (`{"turns": […], "next_cursor": …}`).
+    #[arg(long)]
+    pub(crate) json: bool,
 }
 
 /// A turn and what the provider knows about it.
@@ -497,42 +522,86 @@ fn recovery(report: &RecoveryReport) -> String {
 
 /// Runs a `turn` subcommand.
 pub(crate) fn turn(spool: &mut Spool, command: &TurnCommand) -> Result<(), Error> {
-    let (args, verb) = match command {
-        TurnCommand::Start(args) => (args, "started"),
-        TurnCommand::Settle(args) => (args, "settled"),
-        TurnCommand::Interrupt(args) => (args, "interrupted"),
-    };
-    let close = CloseTurn {
-        provider_turn_id: args.provider_turn_id.clone(),
-        provider_binding: args.binding.clone(),
-        expected_epoch: args.expected_epoch,
-    };
-    let turn = match command {
-        TurnCommand::Start(_) => spool.start_turn(
-            &args.key,
-            StartTurn {
+    let (turn, verb, json) = match command {
+        TurnCommand::Start(args) => {
+            let close = close_of(args);
+            let request = StartTurn {
                 turn_id: args.turn_id.clone(),
                 provider_turn_id: close.provider_turn_id,
                 provider_binding: close.provider_binding,
                 expected_epoch: close.expected_epoch,
-            },
-        )?,
-        TurnCommand::Settle(_) => spool.settle_turn(&args.key, &args.turn_id, close)?,
-        TurnCommand::Interrupt(_) => spool.interrupt_turn(&args.key, &args.turn_id, close)?,
+            };
+            (spool.start_turn(&args.key, request)?, "started", args.json)
+        }
+        TurnCommand::Settle(args) => (
+            spool.settle_turn(&args.key, &args.turn_id, close_of(args))?,
+            "settled",
+            args.json,
+        ),
+        TurnCommand::Interrupt(args) => (
+            spool.interrupt_turn(&args.key, &args.turn_id, close_of(args))?,
+            "interrupted",
+            args.json,
+        ),
+        TurnCommand::List(args) => return turn_list(spool, args),
     };
-    if args.json {
+    if json {
         return print_json(&turn);
     }
     outln!("{verb} {}", turn_line(&turn));
     Ok(())
 }
 
-fn turn_line(t: &Turn) -> String {
-    let phase = match t.phase {
-        TurnPhase::Running => "running",
-        TurnPhase::Settled => "settled",
-        TurnPhase::Interrupted => "interrupted",
+/// What `turn start|settle|interrupt` records about the provider, and the epoch fence.
+fn close_of(args: &TurnArgs) -> CloseTurn {
+    CloseTurn {
+        provider_turn_id: args.provider_turn_id.clone(),
+        provider_binding: args.binding.clone(),
+        expected_epoch: args.expected_epoch,
+    }
+}
+
+/// `spool turn list KEY`: one page of the session's turns.
+fn turn_list(spool: &mut Spool, args: &TurnListArgs) -> Result<(), Error> {
+    let order = if args.oldest_first {
+        Order::OldestFirst
+    } else {
+        Order::NewestFirst
     };
+    let request = TurnPageRequest {
+        order,
+        cursor: args.cursor.clone(),
+        limit: args.limit,
+    };
+    let page = spool.list_turns(&args.key, request)?;
+    if args.json {
+        return print_json(&page);
+    }
+    if page.turns.is_empty() {
+        match args.cursor {
+            Some(_) => outln!("no more turns"),
+            None => outln!("{} has no turns", args.key),
+        }
+        return Ok(());
+    }
+    out!("{}", render::turn_table(&page.turns));
+    if let Some(next) = page.next_cursor {
+        let oldest = if args.oldest_first {
+            " --oldest-first"
+        } else {
+            ""
+        };
+        outln!(
+            "(more: spool turn list {} --limit {}{oldest} --cursor {next})",
+            args.key,
+            args.limit
+        );
+    }
+    Ok(())
+}
+
+fn turn_line(t: &Turn) -> String {
+    let phase = render::phase(t.phase);
     let mut line = format!(
         "turn {} #{} of {} ({phase})",
         t.turn_id, t.seq, t.session_key

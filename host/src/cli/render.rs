@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use spool::resume::RunRecord;
+use spool::turns::{Turn, TurnPhase};
 use spool::{ContextState, Entry, IntentOutcome, Session, SessionStatus};
 
 /// Whether output may use colours: stdout is a terminal and `NO_COLOR` is unset or
@@ -283,6 +284,46 @@ pub(crate) fn run_table(runs: &[RunRecord]) -> String {
         &["AGENT", "PROJECT", "TOKEN", "TASK", "STATUS", "UPDATED"],
         &rows,
         &[],
+    )
+}
+
+/// The name of a turn's phase as the engine writes it.
+pub(crate) fn phase(phase: TurnPhase) -> &'static str {
+    match phase {
+        TurnPhase::Running => "running",
+        TurnPhase::Settled => "settled",
+        TurnPhase::Interrupted => "interrupted",
+    }
+}
+
+/// The turns of `spool turn list`, one row each: the boundary is the entry the turn
+/// closed at (`-` while it runs or when the transcript was empty).
+pub(crate) fn turn_table(turns: &[Turn]) -> String {
+    let rows: Vec<Vec<String>> = turns
+        .iter()
+        .map(|t| {
+            vec![
+                t.seq.to_string(),
+                t.turn_id.clone(),
+                phase(t.phase).to_owned(),
+                t.boundary
+                    .map_or_else(|| "-".to_owned(), |b| format!("#{}", b.entry_id)),
+                t.provider_turn_id.clone().unwrap_or_else(|| "-".to_owned()),
+                time(t.started_at),
+            ]
+        })
+        .collect();
+    grid(
+        &[
+            "SEQ",
+            "TURN",
+            "PHASE",
+            "BOUNDARY",
+            "PROVIDER TURN",
+            "STARTED",
+        ],
+        &rows,
+        &[0],
     )
 }
 

@@ -4,7 +4,7 @@
 //! drives the core's operation.
 
 use js_sys::Promise;
-use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn};
+use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPage, TurnPageRequest};
 use spool::{Error, Operation};
 use wasm_bindgen::prelude::*;
 
@@ -93,6 +93,22 @@ impl Spool {
     ) -> Promise {
         self.run(session_turns(&workspace, &key))
     }
+
+    /// Resolves to a page of the turns of the session `key`: `{ turns, next_cursor }`,
+    /// in start order or its reverse. `request` is the core's `TurnPageRequest`, every
+    /// field optional: `order` ("oldest_first", the default, or "newest_first"), `limit`
+    /// (1 to 1000, default 100) and `cursor` (the previous page's `next_cursor`, read in
+    /// the same order). Rejects with `not_found` for an unknown session and
+    /// `invalid_argument` for a bad limit or cursor.
+    #[wasm_bindgen(js_name = listTurns, unchecked_return_type = "Promise<TurnPage>")]
+    pub fn list_turns(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "TurnPageRequest")] request: JsValue,
+    ) -> Promise {
+        self.run(list_turns(&workspace, &key, request))
+    }
 }
 
 fn start_turn(
@@ -136,4 +152,14 @@ fn get_turn(
 fn session_turns(workspace: &JsValue, key: &JsValue) -> Result<Operation<SessionTurns>, Error> {
     let (workspace, key) = workspace_and_key(workspace, key)?;
     Ok(spool::session_turns(&workspace, &key))
+}
+
+fn list_turns(
+    workspace: &JsValue,
+    key: &JsValue,
+    request: JsValue,
+) -> Result<Operation<TurnPage>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let request: TurnPageRequest = js::optional_object(request, "request")?;
+    Ok(spool::list_turns(&workspace, &key, request))
 }

@@ -92,14 +92,49 @@ pub(super) fn turns(browser: &Browser) -> Result<Outcome, String> {
     wait_turn(browser, "turn-2", "running")?;
     browser.click("#turn-list tr[data-turn-id=\"turn-2\"] button.interrupt")?;
     wait_turn(browser, "turn-2", "interrupted")?;
-    let phases = browser.js(
-        "return [...document.querySelectorAll('#turn-list tr[data-turn-id]')].map(tr => [tr.dataset.turnId, tr.dataset.phase])",
-        json!([]),
+    // A turn with no entries: once turn-3 follows it, turn-2 is neither named by the
+    // transcript nor the latest, and the list (`listTurns`) still shows it.
+    browser.type_into("#turn-id", "turn-3")?;
+    browser.click("#start-turn button[type=submit]")?;
+    wait_turn(browser, "turn-3", "running")?;
+    browser.click("#turn-list tr[data-turn-id=\"turn-3\"] button.settle")?;
+    wait_turn(browser, "turn-3", "settled")?;
+    let listed = || {
+        browser.js(
+            "return [...document.querySelectorAll('#turn-list tr[data-turn-id]')].map(tr => [tr.dataset.turnId, tr.dataset.phase])",
+            json!([]),
+        )
+    };
+    let every = json!([
+        ["turn-3", "settled"],
+        ["turn-2", "interrupted"],
+        ["turn-1", "settled"]
+    ]);
+    let phases = listed()?;
+    ensure(phases == every, || {
+        format!("turns listed, newest first: {phases}")
+    })?;
+    // A page at a time: with pages of two, "More" reads the rest through the cursor.
+    browser.js_async(
+        "window.spoolDemo.turnPaging.size = 2; await window.spoolDemo.select(arguments[0]);",
+        json!([AGENT]),
     )?;
-    ensure(
-        phases == json!([["turn-1", "settled"], ["turn-2", "interrupted"]]),
-        || format!("turns listed: {phases}"),
+    browser.wait_for(
+        "document.querySelectorAll('#turn-list tr[data-turn-id]').length === 2 && !document.getElementById('more-turns').hidden",
+        WAIT,
     )?;
+    let first = listed()?;
+    ensure(first == json!([every[0], every[1]]), || {
+        format!("first page of two: {first}")
+    })?;
+    browser.click("#more-turns")?;
+    browser.wait_for(
+        "document.querySelectorAll('#turn-list tr[data-turn-id]').length === 3 && document.getElementById('more-turns').hidden",
+        WAIT,
+    )?;
+    let phases = listed()?;
+    ensure(phases == every, || format!("after More: {phases}"))?;
+    browser.js("window.spoolDemo.turnPaging.size = 50", json!([]))?;
     Ok(Outcome::Passed)
 }
 
@@ -395,6 +430,7 @@ pub(super) fn persisted(browser: &Browser) -> Result<(), String> {
         "#session-list li[data-key={}] > button",
         json!(AGENT)
     ))?;
+    wait_turn(browser, "turn-3", "settled")?;
     wait_turn(browser, "turn-2", "interrupted")?;
     wait_turn(browser, "turn-1", "settled")?;
     wait_state_rows(browser, 1)?;

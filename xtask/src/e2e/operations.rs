@@ -215,6 +215,37 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     p.ok("getTurn", json!({ "turnId": "ops-t1" }), |v| {
         v["phase"] == "settled" && v["provider_turn_id"] == "p-ops-t1"
     })?;
+    // Every turn, a page at a time: no request reads them all in start order; pages of
+    // one newest first continue by the cursor; a cursor Spool did not return is refused.
+    p.ok("listTurns", json!({}), |v| {
+        len(&v["turns"]) == 2
+            && v["turns"][0]["turn_id"] == "ops-t1"
+            && v["turns"][1]["turn_id"] == "ops-t2"
+            && v["next_cursor"].is_null()
+    })?;
+    let newest = p.ok(
+        "listTurns",
+        json!({ "request": { "order": "newest_first", "limit": 1 } }),
+        |v| {
+            len(&v["turns"]) == 1
+                && v["turns"][0]["phase"] == "interrupted"
+                && v["next_cursor"].is_string()
+        },
+    )?;
+    p.ok(
+        "listTurns",
+        json!({ "request": { "order": "newest_first", "limit": 1, "cursor": newest["next_cursor"] } }),
+        |v| {
+            len(&v["turns"]) == 1
+                && v["turns"][0]["turn_id"] == "ops-t1"
+                && v["next_cursor"].is_null()
+        },
+    )?;
+    p.fails(
+        "listTurns",
+        json!({ "request": { "limit": 1, "cursor": "not-a-cursor" } }),
+        "invalid_argument",
+    )?;
 
     // Context states.
     p.ok(
