@@ -171,23 +171,14 @@ fn account(session: &mut crate::Session, entry: &Entry) {
 /// Reads one page of the transcript of the session under `key`, in
 /// `(created_at, id)` order or its reverse.
 pub fn read_page(workspace: &str, key: &str, request: PageRequest) -> Operation<Page> {
-    let parsed = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::limit(request.limit))
-        .and_then(|()| {
-            request
-                .cursor
-                .as_deref()
-                .map(|c| validate::unhex("cursor", c))
-                .transpose()
-        })
-        .and_then(|cursor| match cursor {
-            Some(c) if c.len() != 16 => Err(Error::invalid(
-                "cursor",
-                "not a transcript cursor Spool returned",
-            )),
-            other => Ok(other),
-        });
+    let parsed = validate::page(
+        workspace,
+        key,
+        request.limit,
+        request.cursor.as_deref(),
+        16,
+        "transcript",
+    );
     let cursor = match parsed {
         Ok(cursor) => cursor,
         Err(e) => return Operation::failed(workspace, e),

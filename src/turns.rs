@@ -487,22 +487,19 @@ pub fn session_turns(workspace: &str, key: &str) -> Operation<SessionTurns> {
 /// reverse: the turns of its current identity, as [`get_turn`] and [`session_turns`]
 /// see them. The cursor is the `seq` of the last turn of the previous page.
 pub fn list_turns(workspace: &str, key: &str, request: TurnPageRequest) -> Operation<TurnPage> {
-    let parsed = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::limit(request.limit))
-        .and_then(|()| {
-            request
-                .cursor
-                .as_deref()
-                .map(|c| validate::unhex("cursor", c))
-                .transpose()
-        })
-        .and_then(|cursor| match cursor {
-            Some(c) => <[u8; 8]>::try_from(c.as_slice())
-                .map(|seq| Some(u64::from_be_bytes(seq)))
-                .map_err(|_| Error::invalid("cursor", "not a turn-list cursor Spool returned")),
-            None => Ok(None),
-        });
+    let parsed = validate::page(
+        workspace,
+        key,
+        request.limit,
+        request.cursor.as_deref(),
+        8,
+        "turn-list",
+    )
+    .map(|cursor| {
+        cursor
+            .and_then(|c| <[u8; 8]>::try_from(c.as_slice()).ok())
+            .map(u64::from_be_bytes)
+    });
     let after = match parsed {
         Ok(after) => after,
         Err(e) => return Operation::failed(workspace, e),

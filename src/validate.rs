@@ -119,6 +119,29 @@ pub fn unhex(field: &'static str, text: &str) -> Result<Vec<u8>, Error> {
         .collect()
 }
 
+/// Checks a paged read of the session `key` in `workspace`: the page size and the
+/// cursor, which must decode to exactly `cursor_len` bytes (`what` names the kind of
+/// cursor in the error). Returns the decoded cursor.
+pub fn page(
+    workspace: &str,
+    key: &str,
+    limit: u32,
+    cursor: Option<&str>,
+    cursor_len: usize,
+    what: &str,
+) -> Result<Option<Vec<u8>>, Error> {
+    self::workspace(workspace)?;
+    session_key(key)?;
+    self::limit(limit)?;
+    match cursor.map(|c| unhex("cursor", c)).transpose()? {
+        Some(c) if c.len() != cursor_len => Err(Error::invalid(
+            "cursor",
+            format!("not a {what} cursor Spool returned"),
+        )),
+        other => Ok(other),
+    }
+}
+
 /// A count or duration: at most `i64::MAX`, the largest every host (JavaScript, SQLite)
 /// represents exactly.
 pub fn count(field: &'static str, value: u64) -> Result<(), Error> {
