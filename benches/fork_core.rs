@@ -10,8 +10,8 @@ use std::cell::Cell;
 use std::time::Instant;
 
 use spool::{
-    AppendRequest, Batch, BranchRequest, Kv, MemoryStorage, Mutation, Order, PageRequest,
-    RangeQuery, Role, Storage, StorageError, run,
+    AppendRequest, Batch, BranchRequest, Kv, MemoryStorage, Order, PageRequest, RangeQuery, Role,
+    Storage, StorageError, run,
 };
 
 /// Forwards to the in-memory storage and counts the bytes of every committed batch:
@@ -29,15 +29,7 @@ impl Storage for Counting {
         self.inner.range(ws, query)
     }
     fn commit(&self, ws: &str, batch: Batch) -> Result<(), StorageError> {
-        let written: usize = batch
-            .mutations
-            .iter()
-            .map(|m| match m {
-                Mutation::Put(kv) => kv.key.len() + kv.value.len(),
-                Mutation::Delete(key) => key.len(),
-                Mutation::DeleteRange(r) => r.start.len() + r.end.as_ref().map_or(0, Vec::len),
-            })
-            .sum();
+        let written = batch.written_bytes();
         self.bytes.set(self.bytes.get() + written);
         self.inner.commit(ws, batch)
     }

@@ -94,6 +94,19 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// The bytes the batch writes: keys and values put, keys deleted, and the bounds of
+    /// range deletes (what a benchmark counts per commit).
+    pub fn written_bytes(&self) -> usize {
+        self.mutations
+            .iter()
+            .map(|m| match m {
+                Mutation::Put(kv) => kv.key.len() + kv.value.len(),
+                Mutation::Delete(key) => key.len(),
+                Mutation::DeleteRange(r) => r.start.len() + r.end.as_ref().map_or(0, Vec::len),
+            })
+            .sum()
+    }
+
     /// Adds a precondition that `key` is absent.
     pub fn require_absent(&mut self, key: Vec<u8>) {
         self.preconditions.push(Precondition::Absent(key));
@@ -220,5 +233,26 @@ impl<S: Storage + ?Sized> Storage for &S {
     }
     fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
         (**self).commit(workspace, batch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_written_bytes_counts_puts_deletes_and_range_bounds() {
+        let mut batch = Batch::default();
+        batch.require_absent(b"ignored".to_vec());
+        batch.put(b"ab".to_vec(), b"xyz".to_vec());
+        batch.delete(b"k".to_vec());
+        batch.delete_range(KeyRange {
+            start: b"s1".to_vec(),
+            end: Some(b"e".to_vec()),
+        });
+        batch.delete_range(KeyRange::prefix(&[]));
+        // 2 + 3, 1, 2 + 1, and an open range from the empty key: 0.
+        assert_eq!(batch.written_bytes(), 9);
+        assert_eq!(Batch::default().written_bytes(), 0);
     }
 }

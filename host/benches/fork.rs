@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use spool::{
-    AppendRequest, Batch, BranchRequest, Kv, Mutation, Order, PageRequest, RangeQuery, Role,
-    Storage, StorageError, TurnCommit,
+    AppendRequest, Batch, BranchRequest, Kv, Order, PageRequest, RangeQuery, Role, Storage,
+    StorageError, TurnCommit,
 };
 use spool_host::{Instance, Runtime, SqliteStorage};
 
@@ -41,15 +41,7 @@ impl Storage for Counting {
         self.inner.range(ws, query)
     }
     fn commit(&self, ws: &str, batch: Batch) -> Result<(), StorageError> {
-        let written: usize = batch
-            .mutations
-            .iter()
-            .map(|m| match m {
-                Mutation::Put(kv) => kv.key.len() + kv.value.len(),
-                Mutation::Delete(key) => key.len(),
-                Mutation::DeleteRange(r) => r.start.len() + r.end.as_ref().map_or(0, Vec::len),
-            })
-            .sum();
+        let written = batch.written_bytes();
         self.bytes.fetch_add(written, Ordering::Relaxed);
         self.inner.commit(ws, batch)
     }
