@@ -123,6 +123,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("resume_after_task.json"),
     ),
     (
+        "resume_failed_resume_ends_token.json",
+        include_str!("resume_failed_resume_ends_token.json"),
+    ),
+    (
         "resume_before_task.json",
         include_str!("resume_before_task.json"),
     ),
