@@ -470,6 +470,10 @@ pub(crate) async fn release(
     data_id: &str,
     done: &mut BTreeSet<String>,
 ) -> Result<(), Error> {
+    // Provider fork snapshots frozen on this identity are copied the same way.
+    if done.insert(format!("\u{0}fork-snapshots:{data_id}")) {
+        crate::fork_ops::keep_snapshots(io, batch, data_id).await?;
+    }
     let prefix = keys::holders(data_id);
     for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
         let Some((holder, _)) = keys::read_str(&kv.key, prefix.len()) else {

@@ -194,6 +194,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("fork_commits_frozen_snapshot.json"),
     ),
     (
+        "fork_snapshot_and_origin.json",
+        include_str!("fork_snapshot_and_origin.json"),
+    ),
+    (
         "fork_get_after_child_deleted.json",
         include_str!("fork_get_after_child_deleted.json"),
     ),
