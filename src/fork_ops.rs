@@ -52,7 +52,7 @@ use crate::op::{Io, OpResult, Operation};
 use crate::record;
 use crate::session::{load, require};
 use crate::storage::{Batch, KeyRange};
-use crate::turns::{Position, Turn, TurnPhase, last_position, latest_turn, load_turn};
+use crate::turns::{Turn, TurnPhase, last_position, latest_turn, load_turn};
 use crate::validate;
 
 /// Longest prepared working directory, in bytes.
@@ -232,7 +232,7 @@ async fn prepare(
                 check_closed(&l.turn)?;
             }
             let point = point_of(ForkPointKind::Session, latest.as_ref().map(|l| &l.turn));
-            (point, last_position(io, &sid).await?)
+            (point, last_position(io, &source).await?)
         }
     };
     let barrier = keys::fork_barrier(&sid, &point.barrier_name());
@@ -539,11 +539,10 @@ async fn materialize_child(
             .map(|kv| record::decode(&kv.key, &kv.value))
             .collect::<Result<_, _>>()?
     } else {
-        frozen_entries(io, op)
-            .await?
-            .into_iter()
-            .map(|(_, e)| e)
-            .collect()
+        match frozen_entries(io, op).await? {
+            Some(frozen) => frozen.into_iter().map(|(_, e)| e).collect(),
+            None => return Err(Error::internal("the source identity was checked before")),
+        }
     };
     entries.sort_by_key(|e| (e.created_at, e.id));
 
@@ -605,26 +604,33 @@ async fn materialize_child(
     Ok(child)
 }
 
-/// The frozen history as the source identity holds it now: its transcript and
-/// compaction archive through the boundary, each entry with its position.
-async fn frozen_entries(io: &Io, op: &ForkOperation) -> Result<Vec<(Vec<u8>, Entry)>, Error> {
-    let sid = &op.source_session_id;
-    let mut entries = Vec::new();
-    let Some(boundary) = op.boundary else {
-        return Ok(entries);
+/// The frozen history as the source holds it now: its canonical view (its own
+/// transcript and compaction archive, and what it reads through its shared base)
+/// through the boundary, each entry with its position. `None` when the source is no
+/// longer the identity the operation froze.
+async fn frozen_entries(
+    io: &Io,
+    op: &ForkOperation,
+) -> Result<Option<Vec<(Vec<u8>, Entry)>>, Error> {
+    let Some(source) = load(io, &op.source_key).await? else {
+        return Ok(None);
     };
-    for tag in [keys::ENTRY, keys::ARCHIVE] {
-        let prefix_len = keys::identity(tag, sid).len();
-        for kv in read_all(io, through(tag, sid, boundary)).await? {
-            let entry = if tag == keys::ENTRY {
-                record::decode(&kv.key, &kv.value)?
-            } else {
-                record::decode::<crate::compaction::ArchivedEntry>(&kv.key, &kv.value)?.entry
-            };
-            entries.push((kv.key[prefix_len..].to_vec(), entry));
-        }
+    if source.session.session_id != op.source_session_id {
+        return Ok(None);
     }
-    Ok(entries)
+    let Some(boundary) = op.boundary else {
+        return Ok(Some(Vec::new()));
+    };
+    // Exclusive: just past the boundary's position.
+    let mut below = keys::position(boundary.created_at, boundary.entry_id);
+    below.push(0);
+    let items = crate::shared::items(io, &source.session, &source.base, true, Some(&below)).await?;
+    Ok(Some(
+        items
+            .into_iter()
+            .map(|item| (item.position, item.entry))
+            .collect(),
+    ))
 }
 
 /// Copy-on-destroy for fork snapshots, called (by `shared::release`) before any write
@@ -653,7 +659,11 @@ pub(crate) async fn keep_snapshots(io: &Io, batch: &mut Batch, data_id: &str) ->
             continue;
         }
         let copy = keys::fork_snapshot(&id);
-        for (position, entry) in frozen_entries(io, &loaded.op).await? {
+        let Some(frozen) = frozen_entries(io, &loaded.op).await? else {
+            // The source is not the frozen identity any more: the commit fails anyway.
+            continue;
+        };
+        for (position, entry) in frozen {
             let mut key = copy.clone();
             key.extend_from_slice(&position);
             batch.put(key, record::encode(&entry)?);
@@ -663,18 +673,6 @@ pub(crate) async fn keep_snapshots(io: &Io, batch: &mut Batch, data_id: &str) ->
         write_op(batch, &loaded, &op)?;
     }
     Ok(())
-}
-
-/// The records of `tag` of identity `sid` up to and including position `boundary`.
-fn through(tag: u8, sid: &str, boundary: Position) -> KeyRange {
-    let prefix = keys::identity(tag, sid);
-    let mut end = prefix.clone();
-    end.extend_from_slice(&keys::position(boundary.created_at, boundary.entry_id));
-    end.push(0);
-    KeyRange {
-        start: prefix,
-        end: Some(end),
-    }
 }
 
 /// A committed operation after checking its identities against the live lineage.

@@ -284,6 +284,20 @@ pub(crate) async fn page(
     Ok((all, more))
 }
 
+/// The position of the newest entry (active or archived) a base lets its session read,
+/// or `None`: one reverse read per layer range, skipping what the layer does not admit.
+pub(crate) async fn newest_in_base(io: &Io, base: &[Layer]) -> Result<Option<Vec<u8>>, Error> {
+    let mut newest = None;
+    for layer in base {
+        let below = layer.below();
+        for source in sources_of_layer(layer) {
+            let found = scan(io, &source, None, below.as_deref(), true, 1).await?;
+            newest = newest.max(found.into_iter().next().map(|item| item.position));
+        }
+    }
+    Ok(newest)
+}
+
 /// Looks an entry up by message id in the session's own identity (active or archived).
 async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Option<Item>, Error> {
     let sid = &session.session_id;

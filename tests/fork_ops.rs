@@ -590,3 +590,78 @@ fn test_an_invalid_provider_answer_is_recorded_as_unknown_at_once() {
         assert_eq!(stored_op(&storage).state, ForkState::Unknown);
     }
 }
+
+/// A parent of three entries and a branch sharing them, with one entry of its own.
+fn branched_source() -> MemoryStorage {
+    let storage = MemoryStorage::new();
+    run(
+        &storage,
+        spool::create_session(WS, "agent:main:parent", "p-1", 1),
+    )
+    .expect("ok");
+    for i in 1..=3 {
+        let append = AppendRequest::new(Role::User, format!("p{i}"));
+        run(
+            &storage,
+            spool::append_entry(WS, "agent:main:parent", append, 1 + i),
+        )
+        .expect("ok");
+    }
+    let mut branch = spool::BranchRequest::empty("src-1");
+    branch.fork_transcript = true;
+    run(
+        &storage,
+        spool::branch(WS, "agent:main:parent", SRC, branch, 10),
+    )
+    .expect("branch");
+    let append = AppendRequest::new(Role::User, "own");
+    run(&storage, spool::append_entry(WS, SRC, append, 11)).expect("ok");
+    storage
+}
+
+#[test]
+fn test_provider_fork_of_a_branch_gets_the_history_it_shares() {
+    // Whole session, then the same with the parent and then the branch itself
+    // truncated between prepare and commit.
+    for cut in [None, Some("agent:main:parent"), Some(SRC)] {
+        let storage = branched_source();
+        let frozen = contents(&storage, SRC);
+        assert_eq!(frozen.len(), 4);
+        let req = whole_session("request-1", CHILD, "child-1");
+        run(&storage, spool::fork(WS, SRC, req, "operation-1", 12)).expect("prepared");
+        if let Some(key) = cut {
+            run(&storage, spool::truncate(WS, key, 1, None, 13)).expect("truncated");
+        }
+        let view = dispatch_accept_commit(&storage, "operation-1");
+        assert_eq!(view.operation.state, ForkState::Committed, "{cut:?}");
+        assert_eq!(contents(&storage, CHILD), frozen, "{cut:?}");
+    }
+}
+
+#[test]
+fn test_provider_fork_through_a_turn_of_a_branch_gets_the_history_it_shares() {
+    let storage = branched_source();
+    let start = StartTurn {
+        turn_id: "turn-1".into(),
+        provider_turn_id: None,
+        provider_binding: None,
+        expected_epoch: None,
+    };
+    run(&storage, spool::start_turn(WS, SRC, start, 12)).expect("ok");
+    let mut append = AppendRequest::new(Role::User, "in the turn");
+    append.turn_id = Some("turn-1".into());
+    run(&storage, spool::append_entry(WS, SRC, append, 13)).expect("ok");
+    run(
+        &storage,
+        spool::settle_turn(WS, SRC, "turn-1", CloseTurn::default(), 14),
+    )
+    .expect("ok");
+    let frozen = contents(&storage, SRC);
+    let later = AppendRequest::new(Role::User, "after the turn");
+    run(&storage, spool::append_entry(WS, SRC, later, 15)).expect("ok");
+    let req = request("request-1", CHILD, "child-1");
+    run(&storage, spool::fork(WS, SRC, req, "operation-1", 16)).expect("prepared");
+    let view = dispatch_accept_commit(&storage, "operation-1");
+    assert_eq!(view.operation.state, ForkState::Committed);
+    assert_eq!(contents(&storage, CHILD), frozen);
+}
