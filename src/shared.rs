@@ -23,7 +23,8 @@
 //! O(1) in the parent's length. The back-references `b · data_id · holder_key` say who
 //! to materialize. A session's own destructive writes materialize its own base first in
 //! the same way, so a session with a base has never compacted, truncated or replaced
-//! anything since its fork.
+//! anything since its fork. The frozen snapshots of provider fork operations pinned on
+//! the identity (`P`) are copied in the same step (`fork_ops::keep_snapshots`).
 //!
 //! Why one pass suffices for chains: a session drops all its layers at once, and a
 //! branch of a session that still reads identity D reads D too (it copied the layer).
@@ -484,7 +485,8 @@ pub(crate) async fn release(
     data_id: &str,
     done: &mut BTreeSet<String>,
 ) -> Result<(), Error> {
-    // Provider fork snapshots frozen on this identity are copied the same way.
+    // Provider fork snapshots frozen on this identity are copied the same way, once per
+    // batch (the marker cannot be a session key: keys have no control characters).
     if done.insert(format!("\u{0}fork-snapshots:{data_id}")) {
         crate::fork_ops::keep_snapshots(io, batch, data_id).await?;
     }

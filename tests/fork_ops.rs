@@ -665,3 +665,34 @@ fn test_provider_fork_through_a_turn_of_a_branch_gets_the_history_it_shares() {
     assert_eq!(view.operation.state, ForkState::Committed);
     assert_eq!(contents(&storage, CHILD), frozen);
 }
+
+#[test]
+fn test_a_truncation_racing_the_commit_never_shrinks_the_child() {
+    // The truncation reads first and commits second, then the other way round.
+    for truncation_first in [false, true] {
+        let storage = plain_source(5);
+        let frozen = contents(&storage, SRC);
+        let req = whole_session("request-1", CHILD, "child-1");
+        run(&storage, spool::fork(WS, SRC, req, "operation-1", 10)).expect("prepared");
+        run(&storage, spool::begin_fork_dispatch(WS, "operation-1", 11)).expect("ok");
+        run(
+            &storage,
+            spool::record_fork_disposition(WS, "operation-1", accepted(), 12),
+        )
+        .expect("ok");
+        if truncation_first {
+            let (commit, batch) = until_commit(&storage, spool::commit_fork(WS, "operation-1", 14));
+            run(&storage, spool::truncate(WS, SRC, 2, None, 13)).expect("truncated");
+            let view = finish(&storage, commit, batch).expect("the commit retries");
+            assert!(view.operation.snapshot_copied);
+        } else {
+            let (cut, batch) = until_commit(&storage, spool::truncate(WS, SRC, 2, None, 13));
+            run(&storage, spool::commit_fork(WS, "operation-1", 14)).expect("committed");
+            let outcome = finish(&storage, cut, batch).expect("the truncation retries");
+            assert_eq!(outcome.after_count, 2);
+        }
+        assert_eq!(contents(&storage, CHILD), frozen, "{truncation_first}");
+        assert_eq!(contents(&storage, SRC).len(), 2);
+        assert_eq!(snapshot_keys(&storage), 0);
+    }
+}
