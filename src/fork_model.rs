@@ -356,6 +356,48 @@ pub enum Disposition {
     },
 }
 
+/// The reason code of an `unknown` operation whose provider answer was not a valid
+/// disposition.
+pub const INVALID_DISPOSITION: &str = "invalid_disposition";
+
+/// Whether `disposition` is one the core can record as it is: ids and reason codes of 1
+/// to [`crate::validate::MAX_ID_BYTES`] bytes without control characters, error texts
+/// within the content limit.
+pub fn check_disposition(disposition: &Disposition) -> Result<(), Error> {
+    let error_text = |error: &str| {
+        crate::validate::content(error).map_err(|e| Error::invalid("error", e.to_string()))
+    };
+    match disposition {
+        Disposition::Accepted {
+            target_provider_session_id: Some(id),
+            ..
+        } => crate::validate::id("target_provider_session_id", id),
+        Disposition::Accepted { .. } => Ok(()),
+        Disposition::Rejected { error, reason } => error_text(error).and_then(|()| {
+            reason
+                .as_deref()
+                .map_or(Ok(()), |r| crate::validate::id("reason", r))
+        }),
+        Disposition::Unknown { error } => error_text(error),
+    }
+}
+
+/// What is recorded for a provider's answer: a valid disposition as it is; anything
+/// else is `unknown` (whether the provider forked cannot be told from it, and the
+/// operation must not stay `dispatching`), its error saying why, with the reason code
+/// [`INVALID_DISPOSITION`]. Returns the disposition and the reason code of an `unknown`.
+pub fn recorded_disposition(disposition: Disposition) -> (Disposition, &'static str) {
+    match check_disposition(&disposition) {
+        Ok(()) => (disposition, "delivery_unknown"),
+        Err(e) => (
+            Disposition::Unknown {
+                error: format!("the provider's answer is not a valid disposition: {e}"),
+            },
+            INVALID_DISPOSITION,
+        ),
+    }
+}
+
 /// A provider fork operation as stored (and, with status and phase, as returned).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ForkOperation {
@@ -384,6 +426,11 @@ pub struct ForkOperation {
     /// The newest source entry the child gets (`None`: an empty history).
     #[serde(default)]
     pub boundary: Option<Position>,
+    /// Whether the frozen history was copied into the operation because a write on the
+    /// source (truncation, compaction, reset, deletion) was about to change it; the
+    /// commit then reads the copy, not the source.
+    #[serde(default)]
+    pub snapshot_copied: bool,
     /// The child's key.
     pub target_key: String,
     /// The child's identity.
@@ -437,9 +484,27 @@ pub struct ForkOperationView {
     pub target_turn_id: Option<String>,
     /// Whether the committed result was acknowledged.
     pub acknowledged: bool,
+    /// How a [`crate::fork`] call came to return this operation; `None` from every
+    /// other call. Only a `prepared` one is the caller's to dispatch.
+    #[serde(default)]
+    pub origin: Option<ForkOrigin>,
     /// The record.
     #[serde(flatten)]
     pub operation: ForkOperation,
+}
+
+/// How a [`crate::fork`] call came to return an operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ForkOrigin {
+    /// This call prepared it: the caller dispatches it.
+    Prepared,
+    /// The same request was made before (same `request_id`, same arguments): the
+    /// caller's own operation, as it is now.
+    SameRequest,
+    /// Another request's operation holds the fork point's barrier: someone else's,
+    /// returned as it is; the caller must not advance it.
+    BarrierHeld,
 }
 
 /// The public projection of an operation.
@@ -450,7 +515,16 @@ pub fn view(operation: &ForkOperation) -> ForkOperationView {
         source_turn_id: operation.point.turn_id.clone(),
         target_turn_id: operation.point.turn_id.clone(),
         acknowledged: operation.acknowledged_at.is_some(),
+        origin: None,
         operation: operation.clone(),
+    }
+}
+
+/// The projection a [`crate::fork`] call returns: [`view`] with its `origin`.
+pub fn fork_result(operation: &ForkOperation, origin: ForkOrigin) -> ForkOperationView {
+    ForkOperationView {
+        origin: Some(origin),
+        ..view(operation)
     }
 }
 
@@ -762,6 +836,7 @@ mod tests {
                 provider_binding: None,
             },
             boundary: None,
+            snapshot_copied: false,
             target_key: "t".into(),
             target_session_id: "target-1".into(),
             target_context: TargetContext::default(),

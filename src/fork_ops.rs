@@ -17,7 +17,10 @@
 //! 3. [`record_fork_disposition`]: `accepted` → `provider_accepted`; `rejected` →
 //!    `failed` (error text and reason code kept verbatim); `unknown` → `unknown`.
 //! 4. [`commit_fork`] materializes the child from the frozen snapshot (not the live
-//!    source) and writes its lineage in the same atomic commit → `committed`.
+//!    source) and writes its lineage in the same atomic commit → `committed`. The
+//!    snapshot is pinned: a write that would change the source's entries other than by
+//!    an append copies the frozen entries into the operation first ([`keep_snapshots`],
+//!    called by `shared::release`), and the commit reads that copy.
 //! 5. [`get_fork_operation`] returns the operation (a committed one with its immutable
 //!    child and lineage, even after the child was deleted) and never acknowledges;
 //!    [`acknowledge_fork_operation`] does, once, and releases the barrier.
@@ -29,17 +32,18 @@
 //! Records: `F · operation_id` (the operation, compare-and-set on every transition),
 //! `G · request_id` (idempotency), `B · source_session_id · point` (barrier),
 //! `K · target_key` (reservation), `A · operation_id` (active, for recovery),
-//! `L · session_id` (lineage, owned by the child identity).
+//! `L · session_id` (lineage, owned by the child identity), `P · source_session_id ·
+//! operation_id` (snapshot pin) and `Q · operation_id · position` (copied snapshot).
 
 use serde_json::Value;
 
 use crate::error::Error;
 use crate::fork_model::{
-    DispatchPayload, Disposition, ForkEvent, ForkOperation, ForkOperationView, ForkPoint,
-    ForkPointKind, ForkRequest, ForkState, ForkedSession, Lineage, PROVIDER_KEY,
+    DispatchPayload, Disposition, ForkEvent, ForkOperation, ForkOperationView, ForkOrigin,
+    ForkPoint, ForkPointKind, ForkRequest, ForkState, ForkedSession, Lineage, PROVIDER_KEY,
     PROVIDER_SESSION_ID_KEY, ProviderBindingRequest, ProviderStateBinding, RecoveryReport,
-    check_committed_identity, dispatch_payload, holds_barrier, request_hash, string_fact,
-    target_context, transition, view,
+    check_committed_identity, dispatch_payload, fork_result, holds_barrier, recorded_disposition,
+    request_hash, string_fact, target_context, transition, view,
 };
 use crate::keys;
 use crate::lifecycle::read_all;
@@ -48,7 +52,7 @@ use crate::op::{Io, OpResult, Operation};
 use crate::record;
 use crate::session::{load, require};
 use crate::storage::{Batch, KeyRange};
-use crate::turns::{Position, Turn, TurnPhase, last_position, latest_turn, load_turn};
+use crate::turns::{Turn, TurnPhase, last_position, latest_turn, load_turn};
 use crate::validate;
 
 /// Longest prepared working directory, in bytes.
@@ -110,10 +114,13 @@ fn barrier_key(op: &ForkOperation) -> Vec<u8> {
     keys::fork_barrier(&op.source_session_id, &op.point.barrier_name())
 }
 
-/// Releases what a terminal operation no longer holds. Each release happens once, when
-/// the operation leaves the state that held it, so it never frees someone else's entry.
+/// Releases what a terminal operation no longer holds (and its snapshot pin and copy,
+/// which only it used). Each release happens once, when the operation leaves the state
+/// that held it, so it never frees someone else's entry.
 fn release(batch: &mut Batch, op: &ForkOperation, barrier: bool, target: bool) {
     batch.delete(keys::fork_active(&op.operation_id));
+    batch.delete(keys::fork_pin(&op.source_session_id, &op.operation_id));
+    batch.delete_range(KeyRange::prefix(&keys::fork_snapshot(&op.operation_id)));
     if barrier {
         batch.delete(barrier_key(op));
     }
@@ -191,7 +198,7 @@ async fn prepare(
             && existing.op.request == request
             && existing.op.source_key == source_key
         {
-            return Ok(view(&existing.op));
+            return Ok(fork_result(&existing.op, ForkOrigin::SameRequest));
         }
         return Err(Error::fork_conflict(
             "request_changed",
@@ -225,7 +232,7 @@ async fn prepare(
                 check_closed(&l.turn)?;
             }
             let point = point_of(ForkPointKind::Session, latest.as_ref().map(|l| &l.turn));
-            (point, last_position(io, &sid).await?)
+            (point, last_position(io, &source).await?)
         }
     };
     let barrier = keys::fork_barrier(&sid, &point.barrier_name());
@@ -233,7 +240,7 @@ async fn prepare(
     if let Some(existing) = &held
         && holds_barrier(existing.op.state, existing.op.acknowledged_at.is_some())
     {
-        return Ok(view(&existing.op));
+        return Ok(fork_result(&existing.op, ForkOrigin::BarrierHeld));
     }
     if load(io, &request.target_key).await?.is_some() {
         return Err(Error::fork_conflict(
@@ -272,6 +279,7 @@ async fn prepare(
         source_provider_session_id: string_fact(&session.model_config, PROVIDER_SESSION_ID_KEY),
         point,
         boundary,
+        snapshot_copied: false,
         target_key: request.target_key.clone(),
         target_session_id: request.target_session_id.clone(),
         target_context: target_context(session, request.cwd.as_deref()),
@@ -304,8 +312,15 @@ async fn prepare(
     batch.put(barrier, id.clone());
     batch.put(target, id);
     batch.put(keys::fork_active(operation_id), Vec::new());
+    if op.boundary.is_some() {
+        // Pins the frozen history: a write that would change it copies it first.
+        batch.put(
+            keys::fork_pin(&op.source_session_id, operation_id),
+            Vec::new(),
+        );
+    }
     io.commit(batch).await?;
-    Ok(view(&op))
+    Ok(fork_result(&op, ForkOrigin::Prepared))
 }
 
 /// A fork point must be a closed turn: a running one has no boundary yet.
@@ -372,29 +387,16 @@ pub fn begin_fork_dispatch(
 
 /// Records the provider's answer to a dispatched fork: `accepted` → `provider_accepted`
 /// (then [`commit_fork`]), `rejected` → `failed` (releases the barrier and the target),
-/// `unknown` → `unknown` (keeps both: never retried automatically).
+/// `unknown` → `unknown` (keeps both: never retried automatically). An answer that is not
+/// a valid disposition (e.g. an empty reason or provider session id) is recorded as
+/// `unknown` with reason `invalid_disposition` ([`recorded_disposition`]).
 pub fn record_fork_disposition(
     workspace: &str,
     operation_id: &str,
     disposition: Disposition,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
-    let checked = match &disposition {
-        Disposition::Accepted {
-            target_provider_session_id: Some(id),
-            ..
-        } => check_id("target_provider_session_id", id),
-        Disposition::Accepted { .. } => Ok(()),
-        Disposition::Rejected { error, reason } => validate::content(error)
-            .map_err(|e| Error::invalid("error", e.to_string()))
-            .and_then(|()| reason.as_deref().map_or(Ok(()), |r| check_id("reason", r))),
-        Disposition::Unknown { error } => {
-            validate::content(error).map_err(|e| Error::invalid("error", e.to_string()))
-        }
-    };
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    let (disposition, unknown_reason) = recorded_disposition(disposition);
     by_id(workspace, operation_id, move |io, id| {
         let disposition = disposition.clone();
         async move {
@@ -421,7 +423,7 @@ pub fn record_fork_disposition(
                 Disposition::Unknown { error } => {
                     op.state = transition(op.state, ForkEvent::DeliveryUnknown)?;
                     op.error = Some(error);
-                    op.error_reason = Some("delivery_unknown".into());
+                    op.error_reason = Some(unknown_reason.into());
                     release(&mut batch, &op, false, false);
                 }
             }
@@ -517,9 +519,10 @@ fn failed_error(op: &ForkOperation) -> Error {
 }
 
 /// Writes the child session and its history into `batch`: the source's canonical
-/// transcript (active and compaction-archived entries) up to the frozen boundary, as the
-/// child's active transcript at the same positions with the same ids, and the source
-/// turns up to the fork point. Kept in one function: history sharing (O(1) branch) can
+/// transcript (active and compaction-archived entries) up to the frozen boundary — or
+/// the operation's copy of it, once a write on the source made one — as the child's
+/// active transcript at the same positions with the same ids, and the source turns up
+/// to the fork point. Kept in one function: history sharing (O(1) branch) can
 /// replace the copy here without touching the state machine.
 async fn materialize_child(
     io: &Io,
@@ -529,18 +532,18 @@ async fn materialize_child(
 ) -> Result<Session, Error> {
     let sid = &op.source_session_id;
     let child_sid = &op.target_session_id;
-    let mut entries: Vec<Entry> = Vec::new();
-    if let Some(boundary) = op.boundary {
-        for tag in [keys::ENTRY, b'x'] {
-            for kv in read_all(io, through(tag, sid, boundary)).await? {
-                entries.push(if tag == keys::ENTRY {
-                    record::decode(&kv.key, &kv.value)?
-                } else {
-                    record::decode::<crate::compaction::ArchivedEntry>(&kv.key, &kv.value)?.entry
-                });
-            }
+    let mut entries: Vec<Entry> = if op.snapshot_copied {
+        read_all(io, KeyRange::prefix(&keys::fork_snapshot(&op.operation_id)))
+            .await?
+            .iter()
+            .map(|kv| record::decode(&kv.key, &kv.value))
+            .collect::<Result<_, _>>()?
+    } else {
+        match frozen_entries(io, op).await? {
+            Some(frozen) => frozen.into_iter().map(|(_, e)| e).collect(),
+            None => return Err(Error::internal("the source identity was checked before")),
         }
-    }
+    };
     entries.sort_by_key(|e| (e.created_at, e.id));
 
     let ctx = &op.target_context;
@@ -601,16 +604,75 @@ async fn materialize_child(
     Ok(child)
 }
 
-/// The records of `tag` of identity `sid` up to and including position `boundary`.
-fn through(tag: u8, sid: &str, boundary: Position) -> KeyRange {
-    let prefix = keys::identity(tag, sid);
-    let mut end = prefix.clone();
-    end.extend_from_slice(&keys::position(boundary.created_at, boundary.entry_id));
-    end.push(0);
-    KeyRange {
-        start: prefix,
-        end: Some(end),
+/// The frozen history as the source holds it now: its canonical view (its own
+/// transcript and compaction archive, and what it reads through its shared base)
+/// through the boundary, each entry with its position. `None` when the source is no
+/// longer the identity the operation froze.
+async fn frozen_entries(
+    io: &Io,
+    op: &ForkOperation,
+) -> Result<Option<Vec<(Vec<u8>, Entry)>>, Error> {
+    let Some(source) = load(io, &op.source_key).await? else {
+        return Ok(None);
+    };
+    if source.session.session_id != op.source_session_id {
+        return Ok(None);
     }
+    let Some(boundary) = op.boundary else {
+        return Ok(Some(Vec::new()));
+    };
+    // Exclusive: just past the boundary's position.
+    let mut below = keys::position(boundary.created_at, boundary.entry_id);
+    below.push(0);
+    let items = crate::shared::items(io, &source.session, &source.base, true, Some(&below)).await?;
+    Ok(Some(
+        items
+            .into_iter()
+            .map(|item| (item.position, item.entry))
+            .collect(),
+    ))
+}
+
+/// Copy-on-destroy for fork snapshots, called (by `shared::release`) before any write
+/// other than an append changes the entries of identity `data_id`: every active
+/// operation pinned on it gets its frozen history copied into `Q · operation_id`
+/// (guarded by its record, which is marked `snapshot_copied`), so its commit
+/// materializes exactly the snapshot whatever the source does meanwhile. Pins of
+/// operations that ended are dropped.
+pub(crate) async fn keep_snapshots(io: &Io, batch: &mut Batch, data_id: &str) -> Result<(), Error> {
+    let prefix = keys::fork_pins(data_id);
+    for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
+        let Some((id, _)) = keys::read_str(&kv.key, prefix.len()) else {
+            return Err(Error::Corruption {
+                key: keys::display(&kv.key),
+                detail: "not a fork pin key".into(),
+            });
+        };
+        let loaded = match load_op(io, &id).await? {
+            Some(l) if l.op.state.is_active() && l.op.source_session_id == data_id => l,
+            _ => {
+                batch.delete(kv.key);
+                continue;
+            }
+        };
+        if loaded.op.snapshot_copied {
+            continue;
+        }
+        let copy = keys::fork_snapshot(&id);
+        let Some(frozen) = frozen_entries(io, &loaded.op).await? else {
+            // The source is not the frozen identity any more: the commit fails anyway.
+            continue;
+        };
+        for (position, entry) in frozen {
+            let mut key = copy.clone();
+            key.extend_from_slice(&position);
+            batch.put(key, record::encode(&entry)?);
+        }
+        let mut op = loaded.op.clone();
+        op.snapshot_copied = true;
+        write_op(batch, &loaded, &op)?;
+    }
+    Ok(())
 }
 
 /// A committed operation after checking its identities against the live lineage.

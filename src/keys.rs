@@ -23,6 +23,8 @@
 //! | `B` | `B · source_session_id · point` | operation id (turn barrier) |
 //! | `K` | `K · target_key` | operation id (target reservation) |
 //! | `A` | `A · operation_id` | empty (active operations, for restart recovery) |
+//! | `P` | `P · source_session_id · operation_id` | empty: an active fork operation's frozen snapshot reads that identity (copy-on-destroy, see `crate::fork_ops`) |
+//! | `Q` | `Q · operation_id · created_at · entry_id` | entry record: the frozen snapshot, copied before a write destroyed it in the source |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
@@ -58,6 +60,10 @@ pub const FORK_BARRIER: u8 = b'B';
 pub const FORK_TARGET: u8 = b'K';
 /// Tag of the active fork operations (`A · operation_id`), walked by restart recovery.
 pub const FORK_ACTIVE: u8 = b'A';
+/// Tag of fork snapshot pins (`P · source_session_id · operation_id`).
+pub const FORK_PIN: u8 = b'P';
+/// Tag of copied fork snapshots (`Q · operation_id · position` → entry).
+pub const FORK_SNAPSHOT: u8 = b'Q';
 /// Tags of every record owned by one session identity (entries, message index, the
 /// compaction summaries `y` and archive `x`, turns and their index, fork lineage):
 /// deleting an identity deletes these ranges.
@@ -221,6 +227,24 @@ pub fn fork_target(target_key: &str) -> Vec<u8> {
 /// Key of an active fork operation's entry in the recovery index.
 pub fn fork_active(operation_id: &str) -> Vec<u8> {
     KeyBuf::new(FORK_ACTIVE).str(operation_id).finish()
+}
+
+/// Key of the pin of a fork operation's snapshot on the identity it reads.
+pub fn fork_pin(source_session_id: &str, operation_id: &str) -> Vec<u8> {
+    KeyBuf::new(FORK_PIN)
+        .str(source_session_id)
+        .str(operation_id)
+        .finish()
+}
+
+/// Prefix of the pins on the identity `source_session_id`.
+pub fn fork_pins(source_session_id: &str) -> Vec<u8> {
+    KeyBuf::new(FORK_PIN).str(source_session_id).finish()
+}
+
+/// Prefix of a fork operation's copied snapshot (entries follow at their positions).
+pub fn fork_snapshot(operation_id: &str) -> Vec<u8> {
+    KeyBuf::new(FORK_SNAPSHOT).str(operation_id).finish()
 }
 
 /// Decodes a string component starting at `at`; returns it and the offset after it.

@@ -10,6 +10,8 @@
 //! - a synthetic monitor id shaped `agent:project:task` is never a provider token;
 //! - a token captured mid-stream (`source` `provider_stream`, status `working`) is only
 //!   resumable once a finished row confirms it, and is dropped when its run failed;
+//! - a run that resumed a token and ended in a terminal failure is a run of that token
+//!   too ([`outcome_tokens`]), whatever token it reported itself;
 //! - a token whose newest run ended in a terminal failure is rejected even when resume
 //!   was preconfigured: mode `new`, the role state and the task's resume metadata are
 //!   cleared and `external_resume_fallback` is `provider_terminal_failure` — unless the
@@ -324,6 +326,26 @@ pub struct TaskOutcome {
     /// True when the token was captured from the provider's stream before the run ended.
     #[serde(default)]
     pub from_stream: bool,
+}
+
+/// The tokens whose history a task's outcome adds a run row to (each with the outcome's
+/// status): the token the run reported, and, when the run ended in a terminal failure,
+/// the token it was resuming — a run that only resumed a token and failed still ends
+/// it, whatever token (if any) it reported itself.
+pub fn outcome_tokens(outcome: &TaskOutcome) -> Vec<&str> {
+    let mut tokens: Vec<&str> = outcome
+        .token
+        .as_deref()
+        .filter(|t| !t.is_empty())
+        .into_iter()
+        .collect();
+    if TERMINAL_FAILURES.contains(&outcome.status.as_str())
+        && let Some(resumed) = outcome.resumed_from.as_deref().filter(|t| !t.is_empty())
+        && !tokens.contains(&resumed)
+    {
+        tokens.push(resumed);
+    }
+    tokens
 }
 
 /// Decides what a task's outcome leaves behind: a `done` task with a usable token pins it

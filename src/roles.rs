@@ -750,8 +750,10 @@ async fn select(io: &Io, request: ResumeRequest) -> OpResult<ResumeDecision> {
     Ok(decision)
 }
 
-/// Records what a task left behind ([`resume::record_task_outcome`]): its run row (when
-/// it reported a token) and the change to its role's adapter state, in one commit.
+/// Records what a task left behind ([`resume::record_task_outcome`]): its run rows (one
+/// per token of [`resume::outcome_tokens`]: the token it reported and, for a terminal
+/// failure, the token it was resuming) and the change to its role's adapter state, in
+/// one commit.
 pub fn record_task_outcome(
     workspace: &str,
     request: OutcomeRequest,
@@ -770,10 +772,9 @@ pub fn record_task_outcome(
             ])
         })
         .and_then(|()| {
-            outcome
-                .token
-                .as_ref()
-                .map_or(Ok(()), |token| check_run(&run_of(&request, token)))
+            resume::outcome_tokens(outcome)
+                .into_iter()
+                .try_for_each(|token| check_run(&run_of(&request, token)))
         });
     if let Err(e) = checked {
         return Operation::failed(workspace, e);
@@ -819,7 +820,7 @@ async fn record_outcome(
         });
     let effects = resume::record_task_outcome(&request.outcome, current.as_deref(), &policy);
     let mut batch = Batch::default();
-    if let Some(token) = request.outcome.token.as_deref().filter(|t| !t.is_empty()) {
+    for token in resume::outcome_tokens(&request.outcome) {
         let run = stamp(run_of(&request, token), now_ms);
         stage_run(io, &mut batch, &run).await?;
     }

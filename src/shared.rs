@@ -23,7 +23,8 @@
 //! O(1) in the parent's length. The back-references `b · data_id · holder_key` say who
 //! to materialize. A session's own destructive writes materialize its own base first in
 //! the same way, so a session with a base has never compacted, truncated or replaced
-//! anything since its fork.
+//! anything since its fork. The frozen snapshots of provider fork operations pinned on
+//! the identity (`P`) are copied in the same step (`fork_ops::keep_snapshots`).
 //!
 //! Why one pass suffices for chains: a session drops all its layers at once, and a
 //! branch of a session that still reads identity D reads D too (it copied the layer).
@@ -284,6 +285,20 @@ pub(crate) async fn page(
     Ok((all, more))
 }
 
+/// The position of the newest entry (active or archived) a base lets its session read,
+/// or `None`: one reverse read per layer range, skipping what the layer does not admit.
+pub(crate) async fn newest_in_base(io: &Io, base: &[Layer]) -> Result<Option<Vec<u8>>, Error> {
+    let mut newest = None;
+    for layer in base {
+        let below = layer.below();
+        for source in sources_of_layer(layer) {
+            let found = scan(io, &source, None, below.as_deref(), true, 1).await?;
+            newest = newest.max(found.into_iter().next().map(|item| item.position));
+        }
+    }
+    Ok(newest)
+}
+
 /// Looks an entry up by message id in the session's own identity (active or archived).
 async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Option<Item>, Error> {
     let sid = &session.session_id;
@@ -470,6 +485,11 @@ pub(crate) async fn release(
     data_id: &str,
     done: &mut BTreeSet<String>,
 ) -> Result<(), Error> {
+    // Provider fork snapshots frozen on this identity are copied the same way, once per
+    // batch (the marker cannot be a session key: keys have no control characters).
+    if done.insert(format!("\u{0}fork-snapshots:{data_id}")) {
+        crate::fork_ops::keep_snapshots(io, batch, data_id).await?;
+    }
     let prefix = keys::holders(data_id);
     for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
         let Some((holder, _)) = keys::read_str(&kv.key, prefix.len()) else {

@@ -8,9 +8,10 @@
 //! - [`plan_provider_thread`] tells a new agent what to do: resume the bound thread, or
 //!   start one. When the host reports that the bound thread could not be resumed, the
 //!   plan is "start fresh" with exactly one notice (`Codex thread could not be resumed;
-//!   starting a new one.`); the next turn's commit rotates the binding to the new thread,
-//!   and only if the binding is still the dead one (otherwise another agent already
-//!   rotated it, and the commit fails with `conflict` rather than undo that).
+//!   starting a new one.`) and the dead binding is dropped at once, so no later plan
+//!   offers it again; the next turn's commit binds the new thread, and only if the
+//!   binding is still the dead one or none (otherwise another agent already rotated it,
+//!   and the commit fails with `conflict` rather than undo that).
 //! - A binding belongs to one session of one workspace: nothing is ever resumed across
 //!   sessions or workspaces.
 
@@ -96,7 +97,10 @@ pub fn thread_plan(
     }
 }
 
-/// Reads the session under `key` and plans its provider thread ([`thread_plan`]).
+/// Reads the session under `key` and plans its provider thread ([`thread_plan`]). When
+/// `dead_thread` is the bound thread, the binding is dropped in the same operation: the
+/// refusal is remembered, and a later plan (with or without `dead_thread`) starts a new
+/// thread without another notice. `updated_at` is left alone (nothing was used).
 pub fn plan_provider_thread(
     workspace: &str,
     key: &str,
@@ -119,11 +123,17 @@ pub fn plan_provider_thread(
         let (key, agent, dead) = (key.clone(), agent.clone(), dead_thread.clone());
         async move {
             let loaded = require(&io, &key).await?;
-            Ok(thread_plan(
-                &loaded.session.model_config,
-                &agent,
-                dead.as_deref(),
-            ))
+            let plan = thread_plan(&loaded.session.model_config, &agent, dead.as_deref());
+            if plan.replaces.is_some() {
+                // The provider refused the bound thread: drop the binding in the same
+                // step, so no later plan offers it again.
+                let mut updated = loaded.session.clone();
+                updated.model_config.remove(&binding_key(&agent));
+                let mut batch = Batch::default();
+                write_update(&mut batch, &loaded, &updated)?;
+                io.commit(batch).await?;
+            }
+            Ok(plan)
         }
     })
 }

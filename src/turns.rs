@@ -237,9 +237,14 @@ pub(crate) async fn latest_turn(io: &Io, session_id: &str) -> Result<Option<Load
         .transpose()
 }
 
-/// The position of the newest entry of a session identity, active or archived by
-/// compaction (which keeps positions), or `None` for an empty transcript.
-pub(crate) async fn last_position(io: &Io, session_id: &str) -> Result<Option<Position>, Error> {
+/// The position of the newest entry of a session's canonical view — its own entries,
+/// active or archived by compaction (which keeps positions), and those it reads through
+/// its shared base — or `None` for an empty transcript.
+pub(crate) async fn last_position(
+    io: &Io,
+    loaded: &crate::session::Loaded,
+) -> Result<Option<Position>, Error> {
+    let session_id = loaded.session.session_id.as_str();
     let mut last = None;
     for tag in [keys::ENTRY, b'x'] {
         let prefix = keys::identity(tag, session_id);
@@ -251,23 +256,29 @@ pub(crate) async fn last_position(io: &Io, session_id: &str) -> Result<Option<Po
             })
             .await?;
         if let Some(kv) = newest.first() {
-            let at = prefix.len();
-            let decoded = keys::read_u64(&kv.key, at).and_then(|(created_at, at)| {
-                keys::read_u64(&kv.key, at).map(|(id, _)| (created_at, id))
-            });
-            let Some((created_at, entry_id)) = decoded else {
-                return Err(Error::Corruption {
-                    key: keys::display(&kv.key),
-                    detail: "not a transcript position".into(),
-                });
-            };
-            last = last.max(Some(Position {
-                created_at,
-                entry_id,
-            }));
+            last = last.max(Some(decode_position(&kv.key, prefix.len())?));
         }
     }
+    if let Some(shared) = crate::shared::newest_in_base(io, &loaded.base).await? {
+        last = last.max(Some(decode_position(&shared, 0)?));
+    }
     Ok(last)
+}
+
+/// The `created_at · entry_id` position starting at `at` of `key`.
+fn decode_position(key: &[u8], at: usize) -> Result<Position, Error> {
+    let decoded = keys::read_u64(key, at)
+        .and_then(|(created_at, at)| keys::read_u64(key, at).map(|(id, _)| (created_at, id)));
+    match decoded {
+        Some((created_at, entry_id)) => Ok(Position {
+            created_at,
+            entry_id,
+        }),
+        None => Err(Error::Corruption {
+            key: keys::display(key),
+            detail: "not a transcript position".into(),
+        }),
+    }
 }
 
 /// Starts a turn of the session under `key`. Fails with `conflict` while another turn
@@ -414,7 +425,7 @@ fn close_turn(
             let mut turn = current.turn.clone();
             turn.phase = phase;
             turn.ended_at = Some(now_ms);
-            turn.boundary = last_position(&io, sid).await?;
+            turn.boundary = last_position(&io, &loaded).await?;
             if close.provider_turn_id.is_some() {
                 turn.provider_turn_id = close.provider_turn_id;
             }

@@ -373,3 +373,326 @@ fn test_projections_read_lineage_once_per_session_and_write_nothing() {
     }
     assert_eq!(dump(&storage.inner, WS), before);
 }
+
+/// A source of `n` plain entries (no turns), ready for a whole-session fork.
+fn plain_source(n: u64) -> MemoryStorage {
+    let storage = MemoryStorage::new();
+    run(&storage, spool::create_session(WS, SRC, "src-1", 1)).expect("ok");
+    for i in 1..=n {
+        let append = AppendRequest::new(Role::User, format!("step {i}"));
+        run(&storage, spool::append_entry(WS, SRC, append, 1 + i)).expect("ok");
+    }
+    storage
+}
+
+fn whole_session(id: &str, target: &str, target_sid: &str) -> ForkRequest {
+    ForkRequest {
+        through_turn_id: None,
+        ..request(id, target, target_sid)
+    }
+}
+
+fn contents(storage: &MemoryStorage, key: &str) -> Vec<(u64, String)> {
+    let page = spool::PageRequest {
+        order: spool::Order::OldestFirst,
+        cursor: None,
+        limit: 100,
+    };
+    run(storage, spool::read_page(WS, key, page))
+        .expect("read")
+        .entries
+        .into_iter()
+        .map(|e| (e.id, e.content))
+        .collect()
+}
+
+fn dispatch_accept_commit(
+    storage: &MemoryStorage,
+    id: &str,
+) -> spool::fork_model::ForkOperationView {
+    run(storage, spool::begin_fork_dispatch(WS, id, 20)).expect("dispatch");
+    run(
+        storage,
+        spool::record_fork_disposition(WS, id, accepted(), 21),
+    )
+    .expect("accepted");
+    run(storage, spool::commit_fork(WS, id, 22)).expect("commit")
+}
+
+fn snapshot_keys(storage: &MemoryStorage) -> usize {
+    dump(storage, WS)
+        .iter()
+        .filter(|kv| matches!(kv.key.first(), Some(b'P' | b'Q')))
+        .count()
+}
+
+#[test]
+fn test_commit_materializes_the_frozen_snapshot_after_the_source_is_truncated() {
+    let storage = plain_source(5);
+    let frozen = contents(&storage, SRC);
+    let req = whole_session("request-1", CHILD, "child-1");
+    run(&storage, spool::fork(WS, SRC, req, "operation-1", 10)).expect("prepared");
+    let cut = run(&storage, spool::truncate(WS, SRC, 2, None, 11)).expect("truncated");
+    assert_eq!((cut.before_count, cut.after_count), (5, 2));
+    let view = dispatch_accept_commit(&storage, "operation-1");
+    assert_eq!(view.operation.state, ForkState::Committed);
+    assert_eq!(contents(&storage, CHILD), frozen);
+    let child = view.operation.session.expect("child").session;
+    assert_eq!((child.entry_count, child.last_entry_id), (5, 5));
+    assert_eq!(
+        contents(&storage, SRC).len(),
+        2,
+        "the source keeps its truncation"
+    );
+    assert_eq!(
+        snapshot_keys(&storage),
+        0,
+        "the pin and the copy go with the commit"
+    );
+}
+
+#[test]
+fn test_commit_materializes_the_frozen_snapshot_after_an_external_compaction_replaced_it() {
+    let storage = plain_source(5);
+    let frozen = contents(&storage, SRC);
+    let req = whole_session("request-1", CHILD, "child-1");
+    run(&storage, spool::fork(WS, SRC, req, "operation-1", 10)).expect("prepared");
+    // The agent's version of the tail replaces entries 4 and 5 (they are not archived).
+    let persist = spool::compaction::PersistRequest {
+        summary_text: "the story so far".into(),
+        kept_entries: vec![
+            AppendRequest::new(Role::User, "rewritten 4"),
+            AppendRequest::new(Role::User, "rewritten 5"),
+        ],
+        compaction_id: Some("cmp-1".into()),
+        trigger_reason: None,
+    };
+    run(
+        &storage,
+        spool::compaction::persist_compaction_result(WS, SRC, persist, 11),
+    )
+    .expect("persisted");
+    let view = dispatch_accept_commit(&storage, "operation-1");
+    assert_eq!(view.operation.state, ForkState::Committed);
+    assert_eq!(contents(&storage, CHILD), frozen);
+}
+
+#[test]
+fn test_commit_after_the_source_was_reset_fails_cleanly_and_leaves_nothing_behind() {
+    let storage = plain_source(5);
+    let req = whole_session("request-1", CHILD, "child-1");
+    run(&storage, spool::fork(WS, SRC, req, "operation-1", 10)).expect("prepared");
+    run(&storage, spool::begin_fork_dispatch(WS, "operation-1", 11)).expect("dispatch");
+    run(
+        &storage,
+        spool::record_fork_disposition(WS, "operation-1", accepted(), 12),
+    )
+    .expect("accepted");
+    run(
+        &storage,
+        spool::apply_intent(WS, SRC, spool::Intent::ResetSameKey, "src-2", 13),
+    )
+    .expect("reset");
+    let view = run(&storage, spool::commit_fork(WS, "operation-1", 14)).expect("failed view");
+    assert_eq!(view.operation.state, ForkState::Failed);
+    assert_eq!(
+        view.operation.error_reason.as_deref(),
+        Some("source_changed")
+    );
+    assert!(
+        run(&storage, spool::get_session(WS, CHILD))
+            .expect("ok")
+            .is_none()
+    );
+    assert_eq!(snapshot_keys(&storage), 0);
+}
+
+#[test]
+fn test_a_fork_of_a_reserved_point_by_another_request_says_it_is_not_the_callers() {
+    let storage = source();
+    let mine = run(
+        &storage,
+        spool::fork(WS, SRC, request("request-1", CHILD, "child-1"), "op-a", 10),
+    )
+    .expect("ok");
+    assert_eq!(mine.origin, Some(spool::fork_model::ForkOrigin::Prepared));
+    let again = run(
+        &storage,
+        spool::fork(WS, SRC, request("request-1", CHILD, "child-1"), "op-x", 11),
+    )
+    .expect("ok");
+    assert_eq!(again.operation.operation_id, "op-a");
+    assert_eq!(
+        again.origin,
+        Some(spool::fork_model::ForkOrigin::SameRequest)
+    );
+    let other = run(
+        &storage,
+        spool::fork(
+            WS,
+            SRC,
+            request("request-2", "agent:main:other", "other-1"),
+            "op-b",
+            12,
+        ),
+    )
+    .expect("ok");
+    assert_eq!(other.operation.operation_id, "op-a");
+    assert_eq!(
+        other.origin,
+        Some(spool::fork_model::ForkOrigin::BarrierHeld)
+    );
+    assert_eq!(other.operation.state, ForkState::Prepared, "untouched");
+    let read = run(&storage, spool::get_fork_operation(WS, "op-a")).expect("ok");
+    assert_eq!(read.origin, None);
+}
+
+#[test]
+fn test_an_invalid_provider_answer_is_recorded_as_unknown_at_once() {
+    let invalid = [
+        Disposition::Rejected {
+            error: "attachments cannot be forked".into(),
+            reason: Some(String::new()),
+        },
+        Disposition::Accepted {
+            target_provider_session_id: Some(String::new()),
+            bind_provider_state: false,
+        },
+        Disposition::Accepted {
+            target_provider_session_id: Some("thread\n2".into()),
+            bind_provider_state: false,
+        },
+        Disposition::Unknown {
+            error: "x".repeat(spool::validate::MAX_CONTENT_BYTES + 1),
+        },
+    ];
+    for disposition in invalid {
+        let storage = source();
+        let req = request("request-1", CHILD, "child-1");
+        run(&storage, spool::fork(WS, SRC, req, "operation-1", 10)).expect("ok");
+        run(&storage, spool::begin_fork_dispatch(WS, "operation-1", 11)).expect("ok");
+        let view = run(
+            &storage,
+            spool::record_fork_disposition(WS, "operation-1", disposition.clone(), 12),
+        )
+        .unwrap_or_else(|e| panic!("{disposition:?} gave {e}"));
+        assert_eq!(view.operation.state, ForkState::Unknown, "{disposition:?}");
+        assert_eq!(
+            view.operation.error_reason.as_deref(),
+            Some("invalid_disposition")
+        );
+        let error = view.operation.error.unwrap_or_default();
+        assert!(error.contains("not a valid disposition"), "{error}");
+        assert!(
+            error.len() < 1000,
+            "the error does not carry the answer whole"
+        );
+        assert_eq!(stored_op(&storage).state, ForkState::Unknown);
+    }
+}
+
+/// A parent of three entries and a branch sharing them, with one entry of its own.
+fn branched_source() -> MemoryStorage {
+    let storage = MemoryStorage::new();
+    run(
+        &storage,
+        spool::create_session(WS, "agent:main:parent", "p-1", 1),
+    )
+    .expect("ok");
+    for i in 1..=3 {
+        let append = AppendRequest::new(Role::User, format!("p{i}"));
+        run(
+            &storage,
+            spool::append_entry(WS, "agent:main:parent", append, 1 + i),
+        )
+        .expect("ok");
+    }
+    let mut branch = spool::BranchRequest::empty("src-1");
+    branch.fork_transcript = true;
+    run(
+        &storage,
+        spool::branch(WS, "agent:main:parent", SRC, branch, 10),
+    )
+    .expect("branch");
+    let append = AppendRequest::new(Role::User, "own");
+    run(&storage, spool::append_entry(WS, SRC, append, 11)).expect("ok");
+    storage
+}
+
+#[test]
+fn test_provider_fork_of_a_branch_gets_the_history_it_shares() {
+    // Whole session, then the same with the parent and then the branch itself
+    // truncated between prepare and commit.
+    for cut in [None, Some("agent:main:parent"), Some(SRC)] {
+        let storage = branched_source();
+        let frozen = contents(&storage, SRC);
+        assert_eq!(frozen.len(), 4);
+        let req = whole_session("request-1", CHILD, "child-1");
+        run(&storage, spool::fork(WS, SRC, req, "operation-1", 12)).expect("prepared");
+        if let Some(key) = cut {
+            run(&storage, spool::truncate(WS, key, 1, None, 13)).expect("truncated");
+        }
+        let view = dispatch_accept_commit(&storage, "operation-1");
+        assert_eq!(view.operation.state, ForkState::Committed, "{cut:?}");
+        assert_eq!(contents(&storage, CHILD), frozen, "{cut:?}");
+    }
+}
+
+#[test]
+fn test_provider_fork_through_a_turn_of_a_branch_gets_the_history_it_shares() {
+    let storage = branched_source();
+    let start = StartTurn {
+        turn_id: "turn-1".into(),
+        provider_turn_id: None,
+        provider_binding: None,
+        expected_epoch: None,
+    };
+    run(&storage, spool::start_turn(WS, SRC, start, 12)).expect("ok");
+    let mut append = AppendRequest::new(Role::User, "in the turn");
+    append.turn_id = Some("turn-1".into());
+    run(&storage, spool::append_entry(WS, SRC, append, 13)).expect("ok");
+    run(
+        &storage,
+        spool::settle_turn(WS, SRC, "turn-1", CloseTurn::default(), 14),
+    )
+    .expect("ok");
+    let frozen = contents(&storage, SRC);
+    let later = AppendRequest::new(Role::User, "after the turn");
+    run(&storage, spool::append_entry(WS, SRC, later, 15)).expect("ok");
+    let req = request("request-1", CHILD, "child-1");
+    run(&storage, spool::fork(WS, SRC, req, "operation-1", 16)).expect("prepared");
+    let view = dispatch_accept_commit(&storage, "operation-1");
+    assert_eq!(view.operation.state, ForkState::Committed);
+    assert_eq!(contents(&storage, CHILD), frozen);
+}
+
+#[test]
+fn test_a_truncation_racing_the_commit_never_shrinks_the_child() {
+    // The truncation reads first and commits second, then the other way round.
+    for truncation_first in [false, true] {
+        let storage = plain_source(5);
+        let frozen = contents(&storage, SRC);
+        let req = whole_session("request-1", CHILD, "child-1");
+        run(&storage, spool::fork(WS, SRC, req, "operation-1", 10)).expect("prepared");
+        run(&storage, spool::begin_fork_dispatch(WS, "operation-1", 11)).expect("ok");
+        run(
+            &storage,
+            spool::record_fork_disposition(WS, "operation-1", accepted(), 12),
+        )
+        .expect("ok");
+        if truncation_first {
+            let (commit, batch) = until_commit(&storage, spool::commit_fork(WS, "operation-1", 14));
+            run(&storage, spool::truncate(WS, SRC, 2, None, 13)).expect("truncated");
+            let view = finish(&storage, commit, batch).expect("the commit retries");
+            assert!(view.operation.snapshot_copied);
+        } else {
+            let (cut, batch) = until_commit(&storage, spool::truncate(WS, SRC, 2, None, 13));
+            run(&storage, spool::commit_fork(WS, "operation-1", 14)).expect("committed");
+            let outcome = finish(&storage, cut, batch).expect("the truncation retries");
+            assert_eq!(outcome.after_count, 2);
+        }
+        assert_eq!(contents(&storage, CHILD), frozen, "{truncation_first}");
+        assert_eq!(contents(&storage, SRC).len(), 2);
+        assert_eq!(snapshot_keys(&storage), 0);
+    }
+}

@@ -227,3 +227,142 @@ proptest! {
         }
     }
 }
+
+/// One recorded task outcome: agent, reported token, resumed token, status, time.
+type Outcome = (usize, Option<u8>, Option<u8>, usize, u64);
+
+const OUTCOME_STATUSES: [&str; 6] = [
+    "done",
+    "failed",
+    "hard_timeout",
+    "done",
+    "cancelled",
+    "working",
+];
+
+fn outcome() -> impl Strategy<Value = Outcome> {
+    (
+        0usize..3,
+        prop::option::of(0u8..4),
+        prop::option::weighted(0.5, 0u8..4),
+        0usize..6,
+        0u64..30,
+    )
+}
+
+fn record_outcome(storage: &spool::MemoryStorage, task: usize, o: Outcome) {
+    let (agent, token, resumed, status, at) = o;
+    let request = spool::OutcomeRequest {
+        role_session_id: None,
+        project_id: "proj1".into(),
+        outcome: spool::resume::TaskOutcome {
+            agent_type: AGENTS[agent].into(),
+            task_id: format!("task-{task}"),
+            status: OUTCOME_STATUSES[status].into(),
+            token: token.map(|t| format!("tok-{t}")),
+            resumed_from: resumed.map(|t| format!("tok-{t}")),
+            from_stream: false,
+        },
+        workspace_path: None,
+        run_mode: None,
+        metadata: Default::default(),
+        surviving_agents: None,
+    };
+    spool::run(storage, spool::record_task_outcome("w", request, at)).expect("recorded");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Whatever tasks reported, a token is never selected when the newest task that ran
+    /// it — reporting it, or only resuming it — ended in a terminal failure; and the
+    /// stored selection still equals the rule over the stored history.
+    #[test]
+    fn test_a_token_whose_newest_run_failed_is_never_selected_even_if_that_run_only_resumed_it(
+        outcomes in proptest::collection::vec(outcome(), 0..30),
+        agent in 0usize..3,
+    ) {
+        let storage = spool::MemoryStorage::new();
+        for (task, o) in outcomes.iter().enumerate() {
+            record_outcome(&storage, task, *o);
+        }
+        let agent = AGENTS[agent];
+        let request = spool::ResumeRequest {
+            agent_type: agent.into(),
+            role_session_id: None,
+            project_id: Some("proj1".into()),
+            scope_id: None,
+            preconfigured: None,
+            surviving_agents: None,
+        };
+        let decided = spool::run(&storage, spool::select_resume("w", request)).expect("selected");
+        let policy = ResumePolicy::default();
+        if decided.mode == "resume" && policy.kills(agent, "failed") {
+            let token = decided.session_id.as_str();
+            let newest = outcomes
+                .iter()
+                .filter(|(a, t, r, _, _)| {
+                    AGENTS[*a] == agent
+                        && (t.map(|t| format!("tok-{t}")).as_deref() == Some(token)
+                            || r.map(|r| format!("tok-{r}")).as_deref() == Some(token))
+                })
+                .map(|(_, _, _, s, at)| (*at, TERMINAL_FAILURES.contains(&OUTCOME_STATUSES[*s])))
+                .max();
+            prop_assert!(
+                !newest.is_some_and(|(_, failed)| failed),
+                "{token} was selected although its newest run failed"
+            );
+        }
+        let stored = spool::run(&storage, spool::list_runs("w", spool::RunFilter::default(), 1000, None))
+            .expect("listed")
+            .runs;
+        let query = ResumeQuery {
+            agent_type: agent.into(),
+            project_id: Some("proj1".into()),
+            scope_id: None,
+            role_state: None,
+            preconfigured: None,
+        };
+        prop_assert_eq!(decided, select_resume(&query, &stored, &policy));
+    }
+}
+
+#[test]
+fn test_a_failed_resume_without_a_token_of_its_own_ends_the_token_it_resumed() {
+    // The failed run reports no token, a new token, or times out.
+    for (token, status) in [
+        (None, "failed"),
+        (Some(9), "failed"),
+        (None, "hard_timeout"),
+        (Some(9), "hard_timeout"),
+    ] {
+        let storage = spool::MemoryStorage::new();
+        record_outcome(&storage, 0, (0, Some(1), None, 0, 5));
+        let status = OUTCOME_STATUSES
+            .iter()
+            .position(|s| *s == status)
+            .expect("a status");
+        record_outcome(&storage, 1, (0, token, Some(1), status, 6));
+        let request = spool::ResumeRequest {
+            agent_type: "codex".into(),
+            role_session_id: None,
+            project_id: Some("proj1".into()),
+            scope_id: None,
+            preconfigured: Some("tok-1".into()),
+            surviving_agents: None,
+        };
+        let decided =
+            spool::run(&storage, spool::select_resume("w", request.clone())).expect("selected");
+        assert_eq!(decided.mode, "new", "{token:?} {status}");
+        assert_eq!(
+            decided.set_metadata["external_resume_fallback"],
+            "provider_terminal_failure"
+        );
+        let plain = spool::ResumeRequest {
+            preconfigured: None,
+            ..request
+        };
+        let decided = spool::run(&storage, spool::select_resume("w", plain)).expect("selected");
+        assert_ne!(decided.session_id, "tok-1", "{token:?} {status}");
+    }
+}

@@ -13,7 +13,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use spool::fork_model::{DispatchPayload, Disposition, ForkOperationView, ForkRequest, ForkState};
+use spool::fork_model::{
+    DispatchPayload, Disposition, ForkOperationView, ForkOrigin, ForkRequest, ForkState,
+};
 
 use crate::engine::Instance;
 use crate::error::Error;
@@ -255,7 +257,18 @@ pub(crate) fn drive<P: ForkProvider + ?Sized>(
     now: &mut dyn FnMut() -> u64,
 ) -> Result<ForkOperationView, Error> {
     let view = instance.fork(workspace, source_key, request, operation_id, now())?;
-    advance(instance, workspace, view, provider, now)
+    match view.origin {
+        // This call prepared it: dispatch it.
+        Some(ForkOrigin::Prepared) => advance(instance, workspace, view, provider, now),
+        // The caller's own request again: an accepted one still needs its commit, which
+        // calls no provider; anything else stays as it is.
+        Some(ForkOrigin::SameRequest) if view.operation.state == ForkState::ProviderAccepted => {
+            instance.commit_fork(workspace, &view.operation.operation_id, now())
+        }
+        // Someone else's operation (it holds the barrier), or the caller's own in any
+        // other state: returned untouched.
+        _ => Ok(view),
+    }
 }
 
 /// Takes the step the operation's state calls for: `prepared` → dispatch, call the
@@ -291,9 +304,10 @@ impl Instance {
     /// when it accepted, [`commit_fork`](Self::commit_fork). Returns the operation as it
     /// ends: `committed`, `failed` or `unknown`.
     ///
-    /// When `fork` returns an existing operation (the same request again, or another
-    /// fork of the same turn holding the barrier), the provider is not called: a
-    /// provider-accepted one is committed, any other is returned as it is.
+    /// The provider is called only for an operation this call prepared (`origin`
+    /// `prepared`). The same request again returns the caller's operation (committed
+    /// first if the provider had accepted it); another request's operation holding the
+    /// fork point's barrier (`origin` `barrier_held`) is returned untouched.
     pub fn run_fork<P: ForkProvider + ?Sized>(
         &mut self,
         workspace: &str,

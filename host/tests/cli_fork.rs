@@ -642,3 +642,150 @@ fn test_a_crash_while_dispatching_is_recovered_as_unknown_and_prepared_ones_cont
     let out = spool(&db, &["fork", "continue", id]);
     assert_eq!(out.status.code(), Some(2), "a provider is required");
 }
+
+#[test]
+fn test_fork_run_by_another_request_returns_the_held_operation_untouched() {
+    let (dir, db) = temp_db();
+    session(&db, "agent:main:src", 1);
+    ok(&db, &["turn", "start", "agent:main:src", "t1"]);
+    append(&db, "agent:main:src", "question", "m-2");
+    ok(&db, &["turn", "settle", "agent:main:src", "t1"]);
+    // Caller A prepares through t1 and has not dispatched yet.
+    let mut api = spool_host::Spool::open(&db).expect("open");
+    let a = api
+        .fork(
+            "agent:main:src",
+            spool::fork_model::ForkRequest {
+                request_id: "r1".into(),
+                target_key: "agent:main:a".into(),
+                target_session_id: "a-1".into(),
+                through_turn_id: Some("t1".into()),
+                cwd: None,
+            },
+        )
+        .expect("fork");
+    let id = a.operation.operation_id.clone();
+    // Caller B forks the same turn with its own provider.
+    let accept = script(
+        dir.path(),
+        "accept.sh",
+        r#"echo '{"disposition":"accepted"}'"#,
+    );
+    let b = ok_json(
+        &db,
+        &[
+            "fork",
+            "run",
+            "agent:main:src",
+            "--target",
+            "agent:main:b",
+            "--request-id",
+            "r2",
+            "--through-turn",
+            "t1",
+            "--provider-cmd",
+            &accept,
+            "--json",
+        ],
+    );
+    assert_eq!(b["operation_id"], id.as_str());
+    assert_eq!(b["origin"], "barrier_held");
+    assert_eq!(b["state"], "prepared", "{b}");
+    assert!(
+        !dir.path().join("accept.sh.payload").exists(),
+        "B's provider was called with A's payload"
+    );
+    let text = ok(
+        &db,
+        &[
+            "fork",
+            "run",
+            "agent:main:src",
+            "--target",
+            "agent:main:b",
+            "--request-id",
+            "r2",
+            "--through-turn",
+            "t1",
+            "--accept",
+        ],
+    );
+    assert!(
+        text.contains("another request holds this fork point"),
+        "{text}"
+    );
+    // A's own dispatch still works.
+    let payload = api.begin_fork_dispatch(&id).expect("A dispatches");
+    assert_eq!(payload.target_key, "agent:main:a");
+}
+
+#[test]
+fn test_fork_commit_materializes_the_snapshot_taken_at_prepare() {
+    let (_dir, db) = temp_db();
+    session(&db, "agent:main:src", 5);
+    let mut api = spool_host::Spool::open(&db).expect("open");
+    let op = api
+        .fork(
+            "agent:main:src",
+            spool::fork_model::ForkRequest {
+                request_id: "r1".into(),
+                target_key: "agent:main:child".into(),
+                target_session_id: "child-1".into(),
+                through_turn_id: None,
+                cwd: None,
+            },
+        )
+        .expect("fork");
+    let id = op.operation.operation_id.clone();
+    drop(api);
+    ok(&db, &["truncate", "agent:main:src", "--keep", "2"]);
+    let done = ok_json(&db, &["fork", "continue", &id, "--accept", "--json"]);
+    assert_eq!(done["status"], "committed", "{done}");
+    assert_eq!(done["session"]["entry_count"], 5);
+    let child = ok_json(&db, &["show", "agent:main:child", "--json"]);
+    let contents: Vec<&str> = child["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["content"].as_str().expect("content"))
+        .collect();
+    assert_eq!(contents, ["step 1", "step 2", "step 3", "step 4", "step 5"]);
+    let source = ok_json(&db, &["show", "agent:main:src", "--json"]);
+    assert_eq!(source["entries"].as_array().map(Vec::len), Some(2));
+}
+
+#[test]
+fn test_an_invalid_provider_answer_is_recorded_as_unknown() {
+    let (dir, db) = temp_db();
+    let answers = [
+        r#"{"disposition":"rejected","error":"attachments cannot be forked","reason":""}"#,
+        r#"{"disposition":"accepted","target_provider_session_id":""}"#,
+    ];
+    for (i, answer) in answers.into_iter().enumerate() {
+        let key = format!("agent:main:s{i}");
+        session(&db, &key, 1);
+        let provider = script(dir.path(), &format!("p{i}.sh"), &format!("echo '{answer}'"));
+        let op = ok_json(
+            &db,
+            &[
+                "fork",
+                "run",
+                &key,
+                "--target",
+                &format!("agent:main:c{i}"),
+                "--request-id",
+                &format!("r{i}"),
+                "--provider-cmd",
+                &provider,
+                "--json",
+            ],
+        );
+        assert_eq!(op["status"], "unknown", "{answer}: {op}");
+        assert_eq!(op["error_reason"], "invalid_disposition");
+        let id = op["operation_id"].as_str().expect("id");
+        let status = ok_json(&db, &["fork", "status", id, "--json"]);
+        assert_eq!(status["state"], "unknown");
+    }
+    let text = ok(&db, &["fork", "recover"]);
+    assert!(text.contains("no fork operations to recover"), "{text}");
+}

@@ -303,6 +303,78 @@ fn test_a_failed_resume_clears_the_pinned_token() {
 }
 
 #[test]
+fn test_a_failed_resume_that_reported_no_token_of_its_own_ends_the_resumed_token() {
+    // The failing run reports no token, a new token, or times out.
+    let cases: [&[&str]; 3] = [
+        &["--status", "failed"],
+        &["--status", "failed", "--token", "thread-new"],
+        &["--status", "hard_timeout"],
+    ];
+    for failure in cases {
+        let (_dir, db) = temp_db();
+        record(
+            &db,
+            &[
+                "--agent",
+                "codex",
+                "--task",
+                "t1",
+                "--status",
+                "done",
+                "--token",
+                "thread-old",
+            ],
+        );
+        assert_eq!(
+            select(&db, &["--agent", "codex"]),
+            "resume thread-old (codex)\n"
+        );
+        let mut args = vec![
+            "--agent",
+            "codex",
+            "--task",
+            "t2",
+            "--resumed-from",
+            "thread-old",
+        ];
+        args.extend_from_slice(failure);
+        record(&db, &args);
+        let decision = ok_json(
+            &db,
+            &[
+                "resume",
+                "select",
+                "--project",
+                "p1",
+                "--agent",
+                "codex",
+                "--json",
+            ],
+        );
+        assert_ne!(
+            decision["session_id"], "thread-old",
+            "{failure:?}: {decision}"
+        );
+        assert_ne!(decision["mode"], "resume", "{failure:?}: {decision}");
+        let preconfigured = ok_json(
+            &db,
+            &[
+                "resume",
+                "select",
+                "--project",
+                "p1",
+                "--agent",
+                "codex",
+                "--preconfigured",
+                "thread-old",
+                "--json",
+            ],
+        );
+        assert_eq!(preconfigured["mode"], "new", "{failure:?}");
+    }
+}
+
+#[test]
 fn test_runs_list_table_json_and_pages() {
     let (_dir, db) = temp_db();
     assert_eq!(
@@ -462,14 +534,25 @@ fn test_thread_plan_and_commit_turn_rotate_with_one_notice() {
             "--json",
         ],
     );
+    // The refusal is remembered: the binding is gone, so the same report again and a
+    // plain plan both start a new thread, with no second notice.
     assert_eq!(
         plan,
         json!({
             "action": "start",
             "thread_id": null,
-            "replaces": "thread-old",
-            "notice": "Codex thread could not be resumed; starting a new one.",
+            "replaces": null,
+            "notice": null,
         })
+    );
+    assert_eq!(
+        ok(&db, &["thread", "plan", KEY, "--agent", "codex"]),
+        "start a new codex thread\n"
+    );
+    let shown = ok_json(&db, &["show", KEY, "--json"]);
+    assert_eq!(
+        shown["session"]["model_config"]["codex_thread_id"],
+        Value::Null
     );
 
     let turn2 = write(

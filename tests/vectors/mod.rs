@@ -123,6 +123,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("resume_after_task.json"),
     ),
     (
+        "resume_failed_resume_ends_token.json",
+        include_str!("resume_failed_resume_ends_token.json"),
+    ),
+    (
         "resume_before_task.json",
         include_str!("resume_before_task.json"),
     ),
@@ -188,6 +192,10 @@ pub const FILES: &[(&str, &str)] = &[
     (
         "fork_commits_frozen_snapshot.json",
         include_str!("fork_commits_frozen_snapshot.json"),
+    ),
+    (
+        "fork_snapshot_and_origin.json",
+        include_str!("fork_snapshot_and_origin.json"),
     ),
     (
         "fork_get_after_child_deleted.json",

@@ -327,15 +327,18 @@ export type Disposition =
       bind_provider_state?: boolean; }
   | { disposition: "rejected"; error: string; reason?: string | null; }
   | { disposition: "unknown"; error: string; };
+/** How `fork` came to return an operation: only a `prepared` one is the caller's to
+ * dispatch; `barrier_held` is another request's, to be left as it is. */
+export type ForkOrigin = "prepared" | "same_request" | "barrier_held";
 /** A provider fork operation: its public `status` and `phase` with the stored record.
  * `error` and `error_reason` of a failed or unknown one are kept verbatim. */
 export interface ForkOperation {
   status: ForkStatus; phase: ForkPhase | null; source_turn_id: string | null;
-  target_turn_id: string | null; acknowledged: boolean;
+  target_turn_id: string | null; acknowledged: boolean; origin: ForkOrigin | null;
   operation_id: string; request_id: string; request_hash: string; request: ForkRequest;
   state: ForkState; source_key: string; source_session_id: string;
   source_provider: string | null; source_provider_session_id: string | null;
-  point: ForkPoint; boundary: TurnPosition | null; target_key: string;
+  point: ForkPoint; boundary: TurnPosition | null; snapshot_copied: boolean; target_key: string;
   target_session_id: string; target_context: TargetContext;
   target_provider_session_id: string | null; error: string | null;
   error_reason: string | null; session: ForkedSession | null; lineage: ForkLineage | null;

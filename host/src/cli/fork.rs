@@ -9,7 +9,7 @@ use clap::{ArgGroup, Args, Subcommand};
 use serde::Serialize;
 use serde_json::Value;
 use spool::Order;
-use spool::fork_model::{ForkOperationView, ForkRequest, ForkStatus, RecoveryReport};
+use spool::fork_model::{ForkOperationView, ForkOrigin, ForkRequest, ForkStatus, RecoveryReport};
 use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPageRequest};
 use spool::{Branch, Session};
 use spool_host::{BranchOptions, CommandProvider, Error, ForkProvider, Spool, TestProvider};
@@ -464,6 +464,9 @@ fn operation(view: &ForkOperationView) -> String {
         }
     }
     out.push_str(&format!("  request  {}\n", op.request_id));
+    if view.origin == Some(ForkOrigin::BarrierHeld) {
+        out.push_str("  note     another request holds this fork point; returned untouched\n");
+    }
     if view.status == ForkStatus::Committed {
         out.push_str(&format!(
             "  acknowledged {}\n",

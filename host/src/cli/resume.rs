@@ -85,10 +85,10 @@ struct RecordArgs {
     /// How it ended: `done`, `failed`, `working`, `cancelled`, …
     #[arg(long, value_name = "S")]
     status: String,
-    /// The provider token the run reported (no run row is written without one).
+    /// The provider token the run reported (it gets a run row).
     #[arg(long, value_name = "TOKEN")]
     token: Option<String>,
-    /// The token the run was resuming.
+    /// The token the run was resuming (a terminal failure gets a run row for it too).
     #[arg(long, value_name = "TOKEN")]
     resumed_from: Option<String>,
     /// The token was captured from the provider's stream before the run ended.
@@ -288,17 +288,22 @@ fn pairs(map: &BTreeMap<String, Value>) -> String {
 }
 
 fn record(spool: &mut Spool, args: &RecordArgs) -> Result<(), Error> {
+    let outcome = TaskOutcome {
+        agent_type: args.agent.clone(),
+        task_id: args.task.clone(),
+        status: args.status.clone(),
+        token: args.token.clone(),
+        resumed_from: args.resumed_from.clone(),
+        from_stream: args.from_stream,
+    };
+    let rows: Vec<String> = spool::resume::outcome_tokens(&outcome)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
     let effects = spool.record_task_outcome(OutcomeRequest {
         role_session_id: args.role.clone(),
         project_id: args.project.clone(),
-        outcome: TaskOutcome {
-            agent_type: args.agent.clone(),
-            task_id: args.task.clone(),
-            status: args.status.clone(),
-            token: args.token.clone(),
-            resumed_from: args.resumed_from.clone(),
-            from_stream: args.from_stream,
-        },
+        outcome,
         workspace_path: args.workspace_path.clone(),
         run_mode: args.run_mode.clone(),
         metadata: BTreeMap::new(),
@@ -307,18 +312,19 @@ fn record(spool: &mut Spool, args: &RecordArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&effects);
     }
-    match &args.token {
-        Some(token) => outln!(
-            "recorded {} run of task {} ({}, token {token})",
-            args.agent,
-            args.task,
-            args.status
-        ),
-        None => outln!(
+    match rows.as_slice() {
+        [] => outln!(
             "recorded task {} of {} ({}, no token: no run row)",
             args.task,
             args.agent,
             args.status
+        ),
+        tokens => outln!(
+            "recorded {} run of task {} ({}, token {})",
+            args.agent,
+            args.task,
+            args.status,
+            tokens.join(", token ")
         ),
     }
     out!("{}", effects_text(&effects, args.role.as_deref()));
