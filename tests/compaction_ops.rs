@@ -414,3 +414,40 @@ fn test_blocking_refuses_when_goals_would_be_lost() {
     );
     assert_eq!(dump(&storage), before, "nothing written");
 }
+
+#[test]
+fn test_a_carried_fact_keeps_its_text_through_many_compactions() {
+    let storage = MemoryStorage::new();
+    run(&storage, spool::create_session(WS, KEY, "s", 1)).expect("create");
+    let mut call = AppendRequest::new(Role::Assistant, "looking it up");
+    call.tool_calls = Some(serde_json::json!([{"id": "call_lookup", "type": "function"}]));
+    call.token_count = Some(300);
+    append_entry(&storage, call, 2);
+    let mut answer = AppendRequest::new(Role::Tool, "found it");
+    answer.tool_call_id = Some("call_lookup".into());
+    answer.token_count = Some(300);
+    append_entry(&storage, answer, 3);
+    for round in 0..3u64 {
+        for i in 0..4 {
+            append(
+                &storage,
+                &format!("round {round} message {i}"),
+                300,
+                10 + round * 10 + i,
+            );
+        }
+        let result = run(
+            &storage,
+            compaction::compact(WS, KEY, request(1000), 9 + round * 10 + 9),
+        )
+        .expect("compact");
+        assert_eq!(result.skip_reason, None, "round {round}");
+        let carried =
+            result.summary_payload.as_ref().expect("payload")["critical_carry_forward"].clone();
+        assert_eq!(
+            carried,
+            serde_json::json!(["tool_call: call_lookup"]),
+            "round {round}"
+        );
+    }
+}

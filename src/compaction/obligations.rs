@@ -91,8 +91,13 @@ impl Obligation {
     }
 
     /// `kind: text`, as listed in `missing_obligations` and `critical_carry_forward`.
+    /// A fact carried forward is already described: it keeps its text, so carrying it
+    /// through many compactions does not grow it.
     pub fn describe(&self) -> String {
-        format!("{}: {}", self.kind.label(), self.text)
+        match self.kind {
+            ObligationKind::CarryForward => self.text.clone(),
+            kind => format!("{}: {}", kind.label(), self.text),
+        }
     }
 }
 
