@@ -6,9 +6,9 @@
 //! everything between a call and its result); every other entry is a unit on its own.
 //!
 //! The live protocol state stays raw: the unit of the newest tool call that no result
-//! answers yet, and the last unit when it holds a failing tool result (the error the
-//! agent is about to react to), are kept with everything after them, even over half the
-//! window. When that live tail alone fills the window, nothing can be compacted without
+//! answers yet (unless a user message followed it: an abandoned call is summarized), and
+//! the last unit when it holds a failing tool result (the error the agent is about to
+//! react to), are kept with everything after them, even over half the window. When that live tail alone fills the window, nothing can be compacted without
 //! hiding it: the plan is skipped (`protected_tail_exhausts_compaction_window`).
 //!
 //! Other units are kept from the newest backwards while they fit in half the context
@@ -162,8 +162,9 @@ fn units(entries: &[Entry]) -> Units {
 }
 
 impl Units {
-    /// Where the live tail begins: the unit of the newest pending tool call, or the last
-    /// unit when one of its tool results failed (whichever is older).
+    /// Where the live tail begins: the unit of the newest pending tool call (unless a
+    /// user message came after it: then the call was abandoned, and the summary carries
+    /// its id), or the last unit when one of its tool results failed (whichever is older).
     fn live_from(&self, entries: &[Entry]) -> Option<usize> {
         let unit_of = |index: usize| {
             self.spans
@@ -171,7 +172,10 @@ impl Units {
                 .find(|(start, len)| (*start..start + len).contains(&index))
                 .map(|(start, _)| *start)
         };
-        let pending = self.newest_pending.and_then(unit_of);
+        let pending = self
+            .newest_pending
+            .filter(|&i| entries[i..].iter().all(|e| e.role != Role::User))
+            .and_then(unit_of);
         let failing = self.spans.last().and_then(|&(start, len)| {
             entries[start..start + len]
                 .iter()
@@ -394,5 +398,9 @@ mod tests {
         assert_eq!(units.newest_pending, Some(2));
         assert_eq!(units.spans, [(0, 2), (2, 2), (4, 1)]);
         assert_eq!(units.live_from(&entries), Some(2));
+        // A user message after it: the call was abandoned, nothing is live.
+        let mut later = entries.clone();
+        later.push(e(Role::User, "never mind", 1));
+        assert_eq!(super::units(&later).live_from(&later), None);
     }
 }
