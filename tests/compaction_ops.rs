@@ -451,3 +451,40 @@ fn test_a_carried_fact_keeps_its_text_through_many_compactions() {
         );
     }
 }
+
+#[test]
+fn test_an_external_compaction_cannot_keep_a_result_without_its_call() {
+    let storage = session_for_an_external_summary();
+    let before = dump(&storage);
+    let mut result = AppendRequest::new(Role::Tool, "42 files changed");
+    result.tool_call_id = Some("call_diff".into());
+    let persist = compaction::PersistRequest {
+        summary_text: "the agent summarized briefly".into(),
+        kept_entries: vec![result.clone()],
+        compaction_id: None,
+        trigger_reason: None,
+    };
+    let err = run(
+        &storage,
+        compaction::persist_compaction_result(WS, KEY, persist, 40),
+    )
+    .expect_err("an orphan result");
+    assert_eq!(err.code(), "invalid_argument");
+    assert!(err.to_string().contains("call_diff"), "{err}");
+    assert_eq!(dump(&storage), before, "nothing written");
+    // With its call kept before it, the pair is accepted.
+    let mut call = AppendRequest::new(Role::Assistant, "diffing");
+    call.tool_calls = Some(serde_json::json!([{"id": "call_diff", "type": "function"}]));
+    let persist = compaction::PersistRequest {
+        summary_text: "the agent summarized briefly".into(),
+        kept_entries: vec![call, result],
+        compaction_id: None,
+        trigger_reason: None,
+    };
+    let done = run(
+        &storage,
+        compaction::persist_compaction_result(WS, KEY, persist, 41),
+    )
+    .expect("persist");
+    assert_eq!((done.skip_reason, done.removed_count), (None, 23));
+}

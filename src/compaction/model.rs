@@ -168,7 +168,8 @@ pub struct CommitRequest {
 pub struct PersistRequest {
     /// The summary text; empty → nothing is touched.
     pub summary_text: String,
-    /// Replace the last `kept_entries.len()` active entries.
+    /// Replace the last `kept_entries.len()` active entries. A tool result among them
+    /// needs its call before it among them.
     pub kept_entries: Vec<AppendRequest>,
     /// Id of the compaction.
     #[serde(default)]

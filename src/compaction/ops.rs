@@ -26,7 +26,7 @@ use super::{Coverage, check};
 use crate::error::Error;
 use crate::keys;
 use crate::lifecycle::read_all;
-use crate::model::{AppendRequest, ContextState, Entry, Session};
+use crate::model::{AppendRequest, ContextState, Entry, Role, Session};
 use crate::op::{Abort, Io, OpResult, Operation};
 use crate::record;
 use crate::session::{Loaded, require, write_update};
@@ -624,7 +624,8 @@ fn appended(request: &AppendRequest, id: u64, message_id: String, now_ms: u64) -
 /// Stores a summary an agent produced itself: the kept entries replace the last
 /// `kept_entries.len()` active entries and the earlier ones move to the archive. An empty
 /// summary touches nothing; so does one that, with the kept entries, takes as many tokens
-/// as the active transcript or more (`context_not_reduced`).
+/// as the active transcript or more (`context_not_reduced`). A kept tool result must come
+/// after the kept call that asked for it (else `invalid_argument`).
 pub fn persist_compaction_result(
     workspace: &str,
     key: &str,
@@ -639,14 +640,28 @@ pub fn persist_compaction_result(
         flush_receipt_status: None,
     };
     let checked = check_request(&request).and_then(|()| {
+        let mut calls = BTreeSet::new();
         persist.kept_entries.iter().try_for_each(|k| {
             validate::content(&k.content)?;
-            match k.expected_epoch {
-                Some(_) => Err(Error::invalid(
+            if k.expected_epoch.is_some() {
+                return Err(Error::invalid(
                     "kept_entries",
                     "a kept entry takes no expected_epoch",
+                ));
+            }
+            if let Some(tool_calls) = &k.tool_calls {
+                calls.extend(super::plan::call_ids(tool_calls));
+            }
+            // The rest is archived: a kept result without its call would open a context
+            // no provider accepts.
+            match &k.tool_call_id {
+                Some(id) if k.role == Role::Tool && !calls.contains(id) => Err(Error::invalid(
+                    "kept_entries",
+                    format!(
+                        "the tool result for `{id}` is kept without the call that asked for it"
+                    ),
                 )),
-                None => Ok(()),
+                _ => Ok(()),
             }
         })
     });
