@@ -358,6 +358,7 @@ fn to_wit_result(r: CompactionResult) -> wit::CompactionResult {
         chunks_processed: r.chunks_processed,
         coverage_status: r.coverage_status,
         missing_obligations: r.missing_obligations,
+        dropped_obligations: r.dropped_obligations,
         skip_reason: r.skip_reason,
         compaction_id: r.compaction_id,
     }

@@ -33,17 +33,24 @@ fn pipeline(
     window: u64,
     config: &CompactionConfig,
 ) -> (usize, String, serde_json::Value, compaction::Coverage) {
-    let Plan::Cut { removed, .. } = compaction::plan(entries, window, config) else {
+    let Plan::Cut {
+        removed,
+        tokens_before,
+        tokens_kept,
+    } = compaction::plan(entries, window, config)
+    else {
         panic!("expected a cut");
     };
     let obligations = compaction::extract(&entries[..removed], entries, &[]);
     let mut payload = compaction::summarize(&entries[..removed], &obligations);
     let mut text = compaction::render(&payload);
+    let budget = compaction::coverage::budget(window, tokens_before, tokens_kept);
     let coverage = compaction::check(
         &mut text,
         &mut payload,
         &obligations,
         config.coverage_blocking,
+        budget,
     );
     (removed, text, payload, coverage)
 }
@@ -140,13 +147,15 @@ fn test_large_tool_payloads_are_referenced_not_copied() {
         "type": "tool_use", "tool_use_id": "write-stale", "name": "write_file",
         "input": {"path": "index.html", "content": large}
     }]));
-    let (removed, text, payload, _) = pipeline(&[entry], 50, &exact(false));
-    assert_eq!(removed, 1);
+    let mut written = e(Role::Tool, "wrote index.html", 4);
+    written.tool_call_id = Some("write-stale".into());
+    let (removed, text, payload, _) = pipeline(&[entry, written], 200, &exact(false));
+    assert_eq!(removed, 2);
     assert!(!text.contains(&large) && !payload.to_string().contains(&large));
     let reference = &payload["tool_payloads"][0];
     assert!(reference["size"].as_u64().is_some_and(|s| s > 5000));
     assert_eq!(reference["hash"].as_str().map(str::len), Some(16));
-    // The pending write is carried forward by id.
+    // The write is carried forward by its id.
     assert!(text.contains("write-stale"));
 }
 
@@ -156,4 +165,104 @@ fn test_the_built_in_summary_is_deterministic() {
     let first = pipeline(&entries, 500, &exact(false));
     let second = pipeline(&entries, 500, &exact(false));
     assert_eq!((first.1, first.2), (second.1, second.2));
+}
+
+fn call(id: &str, tokens: u64) -> Entry {
+    let mut entry = e(Role::Assistant, &format!("calling {id}"), tokens);
+    entry.tool_calls = Some(serde_json::json!([{"id": id, "type": "function"}]));
+    entry
+}
+
+fn result(id: &str, content: &str, tokens: u64) -> Entry {
+    let mut entry = e(Role::Tool, content, tokens);
+    entry.tool_call_id = Some(id.into());
+    entry
+}
+
+/// History that must be compacted: three 400-token user messages.
+fn history() -> Vec<Entry> {
+    (0..3)
+        .map(|i| e(Role::User, &format!("old message {i}"), 400))
+        .collect()
+}
+
+fn removed(entries: &[Entry], window: u64) -> usize {
+    match compaction::plan(entries, window, &exact(false)) {
+        Plan::Cut { removed, .. } => removed,
+        other => panic!("expected a cut, got {other:?}"),
+    }
+}
+
+#[test]
+fn test_pending_tool_call_stays_active_over_half_the_window() {
+    // A 600-token call with no result yet does not fit in half of a 1,000-token window.
+    let mut entries = history();
+    entries.push(call("call_big", 600));
+    assert_eq!(removed(&entries, 1000), 3, "only the history goes");
+}
+
+#[test]
+fn test_failing_tool_result_stays_with_its_call() {
+    let mut entries = history();
+    entries.push(call("call_test", 5));
+    entries.push(result(
+        "call_test",
+        "error[E0308]: mismatched types\nerror: could not compile `spool`\nExit code 101",
+        900,
+    ));
+    assert_eq!(
+        removed(&entries, 1000),
+        3,
+        "the error and its call stay raw"
+    );
+    // Once the agent has moved on (a later tool call succeeded), the failure is history:
+    // it goes, with its call, and is carried by the summary.
+    entries.push(call("call_fix", 5));
+    entries.push(result("call_fix", "patched src/lib.rs", 5));
+    assert_eq!(removed(&entries, 1000), 5);
+}
+
+#[test]
+fn test_parallel_tool_results_stay_with_their_calls_by_id() {
+    // Four parallel calls, then their four results, then a user message.
+    let mut entries = history();
+    let ids = ["call_a", "call_b", "call_c", "call_d"];
+    entries.extend(ids.iter().map(|id| call(id, 60)));
+    entries.extend(ids.iter().map(|id| result(id, "ok", 60)));
+    entries.push(e(Role::User, "thanks, go on", 100));
+    let cut = removed(&entries, 1000);
+    let kept = &entries[cut..];
+    let kept_calls: Vec<String> = kept
+        .iter()
+        .filter_map(|k| k.tool_calls.as_ref())
+        .flat_map(compaction::plan::call_ids)
+        .collect();
+    let kept_results: Vec<&str> = kept
+        .iter()
+        .filter_map(|k| k.tool_call_id.as_deref())
+        .collect();
+    for id in ids {
+        assert_eq!(
+            kept_calls.iter().any(|c| c == id),
+            kept_results.contains(&id),
+            "call and result of {id} are kept or archived together (kept from #{cut})"
+        );
+    }
+}
+
+#[test]
+fn test_live_tail_that_fills_the_window_is_skipped_not_archived() {
+    let mut entries = history();
+    entries.push(call("call_huge", 1200));
+    let plan = compaction::plan(&entries, 1000, &exact(false));
+    assert!(
+        matches!(
+            plan,
+            Plan::Skip {
+                reason: "protected_tail_exhausts_compaction_window",
+                ..
+            }
+        ),
+        "{plan:?}"
+    );
 }

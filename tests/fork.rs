@@ -280,7 +280,8 @@ impl spool::Archiver for Archives {
 fn test_reset_archive_of_a_branch_holds_its_inherited_canonical_transcript() {
     let storage = parent_with(4);
     let persist = spool::compaction::PersistRequest {
-        summary_text: "the first three".into(),
+        // Short enough to shrink the 4-token transcript.
+        summary_text: "m0-2".into(),
         kept_entries: vec![AppendRequest::new(Role::Assistant, "latest")],
         compaction_id: Some("cmp-1".into()),
         trigger_reason: None,

@@ -158,6 +158,15 @@ fn name(key: u8) -> String {
     format!("agent:a{key}:main")
 }
 
+/// The tokens of a row: appended entries report 10, persisted `kept i` ones report none.
+fn tokens(row: &Row) -> u64 {
+    if row.2.starts_with("kept ") {
+        (row.2.chars().count() as u64).div_ceil(4)
+    } else {
+        10
+    }
+}
+
 fn row(e: &spool::Entry) -> Row {
     (e.created_at, e.id, e.content.clone(), e.message_id.clone())
 }
@@ -357,6 +366,12 @@ proptest! {
                         compaction::persist_compaction_result(WS, &name(key), persist, clock),
                     );
                     match models.get_mut(&key) {
+                        // Kept entries (2 tokens each) and summary (4) must take fewer
+                        // tokens than the active transcript, or nothing is written.
+                        Some(m) if 2 * u64::from(kept) + 4 >= m.active.iter().map(tokens).sum::<u64>() => {
+                            let result = result.expect("persist");
+                            prop_assert_eq!(result.skip_reason.as_deref(), Some("context_not_reduced"));
+                        }
                         Some(m) => {
                             let result = result.expect("persist");
                             let split = m.active.len().saturating_sub(kept as usize);

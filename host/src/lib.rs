@@ -13,6 +13,8 @@
 //! - [`ArchiveDir`]: the reset-archive store (a [`spool::Archiver`]), usable on its own.
 //! - [`ForkProvider`]: the agent's provider as the host calls it in a provider fork
 //!   ([`Spool::run_fork`]); [`TestProvider`] and [`CommandProvider`] are ready-made.
+//! - [`CommandSummarizer`]: a shell command as the summarizer of
+//!   [`Spool::compact_with`], with a timeout.
 //!
 //! ```
 //! use spool::{AppendRequest, Role};
@@ -112,6 +114,7 @@
 mod archive;
 mod cache;
 mod client;
+mod command;
 mod engine;
 mod error;
 mod execute;
@@ -122,6 +125,7 @@ mod wit;
 pub use archive::{ArchiveDir, DEFAULT_ARCHIVE_DIR_NAME};
 pub use cache::{CacheStatus, default_cache_dir};
 pub use client::{BranchOptions, DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
+pub use command::CommandSummarizer;
 pub use engine::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
 pub use error::{CompactWithError, Error};
 pub use provider::{CommandProvider, ForkProvider, TestProvider};

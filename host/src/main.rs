@@ -325,7 +325,9 @@ enum Command {
     Truncate(TruncateArgs),
     /// Compact the session under KEY when it exceeds `--window`: the oldest entries move
     /// to the canonical archive, replaced by a summary that keeps every obligation
-    /// (goals, constraints, failures, files, tool ids, …).
+    /// (goals, constraints, failures, files, tool ids, …) or reports the ones that do not
+    /// fit in the window. A pending tool call or a failing tool result at the end stays
+    /// raw; a compaction that would not shrink the context writes nothing.
     ///
     /// The built-in deterministic summarizer is used unless `--summarizer-cmd` names a
     /// command (any LLM CLI) that reads the text to summarize on stdin and prints the

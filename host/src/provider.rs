@@ -8,15 +8,13 @@
 //! is called at most once per operation: an answer that cannot be had is reported as
 //! `unknown`, never retried.
 
-use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use spool::fork_model::{
     DispatchPayload, Disposition, ForkOperationView, ForkOrigin, ForkRequest, ForkState,
 };
 
+use crate::command;
 use crate::engine::Instance;
 use crate::error::Error;
 
@@ -127,13 +125,13 @@ pub struct CommandProvider {
 
 impl CommandProvider {
     /// The default time a command may take.
-    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+    pub const DEFAULT_TIMEOUT: Duration = command::DEFAULT_TIMEOUT;
 
     /// `sh -c command`, with [`DEFAULT_TIMEOUT`](Self::DEFAULT_TIMEOUT).
     pub fn new(command: impl Into<String>) -> Self {
         CommandProvider {
             command: command.into(),
-            timeout: Self::DEFAULT_TIMEOUT,
+            timeout: command::DEFAULT_TIMEOUT,
         }
     }
 
@@ -147,95 +145,17 @@ impl CommandProvider {
         let cmd = &self.command;
         let input = serde_json::to_vec(payload)
             .map_err(|e| format!("cannot encode the dispatch payload: {e}"))?;
-        let mut command = Command::new("sh");
-        command
-            .arg("-c")
-            .arg(cmd)
-            .env("SPOOL_FORK_OPERATION_ID", &payload.operation_id)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        // Its own process group, so that a timeout stops whatever it started too.
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("cannot run the provider command `{cmd}`: {e}"))?;
-        // Feed stdin and drain stdout on their own threads: a command that writes before
-        // reading cannot deadlock, and one that leaves a process holding stdout open
-        // cannot hold us past the timeout.
-        if let Some(mut stdin) = child.stdin.take() {
-            std::thread::spawn(move || {
-                let _ = stdin.write_all(&input);
-            });
-        }
-        let (sender, output) = mpsc::channel();
-        if let Some(mut stdout) = child.stdout.take() {
-            std::thread::spawn(move || {
-                let mut text = Vec::new();
-                let read = stdout.read_to_end(&mut text).map(|_| text);
-                let _ = sender.send(read);
-            });
-        }
-        let deadline = Instant::now() + self.timeout;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break status,
-                Ok(None) if Instant::now() >= deadline => {
-                    kill_all(&mut child);
-                    return Err(format!(
-                        "the provider command `{cmd}` did not finish within {} ms and was killed",
-                        self.timeout.as_millis()
-                    ));
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-                Err(e) => {
-                    return Err(format!(
-                        "the provider command `{cmd}` could not be waited for: {e}"
-                    ));
-                }
-            }
-        };
-        if !status.success() {
-            return Err(match status.code() {
-                Some(code) => format!("the provider command `{cmd}` exited with status {code}"),
-                None => format!("the provider command `{cmd}` was killed by a signal"),
-            });
-        }
-        let left = deadline.saturating_duration_since(Instant::now());
-        let text = match output.recv_timeout(left.max(Duration::from_millis(100))) {
-            Ok(Ok(text)) => text,
-            Ok(Err(e)) => {
-                return Err(format!(
-                    "cannot read the output of the provider command `{cmd}`: {e}"
-                ));
-            }
-            Err(_) => {
-                return Err(format!(
-                    "the provider command `{cmd}` exited but its output did not end in time"
-                ));
-            }
-        };
+        let env = [(
+            "SPOOL_FORK_OPERATION_ID",
+            std::ffi::OsStr::new(&payload.operation_id),
+        )];
+        let text = command::run("provider", cmd, &env, input, self.timeout)?;
         serde_json::from_slice(&text).map_err(|e| {
             let shown = String::from_utf8_lossy(&text);
             let shown: String = shown.trim().chars().take(200).collect();
             format!("the provider command `{cmd}` printed no disposition JSON ({e}): {shown:?}")
         })
     }
-}
-
-/// Kills a timed-out command and everything in its process group.
-fn kill_all(child: &mut Child) {
-    #[cfg(unix)]
-    {
-        let group = format!("-{}", child.id());
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &group])
-            .stderr(Stdio::null())
-            .status();
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 impl ForkProvider for CommandProvider {

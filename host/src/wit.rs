@@ -1214,6 +1214,7 @@ fn from_wit_result(r: api::CompactionResult) -> Result<CompactionResult, Error> 
         chunks_processed: r.chunks_processed,
         coverage_status: r.coverage_status,
         missing_obligations: r.missing_obligations,
+        dropped_obligations: r.dropped_obligations,
         skip_reason: r.skip_reason,
         compaction_id: r.compaction_id,
     })
@@ -1301,6 +1302,7 @@ mod tests {
             chunks_processed: 0,
             coverage_status: "unknown".into(),
             missing_obligations: Vec::new(),
+            dropped_obligations: Vec::new(),
             skip_reason: None,
             compaction_id: None,
         };

@@ -164,11 +164,13 @@ fn test_compact_with_a_summarizer_command() {
     let appended = big_session(&db);
     let input = dir.path().join("input.txt");
     let obligations = dir.path().join("obligations.json");
+    let file = dir.path().join("file.txt");
     let cmd = format!(
-        "cat > '{}'; printf '%s' \"$SPOOL_OBLIGATIONS\" > '{}'; \
+        "cat > '{}'; cp \"$SPOOL_OBLIGATIONS_FILE\" '{}'; printf '%s' \"$SPOOL_OBLIGATIONS_FILE\" > '{}'; \
          echo 'Goal: make the parser handle nested lists. LLM summary text'",
         input.display(),
-        obligations.display()
+        obligations.display(),
+        file.display()
     );
     let result = ok_json(
         &db,
@@ -215,6 +217,10 @@ fn test_compact_with_a_summarizer_command() {
             .any(|o| o["kind"] == "goal" && o["critical"] == true),
         "{given}"
     );
+
+    // The obligations file is private to the command's run.
+    let file = std::fs::read_to_string(&file).expect("the command saw the file's path");
+    assert!(!Path::new(&file).exists(), "{file} was left behind");
 
     let summaries = ok_json(&db, &["summaries", KEY, "--json"]);
     assert_eq!(summaries[0]["summary_source"], "llm");
@@ -548,5 +554,104 @@ fn test_compaction_subcommands_on_a_missing_session() {
         &db,
         &["compact", KEY, "--window", "10", "--flush-receipt", "maybe"],
         "invalid_argument",
+    );
+}
+
+/// A session whose first entry states a goal of `goal_bytes` bytes, then four short ones.
+fn session_with_a_long_goal(db: &Path, goal_bytes: usize) -> String {
+    let goal = format!("Goal: {}", "keep every promise ".repeat(goal_bytes / 19));
+    let mut spool = spool_host::Spool::builder()
+        .db_path(db)
+        .open()
+        .expect("open");
+    spool.create_session(KEY).expect("create");
+    let mut first = spool::AppendRequest::new(spool::Role::User, goal.clone());
+    first.token_count = Some(200);
+    spool.append(KEY, first).expect("append");
+    for i in 0..4 {
+        let mut entry = spool::AppendRequest::new(spool::Role::User, format!("step {i}"));
+        entry.token_count = Some(200);
+        spool.append(KEY, entry).expect("append");
+    }
+    goal
+}
+
+#[test]
+fn test_a_144_kb_goal_reaches_the_summarizer_command() {
+    let (dir, db) = temp_db();
+    let goal = session_with_a_long_goal(&db, 144 * 1024);
+    let obligations = dir.path().join("obligations.json");
+    let cmd = format!(
+        "cat > /dev/null; cp \"$SPOOL_OBLIGATIONS_FILE\" '{}'; echo 'Summary of the early steps.'",
+        obligations.display()
+    );
+    let result = ok_json(
+        &db,
+        &[
+            "compact",
+            KEY,
+            "--window",
+            "1000",
+            "--summarizer-cmd",
+            &cmd,
+            "--json",
+        ],
+    );
+    assert_eq!(result["summary_source"], "llm", "{result}");
+    let given: Value = serde_json::from_str(
+        &std::fs::read_to_string(&obligations).expect("the command saw the obligations"),
+    )
+    .expect("obligations are JSON");
+    let wanted = goal.trim_start_matches("Goal: ").trim();
+    assert!(
+        given
+            .as_array()
+            .expect("an array")
+            .iter()
+            .any(|o| o["kind"] == "goal" && o["text"] == wanted),
+        "the goal was not passed whole"
+    );
+    // The goal does not fit in a 1,000-token window: it is reported, not lost silently.
+    assert_eq!(result["coverage_status"], "partial_backfill", "{result}");
+    assert!(
+        result["dropped_obligations"]
+            .as_array()
+            .expect("dropped")
+            .iter()
+            .any(|d| d.as_str() == Some(&format!("goal: {wanted}"))),
+        "the goal is not reported as dropped"
+    );
+}
+
+#[test]
+fn test_a_hung_summarizer_is_killed_at_its_timeout_and_writes_nothing() {
+    let (_dir, db) = temp_db();
+    let appended = big_session(&db);
+    let started = std::time::Instant::now();
+    let err = fails(
+        &db,
+        &[
+            "compact",
+            KEY,
+            "--window",
+            "1000",
+            "--summarizer-cmd",
+            "sleep 30; echo 'too late'",
+            "--summarizer-timeout",
+            "300ms",
+        ],
+        "summarizer",
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "waited {:?}",
+        started.elapsed()
+    );
+    assert!(err.contains("did not finish within 300 ms"), "{err}");
+    assert!(err.contains("nothing was written"), "{err}");
+    assert_eq!(active(&db), appended);
+    assert_eq!(
+        ok_json(&db, &["summaries", KEY, "--json"]),
+        serde_json::json!([])
     );
 }

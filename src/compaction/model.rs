@@ -38,12 +38,15 @@ pub struct Summary {
     /// `fallback` (built-in), `llm` (two-phase commit), `external` (persisted).
     #[serde(default = "unknown")]
     pub summary_source: String,
-    /// `pass`, `pass_with_backfill` or `unknown`.
+    /// `pass`, `pass_with_backfill`, `partial_backfill` or `unknown`.
     #[serde(default = "unknown")]
     pub coverage_status: String,
-    /// Obligations the summary missed (back-filled).
+    /// Obligations the summary missed (back-filled, or dropped).
     #[serde(default)]
     pub missing_obligations: Option<Vec<String>>,
+    /// Missing obligations the size budget could not hold (in the archive only).
+    #[serde(default)]
+    pub dropped_obligations: Option<Vec<String>>,
     /// Facts carried forward verbatim.
     #[serde(default)]
     pub critical_carry_forward: Option<Vec<String>>,
@@ -125,7 +128,7 @@ pub struct CompactRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prepared {
     /// `None` when a summary is needed; otherwise why not (`below_threshold`,
-    /// `nothing_to_compact`).
+    /// `nothing_to_compact`, `protected_tail_exhausts_compaction_window`).
     pub skip_reason: Option<String>,
     /// The exact text to summarize (the removed entries, rendered).
     pub input: String,
@@ -165,7 +168,8 @@ pub struct CommitRequest {
 pub struct PersistRequest {
     /// The summary text; empty → nothing is touched.
     pub summary_text: String,
-    /// Replace the last `kept_entries.len()` active entries.
+    /// Replace the last `kept_entries.len()` active entries. A tool result among them
+    /// needs its call before it among them.
     pub kept_entries: Vec<AppendRequest>,
     /// Id of the compaction.
     #[serde(default)]
@@ -194,12 +198,17 @@ pub struct CompactionResult {
     pub tokens_after: u64,
     /// Chunks summarized.
     pub chunks_processed: u64,
-    /// `pass`, `pass_with_backfill`, `unknown`, `fail_blocked`.
+    /// `pass`, `pass_with_backfill`, `partial_backfill`, `unknown`, `fail_blocked`.
     pub coverage_status: String,
-    /// Obligations the summary missed.
+    /// Obligations the summary missed, as `kind: text`: back-filled into it, or dropped.
     pub missing_obligations: Vec<String>,
+    /// The missing obligations that did not fit in the summary's size budget (kept
+    /// entries + summary within the window): reported here, kept only in the archive.
+    #[serde(default)]
+    pub dropped_obligations: Vec<String>,
     /// Why nothing was written (`below_threshold`, `nothing_to_compact`,
-    /// `stale_preimage`, `coverage_blocked`, `empty_summary`).
+    /// `protected_tail_exhausts_compaction_window`, `stale_preimage`, `coverage_blocked`,
+    /// `empty_summary`, `context_not_reduced`).
     pub skip_reason: Option<String>,
     /// The compaction's id when one was written.
     pub compaction_id: Option<String>,

@@ -4,7 +4,9 @@
 //! ("Next I will …"), failures (`Exit code`, `Error:`, `Command failed:`), tool call ids,
 //! pending tool ids (issued without a result anywhere in the transcript), file paths,
 //! commands (in backticks or after `$ `), identifiers (UUIDs, hex of 16+ digits) and
-//! questions. All but decisions, commands and questions are critical.
+//! questions. All but decisions, commands and questions are critical. Every one is
+//! extracted, however many there are (the same fact twice is one): coverage then carries
+//! each into the summary or reports it.
 
 use serde::{Deserialize, Serialize};
 
@@ -50,26 +52,6 @@ impl ObligationKind {
         )
     }
 
-    /// How many of this kind a summary must keep: the newest ones. The bound keeps a
-    /// summary of 100,000 messages as small as one of 100; the newest facts are the ones
-    /// the work depends on, and older critical ones were carried forward by earlier
-    /// compactions.
-    pub fn limit(self) -> usize {
-        match self {
-            ObligationKind::Goal | ObligationKind::NextAction => 4,
-            ObligationKind::Question => 8,
-            ObligationKind::Constraint
-            | ObligationKind::Decision
-            | ObligationKind::Failure
-            | ObligationKind::Command => 16,
-            ObligationKind::ToolCall | ObligationKind::PendingTool | ObligationKind::Identifier => {
-                32
-            }
-            ObligationKind::File => 48,
-            ObligationKind::CarryForward => 64,
-        }
-    }
-
     fn label(self) -> &'static str {
         match self {
             ObligationKind::Goal => "goal",
@@ -109,8 +91,13 @@ impl Obligation {
     }
 
     /// `kind: text`, as listed in `missing_obligations` and `critical_carry_forward`.
+    /// A fact carried forward is already described: it keeps its text, so carrying it
+    /// through many compactions does not grow it.
     pub fn describe(&self) -> String {
-        format!("{}: {}", self.kind.label(), self.text)
+        match self.kind {
+            ObligationKind::CarryForward => self.text.clone(),
+            kind => format!("{}: {}", kind.label(), self.text),
+        }
     }
 }
 
@@ -160,6 +147,18 @@ fn looks_like_identifier(token: &str) -> bool {
     uuid || long_hex
 }
 
+/// Whether a line reports a failure (`Exit code …`, `Error:`).
+fn failure_line(line: &str) -> bool {
+    line.contains("Exit code") || line.contains("Error:")
+}
+
+/// Whether `text` reports a failing command or an error: a failure line, or
+/// `Command failed:`.
+pub(crate) fn reports_failure(text: &str) -> bool {
+    text.lines()
+        .any(|line| failure_line(line) || line.contains("Command failed:"))
+}
+
 fn after<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
     line.find(marker)
         .map(|i| line[i + marker.len()..].trim())
@@ -188,7 +187,7 @@ fn from_text(entry: &Entry, out: &mut Vec<Obligation>) {
             let end = sentence.find(". ").map_or(sentence.len(), |e| e + 1);
             out.push(Obligation::new(K::NextAction, &sentence[..end]));
         }
-        if line.contains("Exit code") || line.contains("Error:") {
+        if failure_line(line) {
             out.push(Obligation::new(K::Failure, line));
         }
         if let Some(command) = after(line, "Command failed:") {
@@ -244,20 +243,13 @@ pub fn extract(removed: &[Entry], transcript: &[Entry], carried: &[String]) -> V
             out.push(Obligation::new(ObligationKind::ToolCall, id.clone()));
         }
     }
-    // The same fact twice is one obligation; of each kind only the newest `limit` stay.
+    // The same fact twice is one obligation (kept where it was last seen). There is no
+    // cap: every obligation is checked, and one the summary cannot hold is reported.
     let mut seen = std::collections::BTreeSet::new();
-    let mut per_kind = std::collections::BTreeMap::new();
     let mut kept: Vec<Obligation> = out
         .into_iter()
         .rev()
-        .filter(|o| {
-            if o.text.is_empty() || !seen.insert((o.kind, o.text.clone())) {
-                return false;
-            }
-            let count = per_kind.entry(o.kind).or_insert(0usize);
-            *count += 1;
-            *count <= o.kind.limit()
-        })
+        .filter(|o| !o.text.is_empty() && seen.insert((o.kind, o.text.clone())))
         .collect();
     kept.reverse();
     kept
@@ -353,15 +345,15 @@ mod tests {
     }
 
     #[test]
-    fn test_only_the_newest_of_each_kind_are_kept() {
+    fn test_every_obligation_is_extracted_however_many_there_are() {
         let removed: Vec<Entry> = (0..100)
-            .map(|i| e(Role::User, &format!("edit src/file_{i}.rs")))
+            .map(|i| e(Role::User, &format!("Goal: step {i}\nedit src/file_{i}.rs")))
             .collect();
         let o = extract(&removed, &removed, &[]);
         let files = texts(&o, ObligationKind::File);
-        assert_eq!(files.len(), ObligationKind::File.limit());
-        assert_eq!(files.last(), Some(&"src/file_99.rs"));
-        assert!(!files.contains(&"src/file_0.rs"));
+        assert_eq!(files.len(), 100);
+        assert_eq!(files.first(), Some(&"src/file_0.rs"));
+        assert_eq!(texts(&o, ObligationKind::Goal).len(), 100);
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::collections::BTreeSet;
 
 use serde_json::{Value, json};
 
+use super::coverage::budget;
 use super::model::{
     ArchivedEntry, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared,
     Summary,
@@ -25,7 +26,7 @@ use super::{Coverage, check};
 use crate::error::Error;
 use crate::keys;
 use crate::lifecycle::read_all;
-use crate::model::{ContextState, Entry, Session};
+use crate::model::{AppendRequest, ContextState, Entry, Role, Session};
 use crate::op::{Abort, Io, OpResult, Operation};
 use crate::record;
 use crate::session::{Loaded, require, write_update};
@@ -198,9 +199,17 @@ fn skipped(reason: &str, tokens_before: u64, kept: Vec<Entry>) -> CompactionResu
         chunks_processed: 0,
         coverage_status: "unknown".into(),
         missing_obligations: Vec::new(),
+        dropped_obligations: Vec::new(),
         skip_reason: Some(reason.into()),
         compaction_id: None,
     }
+}
+
+/// The quality gate of every compaction (built-in, two-phase and external): the kept
+/// entries and the summary together must take fewer tokens than the active transcript
+/// did, or the compaction is refused (`context_not_reduced`) and nothing is written.
+fn shrinks(tokens_before: u64, tokens_kept: u64, summary: &str) -> bool {
+    tokens_kept.saturating_add(estimate(summary)) < tokens_before
 }
 
 fn receipt(status: Option<&str>) -> Result<String, Error> {
@@ -331,6 +340,7 @@ fn write(
         summary_source: source.into(),
         coverage_status: coverage.status.clone(),
         missing_obligations: Some(coverage.missing.clone()),
+        dropped_obligations: Some(coverage.dropped.clone()),
         critical_carry_forward: payload.as_ref().map(|p| {
             p["critical_carry_forward"]
                 .as_array()
@@ -399,6 +409,7 @@ fn write(
         chunks_processed: 1,
         coverage_status: coverage.status,
         missing_obligations: coverage.missing,
+        dropped_obligations: coverage.dropped,
         skip_reason: None,
         compaction_id: Some(compaction_id),
     })
@@ -439,12 +450,24 @@ async fn summarize_and_commit(
         &mut scratch,
         &cut.obligations,
         request.config.coverage_blocking,
+        budget(
+            request.context_window_tokens,
+            cut.tokens_before,
+            cut.tokens_kept,
+        ),
     );
     if coverage.status == "fail_blocked" {
         let mut result = skipped("coverage_blocked", cut.tokens_before, snap.entries);
         result.coverage_status = coverage.status;
         result.missing_obligations = coverage.missing;
         return Ok(result);
+    }
+    if !shrinks(cut.tokens_before, cut.tokens_kept, &text) {
+        return Ok(skipped(
+            "context_not_reduced",
+            cut.tokens_before,
+            snap.entries,
+        ));
     }
     payload = Some(scratch);
     // From here `snap.entries` holds the removed entries only; the kept ones move into
@@ -582,9 +605,27 @@ pub fn commit_compaction(
     })
 }
 
+/// The entry a kept entry of an external compaction becomes.
+fn appended(request: &AppendRequest, id: u64, message_id: String, now_ms: u64) -> Entry {
+    Entry {
+        id,
+        message_id,
+        role: request.role,
+        content: request.content.clone(),
+        created_at: now_ms,
+        token_count: request.token_count,
+        tool_calls: request.tool_calls.clone(),
+        tool_call_id: request.tool_call_id.clone(),
+        turn_id: request.turn_id.clone(),
+        turn_usage: request.turn_usage.clone(),
+    }
+}
+
 /// Stores a summary an agent produced itself: the kept entries replace the last
 /// `kept_entries.len()` active entries and the earlier ones move to the archive. An empty
-/// summary touches nothing.
+/// summary touches nothing; so does one that, with the kept entries, takes as many tokens
+/// as the active transcript or more (`context_not_reduced`). A kept tool result must come
+/// after the kept call that asked for it (else `invalid_argument`).
 pub fn persist_compaction_result(
     workspace: &str,
     key: &str,
@@ -599,14 +640,28 @@ pub fn persist_compaction_result(
         flush_receipt_status: None,
     };
     let checked = check_request(&request).and_then(|()| {
+        let mut calls = BTreeSet::new();
         persist.kept_entries.iter().try_for_each(|k| {
             validate::content(&k.content)?;
-            match k.expected_epoch {
-                Some(_) => Err(Error::invalid(
+            if k.expected_epoch.is_some() {
+                return Err(Error::invalid(
                     "kept_entries",
                     "a kept entry takes no expected_epoch",
+                ));
+            }
+            if let Some(tool_calls) = &k.tool_calls {
+                calls.extend(super::plan::call_ids(tool_calls));
+            }
+            // The rest is archived: a kept result without its call would open a context
+            // no provider accepts.
+            match &k.tool_call_id {
+                Some(id) if k.role == Role::Tool && !calls.contains(id) => Err(Error::invalid(
+                    "kept_entries",
+                    format!(
+                        "the tool result for `{id}` is kept without the call that asked for it"
+                    ),
                 )),
-                None => Ok(()),
+                _ => Ok(()),
             }
         })
     });
@@ -617,6 +672,14 @@ pub fn persist_compaction_result(
             let tokens_before: u64 = snap.entries.iter().map(entry_tokens).sum();
             if persist.summary_text.trim().is_empty() {
                 return Ok(skipped("empty_summary", tokens_before, snap.entries));
+            }
+            let tokens_kept: u64 = persist
+                .kept_entries
+                .iter()
+                .map(|k| entry_tokens(&appended(k, 0, String::new(), 0)))
+                .sum();
+            if !shrinks(tokens_before, tokens_kept, &persist.summary_text) {
+                return Ok(skipped("context_not_reduced", tokens_before, snap.entries));
             }
             let mut batch = Batch::default();
             snap.prepare_rewrite(&io, &mut batch).await?;
@@ -635,21 +698,11 @@ pub fn persist_compaction_result(
             let mut next_id = session.last_entry_id;
             for request in &persist.kept_entries {
                 next_id += 1;
-                let entry = Entry {
-                    id: next_id,
-                    message_id: request
-                        .message_id
-                        .clone()
-                        .unwrap_or_else(|| format!("{sid}-{next_id}")),
-                    role: request.role,
-                    content: request.content.clone(),
-                    created_at: now_ms,
-                    token_count: request.token_count,
-                    tool_calls: request.tool_calls.clone(),
-                    tool_call_id: request.tool_call_id.clone(),
-                    turn_id: request.turn_id.clone(),
-                    turn_usage: request.turn_usage.clone(),
-                };
+                let message_id = request
+                    .message_id
+                    .clone()
+                    .unwrap_or_else(|| format!("{sid}-{next_id}"));
+                let entry = appended(request, next_id, message_id, now_ms);
                 batch.put(
                     keys::entry(&sid, entry.created_at, entry.id),
                     record::encode(&entry)?,
@@ -661,7 +714,7 @@ pub fn persist_compaction_result(
                 kept.push(entry);
             }
             let written = Written {
-                tokens_kept: kept.iter().map(entry_tokens).sum(),
+                tokens_kept,
                 kept,
                 last_entry_id: next_id,
                 text: persist.summary_text.clone(),
@@ -670,6 +723,7 @@ pub fn persist_compaction_result(
                 coverage: Coverage {
                     status: "unknown".into(),
                     missing: Vec::new(),
+                    dropped: Vec::new(),
                 },
                 tokens_before,
             };

@@ -1,15 +1,27 @@
 //! Where to cut: which oldest entries a compaction removes.
 //!
-//! Entries are grouped into units that are never split: an assistant message with tool
-//! calls together with the tool results that answer it; every other entry on its own.
-//! Units are kept from the newest backwards while they fit in half the context window
-//! (after any protected recent messages); everything before the first kept unit is
-//! removed. A kept tool result therefore always keeps its tool call, and the first kept
-//! entry may be that assistant message. When even the newest unit does not fit, it is
-//! compacted too.
+//! Entries are grouped into units that are never split: a tool result belongs with the
+//! assistant entry whose `tool_calls` names its `tool_call_id` (found by id, not by
+//! position: four parallel calls followed by their four results are one unit, and so is
+//! everything between a call and its result); every other entry is a unit on its own.
+//!
+//! The live protocol state stays raw: the unit of the newest tool call that no result
+//! answers yet (unless a user message followed it: an abandoned call is summarized), and
+//! the last unit when it holds a failing tool result (the error the agent is about to
+//! react to), are kept with everything after them, even over half the window. When that live tail alone fills the window, nothing can be compacted without
+//! hiding it: the plan is skipped (`protected_tail_exhausts_compaction_window`).
+//!
+//! Other units are kept from the newest backwards while they fit in half the context
+//! window (after the live tail and any protected recent messages); everything before the
+//! first kept unit is removed. A kept tool result therefore always keeps its tool call,
+//! and the first kept entry may be that assistant message. When even the newest unit
+//! that is not live does not fit, it is compacted too.
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::obligations::reports_failure;
 use super::tokens::entry_tokens;
 use crate::model::{Entry, Role};
 
@@ -39,7 +51,8 @@ impl Default for CompactionConfig {
 /// The outcome of planning.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Plan {
-    /// Nothing to do, and why (`below_threshold`, `nothing_to_compact`).
+    /// Nothing to do, and why (`below_threshold`, `nothing_to_compact`,
+    /// `protected_tail_exhausts_compaction_window`).
     Skip {
         /// The skip reason.
         reason: &'static str,
@@ -75,29 +88,102 @@ pub fn call_ids(tool_calls: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// Splits entries into unsplittable units: `(first index, length)`.
-fn units(entries: &[Entry]) -> Vec<(usize, usize)> {
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    let mut open_calls: Vec<String> = Vec::new();
-    for (i, entry) in entries.iter().enumerate() {
-        let answers_open_call = entry.role == Role::Tool
-            && entry
-                .tool_call_id
-                .as_ref()
-                .is_none_or(|id| open_calls.contains(id))
-            && !open_calls.is_empty();
-        match out.last_mut() {
-            Some((_, len)) if answers_open_call => *len += 1,
-            _ => {
-                open_calls = match (&entry.role, &entry.tool_calls) {
-                    (Role::Assistant, Some(calls)) => call_ids(calls),
-                    _ => Vec::new(),
-                };
-                out.push((i, 1));
+/// The units of a transcript and what is live in it.
+struct Units {
+    /// Unsplittable units, oldest first: `(first index, length)`.
+    spans: Vec<(usize, usize)>,
+    /// Index of the newest assistant entry with a tool call no result answers.
+    newest_pending: Option<usize>,
+}
+
+/// Whether `entry` is an assistant message with at least one tool call.
+fn calls_tools(entry: &Entry) -> bool {
+    let calls = match &entry.tool_calls {
+        Some(serde_json::Value::Array(items)) => items.len(),
+        Some(serde_json::Value::Null) | None => 0,
+        Some(_) => 1,
+    };
+    entry.role == Role::Assistant && calls > 0
+}
+
+/// Groups entries into units. A result joins the newest earlier call with its id; a
+/// result without an id joins the entry just before it when that one is a tool call or
+/// result. A call and its result make every entry between them one unit.
+fn units(entries: &[Entry]) -> Units {
+    // The newest call of each id, and which calls (index, id) some result answers.
+    let mut calls: BTreeMap<String, usize> = BTreeMap::new();
+    let mut answered: BTreeSet<(usize, String)> = BTreeSet::new();
+    let mut has_result = vec![false; entries.len()];
+    // reach[i]: the newest entry that must stay in the same unit as entry i.
+    let mut reach: Vec<usize> = (0..entries.len()).collect();
+    for (j, entry) in entries.iter().enumerate() {
+        if entry.role == Role::Tool {
+            let call = match &entry.tool_call_id {
+                Some(id) => calls.get(id).copied().inspect(|&i| {
+                    answered.insert((i, id.clone()));
+                }),
+                None => j
+                    .checked_sub(1)
+                    .filter(|&i| calls_tools(&entries[i]) || entries[i].role == Role::Tool),
+            };
+            if let Some(i) = call {
+                reach[i] = reach[i].max(j);
+                has_result[i] = true;
+            }
+        }
+        if let (Role::Assistant, Some(tool_calls)) = (&entry.role, &entry.tool_calls) {
+            for id in call_ids(tool_calls) {
+                calls.insert(id, j);
             }
         }
     }
-    out
+    let newest_pending = entries.iter().enumerate().rev().find_map(|(i, entry)| {
+        let ids = call_ids(entry.tool_calls.as_ref().filter(|_| calls_tools(entry))?);
+        let pending = if ids.is_empty() {
+            !has_result[i]
+        } else {
+            ids.into_iter().any(|id| !answered.contains(&(i, id)))
+        };
+        pending.then_some(i)
+    });
+    let mut spans = Vec::new();
+    let (mut start, mut end) = (0, 0);
+    for (i, &r) in reach.iter().enumerate() {
+        end = end.max(r);
+        if end == i {
+            spans.push((start, i + 1 - start));
+            start = i + 1;
+        }
+    }
+    Units {
+        spans,
+        newest_pending,
+    }
+}
+
+impl Units {
+    /// Where the live tail begins: the unit of the newest pending tool call (unless a
+    /// user message came after it: then the call was abandoned, and the summary carries
+    /// its id), or the last unit when one of its tool results failed (whichever is older).
+    fn live_from(&self, entries: &[Entry]) -> Option<usize> {
+        let unit_of = |index: usize| {
+            self.spans
+                .iter()
+                .find(|(start, len)| (*start..start + len).contains(&index))
+                .map(|(start, _)| *start)
+        };
+        let pending = self
+            .newest_pending
+            .filter(|&i| entries[i..].iter().all(|e| e.role != Role::User))
+            .and_then(unit_of);
+        let failing = self.spans.last().and_then(|&(start, len)| {
+            entries[start..start + len]
+                .iter()
+                .any(|e| e.role == Role::Tool && reports_failure(&e.content))
+                .then_some(start)
+        });
+        pending.into_iter().chain(failing).min()
+    }
 }
 
 /// Plans a compaction of `entries` (the active transcript, oldest first) for a context
@@ -111,15 +197,24 @@ pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
             tokens_before,
         };
     }
+    let units = units(entries);
+    let live_from = units.live_from(entries).unwrap_or(entries.len());
+    let live: u64 = tokens[live_from..].iter().sum();
+    if live >= window && live_from < entries.len() {
+        return Plan::Skip {
+            reason: "protected_tail_exhausts_compaction_window",
+            tokens_before,
+        };
+    }
     let budget = window / 2;
     let protected_from = entries
         .len()
         .saturating_sub(config.protected_recent as usize);
     let mut kept_from = entries.len();
     let mut tokens_kept = 0u64;
-    for (start, len) in units(entries).into_iter().rev() {
+    for &(start, len) in units.spans.iter().rev() {
         let unit: u64 = tokens[start..start + len].iter().sum();
-        let protected = start + len > protected_from;
+        let protected = start + len > protected_from || start >= live_from;
         if !protected && tokens_kept.saturating_add(unit) > budget {
             break;
         }
@@ -245,5 +340,67 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    fn calling(id: Option<&str>, calls: serde_json::Value) -> Entry {
+        let mut entry = e(Role::Assistant, &format!("calling {id:?}"), 1);
+        entry.tool_calls = Some(calls);
+        entry
+    }
+
+    fn answering(id: Option<&str>) -> Entry {
+        let mut entry = e(Role::Tool, "ok", 1);
+        entry.tool_call_id = id.map(str::to_owned);
+        entry
+    }
+
+    #[test]
+    fn test_units_follow_call_ids_across_other_entries() {
+        let entries = vec![
+            calling(Some("a"), serde_json::json!([{"id": "a"}])),
+            e(Role::User, "meanwhile", 1),
+            calling(Some("b"), serde_json::json!([{"id": "b"}])),
+            answering(Some("a")),
+            e(Role::User, "after", 1),
+            answering(Some("b")),
+            e(Role::User, "last", 1),
+        ];
+        let units = units(&entries);
+        assert_eq!(units.spans, [(0, 6), (6, 1)]);
+        assert_eq!(units.newest_pending, None);
+    }
+
+    #[test]
+    fn test_a_result_without_an_id_joins_the_call_before_it() {
+        let entries = vec![
+            calling(None, serde_json::json!([{"type": "function"}])),
+            answering(None),
+            answering(None),
+            e(Role::User, "next", 1),
+            answering(None),
+        ];
+        let units = units(&entries);
+        assert_eq!(units.spans, [(0, 3), (3, 1), (4, 1)]);
+        assert_eq!(units.newest_pending, None);
+    }
+
+    #[test]
+    fn test_pending_calls_are_found_by_id_and_reused_ids_are_answered_in_order() {
+        let entries = vec![
+            calling(Some("x"), serde_json::json!([{"id": "x"}])),
+            answering(Some("x")),
+            calling(Some("x"), serde_json::json!([{"id": "x"}, {"id": "y"}])),
+            answering(Some("x")),
+            calling(None, serde_json::json!([])),
+        ];
+        let units = units(&entries);
+        // `y` of entry 2 has no result; an empty `tool_calls` calls nothing.
+        assert_eq!(units.newest_pending, Some(2));
+        assert_eq!(units.spans, [(0, 2), (2, 2), (4, 1)]);
+        assert_eq!(units.live_from(&entries), Some(2));
+        // A user message after it: the call was abandoned, nothing is live.
+        let mut later = entries.clone();
+        later.push(e(Role::User, "never mind", 1));
+        assert_eq!(super::units(&later).live_from(&later), None);
     }
 }

@@ -45,12 +45,26 @@ fn payload_ref(label: &str, text: &str) -> Value {
     })
 }
 
+/// How many of a kind the structured fields list: the newest ones. The bound keeps the
+/// built-in summary of 100,000 messages as small as one of 100; it loses nothing, since
+/// coverage back-fills every obligation the fields leave out, or reports it.
+fn shown(kind: ObligationKind) -> usize {
+    use ObligationKind as K;
+    match kind {
+        K::Goal | K::NextAction => 4,
+        K::Question => 8,
+        K::Constraint | K::Decision | K::Failure | K::Command => 16,
+        K::ToolCall | K::PendingTool | K::Identifier => 32,
+        K::File => 48,
+        K::CarryForward => 64,
+    }
+}
+
+/// The newest [`shown`] obligations of `kind`, oldest first, clipped.
 fn texts(obligations: &[Obligation], kind: ObligationKind) -> Vec<String> {
-    obligations
-        .iter()
-        .filter(|o| o.kind == kind)
-        .map(|o| clip(&o.text))
-        .collect()
+    let of_kind: Vec<&Obligation> = obligations.iter().filter(|o| o.kind == kind).collect();
+    let skip = of_kind.len().saturating_sub(shown(kind));
+    of_kind[skip..].iter().map(|o| clip(&o.text)).collect()
 }
 
 /// Builds the `structured_v1` payload for `removed` entries (its `critical_carry_forward`

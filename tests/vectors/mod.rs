@@ -113,6 +113,18 @@ pub const FILES: &[(&str, &str)] = &[
         "persist_compaction_result.json",
         include_str!("persist_compaction_result.json"),
     ),
+    (
+        "compact_live_tail.json",
+        include_str!("compact_live_tail.json"),
+    ),
+    (
+        "compact_parallel_tool_results.json",
+        include_str!("compact_parallel_tool_results.json"),
+    ),
+    (
+        "compact_quality_gate.json",
+        include_str!("compact_quality_gate.json"),
+    ),
     ("flush_receipts.json", include_str!("flush_receipts.json")),
     (
         "resume_role_state.json",

@@ -138,14 +138,15 @@ export interface PersistRequest {
 /** The summarizer `compactWith` calls between prepare and commit. */
 export type Summarizer = (prepared: Prepared) => string | Promise<string>;
 /** The result of a compaction, or of its refusal (`summary` "" and `skip_reason` set:
- * `below_threshold`, `nothing_to_compact`, `stale_preimage`, `coverage_blocked`,
- * `empty_summary`). */
+ * `below_threshold`, `nothing_to_compact`, `protected_tail_exhausts_compaction_window`,
+ * `stale_preimage`, `coverage_blocked`, `empty_summary`, `context_not_reduced`). */
 export interface CompactionResult {
   summary: string; summary_source: "fallback" | "llm" | "external" | "skipped";
   summary_payload: unknown | null; removed_count: number; kept_entries: Entry[];
   tokens_before: number; tokens_after: number; chunks_processed: number;
-  coverage_status: "pass" | "pass_with_backfill" | "unknown" | "fail_blocked";
-  missing_obligations: string[]; skip_reason: string | null; compaction_id: string | null;
+  coverage_status: "pass" | "pass_with_backfill" | "partial_backfill" | "unknown" | "fail_blocked";
+  missing_obligations: string[]; dropped_obligations: string[];
+  skip_reason: string | null; compaction_id: string | null;
 }
 /** The stored summary of one compaction (`listSummaries`, `listDegradedCompactions`). */
 export interface Summary {
@@ -154,6 +155,7 @@ export interface Summary {
   summary_format: "structured_v1" | "text";
   summary_source: "fallback" | "llm" | "external" | "unknown";
   coverage_status: string; missing_obligations: string[] | null;
+  dropped_obligations: string[] | null;
   critical_carry_forward: string[] | null; trigger_reason: string | null;
   tokens_before: number | null; tokens_after: number | null; removed_count: number;
   kept_count: number; chunk_count: number; covered_through_id: number; created_at: number;

@@ -1,17 +1,17 @@
 //! Compaction subcommands: `compact`, `canonical`, `summaries`, `repairs`, `repair`,
 //! `receipt`, `preimage`, `compact-result`.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use clap::Args;
 use spool::AppendRequest;
 use spool::compaction::{
-    CompactRequest, CompactionConfig, CompactionResult, PersistRequest, Prepared, Summary,
+    CompactRequest, CompactionConfig, CompactionResult, PersistRequest, Summary,
 };
-use spool_host::{CompactWithError, Error, Spool};
+use spool_host::{CommandSummarizer, CompactWithError, Error, Spool};
 
 use crate::lifecycle::{KeyArgs, plural};
+use crate::parse::parse_duration_ms;
 use crate::{print_json, render};
 
 /// `spool compact`.
@@ -44,10 +44,14 @@ pub(crate) struct CompactArgs {
     #[arg(long, value_name = "S")]
     pub(crate) flush_receipt: Option<String>,
     /// Summarize with this shell command instead of the built-in summarizer: it runs as
-    /// `sh -c CMD` with the text to summarize on stdin and the obligations (JSON) in
-    /// `$SPOOL_OBLIGATIONS`; its stdout is the summary. A failure writes nothing.
+    /// `sh -c CMD` with the text to summarize on stdin and the path of a file holding
+    /// the obligations (a JSON array) in `$SPOOL_OBLIGATIONS_FILE`; its stdout is the
+    /// summary. A failure or a timeout writes nothing.
     #[arg(long, value_name = "CMD")]
     pub(crate) summarizer_cmd: Option<String>,
+    /// How long the summarizer command may run before it is killed.
+    #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_duration_ms, requires = "summarizer_cmd")]
+    pub(crate) summarizer_timeout: u64,
     /// Print the result as JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -133,55 +137,6 @@ fn summarizer_failed(message: String) -> Error {
     }
 }
 
-/// Runs `sh -c CMD` with the prepared input on stdin and the obligations in
-/// `$SPOOL_OBLIGATIONS`; its stdout, when it exits 0 with some output, is the summary.
-fn run_summarizer(cmd: &str, key: &str, prepared: &Prepared) -> Result<String, String> {
-    let obligations = serde_json::to_string(&prepared.obligations)
-        .map_err(|e| format!("cannot encode the obligations: {e}"))?;
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .env("SPOOL_OBLIGATIONS", obligations)
-        .env("SPOOL_SESSION_KEY", key)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("cannot run the summarizer command `{cmd}`: {e}"))?;
-    let stdin = child.stdin.take();
-    let input = prepared.input.as_bytes();
-    let output = std::thread::scope(|scope| {
-        // Feed stdin on its own thread so a command that writes before reading all of
-        // its input cannot deadlock against us. A command that ignores its input closes
-        // the pipe early; that is not an error.
-        scope.spawn(move || {
-            if let Some(mut stdin) = stdin {
-                let _ = stdin.write_all(input);
-            }
-        });
-        child.wait_with_output()
-    })
-    .map_err(|e| format!("the summarizer command `{cmd}` could not be waited for: {e}"))?;
-    if !output.status.success() {
-        let how = match output.status.code() {
-            Some(code) => format!("exited with status {code}"),
-            None => "was killed by a signal".to_owned(),
-        };
-        return Err(format!(
-            "the summarizer command `{cmd}` {how}; nothing was written"
-        ));
-    }
-    let summary = String::from_utf8(output.stdout).map_err(|_| {
-        format!("the summarizer command `{cmd}` printed invalid UTF-8; nothing was written")
-    })?;
-    if summary.trim().is_empty() {
-        return Err(format!(
-            "the summarizer command `{cmd}` printed no summary; nothing was written"
-        ));
-    }
-    Ok(summary.trim_end().to_owned())
-}
-
 /// `spool compact KEY --window N …`.
 pub(crate) fn compact(spool: &mut Spool, args: &CompactArgs) -> Result<(), Error> {
     let request = CompactRequest {
@@ -199,7 +154,9 @@ pub(crate) fn compact(spool: &mut Spool, args: &CompactArgs) -> Result<(), Error
         None => spool.compact(&args.key, request)?,
         Some(cmd) => spool
             .compact_with(&args.key, request, |prepared| {
-                run_summarizer(cmd, &args.key, prepared)
+                CommandSummarizer::new(cmd)
+                    .with_timeout(Duration::from_millis(args.summarizer_timeout))
+                    .summarize(&args.key, prepared)
             })
             .map_err(|e| match e {
                 CompactWithError::Summarizer(message) => summarizer_failed(message),
@@ -240,6 +197,14 @@ fn skip_explanation(reason: &str, args: &CompactArgs, result: &CompactionResult)
             "the summary misses critical obligations and --blocking refuses it".into()
         }
         "empty_summary" => "the summary was empty".into(),
+        "protected_tail_exhausts_compaction_window" => format!(
+            "the live tail (a pending tool call, or a failing tool result, and what follows) alone fills the window {}",
+            args.window
+        ),
+        "context_not_reduced" => {
+            "the summary with the kept entries would take as many tokens as the transcript, or more"
+                .into()
+        }
         other => other.to_owned(),
     }
 }
@@ -275,6 +240,7 @@ fn outcome(key: &str, args: &CompactArgs, r: &CompactionResult) -> String {
     if !r.missing_obligations.is_empty() {
         let head = match r.coverage_status.as_str() {
             "pass_with_backfill" => "missing from the summary, back-filled into it",
+            "partial_backfill" => "missing from the summary (back-filled unless dropped below)",
             "fail_blocked" => "missing from the summary (blocking)",
             _ => "missing from the summary",
         };
@@ -283,12 +249,28 @@ fn outcome(key: &str, args: &CompactArgs, r: &CompactionResult) -> String {
             out.push_str(&format!("    - {}\n", clip(missing)));
         }
     }
-    if r.coverage_status == "pass_with_backfill" {
+    let carried = r
+        .missing_obligations
+        .len()
+        .saturating_sub(r.dropped_obligations.len());
+    if matches!(
+        r.coverage_status.as_str(),
+        "pass_with_backfill" | "partial_backfill"
+    ) {
         out.push_str(&format!(
-            "  back-filled {} obligation{} (critical_carry_forward)\n",
-            r.missing_obligations.len(),
-            plural(r.missing_obligations.len() as u64)
+            "  back-filled {carried} obligation{} (critical_carry_forward)\n",
+            plural(carried as u64)
         ));
+    }
+    if !r.dropped_obligations.is_empty() {
+        out.push_str(&format!(
+            "  dropped {} obligation{} that did not fit in the window (still in the archive):\n",
+            r.dropped_obligations.len(),
+            plural(r.dropped_obligations.len() as u64)
+        ));
+        for dropped in &r.dropped_obligations {
+            out.push_str(&format!("    - {}\n", clip(dropped)));
+        }
     }
     if r.skip_reason.is_none() {
         out.push_str(&format!("  summary ({}):\n", r.summary_source));
@@ -343,8 +325,17 @@ fn summary(s: &Summary, with_text: bool) -> String {
         s.covered_through_id
     ));
     out.push_str(&format!("  coverage {}", s.coverage_status));
-    if let Some(missing) = s.missing_obligations.as_ref().filter(|m| !m.is_empty()) {
-        out.push_str(&format!(" ({} back-filled)", missing.len()));
+    let missing = s.missing_obligations.as_ref().map_or(0, Vec::len);
+    let dropped = s.dropped_obligations.as_ref().map_or(0, Vec::len);
+    if missing > 0 {
+        out.push_str(&format!(
+            " ({} back-filled",
+            missing.saturating_sub(dropped)
+        ));
+        if dropped > 0 {
+            out.push_str(&format!(", {dropped} dropped"));
+        }
+        out.push(')');
     }
     out.push_str(&format!(" · flush receipt {}", s.flush_receipt_status));
     if let Some(repair) = &s.repair_status {

@@ -381,6 +381,12 @@ fn coverage(r: &CompactionResult) -> String {
             };
             out.push_str(&format!("     - {missing}\n"));
         }
+        if !r.dropped_obligations.is_empty() {
+            out.push_str(&format!(
+                "   of which {} did not fit in the window: dropped (still in the canonical transcript)\n",
+                r.dropped_obligations.len()
+            ));
+        }
     }
     out.push_str(&format!("   summary ({}):\n", r.summary_source));
     for line in r.summary.lines().take(12) {
