@@ -91,6 +91,16 @@ impl Error {
         }
     }
 
+    /// Builds the [`Error::InvalidArgument`] for `field` when its JSON did not parse:
+    /// `what` went wrong, then the parser's message with its quotes of the input
+    /// shortened ([`shorten_quoted`]).
+    pub fn unparsed(field: &'static str, what: &str, cause: &dyn fmt::Display) -> Self {
+        Error::invalid(
+            field,
+            format!("{what}: {}", shorten_quoted(&cause.to_string())),
+        )
+    }
+
     /// Builds an [`Error::ForkConflict`].
     pub fn fork_conflict(reason: impl Into<String>, detail: impl Into<String>) -> Self {
         Error::ForkConflict {
@@ -145,3 +155,66 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// The most characters of someone else's input an error message quotes.
+pub const MAX_QUOTED_CHARS: usize = 64;
+/// The most characters of a message [`shorten_quoted`] returns.
+pub const MAX_MESSAGE_CHARS: usize = 4096;
+
+/// `input` in backticks for an error message: whole when it is at most
+/// [`MAX_QUOTED_CHARS`] characters, else its first characters, `…` and its length, so an
+/// error never echoes a large input back.
+pub fn quote(input: &str) -> String {
+    match input.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => format!("`{input}`"),
+        Some((cut, _)) => format!("`{}…` ({} bytes)", &input[..cut], input.len()),
+    }
+}
+
+/// A message written by someone else (a JSON parser, an argument parser) that may quote
+/// the input it refused, with every quoted run (between backticks, double quotes, or
+/// single quotes opened at the start of a word) longer than [`MAX_QUOTED_CHARS`]
+/// characters cut to that many, `…` and the size cut; and then, should quotes not pair
+/// up, cut to at most [`MAX_MESSAGE_CHARS`] characters in all.
+pub fn shorten_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(MAX_MESSAGE_CHARS + 64));
+    let mut chars = message.chars();
+    let mut previous: Option<char> = None;
+    while let Some(c) = chars.next() {
+        out.push(c);
+        let opens = match c {
+            '`' | '"' => true,
+            '\'' => !previous.is_some_and(char::is_alphanumeric),
+            _ => false,
+        };
+        previous = Some(c);
+        if !opens {
+            continue;
+        }
+        // Inside a quoted run: copy up to the limit, skip the rest up to the closing mark.
+        let (mut kept, mut skipped, mut escaped, mut closed) = (0usize, 0usize, false, false);
+        for q in chars.by_ref() {
+            if q == c && !(escaped && c == '"') {
+                closed = true;
+                break;
+            }
+            escaped = !escaped && q == '\\';
+            if kept < MAX_QUOTED_CHARS {
+                out.push(q);
+                kept += 1;
+            } else {
+                skipped += q.len_utf8();
+            }
+        }
+        if skipped > 0 {
+            out.push_str(&format!("… ({skipped} more bytes)"));
+        }
+        if closed {
+            out.push(c);
+        }
+    }
+    match out.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => out,
+        Some((cut, _)) => format!("{}… ({} bytes in all)", &out[..cut], out.len()),
+    }
+}

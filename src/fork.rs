@@ -39,6 +39,9 @@ pub fn branch(
     request: BranchRequest,
     now_ms: u64,
 ) -> Operation<Branch> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::session_key(parent_key))
         .and_then(|()| validate::session_key(child_key))

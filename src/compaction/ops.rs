@@ -210,7 +210,8 @@ fn receipt(status: Option<&str>) -> Result<String, Error> {
         other => Err(Error::invalid(
             "flush_receipt_status",
             format!(
-                "`{other}` is not one of unknown, safe, unsafe, degraded_forensic, noop_no_memory, archive_only"
+                "{} is not one of unknown, safe, unsafe, degraded_forensic, noop_no_memory, archive_only",
+                validate::quote(other)
             ),
         )),
     }
@@ -232,6 +233,15 @@ fn check_request(request: &CompactRequest) -> Result<(), Error> {
         ));
     }
     validate::count("context_window_tokens", request.context_window_tokens)
+}
+
+/// A summary given by the caller: text and payload at most
+/// [`validate::MAX_CONTENT_BYTES`] each.
+fn check_summary(text: &str, payload: Option<&Value>) -> Result<(), Error> {
+    validate::text("summary_text", text, validate::MAX_CONTENT_BYTES)?;
+    payload.map_or(Ok(()), |p| {
+        validate::json_size("summary_payload", p, validate::MAX_CONTENT_BYTES)
+    })
 }
 
 /// A planned cut with its obligations.
@@ -505,6 +515,9 @@ pub fn compact(
     request: CompactRequest,
     now_ms: u64,
 ) -> Operation<CompactionResult> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = check_request(&request);
     op(workspace, key, checked, move |io, key| {
         let request = request.clone();
@@ -567,7 +580,11 @@ pub fn commit_compaction(
     commit: CommitRequest,
     now_ms: u64,
 ) -> Operation<CompactionResult> {
-    let checked = check_request(&commit.request);
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
+    let checked = check_request(&commit.request)
+        .and_then(|()| check_summary(&commit.summary_text, commit.summary_payload.as_ref()));
     op(workspace, key, checked, move |io, key| {
         let commit = commit.clone();
         async move {
@@ -591,6 +608,9 @@ pub fn persist_compaction_result(
     persist: PersistRequest,
     now_ms: u64,
 ) -> Operation<CompactionResult> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let request = CompactRequest {
         context_window_tokens: 0,
         config: Default::default(),
@@ -598,9 +618,11 @@ pub fn persist_compaction_result(
         trigger_reason: persist.trigger_reason.clone(),
         flush_receipt_status: None,
     };
-    let checked = check_request(&request).and_then(|()| {
+    let checked = check_request(&request)
+        .and_then(|()| check_summary(&persist.summary_text, None))
+        .and_then(|()| {
         persist.kept_entries.iter().try_for_each(|k| {
-            validate::content(&k.content)?;
+            crate::transcript::check_append(k)?;
             match k.expected_epoch {
                 Some(_) => Err(Error::invalid(
                     "kept_entries",

@@ -175,9 +175,9 @@ pub(crate) fn object<T: DeserializeOwned>(value: JsValue, field: &'static str) -
             format!("expected an object, got {}", describe(&value)),
         ));
     }
-    let json: serde_json::Value =
-        serde_wasm_bindgen::from_value(value).map_err(|e| Error::invalid(field, e.to_string()))?;
-    serde_json::from_value(json).map_err(|e| Error::invalid(field, e.to_string()))
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
+        .map_err(|e| Error::unparsed(field, "is not JSON", &e))?;
+    serde_json::from_value(json).map_err(|e| Error::unparsed(field, "does not parse", &e))
 }
 
 /// An optional options object (`undefined` and `null` mean all defaults). Options are
@@ -349,9 +349,9 @@ pub(crate) fn array<T: DeserializeOwned>(value: JsValue, field: &'static str) ->
             format!("expected an array, got {}", describe(&value)),
         ));
     }
-    let json: serde_json::Value =
-        serde_wasm_bindgen::from_value(value).map_err(|e| Error::invalid(field, e.to_string()))?;
-    serde_json::from_value(json).map_err(|e| Error::invalid(field, e.to_string()))
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
+        .map_err(|e| Error::unparsed(field, "is not JSON", &e))?;
+    serde_json::from_value(json).map_err(|e| Error::unparsed(field, "does not parse", &e))
 }
 
 /// An optional array argument (`undefined` and `null` mean an empty list).
