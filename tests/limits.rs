@@ -414,6 +414,8 @@ fn test_quote_and_shorten_quoted_keep_short_input_and_cut_long_input() {
     let short = validate::shorten_quoted(&message);
     assert!(short.len() < 300, "{short}");
     assert!(short.ends_with("expected `a` or `b`"), "{short}");
+    assert!(short.contains(&format!("… ({} more bytes)`", 20_000 - 64 * 2)), "{short}");
+    assert_eq!(validate::shorten_quoted(&short), short, "shortening twice changes nothing");
     let plain = "the session's key is `agent:main:main` and 'x' is fine";
     assert_eq!(validate::shorten_quoted(plain), plain);
     let unpaired = format!("error: '{long}");

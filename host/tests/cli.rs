@@ -341,7 +341,10 @@ fn test_errors_quote_a_short_prefix_of_a_huge_input() {
     // An unknown op of a megabyte on stdin, and of 100 KB as the argument.
     let op = "x".repeat(1 << 20);
     let call = serde_json::json!({ "op": op }).to_string();
-    bounded(&spool_stdin(&db, &["call", "-"], call.as_bytes()), "call on stdin");
+    let out = spool_stdin(&db, &["call", "-"], call.as_bytes());
+    bounded(&out, "call on stdin");
+    let cut = format!("({} more bytes)", (1 << 20) - 64);
+    assert!(stderr(&out).contains(&cut), "the size cut: {}", stderr(&out));
     let call = serde_json::json!({ "op": &op[..100_000] }).to_string();
     bounded(&spool(&db, &["call", &call]), "call as an argument");
     // Arguments clap refuses: a bad value, an unknown subcommand.
