@@ -292,7 +292,11 @@ fn check_agents(agents: Option<&[String]>) -> Result<(), Error> {
     if agents.len() > validate::MAX_PAGE as usize {
         return Err(Error::invalid(
             "surviving_agents",
-            format!("holds {} agents; at most {}", agents.len(), validate::MAX_PAGE),
+            format!(
+                "holds {} agents; at most {}",
+                agents.len(),
+                validate::MAX_PAGE
+            ),
         ));
     }
     agents

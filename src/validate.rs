@@ -152,7 +152,12 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Decodes a cursor written by [`hex`].
 pub fn unhex(field: &'static str, text: &str) -> Result<Vec<u8>, Error> {
-    let bad = || Error::invalid(field, format!("{} is not a cursor Spool returned", quote(text)));
+    let bad = || {
+        Error::invalid(
+            field,
+            format!("{} is not a cursor Spool returned", quote(text)),
+        )
+    };
     if !text.len().is_multiple_of(2) || text.is_empty() {
         return Err(bad());
     }

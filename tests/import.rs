@@ -335,18 +335,27 @@ fn test_an_entry_over_the_content_limit_is_cut_with_a_marker_and_the_rest_import
     let huge = "y".repeat(spool::validate::MAX_CONTENT_BYTES + 1000);
     let log = codex_log("thread-big", &["before", &huge, "after"]);
     let outcome = import_into(&storage, ImportFormat::Codex, &log).remove(0);
-    assert_eq!(outcome.imported, 3, "one large entry does not drop the session");
+    assert_eq!(
+        outcome.imported, 3,
+        "one large entry does not drop the session"
+    );
     assert_eq!(outcome.adjusted.len(), 1, "{:?}", outcome.adjusted);
     let adjusted = &outcome.adjusted[0];
     assert_eq!(adjusted.action, "truncated");
-    assert!(adjusted.reason.contains(&huge.len().to_string()), "{adjusted:?}");
+    assert!(
+        adjusted.reason.contains(&huge.len().to_string()),
+        "{adjusted:?}"
+    );
     let entries = transcript(&storage, "import:codex:0");
     let contents: Vec<usize> = entries.iter().map(|e| e.content.len()).collect();
     assert_eq!(entries[0].content, "before");
     assert_eq!(entries[2].content, "after");
     let cut = &entries[1];
     assert_eq!(cut.message_id, adjusted.message_id);
-    assert!(cut.content.len() <= spool::validate::MAX_CONTENT_BYTES, "{contents:?}");
+    assert!(
+        cut.content.len() <= spool::validate::MAX_CONTENT_BYTES,
+        "{contents:?}"
+    );
     assert!(cut.content.starts_with("yyyy"));
     assert!(
         cut.content
@@ -393,7 +402,10 @@ fn test_a_provider_id_over_128_bytes_is_sanitized_not_refused() {
     let log = codex_log(&long_id, &["hello", "world"]);
     let outcome = import_into(&storage, ImportFormat::Codex, &log).remove(0);
     let recorded = import::sanitize_id(&long_id);
-    assert!(recorded.len() <= spool::validate::MAX_ID_BYTES, "{recorded}");
+    assert!(
+        recorded.len() <= spool::validate::MAX_ID_BYTES,
+        "{recorded}"
+    );
     assert_eq!(outcome.imported, 2, "{:?}", outcome.adjusted);
     assert!(outcome.adjusted.is_empty(), "{:?}", outcome.adjusted);
     assert_eq!(

@@ -46,10 +46,7 @@ fn calls_with_now_ms() -> BTreeMap<&'static str, Value> {
             json!({"key": KEY, "intent": "reset_same_key", "session_id": "s2"}),
         ),
         ("resume", json!({"key": KEY})),
-        (
-            "update",
-            json!({"key": KEY, "request": {"model": "m"}}),
-        ),
+        ("update", json!({"key": KEY, "request": {"model": "m"}})),
         ("finish", json!({"key": KEY, "status": "done"})),
         ("prune_stale", json!({"max_age_ms": 1})),
         ("truncate", json!({"key": KEY, "max_messages": 0})),
@@ -57,10 +54,7 @@ fn calls_with_now_ms() -> BTreeMap<&'static str, Value> {
             "save_state",
             json!({"key": KEY, "state": {"provider": "portable", "state_kind": "k", "payload": {}}}),
         ),
-        (
-            "invalidate_states",
-            json!({"key": KEY, "reason": "r"}),
-        ),
+        ("invalidate_states", json!({"key": KEY, "reason": "r"})),
         ("compact", json!({"key": KEY, "request": compact})),
         (
             "commit_compaction",
@@ -123,7 +117,10 @@ fn calls_with_now_ms() -> BTreeMap<&'static str, Value> {
         ("acknowledge_fork_operation", json!({"operation_id": "o1"})),
         ("recover_fork_operations", json!({})),
         ("claim_fork_provider_binding", json!({"key": KEY})),
-        ("complete_fork_provider_binding", json!({"operation_id": "o1"})),
+        (
+            "complete_fork_provider_binding",
+            json!({"operation_id": "o1"}),
+        ),
     ])
 }
 
@@ -142,14 +139,24 @@ fn with_session() -> MemoryStorage {
 }
 
 fn is_now_ms_error(result: &Result<Value, Error>) -> bool {
-    matches!(result, Err(Error::InvalidArgument { field: "now_ms", .. }))
+    matches!(
+        result,
+        Err(Error::InvalidArgument {
+            field: "now_ms",
+            ..
+        })
+    )
 }
 
 #[test]
 fn test_every_call_that_takes_now_ms_refuses_a_time_past_2_pow_53() {
     let names = op_names();
     assert!(names.len() > 50, "serde lists every op: {names:?}");
-    let taking: BTreeSet<String> = names.iter().filter(|op| takes_now_ms(op)).cloned().collect();
+    let taking: BTreeSet<String> = names
+        .iter()
+        .filter(|op| takes_now_ms(op))
+        .cloned()
+        .collect();
     let calls = calls_with_now_ms();
     let covered: BTreeSet<String> = calls.keys().map(|op| (*op).to_owned()).collect();
     assert_eq!(taking, covered, "every op with now_ms is walked here");
@@ -390,12 +397,11 @@ fn test_an_unknown_op_of_a_megabyte_is_quoted_by_a_short_prefix() {
         let err = Command::from_json(&text).expect_err("not a call");
         let message = err.to_string();
         assert_eq!(err.code(), "invalid_argument");
+        assert!(message.len() < 8 * 1024, "a {} byte message", message.len());
         assert!(
-            message.len() < 8 * 1024,
-            "a {} byte message",
-            message.len()
+            message.contains("xxxx"),
+            "it still names the input: {message}"
         );
-        assert!(message.contains("xxxx"), "it still names the input: {message}");
     }
     // The list of ops serde offers is kept, so the message stays useful.
     let message = Command::from_json(&json!({"op": op}).to_string())
@@ -409,13 +415,23 @@ fn test_quote_and_shorten_quoted_keep_short_input_and_cut_long_input() {
     assert_eq!(validate::quote("short"), "`short`");
     let long = "é".repeat(10_000);
     let quoted = validate::quote(&long);
-    assert!(quoted.len() < 200 && quoted.contains("20000 bytes"), "{quoted}");
+    assert!(
+        quoted.len() < 200 && quoted.contains("20000 bytes"),
+        "{quoted}"
+    );
     let message = format!("unknown variant `{long}`, expected `a` or `b`");
     let short = validate::shorten_quoted(&message);
     assert!(short.len() < 300, "{short}");
     assert!(short.ends_with("expected `a` or `b`"), "{short}");
-    assert!(short.contains(&format!("… ({} more bytes)`", 20_000 - 64 * 2)), "{short}");
-    assert_eq!(validate::shorten_quoted(&short), short, "shortening twice changes nothing");
+    assert!(
+        short.contains(&format!("… ({} more bytes)`", 20_000 - 64 * 2)),
+        "{short}"
+    );
+    assert_eq!(
+        validate::shorten_quoted(&short),
+        short,
+        "shortening twice changes nothing"
+    );
     let plain = "the session's key is `agent:main:main` and 'x' is fine";
     assert_eq!(validate::shorten_quoted(plain), plain);
     let unpaired = format!("error: '{long}");
@@ -441,35 +457,53 @@ fn test_a_bad_cursor_or_role_is_quoted_by_a_short_prefix() {
         ),
     )
     .expect_err("not a cursor");
-    assert!(err.to_string().len() < 1024, "{} bytes", err.to_string().len());
+    assert!(
+        err.to_string().len() < 1024,
+        "{} bytes",
+        err.to_string().len()
+    );
     let err = "q".repeat(1 << 20).parse::<Role>().expect_err("not a role");
-    assert!(err.to_string().len() < 1024, "{} bytes", err.to_string().len());
+    assert!(
+        err.to_string().len() < 1024,
+        "{} bytes",
+        err.to_string().len()
+    );
 }
 
 /// Characters that are invisible or reorder text on display.
 const INVISIBLE: [char; 16] = [
-    '\u{202E}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{2066}', '\u{2067}',
-    '\u{2068}', '\u{2069}', '\u{200B}', '\u{200C}', '\u{200D}', '\u{200E}', '\u{200F}',
-    '\u{FEFF}', '\u{061C}',
+    '\u{202E}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{2066}', '\u{2067}', '\u{2068}',
+    '\u{2069}', '\u{200B}', '\u{200C}', '\u{200D}', '\u{200E}', '\u{200F}', '\u{FEFF}', '\u{061C}',
 ];
 
 #[test]
 fn test_keys_workspaces_and_ids_with_bidi_or_invisible_characters_are_refused() {
-    let extra = ['\u{2060}', '\u{2061}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{00AD}'];
+    let extra = [
+        '\u{2060}', '\u{2061}', '\u{2062}', '\u{2063}', '\u{2064}', '\u{00AD}',
+    ];
     for c in INVISIBLE.into_iter().chain(extra) {
         let storage = MemoryStorage::new();
         let spoof = format!("agent:main:{c}niam");
-        let err = run(&storage, spool::create_session("w", &spoof, "s1", 1))
-            .expect_err("a spoofing key");
+        let err =
+            run(&storage, spool::create_session("w", &spoof, "s1", 1)).expect_err("a spoofing key");
         assert!(
             matches!(&err, Error::InvalidArgument { field: "key", .. }),
             "U+{:04X}: {err:?}",
             u32::from(c)
         );
-        let err = run(&storage, spool::create_session(&format!("w{c}"), KEY, "s1", 1))
-            .expect_err("a spoofing workspace");
+        let err = run(
+            &storage,
+            spool::create_session(&format!("w{c}"), KEY, "s1", 1),
+        )
+        .expect_err("a spoofing workspace");
         assert!(
-            matches!(&err, Error::InvalidArgument { field: "workspace", .. }),
+            matches!(
+                &err,
+                Error::InvalidArgument {
+                    field: "workspace",
+                    ..
+                }
+            ),
             "{err:?}"
         );
         run(&storage, spool::create_session("w", KEY, "s1", 1)).expect("a plain key");
@@ -478,16 +512,33 @@ fn test_keys_workspaces_and_ids_with_bidi_or_invisible_characters_are_refused() 
         let err = run(&storage, spool::append_entry("w", KEY, request.clone(), 2))
             .expect_err("a spoofing id");
         assert!(
-            matches!(&err, Error::InvalidArgument { field: "message_id", .. }),
+            matches!(
+                &err,
+                Error::InvalidArgument {
+                    field: "message_id",
+                    ..
+                }
+            ),
             "{err:?}"
         );
         request.message_id = None;
         run(&storage, spool::append_entry("w", KEY, request, 2)).expect("content is free");
-        assert!(run(&storage, spool::list_sessions("w", 10, None)).expect("list").sessions.len() == 1);
+        assert!(
+            run(&storage, spool::list_sessions("w", 10, None))
+                .expect("list")
+                .sessions
+                .len()
+                == 1
+        );
     }
     // Keys that were valid stay valid: letters of any script, emoji, punctuation.
     let storage = MemoryStorage::new();
-    for key in ["agent:main:main", "agent:日本:é-ü", "agent:x:🚀 launch", "a b/c#d@e"] {
+    for key in [
+        "agent:main:main",
+        "agent:日本:é-ü",
+        "agent:x:🚀 launch",
+        "a b/c#d@e",
+    ] {
         run(&storage, spool::create_session("w", key, "s1", 1)).expect(key);
     }
 }

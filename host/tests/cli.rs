@@ -336,7 +336,10 @@ fn test_errors_quote_a_short_prefix_of_a_huge_input() {
             "{what}: a {} byte error message",
             err.len()
         );
-        assert!(err.contains("xxxxxxxx"), "{what} still names the input: {err}");
+        assert!(
+            err.contains("xxxxxxxx"),
+            "{what} still names the input: {err}"
+        );
     };
     // An unknown op of a megabyte on stdin, and of 100 KB as the argument.
     let op = "x".repeat(1 << 20);
@@ -344,7 +347,11 @@ fn test_errors_quote_a_short_prefix_of_a_huge_input() {
     let out = spool_stdin(&db, &["call", "-"], call.as_bytes());
     bounded(&out, "call on stdin");
     let cut = format!("({} more bytes)", (1 << 20) - 64);
-    assert!(stderr(&out).contains(&cut), "the size cut: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&cut),
+        "the size cut: {}",
+        stderr(&out)
+    );
     let call = serde_json::json!({ "op": &op[..100_000] }).to_string();
     bounded(&spool(&db, &["call", &call]), "call as an argument");
     // Arguments clap refuses: a bad value, an unknown subcommand.

@@ -445,7 +445,12 @@ fn test_an_oversized_entry_is_cut_and_reported_and_a_long_provider_id_is_sanitiz
         "timestamp": "2025-10-17T05:50:00.000Z", "type": "session_meta",
         "payload": {"id": long_id, "timestamp": "2025-10-17T05:50:00.000Z", "cwd": "/home/dev/big"}
     });
-    let lines = [meta.to_string(), message("before"), message(&huge), message("after")];
+    let lines = [
+        meta.to_string(),
+        message("before"),
+        message(&huge),
+        message("after"),
+    ];
     std::fs::write(&log, lines.join("\n") + "\n").expect("write");
     let path = log.display().to_string();
     let report = ok_json(&db, &["import", "codex", &path, "--json"]);
@@ -461,7 +466,10 @@ fn test_an_oversized_entry_is_cut_and_reported_and_a_long_provider_id_is_sanitiz
     let recorded = session["sanitized_provider_session_id"]
         .as_str()
         .expect("the id is recorded sanitized");
-    assert!(recorded.len() <= 128 && recorded.contains('~'), "{recorded}");
+    assert!(
+        recorded.len() <= 128 && recorded.contains('~'),
+        "{recorded}"
+    );
     let entries = export(&db, key);
     let contents: Vec<usize> = entries
         .iter()

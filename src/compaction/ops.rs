@@ -621,17 +621,17 @@ pub fn persist_compaction_result(
     let checked = check_request(&request)
         .and_then(|()| check_summary(&persist.summary_text, None))
         .and_then(|()| {
-        persist.kept_entries.iter().try_for_each(|k| {
-            crate::transcript::check_append(k)?;
-            match k.expected_epoch {
-                Some(_) => Err(Error::invalid(
-                    "kept_entries",
-                    "a kept entry takes no expected_epoch",
-                )),
-                None => Ok(()),
-            }
-        })
-    });
+            persist.kept_entries.iter().try_for_each(|k| {
+                crate::transcript::check_append(k)?;
+                match k.expected_epoch {
+                    Some(_) => Err(Error::invalid(
+                        "kept_entries",
+                        "a kept entry takes no expected_epoch",
+                    )),
+                    None => Ok(()),
+                }
+            })
+        });
     op(workspace, key, checked, move |io, key| {
         let (persist, request) = (persist.clone(), request.clone());
         async move {

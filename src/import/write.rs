@@ -88,7 +88,10 @@ fn fit(entry: &super::ImportedEntry) -> Result<(AppendRequest, Option<String>), 
         }
         request.content.truncate(cut);
         request.content.push_str(&marker);
-        note.push(format!("content of {len} bytes cut to {}", request.content.len()));
+        note.push(format!(
+            "content of {len} bytes cut to {}",
+            request.content.len()
+        ));
     }
     if let Some(calls) = &mut request.tool_calls
         && validate::tool_calls(calls).is_err()
@@ -99,7 +102,9 @@ fn fit(entry: &super::ImportedEntry) -> Result<(AppendRequest, Option<String>), 
                 *input = Value::String(cut_marker(input.to_string().len()).trim().to_owned());
             }
         }
-        note.push(format!("tool calls of {size} bytes of JSON: inputs replaced by a marker"));
+        note.push(format!(
+            "tool calls of {size} bytes of JSON: inputs replaced by a marker"
+        ));
     }
     validate::count("created_at", entry.created_at)
         .and_then(|()| check_append(&request))

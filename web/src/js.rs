@@ -197,7 +197,11 @@ pub(crate) fn options(
             if !known.contains(&name.as_str()) {
                 return Err(Error::invalid(
                     field,
-                    format!("unknown option `{name}` (known: {})", known.join(", ")),
+                    format!(
+                        "unknown option {} (known: {})",
+                        spool::validate::quote(&name),
+                        known.join(", ")
+                    ),
                 ));
             }
         }
@@ -306,7 +310,7 @@ pub(crate) fn random_uuid(field: &'static str) -> Result<String, Error> {
 /// A short description of a JS value for error messages.
 pub(crate) fn describe(value: &JsValue) -> String {
     if let Some(s) = value.as_string() {
-        format!("the string {s:?}")
+        format!("the string {}", spool::validate::quote(&s))
     } else if let Some(n) = value.as_f64() {
         format!("the number {n}")
     } else if value.is_null() {

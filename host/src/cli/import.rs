@@ -523,10 +523,7 @@ pub(crate) fn session_key(format: ImportFormat, provider_id: &str) -> (String, O
     let Some(problem) = problem else {
         return (key, None);
     };
-    let key = format!(
-        "import:{agent}:{}",
-        spool::import::sanitize_id(provider_id)
-    );
+    let key = format!("import:{agent}:{}", spool::import::sanitize_id(provider_id));
     (
         key,
         Some(format!(

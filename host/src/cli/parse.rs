@@ -7,7 +7,8 @@ use spool::validate::{quote, shorten_quoted};
 
 /// Any JSON value.
 pub(crate) fn parse_json(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| format!("not valid JSON: {}", shorten_quoted(&e.to_string())))
+    serde_json::from_str(text)
+        .map_err(|e| format!("not valid JSON: {}", shorten_quoted(&e.to_string())))
 }
 
 /// A JSON object (e.g. an agent's adapter state).
@@ -15,7 +16,10 @@ pub(crate) fn parse_json_object(text: &str) -> Result<BTreeMap<String, Value>, S
     match serde_json::from_str(text) {
         Ok(Value::Object(map)) => Ok(map.into_iter().collect()),
         Ok(_) => Err("not a JSON object".into()),
-        Err(e) => Err(format!("not valid JSON: {}", shorten_quoted(&e.to_string()))),
+        Err(e) => Err(format!(
+            "not valid JSON: {}",
+            shorten_quoted(&e.to_string())
+        )),
     }
 }
 
