@@ -216,6 +216,11 @@ pub fn add(total: u64, n: u64) -> u64 {
     total.saturating_add(n).min(MAX_INTEGER)
 }
 
+/// The sum of `counts`, saturating at [`MAX_INTEGER`] (token totals over a transcript).
+pub fn total(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, add)
+}
+
 /// A JSON value (a map, a payload) of at most `max` bytes once serialized.
 pub fn json_size<T: serde::Serialize + ?Sized>(
     field: &'static str,

@@ -247,6 +247,21 @@ fn test_session_totals_saturate_at_2_pow_53_minus_1() {
 }
 
 #[test]
+fn test_token_totals_over_a_transcript_saturate_at_2_pow_53_minus_1() {
+    let storage = with_session();
+    for now in 2..6 {
+        let mut counted = AppendRequest::new(Role::User, "x");
+        counted.token_count = Some(MAX_INTEGER);
+        run(&storage, spool::append_entry("w", KEY, counted, now)).expect("appended");
+    }
+    let request: spool::compaction::CompactRequest =
+        serde_json::from_value(json!({"context_window_tokens": 1000})).expect("a request");
+    let result = run(&storage, spool::compaction::compact("w", KEY, request, 9)).expect("ran");
+    assert_eq!(result.tokens_before, MAX_INTEGER, "{result:?}");
+    assert!(result.tokens_after <= MAX_INTEGER, "{result:?}");
+}
+
+#[test]
 fn test_context_state_numbers_past_2_pow_53_are_invalid_argument() {
     let storage = with_session();
     let state = |covered, expires| spool::NewContextState {

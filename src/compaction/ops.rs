@@ -328,7 +328,7 @@ fn write(
         );
     }
     let covered_through_id = removed_entries.iter().map(|e| e.id).max().unwrap_or(0);
-    let tokens_after = tokens_kept.saturating_add(estimate(&text));
+    let tokens_after = validate::add(tokens_kept, estimate(&text));
     let structured = payload.is_some();
     let summary = Summary {
         compaction_id: compaction_id.clone(),
@@ -590,7 +590,7 @@ pub fn commit_compaction(
         async move {
             let snap = snapshot(&io, &key).await?;
             if snap.preimage(&commit.request) != commit.preimage {
-                let tokens: u64 = snap.entries.iter().map(entry_tokens).sum();
+                let tokens = validate::total(snap.entries.iter().map(entry_tokens));
                 return Ok(skipped("stale_preimage", tokens, snap.entries));
             }
             let summary = Some((commit.summary_text.clone(), commit.summary_payload.clone()));
@@ -636,7 +636,7 @@ pub fn persist_compaction_result(
         let (persist, request) = (persist.clone(), request.clone());
         async move {
             let mut snap = snapshot(&io, &key).await?;
-            let tokens_before: u64 = snap.entries.iter().map(entry_tokens).sum();
+            let tokens_before = validate::total(snap.entries.iter().map(entry_tokens));
             if persist.summary_text.trim().is_empty() {
                 return Ok(skipped("empty_summary", tokens_before, snap.entries));
             }
@@ -683,7 +683,7 @@ pub fn persist_compaction_result(
                 kept.push(entry);
             }
             let written = Written {
-                tokens_kept: kept.iter().map(entry_tokens).sum(),
+                tokens_kept: validate::total(kept.iter().map(entry_tokens)),
                 kept,
                 last_entry_id: next_id,
                 text: persist.summary_text.clone(),

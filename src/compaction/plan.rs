@@ -104,7 +104,7 @@ fn units(entries: &[Entry]) -> Vec<(usize, usize)> {
 /// window of `window` tokens.
 pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
     let tokens: Vec<u64> = entries.iter().map(entry_tokens).collect();
-    let tokens_before: u64 = tokens.iter().sum();
+    let tokens_before = crate::validate::total(tokens.iter().copied());
     if (tokens_before as f64) * config.safety_margin <= window as f64 {
         return Plan::Skip {
             reason: "below_threshold",
@@ -118,12 +118,12 @@ pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
     let mut kept_from = entries.len();
     let mut tokens_kept = 0u64;
     for (start, len) in units(entries).into_iter().rev() {
-        let unit: u64 = tokens[start..start + len].iter().sum();
+        let unit = crate::validate::total(tokens[start..start + len].iter().copied());
         let protected = start + len > protected_from;
-        if !protected && tokens_kept.saturating_add(unit) > budget {
+        if !protected && crate::validate::add(tokens_kept, unit) > budget {
             break;
         }
-        tokens_kept = tokens_kept.saturating_add(unit);
+        tokens_kept = crate::validate::add(tokens_kept, unit);
         kept_from = start;
     }
     if kept_from == 0 {
