@@ -519,6 +519,13 @@ fn json<T: Serialize>(value: T) -> Result<serde_json::Value, Error> {
 }
 
 impl Command {
+    /// Parses a call given as JSON text (`spool call`, the WIT `execute`): JSON that is
+    /// not a call is `invalid_argument`, its message quoting at most a short prefix of
+    /// any input it names ([`crate::validate::shorten_quoted`]).
+    pub fn from_json(text: &str) -> Result<Command, Error> {
+        serde_json::from_str(text).map_err(|e| Error::unparsed("command", "not a Spool call", &e))
+    }
+
     /// The operation that performs this call in `workspace`, with its result as JSON.
     pub fn into_operation(self, workspace: &str) -> Operation<Result<serde_json::Value, Error>> {
         match self {

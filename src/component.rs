@@ -64,12 +64,8 @@ fn json_object(
     text: Option<String>,
 ) -> Result<BTreeMap<String, serde_json::Value>, wit::Error> {
     text.map(|t| {
-        serde_json::from_str(&t).map_err(|e| {
-            to_wit_error(crate::Error::invalid(
-                field,
-                format!("is not a JSON object: {e}"),
-            ))
-        })
+        serde_json::from_str(&t)
+            .map_err(|e| to_wit_error(crate::Error::unparsed(field, "is not a JSON object", &e)))
     })
     .transpose()
     .map(Option::unwrap_or_default)
@@ -77,7 +73,7 @@ fn json_object(
 
 fn json_value(field: &'static str, text: &str) -> Result<serde_json::Value, wit::Error> {
     serde_json::from_str(text)
-        .map_err(|e| to_wit_error(crate::Error::invalid(field, format!("is not JSON: {e}"))))
+        .map_err(|e| to_wit_error(crate::Error::unparsed(field, "is not JSON", &e)))
 }
 
 /// The host's storage, reached through the WIT imports.
@@ -302,7 +298,7 @@ fn from_wit_append(r: wit::AppendRequest) -> Result<AppendRequest, crate::Error>
         .tool_calls
         .map(|text| {
             serde_json::from_str(&text)
-                .map_err(|e| crate::Error::invalid("tool_calls", format!("is not JSON: {e}")))
+                .map_err(|e| crate::Error::unparsed("tool_calls", "is not JSON", &e))
         })
         .transpose()?;
     Ok(AppendRequest {
@@ -952,7 +948,7 @@ impl wit::Guest for Component {
     }
 
     fn execute(workspace: String, command: String) -> Result<String, wit::Error> {
-        let command: crate::Command = parse_json("command", &command)?;
+        let command = crate::Command::from_json(&command).map_err(to_wit_error)?;
         run(command.into_operation(&workspace))
             .and_then(|value| value.map_err(to_wit_error))
             .map(|value| json_text(&value))
@@ -978,7 +974,7 @@ fn parse_json<T: serde::de::DeserializeOwned>(
     text: &str,
 ) -> Result<T, wit::Error> {
     serde_json::from_str(text)
-        .map_err(|e| to_wit_error(crate::Error::invalid(field, format!("does not parse: {e}"))))
+        .map_err(|e| to_wit_error(crate::Error::unparsed(field, "does not parse", &e)))
 }
 
 fn to_wit_run(r: RunRecord) -> wit::RunRecord {

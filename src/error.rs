@@ -91,6 +91,16 @@ impl Error {
         }
     }
 
+    /// Builds the [`Error::InvalidArgument`] for `field` when its JSON did not parse:
+    /// `what` went wrong, then the parser's message with its quotes of the input
+    /// shortened ([`shorten_quoted`]).
+    pub fn unparsed(field: &'static str, what: &str, cause: &dyn fmt::Display) -> Self {
+        Error::invalid(
+            field,
+            format!("{what}: {}", shorten_quoted(&cause.to_string())),
+        )
+    }
+
     /// Builds an [`Error::ForkConflict`].
     pub fn fork_conflict(reason: impl Into<String>, detail: impl Into<String>) -> Self {
         Error::ForkConflict {
@@ -145,3 +155,80 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// The most characters of someone else's input an error message quotes.
+pub const MAX_QUOTED_CHARS: usize = 64;
+/// How many characters past [`MAX_QUOTED_CHARS`] a quoted run may hold before
+/// [`shorten_quoted`] cuts it: room for the note of an earlier cut.
+const CUT_NOTE_CHARS: usize = 32;
+/// The most characters of a message [`shorten_quoted`] returns.
+pub const MAX_MESSAGE_CHARS: usize = 4096;
+
+/// `input` in backticks for an error message: whole when it is at most
+/// [`MAX_QUOTED_CHARS`] characters, else its first characters, `…` and its length, so an
+/// error never echoes a large input back.
+pub fn quote(input: &str) -> String {
+    match input.char_indices().nth(MAX_QUOTED_CHARS) {
+        None => format!("`{input}`"),
+        Some((cut, _)) => format!("`{}…` ({} bytes)", &input[..cut], input.len()),
+    }
+}
+
+/// A message written by someone else (a JSON parser, an argument parser) that may quote
+/// the input it refused, with every quoted run (between backticks, double quotes, or
+/// single quotes opened at the start of a word) that is well over [`MAX_QUOTED_CHARS`]
+/// characters cut to that many, `…` and the size cut (a message shortened once stays as
+/// it is); and then, should quotes not pair up, cut to at most [`MAX_MESSAGE_CHARS`]
+/// characters in all.
+pub fn shorten_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(MAX_MESSAGE_CHARS + 64));
+    let mut chars = message.chars();
+    let mut previous: Option<char> = None;
+    while let Some(c) = chars.next() {
+        out.push(c);
+        let opens = match c {
+            '`' | '"' => true,
+            '\'' => !previous.is_some_and(char::is_alphanumeric),
+            _ => false,
+        };
+        previous = Some(c);
+        if !opens {
+            continue;
+        }
+        // Inside a quoted run: keep it whole unless it runs past the limit and the
+        // room a cut's own note takes (so a message shortened once is left as it is),
+        // else its first characters, `…` and the size of the rest.
+        let mut run = String::new();
+        let (mut count, mut skipped, mut escaped, mut closed) = (0usize, 0usize, false, false);
+        for q in chars.by_ref() {
+            if q == c && !(escaped && c == '"') {
+                closed = true;
+                break;
+            }
+            escaped = !escaped && q == '\\';
+            count += 1;
+            if count <= MAX_QUOTED_CHARS + CUT_NOTE_CHARS {
+                run.push(q);
+            } else {
+                skipped += q.len_utf8();
+            }
+        }
+        if skipped > 0 {
+            let cut = run
+                .char_indices()
+                .nth(MAX_QUOTED_CHARS)
+                .map_or(run.len(), |(i, _)| i);
+            skipped += run.len() - cut;
+            run.truncate(cut);
+            run.push_str(&format!("… ({skipped} more bytes)"));
+        }
+        out.push_str(&run);
+        if closed {
+            out.push(c);
+        }
+    }
+    match out.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => out,
+        Some((cut, _)) => format!("{}… ({} bytes in all)", &out[..cut], out.len()),
+    }
+}

@@ -39,6 +39,9 @@ pub fn branch(
     request: BranchRequest,
     now_ms: u64,
 ) -> Operation<Branch> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::session_key(parent_key))
         .and_then(|()| validate::session_key(child_key))
@@ -179,10 +182,11 @@ async fn whole(io: &Io, parent: &crate::session::Loaded, measure: bool) -> OpRes
         .iter()
         .map(|kv| record::decode::<ContextState>(&kv.key, &kv.value))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut tokens: u64 = summaries.iter().map(|s| estimate(&s.summary_text)).sum();
+    let mut tokens = validate::total(summaries.iter().map(|s| estimate(&s.summary_text)));
     if measure {
         let active = items(io, p, &parent.base, false, None).await?;
-        tokens += active.iter().map(|i| entry_tokens(&i.entry)).sum::<u64>();
+        let active = validate::total(active.iter().map(|i| entry_tokens(&i.entry)));
+        tokens = validate::add(tokens, active);
     }
     let mut base = parent.base.clone();
     base.push(Layer {
@@ -284,7 +288,7 @@ async fn before_message(
     Ok(Inherited {
         base,
         entry_count: prefix.len() as u64,
-        tokens: prefix.iter().map(|i| entry_tokens(&i.entry)).sum(),
+        tokens: validate::total(prefix.iter().map(|i| entry_tokens(&i.entry))),
         summaries: Vec::new(),
         states: Vec::new(),
         point: ForkPoint {

@@ -56,7 +56,7 @@ use crate::turns::{Turn, TurnPhase, last_position, latest_turn, load_turn};
 use crate::validate;
 
 /// Longest prepared working directory, in bytes.
-const MAX_CWD_BYTES: usize = 4096;
+const MAX_CWD_BYTES: usize = validate::MAX_PATH_BYTES;
 
 /// An operation record as read, with its bytes (the compare-and-set precondition).
 struct LoadedOp {
@@ -170,6 +170,9 @@ pub fn fork(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) = validate::workspace(workspace)
         .and_then(|()| check_request(source_key, &request))
         .and_then(|()| check_id("operation_id", operation_id))
@@ -373,6 +376,9 @@ pub fn begin_fork_dispatch(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<DispatchPayload> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     by_id(workspace, operation_id, move |io, id| async move {
         let loaded = require_op(&io, &id).await?;
         let mut op = loaded.op.clone();
@@ -396,6 +402,9 @@ pub fn record_fork_disposition(
     disposition: Disposition,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let (disposition, unknown_reason) = recorded_disposition(disposition);
     by_id(workspace, operation_id, move |io, id| {
         let disposition = disposition.clone();
@@ -445,6 +454,9 @@ pub fn commit_fork(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     by_id(workspace, operation_id, move |io, id| async move {
         let loaded = require_op(&io, &id).await?;
         match loaded.op.state {
@@ -561,17 +573,7 @@ async fn materialize_child(
     for entry in &entries {
         child.entry_count += 1;
         child.last_entry_id = child.last_entry_id.max(entry.id);
-        match &entry.turn_usage {
-            Some(usage) => {
-                child.input_tokens = child.input_tokens.saturating_add(usage.input_tokens);
-                child.output_tokens = child.output_tokens.saturating_add(usage.output_tokens);
-            }
-            None => {
-                child.total_tokens = child
-                    .total_tokens
-                    .saturating_add(entry.token_count.unwrap_or(0));
-            }
-        }
+        crate::transcript::account(&mut child, entry);
         batch.put(
             keys::entry(child_sid, entry.created_at, entry.id),
             record::encode(entry)?,
@@ -711,6 +713,9 @@ pub fn acknowledge_fork_operation(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     by_id(workspace, operation_id, move |io, id| async move {
         let loaded = require_op(&io, &id).await?;
         if loaded.op.state != ForkState::Committed {
@@ -742,6 +747,9 @@ pub fn acknowledge_fork_operation(
 /// may not have forked; it is never retried automatically), `prepared` ones are returned
 /// for dispatch and `provider_accepted` ones for commit only. One commit.
 pub fn recover_fork_operations(workspace: &str, now_ms: u64) -> Operation<RecoveryReport> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) = validate::workspace(workspace) {
         return Operation::failed(workspace, e);
     }
@@ -801,6 +809,9 @@ pub fn claim_fork_provider_binding(
     key: &str,
     now_ms: u64,
 ) -> Operation<Option<ProviderBindingRequest>> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
         return Operation::failed(workspace, e);
     }
@@ -845,6 +856,9 @@ pub fn complete_fork_provider_binding(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     by_id(workspace, operation_id, move |io, id| async move {
         let loaded = require_op(&io, &id).await?;
         match loaded.op.provider_state_binding {

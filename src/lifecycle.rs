@@ -121,6 +121,9 @@ pub fn apply_intent(
     session_id: &str,
     now_ms: u64,
 ) -> Operation<IntentOutcome> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) = checked(workspace, key).and_then(|()| validate::session_id(session_id)) {
         return Operation::failed(workspace, e);
     }
@@ -273,6 +276,9 @@ fn modify(
 
 /// Marks the session under `key` as in use now (`updated_at`); missing → `not_found`.
 pub fn resume(workspace: &str, key: &str, now_ms: u64) -> Operation<Session> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     modify(workspace, key, None, move |s| {
         s.updated_at = now_ms;
         Ok(())
@@ -300,11 +306,19 @@ pub fn update(
     request: UpdateRequest,
     now_ms: u64,
 ) -> Operation<Session> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let fields = [("model", &request.model), ("channel", &request.channel)];
     if let Some(Err(e)) = fields
         .iter()
         .filter_map(|(f, v)| v.as_deref().map(|v| validate::id(f, v)))
         .find(Result::is_err)
+    {
+        return Operation::failed(workspace, e);
+    }
+    if let Err(e) = validate::session_map("model_config", &request.model_config)
+        .and_then(|()| validate::session_map("metadata", &request.metadata))
     {
         return Operation::failed(workspace, e);
     }
@@ -318,6 +332,9 @@ pub fn update(
         }
         merge(&mut s.model_config, &request.model_config);
         merge(&mut s.metadata, &request.metadata);
+        // The merged maps too: updates must not grow a record past the limit.
+        validate::session_map("model_config", &s.model_config)?;
+        validate::session_map("metadata", &s.metadata)?;
         s.updated_at = now_ms;
         Ok(())
     })
@@ -332,6 +349,9 @@ pub fn finish(
     expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> Operation<Session> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     modify(workspace, key, expected_epoch, move |s| {
         s.status = match status {
             FinishStatus::Done => SessionStatus::Done,
@@ -369,6 +389,9 @@ pub fn delete_session(workspace: &str, key: &str, expected_epoch: Option<u64>) -
 /// Deletes every session whose `updated_at` is older than `now_ms - max_age_ms`, with
 /// everything it owns; returns how many. Walks the recency index, never all records.
 pub fn prune_stale(workspace: &str, max_age_ms: u64, now_ms: u64) -> Operation<u64> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) =
         validate::workspace(workspace).and_then(|()| validate::count("max_age_ms", max_age_ms))
     {

@@ -181,7 +181,10 @@ impl std::str::FromStr for Role {
             "system" => Ok(Role::System),
             other => Err(crate::Error::invalid(
                 "role",
-                format!("`{other}` is not one of user, assistant, tool, system"),
+                format!(
+                    "{} is not one of user, assistant, tool, system",
+                    crate::validate::quote(other)
+                ),
             )),
         }
     }

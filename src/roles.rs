@@ -286,6 +286,24 @@ fn check_map(field: &'static str, map: &BTreeMap<String, Value>) -> Result<(), E
     Ok(())
 }
 
+/// A list of agent types: at most [`validate::MAX_PAGE`] ids.
+fn check_agents(agents: Option<&[String]>) -> Result<(), Error> {
+    let agents = agents.unwrap_or_default();
+    if agents.len() > validate::MAX_PAGE as usize {
+        return Err(Error::invalid(
+            "surviving_agents",
+            format!(
+                "holds {} agents; at most {}",
+                agents.len(),
+                validate::MAX_PAGE
+            ),
+        ));
+    }
+    agents
+        .iter()
+        .try_for_each(|a| validate::id("surviving_agents", a))
+}
+
 fn check_ids(pairs: &[(&'static str, Option<&str>)]) -> Result<(), Error> {
     pairs
         .iter()
@@ -339,6 +357,8 @@ fn apply_change(role: &mut RoleSession, agent: &str, change: &RoleStateChange) {
 }
 
 fn put_role(batch: &mut Batch, old: Option<&LoadedRole>, role: &RoleSession) -> Result<(), Error> {
+    // Per-agent entries are checked as they come; their sum is bounded too.
+    check_map("adapter_state", &role.adapter_state)?;
     let key = role_key(&role.role_session_id);
     match old {
         Some(old) => batch.require_equals(key.clone(), old.bytes.clone()),
@@ -354,6 +374,9 @@ pub fn save_role_session(
     role: NewRoleSession,
     now_ms: u64,
 ) -> Operation<RoleSession> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::id("role_session_id", &role.role_session_id))
         .and_then(|()| {
@@ -411,6 +434,9 @@ pub fn update_role_adapter_state(
     state: Option<BTreeMap<String, Value>>,
     now_ms: u64,
 ) -> Operation<bool> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::id("role_session_id", role_session_id))
         .and_then(|()| validate::id("agent_type", agent_type))
@@ -473,7 +499,7 @@ fn check_run(run: &NewRun) -> Result<(), Error> {
         ("run_mode", run.run_mode.as_deref()),
     ])?;
     if let Some(path) = &run.workspace_path {
-        validate::content(path)?;
+        validate::text("workspace_path", path, validate::MAX_PATH_BYTES)?;
     }
     check_map("metadata", &run.metadata)
 }
@@ -534,6 +560,9 @@ fn stamp(run: NewRun, now_ms: u64) -> RunRecord {
 /// Records an external run (one row per agent type, token, project and task; recording
 /// it again replaces the row), stamped `now_ms`.
 pub fn record_run(workspace: &str, run: NewRun, now_ms: u64) -> Operation<RunRecord> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) = validate::workspace(workspace).and_then(|()| check_run(&run)) {
         return Operation::failed(workspace, e);
     }
@@ -702,6 +731,7 @@ pub fn select_resume(workspace: &str, request: ResumeRequest) -> Operation<Resum
             ("scope_id", request.scope_id.as_deref()),
             ("preconfigured", request.preconfigured.as_deref()),
         ])
+        .and_then(|()| check_agents(request.surviving_agents.as_deref()))
     });
     if let Err(e) = checked {
         return Operation::failed(workspace, e);
@@ -759,6 +789,9 @@ pub fn record_task_outcome(
     request: OutcomeRequest,
     now_ms: u64,
 ) -> Operation<TaskOutcomeEffects> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let outcome = &request.outcome;
     let checked = validate::workspace(workspace)
         .and_then(|()| {
@@ -771,6 +804,7 @@ pub fn record_task_outcome(
                 ("role_session_id", request.role_session_id.as_deref()),
             ])
         })
+        .and_then(|()| check_agents(request.surviving_agents.as_deref()))
         .and_then(|()| {
             resume::outcome_tokens(outcome)
                 .into_iter()

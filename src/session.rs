@@ -141,6 +141,9 @@ pub fn create_session(
     session_id: &str,
     now_ms: u64,
 ) -> Operation<Session> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) = validate::workspace(workspace)
         .and_then(|()| validate::session_key(key))
         .and_then(|()| validate::session_id(session_id))

@@ -1,6 +1,7 @@
 //! Context states: provider or portable state saved for a session (e.g. a structured
 //! summary), kept across resets but invalidated by them.
 
+use crate::error::Error;
 use crate::keys;
 use crate::lifecycle::{fence, read_all};
 use crate::model::{ContextState, NewContextState};
@@ -10,6 +11,19 @@ use crate::session::{require, write_update};
 use crate::storage::{Batch, KeyRange};
 use crate::validate;
 
+/// The model, numbers and payload of a state to save (payload at most
+/// [`validate::MAX_CONTENT_BYTES`] of JSON).
+fn check_state(state: &NewContextState) -> Result<(), Error> {
+    if let Some(model) = &state.model {
+        validate::id("model", model)?;
+    }
+    validate::count("covered_through_id", state.covered_through_id)?;
+    if let Some(at) = state.expires_at {
+        validate::count("expires_at", at)?;
+    }
+    validate::json_size("payload", &state.payload, validate::MAX_CONTENT_BYTES)
+}
+
 /// Saves a context state for the session under `key`; returns it with its id.
 pub fn save_state(
     workspace: &str,
@@ -18,10 +32,14 @@ pub fn save_state(
     expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> Operation<ContextState> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::session_key(key))
         .and_then(|()| validate::id("provider", &state.provider))
-        .and_then(|()| validate::id("state_kind", &state.state_kind));
+        .and_then(|()| validate::id("state_kind", &state.state_kind))
+        .and_then(|()| check_state(&state));
     if let Err(e) = checked {
         return Operation::failed(workspace, e);
     }
@@ -91,6 +109,9 @@ pub fn invalidate_states(
     reason: &str,
     now_ms: u64,
 ) -> Operation<u64> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::session_key(key))
         .and_then(|()| validate::id("reason", reason))

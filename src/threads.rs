@@ -182,6 +182,9 @@ pub fn commit_turn(
     turn: TurnCommit,
     now_ms: u64,
 ) -> Operation<TurnCommitted> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::session_key(key))
         .and_then(|()| check_turn(&turn));
@@ -275,6 +278,7 @@ async fn commit(io: &Io, key: &str, turn: TurnCommit, now_ms: u64) -> OpResult<T
         updated
             .model_config
             .insert(name, Value::String(thread.thread_id.clone()));
+        validate::session_map("model_config", &updated.model_config)?;
     }
     let mut staged = Batch::default();
     let mut entries = Vec::with_capacity(turn.entries.len());

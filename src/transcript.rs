@@ -21,6 +21,9 @@ pub fn append_entry(
     request: AppendRequest,
     now_ms: u64,
 ) -> Operation<Entry> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::session_key(key))
         .and_then(|()| check_append(&request));
@@ -45,6 +48,14 @@ pub(crate) fn check_append(request: &AppendRequest) -> Result<(), Error> {
     ids.into_iter()
         .filter_map(|(field, value)| value.as_deref().map(|v| (field, v)))
         .try_for_each(|(field, value)| validate::id(field, value))?;
+    if let Some(tokens) = request.token_count {
+        validate::count("token_count", tokens)?;
+    }
+    if let Some(usage) = &request.turn_usage {
+        validate::id("turn_usage.model", &usage.model)?;
+        validate::count("turn_usage.input_tokens", usage.input_tokens)?;
+        validate::count("turn_usage.output_tokens", usage.output_tokens)?;
+    }
     request
         .tool_calls
         .as_ref()
@@ -153,17 +164,17 @@ async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpRe
 }
 
 /// Adds an entry's tokens to the session: `turn_usage` goes to input/output tokens, a
-/// bare `token_count` to `total_tokens`; never both, so nothing is counted twice.
-fn account(session: &mut crate::Session, entry: &Entry) {
+/// bare `token_count` to `total_tokens`; never both, so nothing is counted twice. Sums
+/// saturate at [`validate::MAX_INTEGER`].
+pub(crate) fn account(session: &mut crate::Session, entry: &Entry) {
     match &entry.turn_usage {
         Some(usage) => {
-            session.input_tokens = session.input_tokens.saturating_add(usage.input_tokens);
-            session.output_tokens = session.output_tokens.saturating_add(usage.output_tokens);
+            session.input_tokens = validate::add(session.input_tokens, usage.input_tokens);
+            session.output_tokens = validate::add(session.output_tokens, usage.output_tokens);
         }
         None => {
-            session.total_tokens = session
-                .total_tokens
-                .saturating_add(entry.token_count.unwrap_or(0));
+            session.total_tokens =
+                validate::add(session.total_tokens, entry.token_count.unwrap_or(0));
         }
     }
 }
@@ -260,6 +271,9 @@ pub fn truncate(
     expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> Operation<TruncateOutcome> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) = validate::workspace(workspace)
         .and_then(|()| validate::session_key(key))
         .and_then(|()| validate::count("max_messages", max_messages))

@@ -284,6 +284,9 @@ fn decode_position(key: &[u8], at: usize) -> Result<Position, Error> {
 /// Starts a turn of the session under `key`. Fails with `conflict` while another turn
 /// runs or when the turn id is taken in this identity.
 pub fn start_turn(workspace: &str, key: &str, request: StartTurn, now_ms: u64) -> Operation<Turn> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) = validate::workspace(workspace)
         .and_then(|()| validate::session_key(key))
         .and_then(|()| validate::id("turn_id", &request.turn_id))
@@ -362,6 +365,9 @@ pub fn settle_turn(
     close: CloseTurn,
     now_ms: u64,
 ) -> Operation<Turn> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     close_turn(workspace, key, turn_id, close, TurnPhase::Settled, now_ms)
 }
 
@@ -373,6 +379,9 @@ pub fn interrupt_turn(
     close: CloseTurn,
     now_ms: u64,
 ) -> Operation<Turn> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     close_turn(
         workspace,
         key,

@@ -13,6 +13,50 @@ pub const MAX_ID_BYTES: usize = 128;
 pub const MAX_CONTENT_BYTES: usize = 4 * 1024 * 1024;
 /// Largest page of entries or sessions.
 pub const MAX_PAGE: u32 = 1000;
+/// Largest JSON map kept in a session record (`metadata`, `model_config`), in bytes of
+/// JSON each. The record is rewritten by every append, so it stays small.
+pub const MAX_SESSION_MAP_BYTES: usize = 64 * 1024;
+/// Largest path (a working directory), in bytes.
+pub const MAX_PATH_BYTES: usize = 4096;
+/// Largest time, count or token number: 2^53 − 1, the largest integer every host
+/// represents exactly (a JavaScript number, an SQLite integer).
+pub const MAX_INTEGER: u64 = (1 << 53) - 1;
+
+pub use crate::error::{MAX_MESSAGE_CHARS, MAX_QUOTED_CHARS, quote, shorten_quoted};
+
+/// Whether `c` is invisible or changes how the text around it is displayed: the Unicode
+/// format characters (bidi embeddings, overrides and isolates, zero-width spaces and
+/// joiners, the byte order mark, invisible operators, tags, …), the line and paragraph
+/// separators and the fillers that render as blanks.
+pub fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{0600}'..='\u{0605}'
+            | '\u{06DD}'
+            | '\u{070F}'
+            | '\u{0890}'..='\u{0891}'
+            | '\u{08E2}'
+            | '\u{115F}'..='\u{1160}'
+            | '\u{17B4}'..='\u{17B5}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{110BD}'
+            | '\u{110CD}'
+            | '\u{13430}'..='\u{1343F}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
+}
 
 fn name(field: &'static str, value: &str, max: usize) -> Result<(), Error> {
     if value.is_empty() {
@@ -27,21 +71,33 @@ fn name(field: &'static str, value: &str, max: usize) -> Result<(), Error> {
     if value.chars().any(char::is_control) {
         return Err(Error::invalid(field, "must not contain control characters"));
     }
+    if let Some(c) = value.chars().find(|&c| is_invisible(c)) {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "must not contain invisible or bidi control characters (holds U+{:04X})",
+                u32::from(c)
+            ),
+        ));
+    }
     Ok(())
 }
 
-/// A workspace name: 1 to [`MAX_WORKSPACE_BYTES`] bytes, no control characters.
+/// A workspace name: 1 to [`MAX_WORKSPACE_BYTES`] bytes, no control characters, no
+/// invisible or bidi control characters ([`is_invisible`]).
 pub fn workspace(value: &str) -> Result<(), Error> {
     name("workspace", value, MAX_WORKSPACE_BYTES)
 }
 
-/// A session key: 1 to [`MAX_KEY_BYTES`] bytes, no control characters.
+/// A session key: 1 to [`MAX_KEY_BYTES`] bytes, no control characters, no invisible or
+/// bidi control characters ([`is_invisible`]).
 pub fn session_key(value: &str) -> Result<(), Error> {
     name("key", value, MAX_KEY_BYTES)
 }
 
 /// An id given by the writer (`message_id`, `turn_id`, `tool_call_id`): 1 to
-/// [`MAX_ID_BYTES`] bytes, no control characters.
+/// [`MAX_ID_BYTES`] bytes, no control characters, no invisible or bidi control
+/// characters ([`is_invisible`]).
 pub fn id(field: &'static str, value: &str) -> Result<(), Error> {
     name(field, value, MAX_ID_BYTES)
 }
@@ -75,16 +131,7 @@ pub fn session_id(value: &str) -> Result<(), Error> {
 
 /// Entry content: at most [`MAX_CONTENT_BYTES`].
 pub fn content(value: &str) -> Result<(), Error> {
-    if value.len() > MAX_CONTENT_BYTES {
-        return Err(Error::invalid(
-            "content",
-            format!(
-                "is {} bytes long; the limit is {MAX_CONTENT_BYTES}",
-                value.len()
-            ),
-        ));
-    }
-    Ok(())
+    text("content", value, MAX_CONTENT_BYTES)
 }
 
 /// A page size: 1 to [`MAX_PAGE`].
@@ -105,7 +152,12 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Decodes a cursor written by [`hex`].
 pub fn unhex(field: &'static str, text: &str) -> Result<Vec<u8>, Error> {
-    let bad = || Error::invalid(field, format!("`{text}` is not a cursor Spool returned"));
+    let bad = || {
+        Error::invalid(
+            field,
+            format!("{} is not a cursor Spool returned", quote(text)),
+        )
+    };
     if !text.len().is_multiple_of(2) || text.is_empty() {
         return Err(bad());
     }
@@ -142,13 +194,63 @@ pub fn page(
     }
 }
 
-/// A count or duration: at most `i64::MAX`, the largest every host (JavaScript, SQLite)
-/// represents exactly.
+/// A time, count, duration or token number: at most [`MAX_INTEGER`].
 pub fn count(field: &'static str, value: u64) -> Result<(), Error> {
-    if value > i64::MAX as u64 {
+    if value > MAX_INTEGER {
         return Err(Error::invalid(
             field,
-            format!("{value} is out of range (at most {})", i64::MAX),
+            format!("{value} is out of range (at most 2^53 - 1 = {MAX_INTEGER})"),
+        ));
+    }
+    Ok(())
+}
+
+/// The caller's clock (`now_ms`, ms since the Unix epoch): at most [`MAX_INTEGER`].
+pub fn now_ms(value: u64) -> Result<(), Error> {
+    count("now_ms", value)
+}
+
+/// `total + n`, saturating at [`MAX_INTEGER`]: how session counters (tokens, usage)
+/// add up, so a sum never leaves the range every host represents exactly.
+pub fn add(total: u64, n: u64) -> u64 {
+    total.saturating_add(n).min(MAX_INTEGER)
+}
+
+/// The sum of `counts`, saturating at [`MAX_INTEGER`] (token totals over a transcript).
+pub fn total(counts: impl IntoIterator<Item = u64>) -> u64 {
+    counts.into_iter().fold(0, add)
+}
+
+/// A JSON value (a map, a payload) of at most `max` bytes once serialized.
+pub fn json_size<T: serde::Serialize + ?Sized>(
+    field: &'static str,
+    value: &T,
+    max: usize,
+) -> Result<(), Error> {
+    let size = serde_json::to_vec(value).map_or(usize::MAX, |v| v.len());
+    if size > max {
+        return Err(Error::invalid(
+            field,
+            format!("is {size} bytes as JSON; the limit is {max}"),
+        ));
+    }
+    Ok(())
+}
+
+/// A session's `metadata` or `model_config`: at most [`MAX_SESSION_MAP_BYTES`] of JSON.
+pub fn session_map(
+    field: &'static str,
+    map: &std::collections::BTreeMap<String, serde_json::Value>,
+) -> Result<(), Error> {
+    json_size(field, map, MAX_SESSION_MAP_BYTES)
+}
+
+/// A free-form text (a path, a reason) of at most `max` bytes.
+pub fn text(field: &'static str, value: &str, max: usize) -> Result<(), Error> {
+    if value.len() > max {
+        return Err(Error::invalid(
+            field,
+            format!("is {} bytes long; the limit is {max}", value.len()),
         ));
     }
     Ok(())

@@ -294,3 +294,147 @@ fn test_import_rejects_oversized_slices_and_bad_keys_without_writing() {
         None
     );
 }
+
+/// A Codex rollout of user messages, built in memory.
+fn codex_log(provider_id: &str, texts: &[&str]) -> String {
+    let mut lines = vec![serde_json::json!({
+        "timestamp": "2025-10-17T05:50:00.000Z", "type": "session_meta",
+        "payload": {"id": provider_id, "timestamp": "2025-10-17T05:50:00.000Z",
+                    "cwd": "/home/dev/big"}
+    })];
+    for text in texts {
+        lines.push(serde_json::json!({
+            "timestamp": "2025-10-17T05:50:01.000Z", "type": "response_item",
+            "payload": {"type": "message", "role": "user",
+                        "content": [{"type": "input_text", "text": text}]}
+        }));
+    }
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+fn transcript(storage: &MemoryStorage, key: &str) -> Vec<spool::Entry> {
+    run(
+        storage,
+        spool::read_page(
+            "w",
+            key,
+            PageRequest {
+                order: spool::Order::OldestFirst,
+                cursor: None,
+                limit: 100,
+            },
+        ),
+    )
+    .expect("page")
+    .entries
+}
+
+#[test]
+fn test_an_entry_over_the_content_limit_is_cut_with_a_marker_and_the_rest_imported() {
+    let storage = MemoryStorage::new();
+    let huge = "y".repeat(spool::validate::MAX_CONTENT_BYTES + 1000);
+    let log = codex_log("thread-big", &["before", &huge, "after"]);
+    let outcome = import_into(&storage, ImportFormat::Codex, &log).remove(0);
+    assert_eq!(
+        outcome.imported, 3,
+        "one large entry does not drop the session"
+    );
+    assert_eq!(outcome.adjusted.len(), 1, "{:?}", outcome.adjusted);
+    let adjusted = &outcome.adjusted[0];
+    assert_eq!(adjusted.action, "truncated");
+    assert!(
+        adjusted.reason.contains(&huge.len().to_string()),
+        "{adjusted:?}"
+    );
+    let entries = transcript(&storage, "import:codex:0");
+    let contents: Vec<usize> = entries.iter().map(|e| e.content.len()).collect();
+    assert_eq!(entries[0].content, "before");
+    assert_eq!(entries[2].content, "after");
+    let cut = &entries[1];
+    assert_eq!(cut.message_id, adjusted.message_id);
+    assert!(
+        cut.content.len() <= spool::validate::MAX_CONTENT_BYTES,
+        "{contents:?}"
+    );
+    assert!(cut.content.starts_with("yyyy"));
+    assert!(
+        cut.content
+            .ends_with(&format!("the original was {} bytes]", huge.len())),
+        "the cut is marked"
+    );
+    // Importing the same log again finds the cut entry present.
+    let again = import_into(&storage, ImportFormat::Codex, &log).remove(0);
+    assert_eq!((again.imported, again.already_present), (0, 3));
+}
+
+#[test]
+fn test_an_entry_that_cannot_be_written_is_left_out_and_reported() {
+    let storage = MemoryStorage::new();
+    let mut session = import::parse_codex(&codex_log("thread-odd", &["one", "two", "three"]))
+        .sessions
+        .remove(0);
+    let bad_id = "m".repeat(300);
+    session.entries[1].message_id = bad_id.clone();
+    let request = ImportRequest {
+        key: "import:codex:odd".into(),
+        session_id: "odd".into(),
+        format: ImportFormat::Codex,
+        session,
+    };
+    let outcome = run(&storage, import::import_session("w", request, 1)).expect("imported");
+    assert_eq!(outcome.imported, 2);
+    assert_eq!(outcome.adjusted.len(), 1);
+    let skipped = &outcome.adjusted[0];
+    assert_eq!(skipped.action, "skipped");
+    assert!(skipped.reason.contains("message_id"), "{skipped:?}");
+    assert!(skipped.message_id.len() < 100, "quoted short: {skipped:?}");
+    let contents: Vec<String> = transcript(&storage, "import:codex:odd")
+        .into_iter()
+        .map(|e| e.content)
+        .collect();
+    assert_eq!(contents, ["one", "three"]);
+}
+
+#[test]
+fn test_a_provider_id_over_128_bytes_is_sanitized_not_refused() {
+    let storage = MemoryStorage::new();
+    let long_id = format!("thread-{}", "7".repeat(200));
+    let log = codex_log(&long_id, &["hello", "world"]);
+    let outcome = import_into(&storage, ImportFormat::Codex, &log).remove(0);
+    let recorded = import::sanitize_id(&long_id);
+    assert!(
+        recorded.len() <= spool::validate::MAX_ID_BYTES,
+        "{recorded}"
+    );
+    assert_eq!(outcome.imported, 2, "{:?}", outcome.adjusted);
+    assert!(outcome.adjusted.is_empty(), "{:?}", outcome.adjusted);
+    assert_eq!(
+        outcome.sanitized_provider_session_id.as_deref(),
+        Some(recorded.as_str())
+    );
+    let session = &outcome.session;
+    assert_eq!(session.metadata["import"]["provider_session_id"], recorded);
+    assert!(
+        !session.model_config.contains_key("codex_thread_id"),
+        "no provider resumes the sanitized id: no binding"
+    );
+    let decision = run(
+        &storage,
+        spool::select_resume(
+            "w",
+            spool::ResumeRequest {
+                agent_type: "codex".into(),
+                role_session_id: None,
+                project_id: Some("big".into()),
+                scope_id: None,
+                preconfigured: None,
+                surviving_agents: None,
+            },
+        ),
+    )
+    .expect("selected");
+    assert_ne!(decision.mode, "resume", "{decision:?}");
+    // The same id sanitizes the same way every time.
+    assert_eq!(import::sanitize_id(&long_id), recorded);
+    assert_ne!(import::sanitize_id(&format!("{long_id}8")), recorded);
+}

@@ -470,7 +470,10 @@ impl From<RoleArg> for Role {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(&e),
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         // The reader went away (`spool export KEY | head`): nothing left to say.
@@ -482,6 +485,22 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Ends the program on a command line clap refused (or on `--help`, `--version`) the way
+/// clap does, except that an argument it quotes is shortened: an error never echoes a
+/// large input back.
+fn usage_error(e: &clap::Error) -> ! {
+    let plain = e.render().to_string();
+    let short = spool::validate::shorten_quoted(&plain);
+    if !e.use_stderr() || short == plain {
+        e.exit();
+    }
+    eprint!("{short}");
+    if !short.ends_with('\n') {
+        eprintln!();
+    }
+    std::process::exit(e.exit_code());
 }
 
 /// Writes the CLI's output to stdout. A closed stdout (the reader of a pipe exited)
@@ -512,9 +531,9 @@ fn parse_call(text: &str) -> Result<Call, String> {
     } else {
         text.to_owned()
     };
-    serde_json::from_str(&text)
+    spool::Command::from_json(&text)
         .map(Call)
-        .map_err(|e| format!("not a Spool call (the core's `Command` as JSON): {e}"))
+        .map_err(|e| format!("{e} (a call is the core's `Command` as JSON)"))
 }
 
 fn open(cli: &Cli) -> Result<Spool, Error> {

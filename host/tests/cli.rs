@@ -300,3 +300,67 @@ fn test_append_content_from_stdin() {
     let entry: Value = serde_json::from_slice(&out.stdout).expect("json");
     assert_eq!(entry["content"], text);
 }
+
+/// Runs `spool --db DB ARGS…` with `input` on stdin.
+fn spool_stdin(db: &std::path::Path, args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_spool"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env("SPOOL_CACHE_DIR", cache_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let out = child.wait_with_output().expect("wait");
+    writer.join().expect("writer");
+    out
+}
+
+#[test]
+fn test_errors_quote_a_short_prefix_of_a_huge_input() {
+    let (_dir, db) = temp_db();
+    let bounded = |out: &std::process::Output, what: &str| {
+        let err = stderr(out);
+        assert_eq!(out.status.code(), Some(2), "{what}: {err}");
+        assert!(
+            err.len() < 8 * 1024,
+            "{what}: a {} byte error message",
+            err.len()
+        );
+        assert!(
+            err.contains("xxxxxxxx"),
+            "{what} still names the input: {err}"
+        );
+    };
+    // An unknown op of a megabyte on stdin, and of 100 KB as the argument.
+    let op = "x".repeat(1 << 20);
+    let call = serde_json::json!({ "op": op }).to_string();
+    let out = spool_stdin(&db, &["call", "-"], call.as_bytes());
+    bounded(&out, "call on stdin");
+    let cut = format!("({} more bytes)", (1 << 20) - 64);
+    assert!(
+        stderr(&out).contains(&cut),
+        "the size cut: {}",
+        stderr(&out)
+    );
+    let call = serde_json::json!({ "op": &op[..100_000] }).to_string();
+    bounded(&spool(&db, &["call", &call]), "call as an argument");
+    // Arguments clap refuses: a bad value, an unknown subcommand.
+    let arg = "x".repeat(60_000);
+    bounded(&spool(&db, &["list", "--limit", &arg]), "a bad --limit");
+    bounded(&spool(&db, &[&arg]), "an unknown subcommand");
+    bounded(&spool(&db, &["list", &arg]), "an unexpected argument");
+    // Short errors are clap's own, unchanged.
+    let out = spool(&db, &["list", "--limit", "many"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("'many'"), "{}", stderr(&out));
+}

@@ -426,3 +426,63 @@ fn test_a_provider_id_with_odd_characters_gets_a_stable_sanitized_key() {
         "{human}"
     );
 }
+
+#[test]
+fn test_an_oversized_entry_is_cut_and_reported_and_a_long_provider_id_is_sanitized() {
+    let (dir, db) = temp_db();
+    let log = dir.path().join("rollout-big.jsonl");
+    let long_id = format!("thread-{}", "7".repeat(200));
+    let huge = "y".repeat(5 * 1024 * 1024);
+    let message = |text: &str| {
+        serde_json::json!({
+            "timestamp": "2025-10-17T05:50:01.000Z", "type": "response_item",
+            "payload": {"type": "message", "role": "user",
+                        "content": [{"type": "input_text", "text": text}]}
+        })
+        .to_string()
+    };
+    let meta = serde_json::json!({
+        "timestamp": "2025-10-17T05:50:00.000Z", "type": "session_meta",
+        "payload": {"id": long_id, "timestamp": "2025-10-17T05:50:00.000Z", "cwd": "/home/dev/big"}
+    });
+    let lines = [
+        meta.to_string(),
+        message("before"),
+        message(&huge),
+        message("after"),
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").expect("write");
+    let path = log.display().to_string();
+    let report = ok_json(&db, &["import", "codex", &path, "--json"]);
+    let session = &report["files"][0]["sessions"][0];
+    assert!(session.get("error").is_none(), "{session}");
+    assert_eq!(session["imported"], 3, "{session}");
+    let adjusted = session["adjusted"].as_array().expect("adjusted entries");
+    assert_eq!(adjusted.len(), 1, "{session}");
+    assert_eq!(adjusted[0]["action"], "truncated");
+    assert_eq!(report["summary"]["entries_truncated"], 1);
+    let key = session["key"].as_str().expect("key");
+    assert!(key.starts_with("import:codex:thread-777"), "{key}");
+    let recorded = session["sanitized_provider_session_id"]
+        .as_str()
+        .expect("the id is recorded sanitized");
+    assert!(
+        recorded.len() <= 128 && recorded.contains('~'),
+        "{recorded}"
+    );
+    let entries = export(&db, key);
+    let contents: Vec<usize> = entries
+        .iter()
+        .filter_map(|e| e["content"].as_str().map(str::len))
+        .collect();
+    assert!(
+        contents.iter().all(|&n| n <= 4 * 1024 * 1024) && contents.len() == 3,
+        "{contents:?}"
+    );
+    // The human report names the cut entry and the sanitized id.
+    let (_other, db2) = temp_db();
+    let human = ok(&db2, &["import", "codex", &path]);
+    assert!(human.contains("truncated: content of"), "{human}");
+    assert!(human.contains("recorded as"), "{human}");
+    assert!(human.contains("1 entry cut to fit the limits"), "{human}");
+}

@@ -219,7 +219,8 @@ fn receipt(status: Option<&str>) -> Result<String, Error> {
         other => Err(Error::invalid(
             "flush_receipt_status",
             format!(
-                "`{other}` is not one of unknown, safe, unsafe, degraded_forensic, noop_no_memory, archive_only"
+                "{} is not one of unknown, safe, unsafe, degraded_forensic, noop_no_memory, archive_only",
+                validate::quote(other)
             ),
         )),
     }
@@ -241,6 +242,15 @@ fn check_request(request: &CompactRequest) -> Result<(), Error> {
         ));
     }
     validate::count("context_window_tokens", request.context_window_tokens)
+}
+
+/// A summary given by the caller: text and payload at most
+/// [`validate::MAX_CONTENT_BYTES`] each.
+fn check_summary(text: &str, payload: Option<&Value>) -> Result<(), Error> {
+    validate::text("summary_text", text, validate::MAX_CONTENT_BYTES)?;
+    payload.map_or(Ok(()), |p| {
+        validate::json_size("summary_payload", p, validate::MAX_CONTENT_BYTES)
+    })
 }
 
 /// A planned cut with its obligations.
@@ -327,7 +337,7 @@ fn write(
         );
     }
     let covered_through_id = removed_entries.iter().map(|e| e.id).max().unwrap_or(0);
-    let tokens_after = tokens_kept.saturating_add(estimate(&text));
+    let tokens_after = validate::add(tokens_kept, estimate(&text));
     let structured = payload.is_some();
     let summary = Summary {
         compaction_id: compaction_id.clone(),
@@ -528,6 +538,9 @@ pub fn compact(
     request: CompactRequest,
     now_ms: u64,
 ) -> Operation<CompactionResult> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let checked = check_request(&request);
     op(workspace, key, checked, move |io, key| {
         let request = request.clone();
@@ -590,13 +603,17 @@ pub fn commit_compaction(
     commit: CommitRequest,
     now_ms: u64,
 ) -> Operation<CompactionResult> {
-    let checked = check_request(&commit.request);
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
+    let checked = check_request(&commit.request)
+        .and_then(|()| check_summary(&commit.summary_text, commit.summary_payload.as_ref()));
     op(workspace, key, checked, move |io, key| {
         let commit = commit.clone();
         async move {
             let snap = snapshot(&io, &key).await?;
             if snap.preimage(&commit.request) != commit.preimage {
-                let tokens: u64 = snap.entries.iter().map(entry_tokens).sum();
+                let tokens = validate::total(snap.entries.iter().map(entry_tokens));
                 return Ok(skipped("stale_preimage", tokens, snap.entries));
             }
             let summary = Some((commit.summary_text.clone(), commit.summary_payload.clone()));
@@ -632,6 +649,9 @@ pub fn persist_compaction_result(
     persist: PersistRequest,
     now_ms: u64,
 ) -> Operation<CompactionResult> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     let request = CompactRequest {
         context_window_tokens: 0,
         config: Default::default(),
@@ -639,45 +659,50 @@ pub fn persist_compaction_result(
         trigger_reason: persist.trigger_reason.clone(),
         flush_receipt_status: None,
     };
-    let checked = check_request(&request).and_then(|()| {
-        let mut calls = BTreeSet::new();
-        persist.kept_entries.iter().try_for_each(|k| {
-            validate::content(&k.content)?;
-            if k.expected_epoch.is_some() {
-                return Err(Error::invalid(
-                    "kept_entries",
-                    "a kept entry takes no expected_epoch",
-                ));
-            }
-            if let Some(tool_calls) = &k.tool_calls {
-                calls.extend(super::plan::call_ids(tool_calls));
-            }
-            // The rest is archived: a kept result without its call would open a context
-            // no provider accepts.
-            match &k.tool_call_id {
-                Some(id) if k.role == Role::Tool && !calls.contains(id) => Err(Error::invalid(
-                    "kept_entries",
-                    format!(
-                        "the tool result for `{id}` is kept without the call that asked for it"
-                    ),
-                )),
-                _ => Ok(()),
-            }
-        })
-    });
+    let checked = check_request(&request)
+        .and_then(|()| check_summary(&persist.summary_text, None))
+        .and_then(|()| {
+            let mut calls = BTreeSet::new();
+            persist.kept_entries.iter().try_for_each(|k| {
+                crate::transcript::check_append(k)?;
+                if k.expected_epoch.is_some() {
+                    return Err(Error::invalid(
+                        "kept_entries",
+                        "a kept entry takes no expected_epoch",
+                    ));
+                }
+                if let Some(tool_calls) = &k.tool_calls {
+                    calls.extend(super::plan::call_ids(tool_calls));
+                }
+                // The rest is archived: a kept result without its call would open a
+                // context no provider accepts.
+                match &k.tool_call_id {
+                    Some(id) if k.role == Role::Tool && !calls.contains(id) => {
+                        Err(Error::invalid(
+                            "kept_entries",
+                            format!(
+                                "the tool result for `{id}` is kept without the call that asked for it"
+                            ),
+                        ))
+                    }
+                    _ => Ok(()),
+                }
+            })
+        });
     op(workspace, key, checked, move |io, key| {
         let (persist, request) = (persist.clone(), request.clone());
         async move {
             let mut snap = snapshot(&io, &key).await?;
-            let tokens_before: u64 = snap.entries.iter().map(entry_tokens).sum();
+            let tokens_before = validate::total(snap.entries.iter().map(entry_tokens));
             if persist.summary_text.trim().is_empty() {
                 return Ok(skipped("empty_summary", tokens_before, snap.entries));
             }
-            let tokens_kept: u64 = persist
-                .kept_entries
-                .iter()
-                .map(|k| entry_tokens(&appended(k, 0, String::new(), 0)))
-                .sum();
+            let tokens_kept = validate::total(
+                persist
+                    .kept_entries
+                    .iter()
+                    .map(|k| entry_tokens(&appended(k, 0, String::new(), 0))),
+            );
             if !shrinks(tokens_before, tokens_kept, &persist.summary_text) {
                 return Ok(skipped("context_not_reduced", tokens_before, snap.entries));
             }

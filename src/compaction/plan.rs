@@ -190,7 +190,7 @@ impl Units {
 /// window of `window` tokens.
 pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
     let tokens: Vec<u64> = entries.iter().map(entry_tokens).collect();
-    let tokens_before: u64 = tokens.iter().sum();
+    let tokens_before = crate::validate::total(tokens.iter().copied());
     if (tokens_before as f64) * config.safety_margin <= window as f64 {
         return Plan::Skip {
             reason: "below_threshold",
@@ -199,7 +199,7 @@ pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
     }
     let units = units(entries);
     let live_from = units.live_from(entries).unwrap_or(entries.len());
-    let live: u64 = tokens[live_from..].iter().sum();
+    let live = crate::validate::total(tokens[live_from..].iter().copied());
     if live >= window && live_from < entries.len() {
         return Plan::Skip {
             reason: "protected_tail_exhausts_compaction_window",
@@ -213,12 +213,12 @@ pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
     let mut kept_from = entries.len();
     let mut tokens_kept = 0u64;
     for &(start, len) in units.spans.iter().rev() {
-        let unit: u64 = tokens[start..start + len].iter().sum();
+        let unit = crate::validate::total(tokens[start..start + len].iter().copied());
         let protected = start + len > protected_from || start >= live_from;
-        if !protected && tokens_kept.saturating_add(unit) > budget {
+        if !protected && crate::validate::add(tokens_kept, unit) > budget {
             break;
         }
-        tokens_kept = tokens_kept.saturating_add(unit);
+        tokens_kept = crate::validate::add(tokens_kept, unit);
         kept_from = start;
     }
     if kept_from == 0 {

@@ -25,7 +25,7 @@ pub fn entry_tokens(entry: &Entry) -> u64 {
         .as_ref()
         .map_or(0, |calls| estimate(&calls.to_string()));
     let call_id = entry.tool_call_id.as_deref().map_or(0, estimate);
-    body.saturating_add(calls).saturating_add(call_id)
+    crate::validate::total([body, calls, call_id])
 }
 
 #[cfg(test)]

@@ -87,8 +87,8 @@ pub fn parse_codex(text: &str) -> ImportedLog {
             }
             "response_item" => {
                 let id = |session: &ImportedSession| {
-                    let name = session.provider_session_id.as_str();
-                    format!("{}:{number}", if name.is_empty() { UNNAMED } else { name })
+                    let name = super::recorded_provider_id(&session.provider_session_id);
+                    format!("{}:{number}", if name.is_empty() { UNNAMED } else { &name })
                 };
                 let Some(mut entry) = item(&payload, at, &mut log) else {
                     continue;

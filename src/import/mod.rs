@@ -25,7 +25,36 @@ use crate::model::{Role, TurnUsage};
 pub use claude::parse_claude_code;
 pub use codex::parse_codex;
 pub use time::parse_rfc3339_ms;
-pub use write::{ImportOutcome, ImportRequest, MAX_IMPORT_ENTRIES, import_session};
+pub use write::{AdjustedEntry, ImportOutcome, ImportRequest, MAX_IMPORT_ENTRIES, import_session};
+
+/// A provider session id reduced to what keys and ids may hold: ASCII letters, digits,
+/// `-`, `_`, `.` and `@` (any other character becomes `_`), at most 64 of them, then `~`
+/// and 16 hex digits of the 64-bit FNV-1a hash of the whole id, so distinct ids stay
+/// distinct and an id gives the same result on every import.
+pub fn sanitize_id(provider_id: &str) -> String {
+    let clean = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@');
+    let reduced: String = provider_id
+        .chars()
+        .map(|c| if clean(c) { c } else { '_' })
+        .take(64)
+        .collect();
+    let hash = provider_id
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, b| {
+            (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+        });
+    format!("{reduced}~{hash:016x}")
+}
+
+/// The provider session id as Spool records it (in metadata, derived message ids): the
+/// id itself when it is a valid id ([`crate::validate::id`]) or empty (no id), else
+/// [`sanitize_id`] of it.
+pub fn recorded_provider_id(provider_id: &str) -> String {
+    match crate::validate::id("provider_session_id", provider_id) {
+        Err(_) if !provider_id.is_empty() => sanitize_id(provider_id),
+        _ => provider_id.to_owned(),
+    }
+}
 
 /// Which agent wrote a log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

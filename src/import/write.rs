@@ -42,8 +42,74 @@ pub struct ImportOutcome {
     pub imported: u64,
     /// Entries skipped because the session already held their message id.
     pub already_present: u64,
+    /// Entries that did not fit Spool's limits as they were: written cut (with a
+    /// marker) or left out, each with why. The others are imported all the same.
+    #[serde(default)]
+    pub adjusted: Vec<AdjustedEntry>,
+    /// The provider session id as recorded when it is not a valid id (over
+    /// [`validate::MAX_ID_BYTES`] bytes, or holding control or invisible characters):
+    /// [`super::sanitize_id`] of it. No run row or thread binding is written then, as
+    /// no provider would resume that id.
+    #[serde(default)]
+    pub sanitized_provider_session_id: Option<String>,
     /// The session after the import.
     pub session: Session,
+}
+
+/// An imported entry that did not fit Spool's limits as it was.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AdjustedEntry {
+    /// Its message id ([`crate::validate::quote`]d when it is itself the problem).
+    pub message_id: String,
+    /// `truncated` (written with its content, or its tool calls' inputs, cut and
+    /// marked) or `skipped` (not written).
+    pub action: String,
+    /// Why.
+    pub reason: String,
+}
+
+/// What an over-long imported content or tool input is replaced by (after the content's
+/// first bytes): says that it was cut and how long it was.
+fn cut_marker(len: usize) -> String {
+    format!("\n[spool import: cut to fit the limit; the original was {len} bytes]")
+}
+
+/// An imported entry as an append, cut to fit the limits when its content or tool calls
+/// are too large; `Err` with why when it cannot be written even so.
+fn fit(entry: &super::ImportedEntry) -> Result<(AppendRequest, Option<String>), String> {
+    let mut request: AppendRequest = entry.clone().into();
+    let mut note = Vec::new();
+    let len = request.content.len();
+    if len > validate::MAX_CONTENT_BYTES {
+        let marker = cut_marker(len);
+        let mut cut = validate::MAX_CONTENT_BYTES - marker.len();
+        while !request.content.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        request.content.truncate(cut);
+        request.content.push_str(&marker);
+        note.push(format!(
+            "content of {len} bytes cut to {}",
+            request.content.len()
+        ));
+    }
+    if let Some(calls) = &mut request.tool_calls
+        && validate::tool_calls(calls).is_err()
+    {
+        let size = calls.to_string().len();
+        if let Value::Array(items) = calls {
+            for input in items.iter_mut().filter_map(|c| c.get_mut("input")) {
+                *input = Value::String(cut_marker(input.to_string().len()).trim().to_owned());
+            }
+        }
+        note.push(format!(
+            "tool calls of {size} bytes of JSON: inputs replaced by a marker"
+        ));
+    }
+    validate::count("created_at", entry.created_at)
+        .and_then(|()| check_append(&request))
+        .map_err(|e| e.to_string())?;
+    Ok((request, (!note.is_empty()).then(|| note.join("; "))))
 }
 
 /// Writes a parsed session under `request.key` in one commit: creates the session if
@@ -58,6 +124,9 @@ pub fn import_session(
     request: ImportRequest,
     now_ms: u64,
 ) -> Operation<ImportOutcome> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
+    }
     if let Err(e) = validate::workspace(workspace).and_then(|()| check(&request)) {
         return Operation::failed(workspace, e);
     }
@@ -71,7 +140,10 @@ fn check(request: &ImportRequest) -> Result<(), Error> {
     validate::session_key(&request.key)?;
     validate::session_id(&request.session_id)?;
     let s = &request.session;
-    validate::id("provider_session_id", &s.provider_session_id)?;
+    if s.provider_session_id.is_empty() {
+        return Err(Error::invalid("provider_session_id", "must not be empty"));
+    }
+    validate::count("started_at", s.started_at)?;
     if s.entries.len() > MAX_IMPORT_ENTRIES {
         return Err(Error::invalid(
             "entries",
@@ -81,15 +153,27 @@ fn check(request: &ImportRequest) -> Result<(), Error> {
             ),
         ));
     }
-    for e in &s.entries {
-        check_append(&e.clone().into())?;
-    }
     for (field, value) in [("model", &s.model), ("version", &s.version)] {
         if let Some(v) = value {
             validate::id(field, v)?;
         }
     }
+    for (field, value) in [("cwd", &s.cwd), ("git_branch", &s.git_branch)] {
+        if let Some(v) = value {
+            validate::text(field, v, validate::MAX_PATH_BYTES)?;
+        }
+    }
+    if let Some(fork) = &s.fork_of {
+        validate::id("fork_of.after_message_id", &fork.after_message_id)?;
+    }
     Ok(())
+}
+
+/// The provider id as recorded, and whether that is not the id itself.
+fn recorded_id(provider_id: &str) -> (String, bool) {
+    let recorded = super::recorded_provider_id(provider_id);
+    let sanitized = recorded != provider_id;
+    (recorded, sanitized)
 }
 
 impl From<super::ImportedEntry> for AppendRequest {
@@ -154,7 +238,23 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let mut count = 0u64;
     let mut present = 0u64;
     let mut seen = std::collections::BTreeSet::new();
+    let mut adjusted = Vec::new();
     for entry in &imported.entries {
+        let (append, note) = match fit(entry) {
+            Ok(fitted) => fitted,
+            Err(reason) => {
+                let message_id = match validate::id("message_id", &entry.message_id) {
+                    Ok(()) => entry.message_id.clone(),
+                    Err(_) => validate::quote(&entry.message_id),
+                };
+                adjusted.push(AdjustedEntry {
+                    message_id,
+                    action: "skipped".into(),
+                    reason,
+                });
+                continue;
+            }
+        };
         let stored = io
             .get(keys::message(&sid, &entry.message_id))
             .await?
@@ -169,19 +269,34 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         }
         floor = floor.max(entry.created_at);
         let before = session.updated_at;
-        stage_entry(&mut staged, &mut session, entry.clone().into(), floor)?;
+        stage_entry(&mut staged, &mut session, append, floor)?;
+        if let Some(reason) = note {
+            adjusted.push(AdjustedEntry {
+                message_id: entry.message_id.clone(),
+                action: "truncated".into(),
+                reason,
+            });
+        }
         session.updated_at = before.max(floor);
         count += 1;
     }
     let first_import = created || !session.metadata.contains_key("import");
+    let (provider_id, sanitized) = recorded_id(&imported.provider_session_id);
+    let sanitized_provider_session_id = sanitized.then(|| provider_id.clone());
     if count == 0 && !first_import {
         return Ok(ImportOutcome {
             created,
             imported: 0,
             already_present: present,
+            adjusted,
+            sanitized_provider_session_id,
             session,
         });
     }
+    let fork_of = imported.fork_of.clone().map(|mut fork| {
+        fork.provider_session_id = recorded_id(&fork.provider_session_id).0;
+        fork
+    });
     if session.model.is_none() {
         session.model.clone_from(&imported.model);
     }
@@ -189,19 +304,21 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         "import".into(),
         json!({
             "format": request.format,
-            "provider_session_id": imported.provider_session_id,
-            "fork_of": imported.fork_of,
+            "provider_session_id": provider_id,
+            "fork_of": fork_of,
             "cwd": imported.cwd,
             "version": imported.version,
             "git_branch": imported.git_branch,
         }),
     );
+    validate::session_map("metadata", &session.metadata)?;
     let mut batch = Batch::default();
-    if imported.fork_of.is_none() {
+    if imported.fork_of.is_none() && !sanitized {
         session.model_config.insert(
             crate::threads::binding_key(agent),
             Value::String(imported.provider_session_id.clone()),
         );
+        validate::session_map("model_config", &session.model_config)?;
         let run = RunRecord {
             agent_type: agent.to_owned(),
             project_id: project_of(imported.cwd.as_deref()),
@@ -232,6 +349,8 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         created,
         imported: count,
         already_present: present,
+        adjusted,
+        sanitized_provider_session_id,
         session,
     })
 }

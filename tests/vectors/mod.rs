@@ -188,6 +188,10 @@ pub const FILES: &[(&str, &str)] = &[
     ),
     ("branch_chains.json", include_str!("branch_chains.json")),
     ("turns_lifecycle.json", include_str!("turns_lifecycle.json")),
+    (
+        "bounds_and_visible_keys.json",
+        include_str!("bounds_and_visible_keys.json"),
+    ),
     ("turns_list.json", include_str!("turns_list.json")),
     (
         "fork_accepted_commits_child.json",

@@ -175,9 +175,9 @@ pub(crate) fn object<T: DeserializeOwned>(value: JsValue, field: &'static str) -
             format!("expected an object, got {}", describe(&value)),
         ));
     }
-    let json: serde_json::Value =
-        serde_wasm_bindgen::from_value(value).map_err(|e| Error::invalid(field, e.to_string()))?;
-    serde_json::from_value(json).map_err(|e| Error::invalid(field, e.to_string()))
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
+        .map_err(|e| Error::unparsed(field, "is not JSON", &e))?;
+    serde_json::from_value(json).map_err(|e| Error::unparsed(field, "does not parse", &e))
 }
 
 /// An optional options object (`undefined` and `null` mean all defaults). Options are
@@ -197,7 +197,11 @@ pub(crate) fn options(
             if !known.contains(&name.as_str()) {
                 return Err(Error::invalid(
                     field,
-                    format!("unknown option `{name}` (known: {})", known.join(", ")),
+                    format!(
+                        "unknown option {} (known: {})",
+                        spool::validate::quote(&name),
+                        known.join(", ")
+                    ),
                 ));
             }
         }
@@ -306,7 +310,7 @@ pub(crate) fn random_uuid(field: &'static str) -> Result<String, Error> {
 /// A short description of a JS value for error messages.
 pub(crate) fn describe(value: &JsValue) -> String {
     if let Some(s) = value.as_string() {
-        format!("the string {s:?}")
+        format!("the string {}", spool::validate::quote(&s))
     } else if let Some(n) = value.as_f64() {
         format!("the number {n}")
     } else if value.is_null() {
@@ -349,9 +353,9 @@ pub(crate) fn array<T: DeserializeOwned>(value: JsValue, field: &'static str) ->
             format!("expected an array, got {}", describe(&value)),
         ));
     }
-    let json: serde_json::Value =
-        serde_wasm_bindgen::from_value(value).map_err(|e| Error::invalid(field, e.to_string()))?;
-    serde_json::from_value(json).map_err(|e| Error::invalid(field, e.to_string()))
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
+        .map_err(|e| Error::unparsed(field, "is not JSON", &e))?;
+    serde_json::from_value(json).map_err(|e| Error::unparsed(field, "does not parse", &e))
 }
 
 /// An optional array argument (`undefined` and `null` mean an empty list).

@@ -421,9 +421,13 @@ export interface ImportedLog {
 export interface ImportRequest {
   key: string; session_id?: string | null; format: ImportFormat; session: ImportedSession;
 }
+/** An imported entry that did not fit the limits as it was: written cut (`truncated`,
+ * with a marker) or left out (`skipped`). */
+export interface AdjustedEntry { message_id: string; action: string; reason: string; }
 /** The result of `importSession`. */
 export interface ImportOutcome {
-  created: boolean; imported: number; already_present: number; session: Session;
+  created: boolean; imported: number; already_present: number; adjusted: AdjustedEntry[];
+  sanitized_provider_session_id: string | null; session: Session;
 }
 /** Any core call as data (`execute`): the shape of the scenario vectors. Nothing is
  * defaulted: `now_ms` and ids are given. */

@@ -31,7 +31,9 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
-use spool::import::{ImportFormat, ImportedFork, ImportedLog, ImportedSession, MAX_IMPORT_ENTRIES};
+use spool::import::{
+    AdjustedEntry, ImportFormat, ImportedFork, ImportedLog, ImportedSession, MAX_IMPORT_ENTRIES,
+};
 use spool_host::{BranchOptions, Error, Spool};
 
 use crate::lifecycle::plural;
@@ -97,6 +99,13 @@ struct SessionReport {
     entries: u64,
     imported: u64,
     already_present: u64,
+    /// Entries written cut to fit the limits, or left out, with why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    adjusted: Vec<AdjustedEntry>,
+    /// The provider id as recorded, when it had to be sanitized (no run row or thread
+    /// binding then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sanitized_provider_session_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fork_of: Option<ImportedFork>,
     /// For a branch session: `branch` (created sharing its parent's prefix), `existing`
@@ -150,6 +159,10 @@ struct Summary {
     sessions_unchanged: u64,
     entries_imported: u64,
     already_present: u64,
+    /// Entries written cut to fit the limits.
+    entries_truncated: u64,
+    /// Entries left out because they could not be written even cut.
+    entries_skipped: u64,
     skipped: BTreeMap<String, u64>,
     invalid_lines: u64,
     truncated_files: u64,
@@ -418,6 +431,8 @@ fn import_one(
             report.created |= outcome.created;
             report.imported += outcome.imported;
             report.already_present += outcome.already_present;
+            report.adjusted.extend(outcome.adjusted);
+            report.sanitized_provider_session_id = outcome.sanitized_provider_session_id;
             report.session_id = Some(outcome.session.session_id);
             bar.inc(slice.len() as u64);
         }
@@ -508,29 +523,13 @@ pub(crate) fn session_key(format: ImportFormat, provider_id: &str) -> (String, O
     let Some(problem) = problem else {
         return (key, None);
     };
-    let reduced: String = provider_id
-        .chars()
-        .map(|c| if clean(c) { c } else { '_' })
-        .take(64)
-        .collect();
-    let key = format!(
-        "import:{agent}:{reduced}~{:016x}",
-        fnv1a(provider_id.as_bytes())
-    );
+    let key = format!("import:{agent}:{}", spool::import::sanitize_id(provider_id));
     (
         key,
         Some(format!(
             "{problem}; stored under a sanitized key with a hash of the id"
         )),
     )
-}
-
-/// The 64-bit FNV-1a hash: stable across runs and platforms, so a sanitized key is the
-/// same on every import.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
-        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 fn summarize(files: &[FileReport]) -> Summary {
@@ -554,6 +553,12 @@ fn summarize(files: &[FileReport]) -> Summary {
                 s.sessions_unchanged += 1;
             }
             s.entries_imported += session.imported;
+            for a in &session.adjusted {
+                match a.action.as_str() {
+                    "truncated" => s.entries_truncated += 1,
+                    _ => s.entries_skipped += 1,
+                }
+            }
             s.already_present += session.already_present;
         }
     }
@@ -588,6 +593,17 @@ fn render_file(f: &FileReport) -> String {
         ));
         if let Some(note) = &s.key_note {
             out.push_str(&format!("            warning: {note}\n"));
+        }
+        if let Some(id) = &s.sanitized_provider_session_id {
+            out.push_str(&format!(
+                "            warning: the provider session id is recorded as {id} (no run or thread binding)\n"
+            ));
+        }
+        for a in &s.adjusted {
+            out.push_str(&format!(
+                "            warning: entry {} {}: {}\n",
+                a.message_id, a.action, a.reason
+            ));
         }
         match (s.link, &s.parent_key, &s.fork_of) {
             (Some("branch"), Some(parent), Some(fork)) => out.push_str(&format!(
@@ -661,6 +677,14 @@ fn render_summary(s: &Summary) -> String {
     ));
     if s.truncated_files > 0 {
         out.push_str(&format!(", {} cut off", s.truncated_files));
+    }
+    if s.entries_truncated + s.entries_skipped > 0 {
+        out.push_str(&format!(
+            "; {} entr{} cut to fit the limits, {} left out",
+            s.entries_truncated,
+            if s.entries_truncated == 1 { "y" } else { "ies" },
+            s.entries_skipped
+        ));
     }
     if s.failed_files > 0 {
         out.push_str(&format!("; {} failed", s.failed_files));

@@ -3,10 +3,12 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use spool::validate::{quote, shorten_quoted};
 
 /// Any JSON value.
 pub(crate) fn parse_json(text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
+    serde_json::from_str(text)
+        .map_err(|e| format!("not valid JSON: {}", shorten_quoted(&e.to_string())))
 }
 
 /// A JSON object (e.g. an agent's adapter state).
@@ -14,7 +16,10 @@ pub(crate) fn parse_json_object(text: &str) -> Result<BTreeMap<String, Value>, S
     match serde_json::from_str(text) {
         Ok(Value::Object(map)) => Ok(map.into_iter().collect()),
         Ok(_) => Err("not a JSON object".into()),
-        Err(e) => Err(format!("not valid JSON: {e}")),
+        Err(e) => Err(format!(
+            "not valid JSON: {}",
+            shorten_quoted(&e.to_string())
+        )),
     }
 }
 
@@ -22,12 +27,16 @@ pub(crate) fn parse_json_object(text: &str) -> Result<BTreeMap<String, Value>, S
 pub(crate) fn parse_key_json(text: &str) -> Result<(String, Value), String> {
     let (key, value) = text
         .split_once('=')
-        .ok_or_else(|| format!("`{text}` is not KEY=JSON"))?;
+        .ok_or_else(|| format!("{} is not KEY=JSON", quote(text)))?;
     if key.is_empty() {
-        return Err(format!("`{text}` has an empty key"));
+        return Err(format!("{} has an empty key", quote(text)));
     }
     let value = serde_json::from_str(value).map_err(|e| {
-        format!("the value of `{key}` is not valid JSON ({e}); quote strings: {key}='\"text\"'")
+        format!(
+            "the value of {} is not valid JSON ({}); quote strings: KEY='\"text\"'",
+            quote(key),
+            shorten_quoted(&e.to_string())
+        )
     })?;
     Ok((key.to_owned(), value))
 }
@@ -42,7 +51,8 @@ pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
     let (number, unit) = text.split_at(split);
     if number.is_empty() {
         return Err(format!(
-            "`{text}` is not a duration: use milliseconds or a number with d, h, m, s or ms"
+            "{} is not a duration: use milliseconds or a number with d, h, m, s or ms",
+            quote(text)
         ));
     }
     let factor: u64 = match unit {
@@ -53,7 +63,9 @@ pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
         "d" => 86_400_000,
         other => {
             return Err(format!(
-                "unknown unit `{other}` in `{text}`: use d, h, m, s or ms"
+                "unknown unit {} in {}: use d, h, m, s or ms",
+                quote(other),
+                quote(text)
             ));
         }
     };
@@ -61,7 +73,7 @@ pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
         .parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(factor))
-        .ok_or_else(|| format!("`{text}` is too long a duration"))
+        .ok_or_else(|| format!("{} is too long a duration", quote(text)))
 }
 
 #[cfg(test)]
