@@ -618,6 +618,9 @@ pub fn persist_compaction_result(
             if persist.summary_text.trim().is_empty() {
                 return Ok(skipped("empty_summary", tokens_before, snap.entries));
             }
+            // The kept entries are new entries: they sort after everything the identity
+            // holds (`write` stores the advanced clock with the session record).
+            let mut clock = crate::transcript::entry_clock(&io, &snap.loaded).await?;
             let mut batch = Batch::default();
             snap.prepare_rewrite(&io, &mut batch).await?;
             let split = snap
@@ -635,6 +638,7 @@ pub fn persist_compaction_result(
             let mut next_id = session.last_entry_id;
             for request in &persist.kept_entries {
                 next_id += 1;
+                clock = clock.max(now_ms);
                 let entry = Entry {
                     id: next_id,
                     message_id: request
@@ -643,7 +647,7 @@ pub fn persist_compaction_result(
                         .unwrap_or_else(|| format!("{sid}-{next_id}")),
                     role: request.role,
                     content: request.content.clone(),
-                    created_at: now_ms,
+                    created_at: clock,
                     token_count: request.token_count,
                     tool_calls: request.tool_calls.clone(),
                     tool_call_id: request.tool_call_id.clone(),
@@ -673,6 +677,7 @@ pub fn persist_compaction_result(
                 },
                 tokens_before,
             };
+            snap.loaded.newest_entry_at = Some(clock);
             let mut result = write(&mut batch, &snap, split, written, &request, now_ms)?;
             io.commit(batch).await?;
             result.kept_entries.sort_by_key(|e| (e.created_at, e.id));
