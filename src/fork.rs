@@ -22,7 +22,8 @@ use crate::op::{Io, OpResult, Operation};
 use crate::record;
 use crate::session::{Stored, load, require, write_record};
 use crate::shared::{Layer, items, locate};
-use crate::storage::{Batch, KeyRange, RangeQuery};
+use crate::storage::{Batch, KeyRange};
+use crate::transcript::{entry_clock, newest_position};
 use crate::validate;
 
 /// Creates the session `child_key` as a branch of `parent_key` (see the module docs).
@@ -76,6 +77,8 @@ struct Inherited {
     summaries: Vec<Summary>,
     states: Vec<ContextState>,
     point: ForkPoint,
+    /// The entry clock of the inherited view: the child's own entries sort after it.
+    newest_entry_at: u64,
 }
 
 async fn branch_body(
@@ -125,7 +128,9 @@ async fn branch_body(
     write_record(&mut batch, &parent, p, &parent_lineage, &parent.base)?;
 
     let mut base = Vec::new();
+    let mut clock = 0;
     if let Some(inherited) = inherited {
+        clock = inherited.newest_entry_at;
         child.entry_count = inherited.entry_count;
         child.last_entry_id = p.last_entry_id;
         if request.fork_before_message_id.is_none() {
@@ -156,7 +161,7 @@ async fn branch_body(
         lineage.forked_from_parent = true;
         lineage.fork_point = Some(inherited.point);
     }
-    let bytes = Stored::encode(&child, &lineage, &base)?;
+    let bytes = Stored::encode(&child, &lineage, &base, Some(clock))?;
     batch.require_absent(keys::session(child_key));
     batch.put(keys::session(child_key), bytes.clone());
     batch.put(keys::recency(child.updated_at, child_key), bytes);
@@ -214,37 +219,14 @@ async fn whole(io: &Io, parent: &crate::session::Loaded, measure: bool) -> OpRes
         },
         summaries,
         states,
+        newest_entry_at: entry_clock(io, parent).await?,
     })
 }
 
 /// The position just after the newest entry (active or archived) of an identity;
 /// `(0, 0)` for an identity without entries.
 async fn past_newest(io: &Io, data_id: &str) -> Result<(u64, u64), Error> {
-    let mut newest: Option<(u64, u64)> = None;
-    for prefix in [
-        keys::entries(data_id),
-        keys::identity(keys::ARCHIVE, data_id),
-    ] {
-        let last = io
-            .range(RangeQuery {
-                range: KeyRange::prefix(&prefix),
-                limit: 1,
-                reverse: true,
-            })
-            .await?;
-        if let Some(kv) = last.first() {
-            let at = keys::read_u64(&kv.key, prefix.len());
-            let id = at.and_then(|(_, next)| keys::read_u64(&kv.key, next));
-            let (Some((created_at, _)), Some((id, _))) = (at, id) else {
-                return Err(Error::Corruption {
-                    key: keys::display(&kv.key),
-                    detail: "not an entry key".into(),
-                });
-            };
-            newest = newest.max(Some((created_at, id)));
-        }
-    }
-    Ok(match newest {
+    Ok(match newest_position(io, data_id).await? {
         None => (0, 0),
         Some((created_at, u64::MAX)) => (created_at.saturating_add(1), 0),
         Some((created_at, id)) => (created_at, id + 1),
@@ -299,6 +281,8 @@ async fn before_message(
             inherited_entries: prefix.len() as u64,
             inherited_summaries: 0,
         },
+        // The inherited prefix lies strictly below the message's position.
+        newest_entry_at: before.0,
     })
 }
 

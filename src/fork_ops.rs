@@ -599,7 +599,9 @@ async fn materialize_child(
             );
         }
     }
-    let bytes = record::encode(&child)?;
+    // The copied history keeps its positions; the child's own entries sort after it.
+    let clock = entries.iter().map(|e| e.created_at).max().unwrap_or(0);
+    let bytes = crate::session::Stored::encode(&child, &Default::default(), &[], Some(clock))?;
     batch.require_absent(keys::session(&child.key));
     batch.put(keys::session(&child.key), bytes.clone());
     batch.put(keys::recency(child.updated_at, &child.key), bytes);

@@ -94,7 +94,7 @@ fn drop_base(batch: &mut Batch, loaded: &Loaded) {
 }
 
 fn create_batch(session: &Session) -> Result<Batch, Error> {
-    let bytes = record::encode(session)?;
+    let bytes = crate::session::Stored::encode_fresh(session)?;
     let mut batch = Batch::default();
     batch.require_absent(keys::session(&session.key));
     batch.put(keys::session(&session.key), bytes.clone());

@@ -11,24 +11,32 @@ use serde::de::DeserializeOwned;
 use crate::error::Error;
 use crate::keys;
 
-/// The record format version this build writes (every record but those of sessions
-/// that share history, see [`BRANCHED_FORMAT_VERSION`]). Format 2 added the session accounting
-/// fields, entry `turn_usage`, context states and the message-id index; format-1 records
-/// read with their documented defaults.
+/// The record format version this build writes for every record but session records
+/// (see [`SESSION_FORMAT_VERSION`]). Format 2 added the session accounting fields, entry
+/// `turn_usage`, context states and the message-id index; format-1 records read with
+/// their documented defaults.
 pub const FORMAT_VERSION: u8 = 2;
 
-/// The format of session records that share history: a branch (lineage, shared base)
-/// or a session that was branched from. Format 3 is format 2 plus the `lineage` and
-/// `base` fields; a build that reads only up to format 2 refuses these records
-/// (`corruption`) rather than reading a branch without its history or rewriting a
-/// parent without handing its branches their copy. Every other record stays format 2.
+/// The format of session records that share history, as written by earlier builds: a
+/// branch (lineage, shared base) or a session that was branched from. Format 3 is format
+/// 2 plus the `lineage` and `base` fields; a build that reads only up to format 2 refuses
+/// these records (`corruption`) rather than reading a branch without its history or
+/// rewriting a parent without handing its branches their copy.
 pub const BRANCHED_FORMAT_VERSION: u8 = 3;
+
+/// The format of every session record this build writes: format 3 plus the identity's
+/// entry clock (`newest_entry_at`, the `created_at` of its newest entry), which keeps
+/// transcript order insertion order. A record of an earlier format reads without it and
+/// the next write of an entry derives it from the stored entries; a build that reads
+/// only up to format 3 refuses these records (`corruption`) rather than appending out of
+/// order.
+pub const SESSION_FORMAT_VERSION: u8 = 4;
 
 /// The oldest record format this build reads.
 pub const OLDEST_READABLE: u8 = 1;
 
 /// The newest record format this build reads.
-pub const NEWEST_READABLE: u8 = BRANCHED_FORMAT_VERSION;
+pub const NEWEST_READABLE: u8 = SESSION_FORMAT_VERSION;
 
 /// Encodes a record at the current format version.
 pub fn encode<T: Serialize>(record: &T) -> Result<Vec<u8>, Error> {
@@ -50,8 +58,8 @@ pub fn decode<T: DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<T, Error>
         detail,
     };
     match value.split_first() {
-        // Format 1 differs from 2, and 2 from 3, only by fields the later one added,
-        // which have serde defaults.
+        // Format 1 differs from 2, 2 from 3 and 3 from 4 only by fields the later one
+        // added, which have serde defaults.
         Some((&version, body)) if (OLDEST_READABLE..=NEWEST_READABLE).contains(&version) => {
             serde_json::from_slice(body).map_err(|e| corrupt(e.to_string()))
         }

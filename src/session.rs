@@ -11,10 +11,9 @@ use crate::shared::Layer;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
 use crate::validate;
 
-/// The stored form of a session record: the [`Session`] itself, and for a branched
-/// session its lineage and the shared history it reads. Both extras are omitted when
-/// empty, so the record of a session that was never branched is exactly a `Session`
-/// (and older records read with no lineage and no base).
+/// The stored form of a session record: the [`Session`] itself, for a branched session
+/// its lineage and the shared history it reads (both omitted when empty), and the
+/// identity's entry clock. Older records read with no lineage, no base and no clock.
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Stored {
     #[serde(flatten)]
@@ -23,29 +22,36 @@ pub(crate) struct Stored {
     pub(crate) lineage: Option<Lineage>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) base: Vec<Layer>,
+    /// The entry clock: the `created_at` of the newest entry the identity ever held (0
+    /// before its first), the least `created_at` of its next entry. Absent in records of
+    /// formats before 4, and kept absent until the identity's next entry write derives it
+    /// ([`crate::transcript::entry_clock`]).
+    #[serde(default)]
+    pub(crate) newest_entry_at: Option<u64>,
 }
 
 impl Stored {
-    /// Encodes the record.
+    /// Encodes the record (format [`record::SESSION_FORMAT_VERSION`]).
     pub(crate) fn encode(
         session: &Session,
         lineage: &Lineage,
         base: &[Layer],
+        newest_entry_at: Option<u64>,
     ) -> Result<Vec<u8>, Error> {
-        let plain = lineage == &Lineage::default() && base.is_empty();
-        let version = if plain {
-            record::FORMAT_VERSION
-        } else {
-            record::BRANCHED_FORMAT_VERSION
-        };
         record::encode_as(
-            version,
+            record::SESSION_FORMAT_VERSION,
             &StoredRef {
                 session,
-                lineage: (!plain && lineage != &Lineage::default()).then_some(lineage),
+                lineage: (lineage != &Lineage::default()).then_some(lineage),
                 base,
+                newest_entry_at,
             },
         )
+    }
+
+    /// Encodes the record of a session that has no lineage, no base and no entries yet.
+    pub(crate) fn encode_fresh(session: &Session) -> Result<Vec<u8>, Error> {
+        Stored::encode(session, &Lineage::default(), &[], Some(0))
     }
 }
 
@@ -57,6 +63,8 @@ struct StoredRef<'a> {
     lineage: Option<&'a Lineage>,
     #[serde(skip_serializing_if = "<[Layer]>::is_empty")]
     base: &'a [Layer],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    newest_entry_at: Option<u64>,
 }
 
 /// A session record as read, with the exact bytes it was read from (the commit's
@@ -67,6 +75,8 @@ pub(crate) struct Loaded {
     pub(crate) lineage: Lineage,
     /// The shared history it reads (empty unless branched and not yet materialized).
     pub(crate) base: Vec<Layer>,
+    /// The entry clock, `None` in a record of a format before 4 (see [`Stored`]).
+    pub(crate) newest_entry_at: Option<u64>,
     pub(crate) bytes: Vec<u8>,
 }
 
@@ -77,6 +87,7 @@ pub(crate) fn decode(record_key: &[u8], bytes: Vec<u8>) -> Result<Loaded, Error>
         session: stored.session,
         lineage: stored.lineage.unwrap_or_default(),
         base: stored.base,
+        newest_entry_at: stored.newest_entry_at,
         bytes,
     })
 }
@@ -102,7 +113,9 @@ pub(crate) async fn require(io: &Io, key: &str) -> Result<Loaded, Error> {
 /// what was read: the record and its recency index entry, which holds a copy of the
 /// record so that listing by recency is one range read.
 /// The lineage and shared base of `old` are kept as they are in `old` (a caller that
-/// materialized the base clears `old.base` first).
+/// materialized the base clears `old.base` first), and so is its entry clock unless the
+/// identity changes (a new identity has no entries). A write that adds entries uses
+/// [`write_appended`].
 pub(crate) fn write_update(batch: &mut Batch, old: &Loaded, new: &Session) -> Result<(), Error> {
     write_record(batch, old, new, &old.lineage, &old.base)
 }
@@ -115,8 +128,42 @@ pub(crate) fn write_record(
     lineage: &Lineage,
     base: &[Layer],
 ) -> Result<(), Error> {
+    let clock = if old.session.session_id == new.session_id {
+        old.newest_entry_at
+    } else {
+        Some(0)
+    };
+    put_record(batch, old, new, lineage, base, clock)
+}
+
+/// Like [`write_update`] for a write that added entries: `newest_entry_at` is the
+/// identity's entry clock after them.
+pub(crate) fn write_appended(
+    batch: &mut Batch,
+    old: &Loaded,
+    new: &Session,
+    newest_entry_at: u64,
+) -> Result<(), Error> {
+    put_record(
+        batch,
+        old,
+        new,
+        &old.lineage,
+        &old.base,
+        Some(newest_entry_at),
+    )
+}
+
+fn put_record(
+    batch: &mut Batch,
+    old: &Loaded,
+    new: &Session,
+    lineage: &Lineage,
+    base: &[Layer],
+    newest_entry_at: Option<u64>,
+) -> Result<(), Error> {
     let record_key = keys::session(&new.key);
-    let bytes = Stored::encode(new, lineage, base)?;
+    let bytes = Stored::encode(new, lineage, base, newest_entry_at)?;
     batch.require_equals(record_key.clone(), old.bytes.clone());
     batch.put(record_key, bytes.clone());
     if old.session.updated_at != new.updated_at {
@@ -166,7 +213,7 @@ async fn create(io: &Io, key: String, session_id: String, now_ms: u64) -> OpResu
     }
     let session = Session::new(&key, &session_id, now_ms);
     let record_key = keys::session(&session.key);
-    let bytes = record::encode(&session)?;
+    let bytes = Stored::encode_fresh(&session)?;
     let mut batch = Batch::default();
     batch.require_absent(record_key.clone());
     batch.put(record_key, bytes.clone());

@@ -514,6 +514,8 @@ pub(crate) async fn release(
             base: Vec::new(),
             session: loaded.session.clone(),
             lineage: loaded.lineage.clone(),
+            // The copy keeps the positions: the clock stays what it was.
+            newest_entry_at: loaded.newest_entry_at,
             bytes: loaded.bytes.clone(),
         };
         write_update(batch, &cleared, &loaded.session)?;

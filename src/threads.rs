@@ -23,9 +23,9 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::model::{AppendRequest, Entry, Session};
 use crate::op::{Io, OpResult, Operation};
-use crate::session::{require, write_update};
+use crate::session::{require, write_appended, write_update};
 use crate::storage::Batch;
-use crate::transcript::{check_append, check_epoch, in_base, stage_entry};
+use crate::transcript::{check_append, check_epoch, entry_clock, in_base, stage_entry};
 use crate::validate;
 
 /// The most entries one turn may commit at once.
@@ -280,12 +280,13 @@ async fn commit(io: &Io, key: &str, turn: TurnCommit, now_ms: u64) -> OpResult<T
             .insert(name, Value::String(thread.thread_id.clone()));
         validate::session_map("model_config", &updated.model_config)?;
     }
+    let mut clock = entry_clock(io, &loaded).await?;
     let mut staged = Batch::default();
     let mut entries = Vec::with_capacity(turn.entries.len());
     let mut taken = Vec::with_capacity(turn.entries.len());
     for request in turn.entries {
         check_epoch(key, &loaded.session, request.expected_epoch)?;
-        let (entry, index) = stage_entry(&mut staged, &mut updated, request, now_ms)?;
+        let (entry, index) = stage_entry(&mut staged, &mut updated, &mut clock, request, now_ms)?;
         if in_base(io, &loaded, &entry.message_id).await? {
             return Err(Error::Conflict {
                 reason: format!(
@@ -300,7 +301,7 @@ async fn commit(io: &Io, key: &str, turn: TurnCommit, now_ms: u64) -> OpResult<T
     }
     // The session record's precondition first, as in a single append.
     let mut batch = Batch::default();
-    write_update(&mut batch, &loaded, &updated)?;
+    write_appended(&mut batch, &loaded, &updated, clock)?;
     let offset = batch.extend(staged);
     for (index, _) in &mut taken {
         *index += offset;

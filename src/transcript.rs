@@ -7,7 +7,7 @@ use crate::keys;
 use crate::model::{AppendRequest, Entry, Order, Page, PageRequest, TruncateOutcome};
 use crate::op::{Io, OpResult, Operation};
 use crate::record;
-use crate::session::{require, write_update};
+use crate::session::{Loaded, require, write_appended, write_update};
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
 use crate::validate;
 
@@ -93,16 +93,76 @@ pub(crate) async fn in_base(
         .is_some())
 }
 
+/// The entry clock of the identity of `loaded`: the `created_at` of the newest entry it
+/// holds or reads, the least `created_at` of its next entry. Stored in the session
+/// record from format 4 on; for an older record, derived from the stored entries: the
+/// newest position of its own transcript and archive (a reverse range read of one each)
+/// and the bound of every layer of its shared history.
+pub(crate) async fn entry_clock(io: &Io, loaded: &Loaded) -> Result<u64, Error> {
+    if let Some(at) = loaded.newest_entry_at {
+        return Ok(at);
+    }
+    let own = newest_position(io, &loaded.session.session_id).await?;
+    let mut at = own.map_or(0, |(at, _)| at);
+    for layer in &loaded.base {
+        let bound = match layer.before {
+            // The layer reads positions strictly below this one.
+            Some((before, _)) => before,
+            None => newest_position(io, &layer.data_id)
+                .await?
+                .map_or(0, |(at, _)| at),
+        };
+        at = at.max(bound);
+    }
+    Ok(at)
+}
+
+/// The newest position `(created_at, id)` of the entries, active or archived, of
+/// identity `data_id`; `None` when it has none.
+pub(crate) async fn newest_position(io: &Io, data_id: &str) -> Result<Option<(u64, u64)>, Error> {
+    let mut newest: Option<(u64, u64)> = None;
+    for prefix in [
+        keys::entries(data_id),
+        keys::identity(keys::ARCHIVE, data_id),
+    ] {
+        let last = io
+            .range(RangeQuery {
+                range: KeyRange::prefix(&prefix),
+                limit: 1,
+                reverse: true,
+            })
+            .await?;
+        if let Some(kv) = last.first() {
+            let at = keys::read_u64(&kv.key, prefix.len());
+            let id = at.and_then(|(_, next)| keys::read_u64(&kv.key, next));
+            let (Some((created_at, _)), Some((id, _))) = (at, id) else {
+                return Err(Error::Corruption {
+                    key: keys::display(&kv.key),
+                    detail: "not an entry key".into(),
+                });
+            };
+            newest = newest.max(Some((created_at, id)));
+        }
+    }
+    Ok(newest)
+}
+
 /// Makes `request` the next entry of `session` (which is updated: ids, counts, tokens,
 /// `updated_at`) and adds the entry and its message-id index to `batch`. Returns the
 /// entry and the index of the precondition that fails when its message id is taken.
+///
+/// Transcript order is insertion order: the entry's `created_at` is `now_ms`, raised to
+/// the identity's entry `clock` (which it then advances) when the caller's clock is
+/// behind, so its position `created_at · id` is above every position the identity holds.
 pub(crate) fn stage_entry(
     batch: &mut Batch,
     session: &mut crate::Session,
+    clock: &mut u64,
     request: AppendRequest,
     now_ms: u64,
 ) -> Result<(Entry, u32), Error> {
     let id = session.last_entry_id + 1;
+    *clock = now_ms.max(*clock);
     let entry = Entry {
         id,
         message_id: request
@@ -110,7 +170,7 @@ pub(crate) fn stage_entry(
             .unwrap_or_else(|| format!("{}-{id}", session.session_id)),
         role: request.role,
         content: request.content,
-        created_at: now_ms,
+        created_at: *clock,
         token_count: request.token_count,
         tool_calls: request.tool_calls,
         tool_call_id: request.tool_call_id,
@@ -137,8 +197,9 @@ async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpRe
     let loaded = require(io, key).await?;
     check_epoch(key, &loaded.session, request.expected_epoch)?;
     let mut updated = loaded.session.clone();
+    let mut clock = entry_clock(io, &loaded).await?;
     let mut staged = Batch::default();
-    let (entry, taken) = stage_entry(&mut staged, &mut updated, request, now_ms)?;
+    let (entry, taken) = stage_entry(&mut staged, &mut updated, &mut clock, request, now_ms)?;
     if in_base(io, &loaded, &entry.message_id).await? {
         return Err(Error::Conflict {
             reason: format!(
@@ -151,7 +212,7 @@ async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpRe
     // The session record's precondition comes first: a lost race restarts the
     // operation before a taken message id is judged.
     let mut batch = Batch::default();
-    write_update(&mut batch, &loaded, &updated)?;
+    write_appended(&mut batch, &loaded, &updated, clock)?;
     let taken = taken + batch.extend(staged);
     let message_id = entry.message_id.clone();
     io.commit_or(batch, |failed| {
@@ -179,8 +240,8 @@ pub(crate) fn account(session: &mut crate::Session, entry: &Entry) {
     }
 }
 
-/// Reads one page of the transcript of the session under `key`, in
-/// `(created_at, id)` order or its reverse.
+/// Reads one page of the transcript of the session under `key`, in insertion order
+/// (`(created_at, id)`, the key order) or its reverse.
 pub fn read_page(workspace: &str, key: &str, request: PageRequest) -> Operation<Page> {
     let parsed = validate::page(
         workspace,

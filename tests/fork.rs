@@ -237,7 +237,7 @@ fn test_a_page_of_a_branch_does_not_read_what_its_parent_appended_later() {
 }
 
 #[test]
-fn test_records_that_share_history_are_format_3_and_others_stay_format_2() {
+fn test_session_records_are_format_4_and_other_records_stay_format_2() {
     use spool::Storage;
     let storage = parent_with(2);
     run(
@@ -250,19 +250,33 @@ fn test_records_that_share_history_are_format_3_and_others_stay_format_2() {
         spool::branch(WS, PARENT, CHILD, BranchRequest::fork("c"), 10),
     )
     .expect("branch");
-    let version = |key: &str| {
-        storage
-            .get(WS, &spool::keys::session(key))
-            .expect("get")
-            .expect("record")[0]
-    };
-    // A build that reads up to format 2 refuses the branch and its parent instead of
-    // reading one without its history or rewriting the other without releasing it.
-    assert_eq!(version(CHILD), spool::record::BRANCHED_FORMAT_VERSION);
-    assert_eq!(version(PARENT), spool::record::BRANCHED_FORMAT_VERSION);
-    assert_eq!(version("agent:main:other"), spool::record::FORMAT_VERSION);
+    let version = |key: &[u8]| storage.get(WS, key).expect("get").expect("record")[0];
+    // Every session record carries the entry clock: a build that reads up to format 3
+    // refuses it instead of appending out of order (and, for a branch, instead of
+    // reading one without its history or rewriting its parent without releasing it).
+    for key in [CHILD, PARENT, "agent:main:other"] {
+        assert_eq!(
+            version(&spool::keys::session(key)),
+            spool::record::SESSION_FORMAT_VERSION
+        );
+    }
+    let parent = run(&storage, spool::get_session(WS, PARENT))
+        .expect("get")
+        .expect("parent");
+    let entry = spool::keys::entries(&parent.session_id);
+    let first = storage
+        .range(
+            WS,
+            &spool::RangeQuery {
+                range: spool::KeyRange::prefix(&entry),
+                limit: 1,
+                reverse: false,
+            },
+        )
+        .expect("range");
+    assert_eq!(first[0].value[0], spool::record::FORMAT_VERSION);
     assert_eq!(spool::record::FORMAT_VERSION, 2);
-    assert_eq!(spool::record::BRANCHED_FORMAT_VERSION, 3);
+    assert_eq!(spool::record::SESSION_FORMAT_VERSION, 4);
 }
 
 /// Keeps reset archives.

@@ -127,7 +127,7 @@ fn test_format_1_transcripts_read_and_grow() {
         .get("default", &spool::keys::session(key))
         .expect("raw")
         .expect("record");
-    assert_eq!(raw[0], record::FORMAT_VERSION);
+    assert_eq!(raw[0], record::SESSION_FORMAT_VERSION);
 }
 
 #[test]
@@ -191,4 +191,87 @@ fn test_format_1_sessions_branch_and_their_branches_read_exactly() {
     run(&storage, spool::delete_session("default", key, None)).expect("delete");
     assert_eq!(read("agent:demo:fork"), parent);
     assert_eq!(read("agent:demo:prefix"), parent[..2].to_vec());
+}
+
+/// The dump of a database written by the release before the entry clock (record formats
+/// 2 and 3), whose transcripts hold entries out of insertion order.
+fn restored_v3() -> MemoryStorage {
+    let dump: Dump =
+        serde_json::from_str(include_str!("fixtures/format-v3/kv-dump.json")).expect("dump parses");
+    assert_eq!(dump.format_version, 3);
+    let storage = MemoryStorage::new();
+    for pair in dump.pairs {
+        let value = unhex(&pair.value);
+        let mut batch = Batch::default();
+        batch.put(unhex(&pair.key), value);
+        storage.commit(&pair.workspace, batch).expect("restore");
+    }
+    storage
+}
+
+fn ids(storage: &MemoryStorage, workspace: &str, key: &str, order: Order) -> Vec<u64> {
+    let (mut ids, mut cursor) = (Vec::new(), None);
+    loop {
+        let request = PageRequest {
+            order,
+            cursor: cursor.take(),
+            limit: 2,
+        };
+        let page = run(storage, spool::read_page(workspace, key, request)).expect("page");
+        ids.extend(page.entries.iter().map(|e| e.id));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return ids,
+        }
+    }
+}
+
+#[test]
+fn test_format_3_transcripts_read_in_stored_order_and_grow_after_every_entry() {
+    let storage = restored_v3();
+    let cases = [
+        ("default", "agent:demo:main", vec![6, 2, 4, 1, 5, 3], 7),
+        ("default", "agent:demo:branch", vec![2, 4, 1, 5, 6, 3], 7),
+        ("team-b", "agent:reviewer:pr-7", vec![2, 1], 3),
+    ];
+    for (workspace, key, stored, next) in cases {
+        assert_eq!(ids(&storage, workspace, key, Order::OldestFirst), stored);
+        let record = storage
+            .get(workspace, &spool::keys::session(key))
+            .expect("get")
+            .expect("record");
+        assert!(
+            record[0] < record::SESSION_FORMAT_VERSION,
+            "{key}: {}",
+            record[0]
+        );
+        // A clock behind every stored entry: the entry still goes last, its time raised
+        // to the newest stored one (derived from the entries: the record has no clock).
+        let newest = run(
+            &storage,
+            spool::compaction::canonical_transcript(workspace, key),
+        )
+        .expect("canonical")
+        .iter()
+        .map(|e| e.created_at)
+        .max()
+        .expect("entries");
+        let entry = run(
+            &storage,
+            spool::append_entry(workspace, key, AppendRequest::new(Role::User, "late"), 1),
+        )
+        .expect("append");
+        assert_eq!((entry.id, entry.created_at), (next, newest), "{key}");
+        let mut expected = stored.clone();
+        expected.push(next);
+        assert_eq!(ids(&storage, workspace, key, Order::OldestFirst), expected);
+        let mut newest_first = ids(&storage, workspace, key, Order::NewestFirst);
+        newest_first.reverse();
+        assert_eq!(newest_first, expected, "{key}, newest first");
+        let record = storage
+            .get(workspace, &spool::keys::session(key))
+            .expect("get")
+            .expect("record");
+        assert_eq!(record[0], record::SESSION_FORMAT_VERSION, "{key}");
+    }
 }

@@ -51,8 +51,10 @@ fn action() -> impl Strategy<Value = Action> {
 /// What the reference model knows of a session.
 #[derive(Debug, Clone, Default)]
 struct Model {
-    /// (created_at, id, content), kept sorted by (created_at, id).
+    /// (created_at, id, content) in insertion order: transcript order whatever the clock.
     entries: Vec<(u64, u64, String)>,
+    /// The newest `created_at` of the identity: a later entry's is never below it.
+    newest_at: u64,
     last_id: u64,
     epoch: u64,
     updated_at: u64,
@@ -94,8 +96,9 @@ proptest! {
                             let entry = result.expect("append to an existing session");
                             m.last_id += 1;
                             prop_assert_eq!(entry.id, m.last_id);
-                            m.entries.push((clock, entry.id, text));
-                            m.entries.sort();
+                            m.newest_at = m.newest_at.max(clock);
+                            prop_assert_eq!(entry.created_at, m.newest_at);
+                            m.entries.push((m.newest_at, entry.id, text));
                             m.updated_at = clock;
                         }
                         None => prop_assert_eq!(result.expect_err("missing").code(), "not_found"),

@@ -144,3 +144,92 @@ fn test_format_1_database_opens_with_defaults_and_takes_new_writes() {
     assert!(reset.session.message_index);
     assert_eq!(reset.session.epoch, 1);
 }
+
+/// Every id of `key`'s transcript, by pages of 2 in `order` (cursor to cursor).
+fn read_ids(instance: &mut Instance, key: &str, order: spool::Order) -> Vec<u64> {
+    let (mut ids, mut cursor) = (Vec::new(), None);
+    loop {
+        let request = spool::PageRequest {
+            order,
+            cursor: cursor.take(),
+            limit: 2,
+        };
+        let page = instance.read_page("default", key, request).expect("page");
+        ids.extend(page.entries.iter().map(|e| e.id));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return ids,
+        }
+    }
+}
+
+/// Asserts `key` reads `expected` oldest first and its reverse newest first.
+fn assert_reads(instance: &mut Instance, key: &str, expected: &[u64]) {
+    assert_eq!(read_ids(instance, key, spool::Order::OldestFirst), expected);
+    let mut newest_first = read_ids(instance, key, spool::Order::NewestFirst);
+    newest_first.reverse();
+    assert_eq!(newest_first, expected, "{key}, newest first");
+}
+
+/// The release before the entry clock stored entries at the caller's time, so its
+/// transcripts can hold positions out of insertion order (`tests/fixtures/format-v3/`).
+/// They read as they were stored, and every entry written from now on goes after all of
+/// them, whatever the writer's clock.
+#[test]
+fn test_format_3_database_reads_in_stored_order_and_appends_after_every_entry() {
+    let source =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures/format-v3/spool.sqlite");
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("spool.sqlite");
+    std::fs::copy(&source, &path).expect("copy the format-3 fixture");
+    let mut instance = Instance::new(
+        SqliteStorage::open(&path).expect("open the format-3 database"),
+        spool_host::ArchiveDir::new(dir.path().join("archives")),
+    )
+    .expect("instance");
+    let (main, branch) = ("agent:demo:main", "agent:demo:branch");
+    assert_reads(&mut instance, main, &[6, 2, 4, 1, 5, 3]);
+    assert_reads(&mut instance, branch, &[2, 4, 1, 5, 6, 3]);
+
+    // A writer whose clock is behind every stored entry.
+    let late = instance
+        .append_entry(
+            "default",
+            main,
+            AppendRequest::new(Role::User, "late"),
+            1_500,
+        )
+        .expect("append");
+    assert_eq!((late.id, late.created_at), (7, 7_000));
+    let ahead = instance
+        .append_entry(
+            "default",
+            main,
+            AppendRequest::new(Role::User, "ahead"),
+            7_500,
+        )
+        .expect("append");
+    assert_eq!((ahead.id, ahead.created_at), (8, 7_500));
+    assert_reads(&mut instance, main, &[6, 2, 4, 1, 5, 3, 7, 8]);
+    let found = instance
+        .get_entry("default", main, &late.message_id)
+        .expect("lookup")
+        .expect("found");
+    assert_eq!(found, late);
+
+    // The branch's own entries go after what it inherited and what it wrote before.
+    let own = instance
+        .append_entry(
+            "default",
+            branch,
+            AppendRequest::new(Role::User, "own"),
+            1_000,
+        )
+        .expect("append to the branch");
+    assert_eq!((own.id, own.created_at), (7, 7_000));
+    assert_reads(&mut instance, branch, &[2, 4, 1, 5, 6, 3, 7]);
+    let canonical = instance
+        .canonical_transcript("default", branch)
+        .expect("canonical");
+    assert_eq!(canonical.last().map(|e| e.content.as_str()), Some("own"));
+}

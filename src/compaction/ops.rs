@@ -706,6 +706,9 @@ pub fn persist_compaction_result(
             if !shrinks(tokens_before, tokens_kept, &persist.summary_text) {
                 return Ok(skipped("context_not_reduced", tokens_before, snap.entries));
             }
+            // The kept entries are new entries: they sort after everything the identity
+            // holds (`write` stores the advanced clock with the session record).
+            let mut clock = crate::transcript::entry_clock(&io, &snap.loaded).await?;
             let mut batch = Batch::default();
             snap.prepare_rewrite(&io, &mut batch).await?;
             let split = snap
@@ -723,11 +726,12 @@ pub fn persist_compaction_result(
             let mut next_id = session.last_entry_id;
             for request in &persist.kept_entries {
                 next_id += 1;
+                clock = clock.max(now_ms);
                 let message_id = request
                     .message_id
                     .clone()
                     .unwrap_or_else(|| format!("{sid}-{next_id}"));
-                let entry = appended(request, next_id, message_id, now_ms);
+                let entry = appended(request, next_id, message_id, clock);
                 batch.put(
                     keys::entry(&sid, entry.created_at, entry.id),
                     record::encode(&entry)?,
@@ -752,6 +756,7 @@ pub fn persist_compaction_result(
                 },
                 tokens_before,
             };
+            snap.loaded.newest_entry_at = Some(clock);
             let mut result = write(&mut batch, &snap, split, written, &request, now_ms)?;
             io.commit(batch).await?;
             result.kept_entries.sort_by_key(|e| (e.created_at, e.id));

@@ -8,11 +8,10 @@ use crate::error::Error;
 use crate::keys;
 use crate::model::{AppendRequest, Session};
 use crate::op::{Io, OpResult, Operation};
-use crate::record;
 use crate::resume::RunRecord;
-use crate::session::{Loaded, load, write_update};
-use crate::storage::{Batch, KeyRange, RangeQuery};
-use crate::transcript::{check_append, in_base, stage_entry};
+use crate::session::{Loaded, Stored, load, write_appended};
+use crate::storage::Batch;
+use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
 use crate::validate;
 
 /// The most entries one [`import_session`] call writes; a host imports a longer
@@ -220,20 +219,11 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         ),
     };
     let sid = session.session_id.clone();
-    // Entries only ever move forward in time: start from the newest stored one.
-    let mut floor = io
-        .range(RangeQuery {
-            range: KeyRange::prefix(&keys::entries(&sid)),
-            limit: 1,
-            reverse: true,
-        })
-        .await?
-        .first()
-        .and_then(|kv| {
-            let prefix = keys::entries(&sid).len();
-            keys::read_u64(&kv.key, prefix).map(|(at, _)| at)
-        })
-        .unwrap_or(0);
+    // Entries only ever move forward in time: start from the session's entry clock.
+    let mut clock = match &loaded {
+        Some(l) => entry_clock(io, l).await?,
+        None => 0,
+    };
     let mut staged = Batch::default();
     let mut count = 0u64;
     let mut present = 0u64;
@@ -267,9 +257,14 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             present += 1;
             continue;
         }
-        floor = floor.max(entry.created_at);
         let before = session.updated_at;
-        stage_entry(&mut staged, &mut session, append, floor)?;
+        stage_entry(
+            &mut staged,
+            &mut session,
+            &mut clock,
+            append,
+            entry.created_at,
+        )?;
         if let Some(reason) = note {
             adjusted.push(AdjustedEntry {
                 message_id: entry.message_id.clone(),
@@ -277,7 +272,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
                 reason,
             });
         }
-        session.updated_at = before.max(floor);
+        session.updated_at = before.max(clock);
         count += 1;
     }
     let first_import = created || !session.metadata.contains_key("import");
@@ -334,10 +329,10 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         crate::roles::stage_run(io, &mut batch, &run).await?;
     }
     match &loaded {
-        Some(old) => write_update(&mut batch, old, &session)?,
+        Some(old) => write_appended(&mut batch, old, &session, clock)?,
         None => {
             let record_key = keys::session(&session.key);
-            let bytes = record::encode(&session)?;
+            let bytes = Stored::encode(&session, &Default::default(), &[], Some(clock))?;
             batch.require_absent(record_key.clone());
             batch.put(record_key, bytes.clone());
             batch.put(keys::recency(session.updated_at, &session.key), bytes);

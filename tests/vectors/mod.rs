@@ -34,6 +34,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("create_append_read_page.json"),
     ),
     (
+        "transcript_order_is_insertion_order.json",
+        include_str!("transcript_order_is_insertion_order.json"),
+    ),
+    (
         "duplicate_create_conflicts.json",
         include_str!("duplicate_create_conflicts.json"),
     ),

@@ -197,3 +197,113 @@ async fn test_a_tab_steps_aside_for_a_schema_change_and_opens_again() {
     );
     newer.close();
 }
+
+/// Pages `order` from `cursor` once: the page's entry ids and cursors.
+async fn read_page(
+    spool: &JsValue,
+    order: &str,
+    cursor: Option<String>,
+) -> (Vec<serde_json::Value>, Option<String>) {
+    let request = common::js(&json!({ "order": order, "limit": 7, "cursor": cursor }));
+    let page = common::json(
+        common::call(spool, "readPage", &[WS.into(), KEY.into(), request])
+            .await
+            .expect("readPage"),
+    );
+    let entries = page["entries"].as_array().cloned().expect("entries");
+    (entries, page["next_cursor"].as_str().map(str::to_owned))
+}
+
+fn id(entry: &serde_json::Value) -> u64 {
+    entry["id"].as_u64().expect("an id")
+}
+
+#[wasm_bindgen_test]
+async fn test_tabs_appending_with_skewed_clocks_keep_insertion_order_for_cursor_readers() {
+    let name = common::db_name("tabs", "order");
+    let (writers, each) = (4_u64, 25_u64);
+    let mut tabs = Vec::new();
+    for _ in 0..writers + 1 {
+        tabs.push(common::open(&name).await);
+    }
+    let reader = tabs.pop().expect("the reader's tab");
+    let options = common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
+    common::call(&reader, "createSession", &[WS.into(), KEY.into(), options])
+        .await
+        .expect("createSession");
+    // Each tab appends in turn with its own clock, seconds behind or ahead of the others.
+    let finished = Rc::new(RefCell::new(0_u64));
+    for (w, tab) in (0_u64..).zip(tabs) {
+        let finished = Rc::clone(&finished);
+        wasm_bindgen_futures::spawn_local(async move {
+            let skew = [3_000, 0, 5_000, 1_000][w as usize % 4];
+            for i in 0..each {
+                let request =
+                    common::js(&json!({ "role": "user", "content": format!("w{w}-{i}") }));
+                let options = common::js(&json!({ "nowMs": 1_000_000 + 10 * i + skew }));
+                common::call(
+                    &tab,
+                    "appendEntry",
+                    &[WS.into(), KEY.into(), request, options],
+                )
+                .await
+                .expect("appendEntry");
+            }
+            *finished.borrow_mut() += 1;
+        });
+    }
+    // An oldest-first reader following the tail, and newest-first passes, while the tabs
+    // write: each sees every entry once, ids strictly increasing in insertion order.
+    let mut oldest: Vec<u64> = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut passes = 0;
+    loop {
+        let done = *finished.borrow() == writers;
+        let (entries, next) = read_page(&reader, "oldest_first", cursor.clone()).await;
+        oldest.extend(entries.iter().map(id));
+        if let Some(last) = entries.last() {
+            let position =
+                spool::keys::position(last["created_at"].as_u64().expect("created_at"), id(last));
+            cursor = Some(spool::validate::hex(&position));
+        }
+        if next.is_none() {
+            let session = common::json(
+                common::call(&reader, "getSession", &[WS.into(), KEY.into()])
+                    .await
+                    .expect("getSession"),
+            );
+            let before = session["last_entry_id"].as_u64().expect("last_entry_id");
+            let mut newest = Vec::new();
+            let mut back = None;
+            loop {
+                let (entries, next) = read_page(&reader, "newest_first", back.take()).await;
+                newest.extend(entries.iter().map(id));
+                match next {
+                    Some(next) => back = Some(next),
+                    None => break,
+                }
+            }
+            assert!(newest.windows(2).all(|w| w[0] > w[1]), "{newest:?}");
+            let old: Vec<u64> = newest.into_iter().filter(|i| *i <= before).collect();
+            assert_eq!(old, (1..=before).rev().collect::<Vec<_>>());
+            passes += 1;
+            if done {
+                break;
+            }
+        }
+    }
+    assert!(passes > 1, "the readers ran beside the writers");
+    assert_eq!(oldest, (1..=writers * each).collect::<Vec<_>>());
+    let canonical = common::json(
+        common::call(&reader, "canonicalTranscript", &[WS.into(), KEY.into()])
+            .await
+            .expect("canonicalTranscript"),
+    );
+    let ids: Vec<u64> = canonical
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(id)
+        .collect();
+    assert_eq!(ids, (1..=writers * each).collect::<Vec<_>>());
+}

@@ -36,14 +36,26 @@ struct Pair {
 }
 
 fn unhex(text: &str) -> Vec<u8> {
+    if text.is_empty() {
+        // An empty value (an index entry).
+        return Vec::new();
+    }
     spool::validate::unhex("fixture", text).expect("the fixture is hex")
 }
+
+/// The database of the release before the entry clock (record formats 2 and 3), with
+/// transcripts out of insertion order.
+const KV_DUMP_V3: &str = include_str!("../../tests/fixtures/format-v3/kv-dump.json");
 
 /// Writes the dump into the database `name` through `IdbStorage::commit`, one batch of
 /// puts per workspace.
 async fn restore(name: &str) {
-    let dump: Dump = serde_json::from_str(KV_DUMP).expect("the fixture parses");
-    assert_eq!(dump.format_version, 1);
+    restore_dump(name, KV_DUMP, 1).await;
+}
+
+async fn restore_dump(name: &str, text: &str, format_version: u32) {
+    let dump: Dump = serde_json::from_str(text).expect("the fixture parses");
+    assert_eq!(dump.format_version, format_version);
     let storage = IdbStorage::open(name).await.expect("open");
     let mut batches: Vec<(String, Batch)> = Vec::new();
     for pair in dump.pairs {
@@ -159,6 +171,58 @@ async fn test_format_v1_fixture_reads_forward_through_the_js_api() {
     let session = ok(&spool, "getSession", &["default".into(), key.into()]).await;
     assert_eq!(session["entry_count"], 7);
     assert_eq!(session["total_tokens"], 350);
+    drop(common::start(&spool, "close", &[]));
+}
+
+/// Every id of `key`'s transcript in `order`, by pages of 2.
+async fn read_ids(spool: &JsValue, key: &str, order: &str) -> Vec<u64> {
+    let (mut ids, mut cursor) = (Vec::new(), serde_json::Value::Null);
+    loop {
+        let request = common::js(&json!({ "order": order, "limit": 2, "cursor": cursor }));
+        let page = ok(spool, "readPage", &["default".into(), key.into(), request]).await;
+        let entries = page["entries"].as_array().expect("entries");
+        ids.extend(entries.iter().map(|e| e["id"].as_u64().expect("id")));
+        cursor = page["next_cursor"].clone();
+        if cursor.is_null() {
+            return ids;
+        }
+    }
+}
+
+async fn assert_reads(spool: &JsValue, key: &str, expected: &[u64]) {
+    assert_eq!(
+        read_ids(spool, key, "oldest_first").await,
+        expected,
+        "{key}"
+    );
+    let mut newest_first = read_ids(spool, key, "newest_first").await;
+    newest_first.reverse();
+    assert_eq!(newest_first, expected, "{key}, newest first");
+}
+
+#[wasm_bindgen_test]
+async fn test_format_v3_fixture_reads_in_stored_order_and_appends_after_every_entry() {
+    let name = common::db_name("migration", "fixture-v3");
+    restore_dump(&name, KV_DUMP_V3, 3).await;
+    let spool = common::open(&name).await;
+    let (main, branch) = ("agent:demo:main", "agent:demo:branch");
+    assert_reads(&spool, main, &[6, 2, 4, 1, 5, 3]).await;
+    assert_reads(&spool, branch, &[2, 4, 1, 5, 6, 3]).await;
+    // A clock behind every stored entry: the entry goes last, its time raised.
+    for (key, expected) in [
+        (main, vec![6, 2, 4, 1, 5, 3, 7]),
+        (branch, vec![2, 4, 1, 5, 6, 3, 7]),
+    ] {
+        let request = common::js(&json!({ "role": "user", "content": "late" }));
+        let options = common::js(&json!({ "nowMs": 1_500 }));
+        let args = ["default".into(), key.into(), request, options];
+        let entry = ok(&spool, "appendEntry", &args).await;
+        assert_eq!(
+            (&entry["id"], &entry["created_at"]),
+            (&json!(7), &json!(7_000))
+        );
+        assert_reads(&spool, key, &expected).await;
+    }
     drop(common::start(&spool, "close", &[]));
 }
 
