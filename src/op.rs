@@ -244,6 +244,10 @@ impl Io {
 fn storage_error(error: StorageError) -> Error {
     match error {
         StorageError::Backend(cause) => Error::Storage { cause },
+        StorageError::Corrupt { key, detail } => Error::Corruption {
+            key: crate::keys::display(&key),
+            detail,
+        },
         StorageError::Conflict(index) => Error::Conflict {
             reason: format!("storage precondition {index} failed outside a commit"),
         },

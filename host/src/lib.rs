@@ -125,7 +125,7 @@ pub use client::{BranchOptions, DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_i
 pub use engine::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
 pub use error::{CompactWithError, Error};
 pub use provider::{CommandProvider, ForkProvider, TestProvider};
-pub use sqlite::SqliteStorage;
+pub use sqlite::{APPLICATION_ID, SqliteStorage};
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped
 /// as a component by this crate's build script). It imports only Spool's `storage` and
