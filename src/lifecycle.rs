@@ -173,11 +173,11 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     // The archive holds the canonical transcript: entries archived by compaction and the
     // active ones, merged back into their original order.
     // A branch's shared history is part of it.
-    let entries: Vec<Entry> = crate::shared::items(io, old, &loaded.base, true, None)
-        .await?
-        .into_iter()
-        .map(|i| i.entry)
-        .collect();
+    let items = crate::shared::items(io, old, &loaded.base, true, None).await?;
+    // An archive of a damaged transcript would keep less than the reset deletes.
+    let active = items.iter().filter(|i| i.archived.is_none()).count();
+    crate::shared::check_count(io, &loaded, active).await?;
+    let entries: Vec<Entry> = items.into_iter().map(|i| i.entry).collect();
     let summaries = read_all(io, KeyRange::prefix(&keys::identity(b'y', &old.session_id)))
         .await?
         .iter()

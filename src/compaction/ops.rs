@@ -687,6 +687,8 @@ pub fn canonical_transcript(workspace: &str, key: &str) -> Operation<Vec<Entry>>
     op(workspace, key, Ok(()), |io, key| async move {
         let loaded = require(&io, &key).await?;
         let items = crate::shared::items(&io, &loaded.session, &loaded.base, true, None).await?;
+        let active = items.iter().filter(|i| i.archived.is_none()).count();
+        crate::shared::check_count(&io, &loaded, active).await?;
         crate::shared::confirm(&io, &loaded).await?;
         Ok(items.into_iter().map(|i| i.entry).collect())
     })
