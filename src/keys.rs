@@ -23,6 +23,7 @@
 //! | `B` | `B · source_session_id · point` | operation id (turn barrier) |
 //! | `K` | `K · target_key` | operation id (target reservation) |
 //! | `A` | `A · operation_id` | empty (active operations, for restart recovery) |
+//! | `a` | `a · key · archived_at · session_id` | record of a committed reset's archive (kept after the session is deleted) |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
@@ -58,6 +59,8 @@ pub const FORK_BARRIER: u8 = b'B';
 pub const FORK_TARGET: u8 = b'K';
 /// Tag of the active fork operations (`A · operation_id`), walked by restart recovery.
 pub const FORK_ACTIVE: u8 = b'A';
+/// Tag of the records of committed resets' archives (`a · key · archived_at · session_id`).
+pub const RESET_ARCHIVE: u8 = b'a';
 /// Tags of every record owned by one session identity (entries, message index, the
 /// compaction summaries `y` and archive `x`, turns and their index, fork lineage):
 /// deleting an identity deletes these ranges.
@@ -105,6 +108,20 @@ pub fn session(key: &str) -> Vec<u8> {
 /// Key of the recency index entry of a session.
 pub fn recency(updated_at: u64, key: &str) -> Vec<u8> {
     KeyBuf::new(RECENCY).u64(updated_at).str(key).finish()
+}
+
+/// Key of the record of the archive a committed reset of `key` kept.
+pub fn reset_archive(key: &str, archived_at: u64, session_id: &str) -> Vec<u8> {
+    KeyBuf::new(RESET_ARCHIVE)
+        .str(key)
+        .u64(archived_at)
+        .str(session_id)
+        .finish()
+}
+
+/// Prefix of the reset-archive records of `key`.
+pub fn reset_archives(key: &str) -> Vec<u8> {
+    KeyBuf::new(RESET_ARCHIVE).str(key).finish()
 }
 
 /// Prefix of every entry of a session identity.

@@ -1,13 +1,16 @@
 //! Stored data the core can cross-check: a transcript against its record's
-//! `entry_count`, a message-id index against the entry it leads to.
+//! `entry_count`, a message-id index against the entry it leads to, and reset archives
+//! against the records their resets committed.
 
 mod support;
 
+use std::cell::RefCell;
+
 use spool::{
-    AppendRequest, Batch, Error, Intent, KeyRange, MemoryStorage, Order, PageRequest, Role, Step,
-    Storage, keys, read_sync, run,
+    AppendRequest, Archiver, Batch, Error, Intent, KeyRange, MemoryStorage, Order, PageRequest,
+    ResetArchive, Role, Step, Storage, keys, read_sync, run, run_with,
 };
-use support::dump;
+use support::{FailingCommits, dump};
 
 const WS: &str = "default";
 const KEY: &str = "agent:main:main";
@@ -144,4 +147,63 @@ fn test_a_message_index_that_leads_nowhere_or_elsewhere_is_corruption() {
         run(&storage, spool::get_entry(WS, KEY, "m-404")).expect("absent"),
         None
     );
+}
+
+/// Keeps every archive it is handed.
+#[derive(Default)]
+struct Keep(RefCell<Vec<ResetArchive>>);
+
+impl Archiver for Keep {
+    fn write_archive(&self, _ws: &str, archive: &ResetArchive) -> Result<(), String> {
+        self.0.borrow_mut().push(archive.clone());
+        Ok(())
+    }
+}
+
+#[test]
+fn test_only_committed_resets_record_their_archive() {
+    let failing = FailingCommits {
+        inner: MemoryStorage::new(),
+        cause: "disk full",
+    };
+    session(&failing.inner, 2);
+    let kept = Keep::default();
+    let reset = spool::apply_intent(WS, KEY, Intent::ResetSameKey, "s2", 10);
+    assert!(run_with(&failing, &kept, reset).is_err());
+    assert_eq!(
+        kept.0.borrow().len(),
+        1,
+        "the archive went out before the commit"
+    );
+    let records = run(&failing.inner, spool::list_reset_archives(WS, KEY)).expect("list");
+    assert!(records.is_empty(), "{records:?}");
+
+    let storage = failing.inner;
+    let reset = spool::apply_intent(WS, KEY, Intent::ResetSameKey, "s2", 20);
+    run_with(&storage, &kept, reset).expect("reset");
+    let records = run(&storage, spool::list_reset_archives(WS, KEY)).expect("list");
+    assert_eq!(records.len(), 1, "{records:?}");
+    let archive = kept.0.borrow().last().cloned().expect("kept");
+    records[0]
+        .check(&archive)
+        .expect("the record names that archive");
+    assert_eq!(
+        (
+            records[0].session_id.as_str(),
+            records[0].transcript_entries
+        ),
+        ("s1", 2)
+    );
+    // The earlier, uncommitted archive is not the recorded one.
+    assert!(records[0].check(&kept.0.borrow()[0]).is_err());
+
+    // A reset whose archive was not kept records none; records outlive the session.
+    let reset = spool::apply_intent(WS, KEY, Intent::ResetSameKey, "s3", 30);
+    run(&storage, reset).expect("reset without an archive store");
+    run(&storage, spool::delete_session(WS, KEY, None)).expect("delete");
+    let records = run(&storage, spool::list_reset_archives(WS, KEY)).expect("list");
+    assert_eq!(records.len(), 1);
+    // Another workspace has none.
+    let other = run(&storage, spool::list_reset_archives("other", KEY)).expect("list");
+    assert!(other.is_empty());
 }

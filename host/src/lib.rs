@@ -119,7 +119,7 @@ mod provider;
 mod sqlite;
 mod wit;
 
-pub use archive::{ArchiveDir, DEFAULT_ARCHIVE_DIR_NAME};
+pub use archive::{ArchiveDir, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
 pub use cache::{CacheStatus, default_cache_dir};
 pub use client::{BranchOptions, DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
 pub use engine::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
