@@ -245,7 +245,7 @@ async fn get_in(
         .map_err(failed("get"))?;
     value
         .as_ref()
-        .map(codec::bytes)
+        .map(|value| codec::stored(key, value))
         .transpose()
         .map_err(TxError::Failed)
 }
@@ -298,10 +298,9 @@ async fn read_forward(
         .map(|(key, value)| {
             let key = key.map_err(|e| backend("range", e))?;
             let value = value.map_err(|e| backend("range", e))?;
-            Ok(Kv {
-                key: codec::user_key(&key)?,
-                value: codec::bytes(&value)?,
-            })
+            let key = codec::user_key(&key)?;
+            let value = codec::stored(&key, &value)?;
+            Ok(Kv { key, value })
         })
         .collect::<Result<_, StorageError>>()
         .map_err(TxError::Failed)
@@ -338,10 +337,9 @@ async fn read_backward(
             .key::<JsValue>()
             .map_err(failed("range"))?
             .ok_or_else(|| TxError::Failed(backend("range", "a cursor on a record has no key")))?;
-        pairs.push(Kv {
-            key: codec::user_key(&key).map_err(TxError::Failed)?,
-            value: codec::bytes(&value).map_err(TxError::Failed)?,
-        });
+        let key = codec::user_key(&key).map_err(TxError::Failed)?;
+        let value = codec::stored(&key, &value).map_err(TxError::Failed)?;
+        pairs.push(Kv { key, value });
     }
     Ok(pairs)
 }
@@ -730,7 +728,9 @@ async fn commit_in(
             let holds = match precondition {
                 Precondition::Absent(_) => current.is_none(),
                 Precondition::Equals(kv) => match &current {
-                    Some(value) => codec::bytes(value).map_err(TxError::Failed)? == kv.value,
+                    Some(value) => {
+                        codec::stored(&kv.key, value).map_err(TxError::Failed)? == kv.value
+                    }
                     None => false,
                 },
             };

@@ -53,6 +53,15 @@ pub(super) fn bytes(value: &JsValue) -> Result<Vec<u8>, StorageError> {
     }
 }
 
+/// The bytes of the value stored under `key`; anything else IndexedDB holds there (a
+/// string, a number: not written by Spool) is [`StorageError::Corrupt`] naming the key.
+pub(super) fn stored(key: &[u8], value: &JsValue) -> Result<Vec<u8>, StorageError> {
+    bytes(value).map_err(|e| StorageError::Corrupt {
+        key: key.to_vec(),
+        detail: e.to_string(),
+    })
+}
+
 /// The core's key from an IndexedDB key `[workspace, binary]`.
 pub(super) fn user_key(idb_key: &JsValue) -> Result<Vec<u8>, StorageError> {
     match idb_key.dyn_ref::<Array>() {
