@@ -29,15 +29,22 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 #[test]
 fn test_another_applications_database_is_refused_and_left_byte_identical() {
+    // With a schema version of its own, and with none (what Spool used to take over).
+    for user_version in [7, 0] {
+        refused_and_untouched(user_version);
+    }
+}
+
+fn refused_and_untouched(user_version: u32) {
     let dir = tempfile::tempdir().expect("temp dir");
     let other = dir.path().join("other.db");
     {
         let conn = rusqlite::Connection::open(&other).expect("open");
-        conn.execute_batch(
+        conn.execute_batch(&format!(
             "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT);
              INSERT INTO notes (body) VALUES ('not Spool''s');
-             PRAGMA user_version = 7;",
-        )
+             PRAGMA user_version = {user_version};"
+        ))
         .expect("another application's schema");
     }
     let before = snapshot(dir.path());
