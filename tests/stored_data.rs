@@ -78,6 +78,22 @@ fn test_a_lost_entry_fails_every_whole_transcript_read_with_corruption() {
         spool::apply_intent(WS, KEY, Intent::ResetSameKey, "s2", 10),
     ));
     assert_eq!(dump(&storage, WS), before, "a refused reset writes nothing");
+    // A compaction would rewrite the count to what is left: refused, nothing written.
+    let request: spool::compaction::CompactRequest =
+        serde_json::from_value(serde_json::json!({"context_window_tokens": 1})).expect("request");
+    assert_corruption_naming_the_session(run(
+        &storage,
+        spool::compaction::compact(WS, KEY, request.clone(), 11),
+    ));
+    assert_corruption_naming_the_session(run(
+        &storage,
+        spool::compaction::prepare_compaction(WS, KEY, request),
+    ));
+    assert_eq!(
+        dump(&storage, WS),
+        before,
+        "a refused compaction writes nothing"
+    );
     // A page that is not the whole transcript cannot tell, and does not claim to.
     let page = run(
         &storage,
