@@ -226,6 +226,11 @@ pub enum Command {
         /// Current time.
         now_ms: u64,
     },
+    /// [`crate::list_reset_archives`].
+    ListResetArchives {
+        /// Session key.
+        key: String,
+    },
     /// [`crate::compaction::canonical_transcript`].
     CanonicalTranscript {
         /// Session key.
@@ -630,6 +635,9 @@ impl Command {
                 persist,
                 now_ms,
             } => compaction::persist_compaction_result(workspace, &key, persist, now_ms).map(json),
+            Command::ListResetArchives { key } => {
+                crate::list_reset_archives(workspace, &key).map(json)
+            }
             Command::CanonicalTranscript { key } => {
                 compaction::canonical_transcript(workspace, &key).map(json)
             }

@@ -83,6 +83,10 @@ fn from_wit_error(error: types::StorageError) -> StorageError {
     match error {
         types::StorageError::Conflict(index) => StorageError::Conflict(index),
         types::StorageError::Backend(cause) => StorageError::Backend(cause),
+        types::StorageError::Corrupt(c) => StorageError::Corrupt {
+            key: c.key,
+            detail: c.detail,
+        },
     }
 }
 

@@ -25,6 +25,7 @@
 //! | `A` | `A · operation_id` | empty (active operations, for restart recovery) |
 //! | `P` | `P · source_session_id · operation_id` | empty: an active fork operation's frozen snapshot reads that identity (copy-on-destroy, see `crate::fork_ops`) |
 //! | `Q` | `Q · operation_id · created_at · entry_id` | entry record: the frozen snapshot, copied before a write destroyed it in the source |
+//! | `a` | `a · key · archived_at · session_id` | record of a committed reset's archive (kept after the session is deleted) |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
@@ -64,6 +65,8 @@ pub const FORK_ACTIVE: u8 = b'A';
 pub const FORK_PIN: u8 = b'P';
 /// Tag of copied fork snapshots (`Q · operation_id · position` → entry).
 pub const FORK_SNAPSHOT: u8 = b'Q';
+/// Tag of the records of committed resets' archives (`a · key · archived_at · session_id`).
+pub const RESET_ARCHIVE: u8 = b'a';
 /// Tags of every record owned by one session identity (entries, message index, the
 /// compaction summaries `y` and archive `x`, turns and their index, fork lineage):
 /// deleting an identity deletes these ranges.
@@ -111,6 +114,20 @@ pub fn session(key: &str) -> Vec<u8> {
 /// Key of the recency index entry of a session.
 pub fn recency(updated_at: u64, key: &str) -> Vec<u8> {
     KeyBuf::new(RECENCY).u64(updated_at).str(key).finish()
+}
+
+/// Key of the record of the archive a committed reset of `key` kept.
+pub fn reset_archive(key: &str, archived_at: u64, session_id: &str) -> Vec<u8> {
+    KeyBuf::new(RESET_ARCHIVE)
+        .str(key)
+        .u64(archived_at)
+        .str(session_id)
+        .finish()
+}
+
+/// Prefix of the reset-archive records of `key`.
+pub fn reset_archives(key: &str) -> Vec<u8> {
+    KeyBuf::new(RESET_ARCHIVE).str(key).finish()
 }
 
 /// Prefix of every entry of a session identity.

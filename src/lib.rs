@@ -74,14 +74,15 @@ pub use fork_ops::{
     record_fork_disposition, recover_fork_operations,
 };
 pub use lifecycle::{
-    apply_intent, cap_entries, delete_session, finish, get_or_create, prune_stale, resume, update,
+    apply_intent, cap_entries, delete_session, finish, get_or_create, list_reset_archives,
+    prune_stale, resume, update,
 };
 pub use memory::MemoryStorage;
 pub use model::{
-    AppendRequest, ArchiveStatus, Branch, BranchRequest, ContextState, Entry, FinishStatus,
-    ForkPoint, Intent, IntentOutcome, Lineage, LineageView, ListFilter, NewContextState, Order,
-    Page, PageRequest, ResetArchive, Role, Session, SessionList, SessionStatus, TruncateOutcome,
-    TurnUsage, UpdateRequest,
+    AppendRequest, ArchiveStatus, ArchivedReset, Branch, BranchRequest, ContextState, Entry,
+    FinishStatus, ForkPoint, Intent, IntentOutcome, Lineage, LineageView, ListFilter,
+    NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session, SessionList,
+    SessionStatus, TruncateOutcome, TurnUsage, UpdateRequest,
 };
 pub use op::{
     Archiver, MAX_ATTEMPTS, NoArchive, Operation, ReadRequest, ReadResult, Step, read_sync, run,

@@ -8,8 +8,8 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::keys;
 use crate::model::{
-    ArchiveStatus, ContextState, Entry, FinishStatus, Intent, IntentOutcome, Lineage, ResetArchive,
-    Session, SessionStatus, UpdateRequest,
+    ArchiveStatus, ArchivedReset, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
+    Lineage, ResetArchive, Session, SessionStatus, UpdateRequest,
 };
 use crate::op::{Io, OpResult, Operation};
 use crate::record;
@@ -176,11 +176,11 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     // The archive holds the canonical transcript: entries archived by compaction and the
     // active ones, merged back into their original order.
     // A branch's shared history is part of it.
-    let entries: Vec<Entry> = crate::shared::items(io, old, &loaded.base, true, None)
-        .await?
-        .into_iter()
-        .map(|i| i.entry)
-        .collect();
+    let items = crate::shared::items(io, old, &loaded.base, true, None).await?;
+    // An archive of a damaged transcript would keep less than the reset deletes.
+    let active = items.iter().filter(|i| i.archived.is_none()).count();
+    crate::shared::check_count(io, &loaded, active).await?;
+    let entries: Vec<Entry> = items.into_iter().map(|i| i.entry).collect();
     let summaries = read_all(io, KeyRange::prefix(&keys::identity(b'y', &old.session_id)))
         .await?
         .iter()
@@ -188,6 +188,14 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
         .collect::<Result<Vec<_>, _>>()?;
     let states = read_all(io, KeyRange::prefix(&keys::states(&old.key))).await?;
 
+    let kept = ArchivedReset {
+        session_key: old.key.clone(),
+        session_id: old.session_id.clone(),
+        epoch: old.epoch,
+        archived_at: now_ms,
+        transcript_entries: entries.len() as u64,
+        summaries: summaries.len() as u64,
+    };
     let archive = ResetArchive {
         session_key: old.key.clone(),
         session_id: old.session_id.clone(),
@@ -229,6 +237,14 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
             batch.put(kv.key, record::encode(&state)?);
         }
     }
+    // The archive counts only once this commit makes the reset real: a reset that fails
+    // or dies before it leaves an archive no record names, which no listing shows.
+    if archived.is_ok() {
+        batch.put(
+            keys::reset_archive(&old.key, now_ms, &old.session_id),
+            record::encode(&kept)?,
+        );
+    }
     io.commit(batch).await?;
     Ok(IntentOutcome {
         session: fresh,
@@ -244,6 +260,26 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
                 error: Some(error),
             },
         }),
+    })
+}
+
+/// The records of the archives the committed resets of `key` kept, oldest first (by
+/// `archived_at`). A key that is gone keeps its records: its archives outlive it.
+pub fn list_reset_archives(workspace: &str, key: &str) -> Operation<Vec<ArchivedReset>> {
+    if let Err(e) = checked(workspace, key) {
+        return Operation::failed(workspace, e);
+    }
+    let prefix = keys::reset_archives(key);
+    Operation::new(workspace, move |io| {
+        let prefix = prefix.clone();
+        async move {
+            let records = read_all(&io, KeyRange::prefix(&prefix)).await?;
+            let records = records
+                .iter()
+                .map(|kv| record::decode::<ArchivedReset>(&kv.key, &kv.value))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(records)
+        }
     })
 }
 
@@ -365,7 +401,8 @@ pub fn finish(
 }
 
 /// Deletes the session under `key` and everything it owns (transcript, message index,
-/// compaction archive and summaries, context states).
+/// compaction archive and summaries, context states). The records of its resets'
+/// archives stay, like the archives ([`list_reset_archives`]).
 pub fn delete_session(workspace: &str, key: &str, expected_epoch: Option<u64>) -> Operation<()> {
     if let Err(e) = checked(workspace, key) {
         return Operation::failed(workspace, e);

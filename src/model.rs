@@ -344,6 +344,60 @@ pub struct ResetArchive {
     pub summaries: Vec<serde_json::Value>,
 }
 
+/// The record of a committed reset's archive, written in the reset's own commit (so a
+/// reset that failed or was killed has none): which archive the host kept and what it
+/// holds. Hosts list archives from these records only ([`crate::list_reset_archives`])
+/// and check each kept archive against its record ([`ArchivedReset::check`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchivedReset {
+    /// The session key.
+    pub session_key: String,
+    /// The identity the reset replaced.
+    pub session_id: String,
+    /// The epoch the reset replaced.
+    pub epoch: u64,
+    /// When the reset happened (the archive's `archived_at`).
+    pub archived_at: u64,
+    /// How many entries the archive's canonical transcript holds.
+    pub transcript_entries: u64,
+    /// How many compaction summaries the archive holds.
+    pub summaries: u64,
+}
+
+impl ArchivedReset {
+    /// Whether `archive` is the one this record names, whole: `Err` says what differs.
+    pub fn check(&self, archive: &ResetArchive) -> Result<(), String> {
+        let found = (
+            archive.session_key.as_str(),
+            archive.session_id.as_str(),
+            archive.epoch,
+            archive.archived_at,
+        );
+        let wanted = (
+            self.session_key.as_str(),
+            self.session_id.as_str(),
+            self.epoch,
+            self.archived_at,
+        );
+        if found != wanted {
+            return Err(format!(
+                "the archive is of {found:?}, its reset record names {wanted:?}"
+            ));
+        }
+        let counts = (
+            archive.transcript_entries.len() as u64,
+            archive.summaries.len() as u64,
+        );
+        if counts != (self.transcript_entries, self.summaries) {
+            return Err(format!(
+                "the archive holds {} entries and {} summaries, its reset record {} and {}",
+                counts.0, counts.1, self.transcript_entries, self.summaries
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// What to do with a key before starting work on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

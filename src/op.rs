@@ -67,7 +67,9 @@ pub enum Step<T> {
     Commit(Batch),
     /// Keep this record of a session generation that is about to be reset (a file, an
     /// archive store) and pass the outcome to [`Operation::handle_archive`]. A failure
-    /// does not stop the reset; its result reports it.
+    /// does not stop the reset; its result reports it. A kept archive counts only if
+    /// the reset then commits: the commit records it ([`crate::list_reset_archives`]),
+    /// and hosts list only recorded archives.
     Archive(ResetArchive),
     /// The operation finished.
     Done(Result<T, Error>),
@@ -244,6 +246,10 @@ impl Io {
 fn storage_error(error: StorageError) -> Error {
     match error {
         StorageError::Backend(cause) => Error::Storage { cause },
+        StorageError::Corrupt { key, detail } => Error::Corruption {
+            key: crate::keys::display(&key),
+            detail,
+        },
         StorageError::Conflict(index) => Error::Conflict {
             reason: format!("storage precondition {index} failed outside a commit"),
         },
@@ -414,9 +420,12 @@ pub fn read_sync<S: Storage + ?Sized>(
     }
 }
 
-/// Where a host keeps the archive of a session generation a reset replaces.
+/// Where a host keeps the archive of a session generation a reset replaces. Archives
+/// are kept per workspace, and listed only when the reset's commit recorded them
+/// ([`crate::list_reset_archives`]).
 pub trait Archiver {
-    /// Keeps `archive` (durably, before returning `Ok`); `Err` says why it could not.
+    /// Keeps `archive` of `workspace` (durably, before returning `Ok`; never where
+    /// another workspace's archive could replace it); `Err` says why it could not.
     fn write_archive(&self, workspace: &str, archive: &ResetArchive) -> Result<(), String>;
 }
 

@@ -303,13 +303,15 @@ pub(crate) async fn newest_in_base(io: &Io, base: &[Layer]) -> Result<Option<Vec
 async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Option<Item>, Error> {
     let sid = &session.session_id;
     if session.message_index {
-        let Some(position) = io.get(keys::message(sid, message_id)).await? else {
+        let index_key = keys::message(sid, message_id);
+        let Some(position) = io.get(index_key.clone()).await? else {
             return Ok(None);
         };
         let mut entry_key = keys::entries(sid);
         entry_key.extend_from_slice(&position);
         if let Some(bytes) = io.get(entry_key.clone()).await? {
-            let entry = record::decode(&entry_key, &bytes)?;
+            let entry: Entry = record::decode(&entry_key, &bytes)?;
+            indexed_as(&index_key, &entry, message_id)?;
             return Ok(Some(Item {
                 position,
                 entry,
@@ -318,18 +320,20 @@ async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Opti
         }
         // A compaction moved it to the canonical archive, at the same position.
         let archived_key = keys::archived(sid, &position);
-        return match io.get(archived_key.clone()).await? {
-            Some(bytes) => {
-                let a: ArchivedEntry = record::decode(&archived_key, &bytes)?;
-                Ok(Some(Item {
-                    position,
-                    entry: a.entry,
-                    archived: Some((a.compaction_id, a.compaction_index)),
-                }))
-            }
-            // The index outlived its entry (a truncation); the entry is gone.
-            None => Ok(None),
+        let Some(bytes) = io.get(archived_key.clone()).await? else {
+            // Every write that removes an entry removes its index entry too.
+            return Err(Error::Corruption {
+                key: keys::display(&index_key),
+                detail: "the message-id index points at no entry".into(),
+            });
         };
+        let a: ArchivedEntry = record::decode(&archived_key, &bytes)?;
+        indexed_as(&index_key, &a.entry, message_id)?;
+        return Ok(Some(Item {
+            position,
+            entry: a.entry,
+            archived: Some((a.compaction_id, a.compaction_index)),
+        }));
     }
     // An identity older than the index: scan its transcript.
     let prefix = keys::entries(sid);
@@ -344,6 +348,43 @@ async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Opti
         }
     }
     Ok(None)
+}
+
+/// Fails with `corruption` naming the index key unless the entry the message-id index
+/// led to is the one it indexes.
+fn indexed_as(index_key: &[u8], entry: &Entry, message_id: &str) -> Result<(), Error> {
+    if entry.message_id == message_id {
+        return Ok(());
+    }
+    Err(Error::Corruption {
+        key: keys::display(index_key),
+        detail: format!(
+            "the message-id index leads to the entry of message `{}`",
+            entry.message_id
+        ),
+    })
+}
+
+/// Cross-checks a read of a session's whole active transcript: `seen` entries against
+/// the `entry_count` of the record in `loaded`. A mismatch while the record is still the
+/// one read is damage — entries lost or gained that no write accounts for, since every
+/// write to a transcript rewrites the record — and fails with `corruption` naming the
+/// record. A record that changed meanwhile (a concurrent write) explains it.
+pub(crate) async fn check_count(io: &Io, loaded: &Loaded, seen: usize) -> Result<(), Error> {
+    let counted = loaded.session.entry_count;
+    if seen as u64 == counted {
+        return Ok(());
+    }
+    let key = keys::session(&loaded.session.key);
+    match io.get(key.clone()).await? {
+        Some(bytes) if bytes == loaded.bytes => Err(Error::Corruption {
+            key: keys::display(&key),
+            detail: format!(
+                "the session counts {counted} transcript entries, but {seen} are stored"
+            ),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Looks an entry up by message id in the layers of a base only.
@@ -366,7 +407,8 @@ pub(crate) async fn locate_in_base(
             }
             continue;
         }
-        let Some(position) = io.get(keys::message(&layer.data_id, message_id)).await? else {
+        let index_key = keys::message(&layer.data_id, message_id);
+        let Some(position) = io.get(index_key.clone()).await? else {
             continue;
         };
         if below.as_ref().is_some_and(|b| position >= *b) {
@@ -376,6 +418,7 @@ pub(crate) async fn locate_in_base(
         entry_key.extend_from_slice(&position);
         if let Some(bytes) = io.get(entry_key.clone()).await? {
             let entry: Entry = record::decode(&entry_key, &bytes)?;
+            indexed_as(&index_key, &entry, message_id)?;
             if layer.admits(&entry, None) {
                 return Ok(Some(Item {
                     position,
@@ -388,6 +431,7 @@ pub(crate) async fn locate_in_base(
         let archived_key = keys::archived(&layer.data_id, &position);
         if let Some(bytes) = io.get(archived_key.clone()).await? {
             let a: ArchivedEntry = record::decode(&archived_key, &bytes)?;
+            indexed_as(&index_key, &a.entry, message_id)?;
             if layer.admits(&a.entry, Some(a.compaction_index)) {
                 let archived = (!layer.flatten).then_some((a.compaction_id, a.compaction_index));
                 return Ok(Some(Item {

@@ -150,6 +150,15 @@ pub enum StorageError {
     Conflict(u32),
     /// The backend failed; the text is its cause. A failed commit wrote nothing.
     Backend(String),
+    /// The value stored under `key` is not one the backend can hand back as bytes (a
+    /// SQLite value of another type than BLOB): the stored data is damaged. A failed
+    /// commit wrote nothing.
+    Corrupt {
+        /// The key whose value is damaged.
+        key: Vec<u8>,
+        /// What is wrong with it.
+        detail: String,
+    },
 }
 
 impl std::fmt::Display for StorageError {
@@ -157,6 +166,11 @@ impl std::fmt::Display for StorageError {
         match self {
             StorageError::Conflict(i) => write!(f, "precondition {i} failed"),
             StorageError::Backend(cause) => f.write_str(cause),
+            StorageError::Corrupt { key, detail } => write!(
+                f,
+                "the value under {} is damaged: {detail}",
+                crate::keys::display(key)
+            ),
         }
     }
 }

@@ -270,6 +270,7 @@ async fn page(
     limit: u32,
 ) -> OpResult<Page> {
     let loaded = require(io, key).await?;
+    let whole = cursor.is_none();
     let (items, more) = crate::shared::page(
         io,
         &loaded.session,
@@ -279,6 +280,10 @@ async fn page(
         limit as usize,
     )
     .await?;
+    // A first page that is the whole transcript must hold every entry the record counts.
+    if whole && !more {
+        crate::shared::check_count(io, &loaded, items.len()).await?;
+    }
     crate::shared::confirm(io, &loaded).await?;
     let next_cursor = match (more, items.last()) {
         (true, Some(last)) => Some(validate::hex(&last.position)),

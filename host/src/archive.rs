@@ -2,12 +2,14 @@
 //!
 //! A reset hands the host the old generation of a session (its canonical transcript and
 //! summaries); the host keeps it durably before the reset commits. Natively that is a
-//! file `<dir>/<key>-<session id>-<archived_at>.json` (key and id reduced to file-name
-//! safe characters) holding the archive as compact JSON (`session_key`, `session_id`,
-//! `epoch`, `archived_at`, `transcript_entries`, `summaries`), written so that it is
-//! either complete or absent:
+//! file `<dir>/<workspace>/<key>-<session id>-<archived_at>.json` (workspace, key and id
+//! reduced to file-name safe characters; the workspace part also carries a hash of the
+//! exact name, so two workspaces never share a directory) holding the archive as
+//! compact JSON (`workspace`, `session_key`, `session_id`, `epoch`, `archived_at`,
+//! `transcript_entries`, `summaries`), written so that it is either complete or absent:
 //!
-//! 1. the directory is created with mode `0700` (an existing one is tightened to `0700`);
+//! 1. the directories are created with mode `0700` (existing ones are tightened to
+//!    `0700`);
 //! 2. the JSON goes to a fresh temporary file (mode `0600`) in the same directory, which
 //!    is `fsync`ed;
 //! 3. the temporary file is renamed to its final name and the directory is `fsync`ed,
@@ -15,13 +17,21 @@
 //!
 //! Any failure is returned as the reason text; the reset still completes and reports
 //! the archive as not written.
+//!
+//! A file is only half of an archive: the reset's own commit records it
+//! ([`spool::ArchivedReset`]). [`ArchiveDir::read`] reads the file a record names and
+//! checks it against the record; a file no record names (a reset that failed or was
+//! killed after writing it) is never listed. Files written before archives recorded
+//! their workspace (directly in `<dir>`) are left as they are and not listed either.
 
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use spool::{Archiver, ResetArchive};
+use serde::{Deserialize, Serialize};
+use spool::compaction::summarize::fingerprint;
+use spool::{ArchivedReset, Archiver, ResetArchive};
 
 /// The name of the default archive directory, beside the database file.
 pub const DEFAULT_ARCHIVE_DIR_NAME: &str = "spool-archives";
@@ -29,7 +39,7 @@ pub const DEFAULT_ARCHIVE_DIR_NAME: &str = "spool-archives";
 /// At most this many bytes of the key, and of the session id, go into a file name.
 const NAME_PART_BYTES: usize = 96;
 
-/// Keeps reset archives as JSON files in one directory.
+/// Keeps reset archives as JSON files in one directory, one subdirectory per workspace.
 ///
 /// ```
 /// use spool::{Archiver, ResetArchive};
@@ -46,7 +56,7 @@ const NAME_PART_BYTES: usize = 96;
 ///     summaries: Vec::new(),
 /// };
 /// archives.write_archive("default", &archive)?;
-/// let file = archives.path().join(ArchiveDir::file_name(&archive));
+/// let file = archives.file_path("default", &archive);
 /// assert!(file.ends_with("agent_main_main-s1-1000.json"));
 /// assert!(std::fs::read_to_string(file)?.contains("\"session_id\":\"s1\""));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -55,6 +65,35 @@ const NAME_PART_BYTES: usize = 96;
 pub struct ArchiveDir {
     dir: PathBuf,
 }
+
+/// An archive file's JSON: the archive and the workspace it belongs to.
+#[derive(Serialize, Deserialize)]
+struct Stored<A> {
+    workspace: String,
+    #[serde(flatten)]
+    archive: A,
+}
+
+/// Why a recorded archive cannot be read back.
+#[derive(Debug)]
+pub enum ArchiveReadError {
+    /// The file could not be read (it may be missing).
+    Io(PathBuf, io::Error),
+    /// The file is not the archive its record names (other content, damaged, another
+    /// workspace's).
+    Mismatch(PathBuf, String),
+}
+
+impl std::fmt::Display for ArchiveReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArchiveReadError::Io(path, e) => write!(f, "cannot read {}: {e}", path.display()),
+            ArchiveReadError::Mismatch(path, why) => write!(f, "{}: {why}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for ArchiveReadError {}
 
 impl ArchiveDir {
     /// An archive store in `dir` (created on the first archive, not now).
@@ -77,39 +116,89 @@ impl ArchiveDir {
         &self.dir
     }
 
+    /// The directory of `workspace`'s archives: `<dir>/<sanitized workspace>-<hash>`,
+    /// the hash (FNV-64 of the exact name, hex) telling apart workspaces whose names
+    /// sanitize alike.
+    pub fn workspace_dir(&self, workspace: &str) -> PathBuf {
+        self.dir.join(format!(
+            "{}-{}",
+            sanitize(workspace),
+            fingerprint(workspace.as_bytes())
+        ))
+    }
+
     /// The file name an archive is kept under:
     /// `<sanitized key>-<sanitized session id>-<archived_at>.json`, where every byte
     /// other than an ASCII letter, digit, `-`, `_` or `.` becomes `_` and each part is
     /// cut to a file-system-safe length.
     pub fn file_name(archive: &ResetArchive) -> String {
-        format!(
-            "{}-{}-{}.json",
-            sanitize(&archive.session_key),
-            sanitize(&archive.session_id),
-            archive.archived_at
+        name_of(
+            &archive.session_key,
+            &archive.session_id,
+            archive.archived_at,
         )
     }
 
-    /// Writes `archive` durably; returns the path of the file.
-    pub fn write(&self, archive: &ResetArchive) -> io::Result<PathBuf> {
-        let json = serde_json::to_vec(archive).map_err(io::Error::other)?;
+    /// Where the archive of `workspace` is kept.
+    pub fn file_path(&self, workspace: &str, archive: &ResetArchive) -> PathBuf {
+        self.workspace_dir(workspace).join(Self::file_name(archive))
+    }
+
+    /// Writes `archive` of `workspace` durably; returns the path of the file.
+    pub fn write(&self, workspace: &str, archive: &ResetArchive) -> io::Result<PathBuf> {
+        let json = serde_json::to_vec(&Stored {
+            workspace: workspace.to_owned(),
+            archive,
+        })
+        .map_err(io::Error::other)?;
         ensure_private_dir(&self.dir)?;
-        let target = self.dir.join(Self::file_name(archive));
-        let temp = self.dir.join(temp_name());
+        let dir = self.workspace_dir(workspace);
+        ensure_private_dir(&dir)?;
+        let target = dir.join(Self::file_name(archive));
+        let temp = dir.join(temp_name());
         let written = write_synced(&temp, &json).and_then(|()| fs::rename(&temp, &target));
         if let Err(e) = written {
             // Best effort: a leftover temporary file is harmless but untidy.
             let _ = fs::remove_file(&temp);
             return Err(e);
         }
+        sync_dir(&dir)?;
         sync_dir(&self.dir)?;
         Ok(target)
+    }
+
+    /// Reads back the archive `record` names in `workspace` and checks that the file
+    /// is that archive, whole ([`ArchivedReset::check`]).
+    pub fn read(
+        &self,
+        workspace: &str,
+        record: &ArchivedReset,
+    ) -> Result<ResetArchive, ArchiveReadError> {
+        let path = self.workspace_dir(workspace).join(name_of(
+            &record.session_key,
+            &record.session_id,
+            record.archived_at,
+        ));
+        let bytes = fs::read(&path).map_err(|e| ArchiveReadError::Io(path.clone(), e))?;
+        let stored: Stored<ResetArchive> = serde_json::from_slice(&bytes).map_err(|e| {
+            ArchiveReadError::Mismatch(path.clone(), format!("not an archive: {e}"))
+        })?;
+        if stored.workspace != workspace {
+            return Err(ArchiveReadError::Mismatch(
+                path,
+                format!("the archive is of workspace `{}`", stored.workspace),
+            ));
+        }
+        record
+            .check(&stored.archive)
+            .map_err(|why| ArchiveReadError::Mismatch(path, why))?;
+        Ok(stored.archive)
     }
 }
 
 impl Archiver for ArchiveDir {
-    fn write_archive(&self, _workspace: &str, archive: &ResetArchive) -> Result<(), String> {
-        self.write(archive).map(drop).map_err(|e| {
+    fn write_archive(&self, workspace: &str, archive: &ResetArchive) -> Result<(), String> {
+        self.write(workspace, archive).map(drop).map_err(|e| {
             format!(
                 "cannot write the reset archive of `{}` to {}: {e}",
                 archive.session_key,
@@ -117,6 +206,14 @@ impl Archiver for ArchiveDir {
             )
         })
     }
+}
+
+fn name_of(key: &str, session_id: &str, archived_at: u64) -> String {
+    format!(
+        "{}-{}-{archived_at}.json",
+        sanitize(key),
+        sanitize(session_id)
+    )
 }
 
 fn sanitize(part: &str) -> String {
@@ -218,6 +315,13 @@ mod tests {
         assert_eq!(sanitize("../x"), "_.._x");
         assert_eq!(sanitize(""), "_");
         assert_eq!(sanitize(&"k/".repeat(200)).len(), NAME_PART_BYTES);
+    }
+
+    #[test]
+    fn test_workspaces_never_share_a_directory() {
+        let archives = ArchiveDir::new("/a");
+        assert_ne!(archives.workspace_dir("a/b"), archives.workspace_dir("a_b"));
+        assert!(archives.workspace_dir("default").starts_with("/a"));
     }
 
     #[test]

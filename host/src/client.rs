@@ -13,10 +13,10 @@ use serde_json::Value;
 use spool::import::{ImportFormat, ImportOutcome, ImportRequest, ImportedLog, ImportedSession};
 use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
-    AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
-    NewContextState, NewRoleSession, NewRun, NoArchive, Order, OutcomeRequest, Page, PageRequest,
-    ResumeRequest, RoleSession, RunFilter, RunList, Session, SessionList, Storage, ThreadPlan,
-    TruncateOutcome, TurnCommit, TurnCommitted, UpdateRequest,
+    AppendRequest, ArchivedReset, Archiver, ContextState, Entry, FinishStatus, Intent,
+    IntentOutcome, ListFilter, NewContextState, NewRoleSession, NewRun, NoArchive, Order,
+    OutcomeRequest, Page, PageRequest, ResumeRequest, RoleSession, RunFilter, RunList, Session,
+    SessionList, Storage, ThreadPlan, TruncateOutcome, TurnCommit, TurnCommitted, UpdateRequest,
 };
 
 use spool::capabilities::{ForkProjection, ProbeAnswer, ProjectionMode};
@@ -266,6 +266,48 @@ impl Spool {
         expected_epoch: Option<u64>,
     ) -> Result<Session, Error> {
         self.finish(key, FinishStatus::Done, expected_epoch)
+    }
+
+    /// The records of the archives the committed resets of `key` kept in this
+    /// workspace, oldest first. A reset that failed or was killed has none, whatever it
+    /// wrote; records outlive the session.
+    pub fn archived_resets(&mut self, key: &str) -> Result<Vec<ArchivedReset>, Error> {
+        self.instance.list_reset_archives(&self.workspace, key)
+    }
+
+    /// The reset archives of `key` in this workspace, oldest first: the archive of every
+    /// committed reset ([`archived_resets`](Self::archived_resets)), read from the
+    /// archive directory and checked against its record. A recorded archive whose file
+    /// is missing, damaged or another archive is `corruption` naming the file; so is
+    /// any recorded archive when this `Spool` keeps archives with a custom archiver.
+    pub fn reset_archives(&mut self, key: &str) -> Result<Vec<spool::ResetArchive>, Error> {
+        let records = self.archived_resets(key)?;
+        let corrupt = |message: String| Error::Spool {
+            code: "corruption".into(),
+            message,
+        };
+        let Some(dir) = self.archive_dir.as_deref().map(ArchiveDir::new) else {
+            return match records.first() {
+                None => Ok(Vec::new()),
+                Some(_) => Err(corrupt(format!(
+                    "{} reset archive(s) of {key} are recorded, but this Spool has no \
+                     archive directory to read them from",
+                    records.len()
+                ))),
+            };
+        };
+        records
+            .iter()
+            .map(|record| {
+                dir.read(&self.workspace, record).map_err(|e| {
+                    corrupt(format!(
+                        "the archive of the reset of {key} at {} (session {}) is recorded \
+                         but unreadable: {e}",
+                        record.archived_at, record.session_id
+                    ))
+                })
+            })
+            .collect()
     }
 
     /// Deletes the session under `key` and everything it owns.

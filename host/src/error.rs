@@ -64,6 +64,7 @@ impl Error {
     pub fn code(&self) -> &str {
         match self {
             Error::Spool { code, .. } => code,
+            Error::Storage(StorageError::Corrupt { .. }) => "corruption",
             Error::Storage(_) | Error::Sqlite { .. } => "storage",
             Error::Wasm { .. } => "internal",
             Error::ResourceLimit { .. } => "resource_limit",

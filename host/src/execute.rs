@@ -11,7 +11,7 @@ use spool::fork_model::{
     ProviderBindingRequest, RecoveryReport,
 };
 use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPage, TurnPageRequest};
-use spool::{Branch, BranchRequest, Command, LineageView};
+use spool::{ArchivedReset, Branch, BranchRequest, Command, LineageView};
 
 use crate::engine::Instance;
 use crate::error::Error;
@@ -53,6 +53,17 @@ impl Instance {
                 "the component returned a result of `{op}` that does not decode: {e}"
             ))
         })
+    }
+
+    /// The records of the archives the committed resets of `key` in `workspace` kept,
+    /// oldest first ([`spool::list_reset_archives`]).
+    pub fn list_reset_archives(
+        &mut self,
+        workspace: &str,
+        key: &str,
+    ) -> Result<Vec<ArchivedReset>, Error> {
+        let key = key.to_owned();
+        self.run(workspace, &Command::ListResetArchives { key })
     }
 
     /// Branches the session under `parent_key` into a new session under `child_key`

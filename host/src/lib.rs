@@ -122,14 +122,14 @@ mod provider;
 mod sqlite;
 mod wit;
 
-pub use archive::{ArchiveDir, DEFAULT_ARCHIVE_DIR_NAME};
+pub use archive::{ArchiveDir, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
 pub use cache::{CacheStatus, default_cache_dir};
 pub use client::{BranchOptions, DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
 pub use command::CommandSummarizer;
 pub use engine::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
 pub use error::{CompactWithError, Error};
 pub use provider::{CommandProvider, ForkProvider, TestProvider};
-pub use sqlite::SqliteStorage;
+pub use sqlite::{APPLICATION_ID, SqliteStorage};
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped
 /// as a component by this crate's build script). It imports only Spool's `storage` and

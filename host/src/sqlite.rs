@@ -5,17 +5,34 @@
 //! with `memcmp` (a shorter key that is a prefix sorts first), which is exactly the
 //! bytewise key order the contract asks for. The database runs in WAL mode with
 //! `synchronous=FULL`, so a commit that returned is on disk.
+//!
+//! Spool changes no file that is not its own. Before any write or writing pragma, an
+//! existing file is inspected read-only: an empty file, an empty database, or one whose
+//! `application_id` is Spool's ([`APPLICATION_ID`]) or whose only table is Spool's `kv`
+//! (a database from before the id was set, which then gets it) is Spool's; anything
+//! else is refused and left byte-identical. A database Spool may not write (the file or
+//! its directory is not writable) is opened read-only — `immutable=1` when SQLite
+//! cannot open it otherwise — and every commit is refused saying why.
+//!
+//! Every value must be a BLOB: a value SQLite holds as another type (TEXT, a number) is
+//! [`StorageError::Corrupt`] naming its key, and so is a read SQLite finds damaged.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use rusqlite::types::Value;
+use rusqlite::{
+    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 use spool::{Batch, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError};
 
 use crate::error::Error;
 
 /// How long a writer waits for another process's lock before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
+
+/// The `application_id` of a Spool database (`PRAGMA application_id`): "SPOL".
+pub const APPLICATION_ID: i32 = 0x5350_4f4c;
 
 /// The schema, one migration per version: entry `i` takes `user_version` from `i` to
 /// `i + 1`. Append new migrations; never edit an applied one.
@@ -64,27 +81,47 @@ mod sql {
 #[derive(Debug)]
 pub struct SqliteStorage {
     conn: Connection,
+    /// Why the database is open read-only (every commit is refused with it), if it is.
+    read_only: Option<String>,
 }
 
 impl SqliteStorage {
     /// Opens (creating it and its parent directories if needed) the database at `path`
-    /// and brings its schema up to date.
+    /// and brings its schema up to date. A file that is not a Spool database is refused
+    /// and left as it is; a database Spool may not write is opened read-only (reads
+    /// work, commits are refused saying why).
     pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
         let path = path.as_ref();
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let at = |message: String| Error::Sqlite {
+            path: path.display().to_string(),
+            message,
+        };
+        let exists = match std::fs::metadata(path) {
+            Ok(meta) => meta.len() > 0,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(at(format!("cannot inspect the file: {e}"))),
+        };
+        let mut read_only = None;
+        if exists {
+            inspect(path).map_err(at)?;
+            read_only = not_writable(path);
+        } else if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| Error::Io {
                 context: format!("cannot create the directory {}", parent.display()),
                 source: e,
             })?;
         }
-        let conn = Connection::open(path).map_err(|e| open_error(path, e))?;
-        Self::setup(conn).map_err(|e| match e {
-            Error::Sqlite { message, .. } => Error::Sqlite {
-                path: path.display().to_string(),
-                message,
-            },
+        let relabel = |e: Error| match e {
+            Error::Sqlite { message, .. } => at(message),
             other => other,
-        })
+        };
+        match read_only {
+            None => {
+                let conn = Connection::open(path).map_err(|e| open_error(path, e))?;
+                Self::setup(conn).map_err(relabel)
+            }
+            Some(reason) => Self::open_read_only(path, reason).map_err(relabel),
+        }
     }
 
     /// Opens a private in-memory database (gone when dropped).
@@ -107,7 +144,52 @@ impl SqliteStorage {
             .map_err(fail)?;
         conn.set_prepared_statement_cache_capacity(32);
         migrate(&conn)?;
-        Ok(SqliteStorage { conn })
+        Ok(SqliteStorage {
+            conn,
+            read_only: None,
+        })
+    }
+
+    /// Opens an existing Spool database Spool may not write: `mode=ro`, or, when SQLite
+    /// cannot read it that way (a WAL database in a directory where it cannot create its
+    /// shared-memory file), `immutable=1`. Its schema must already be current.
+    fn open_read_only(path: &Path, reason: String) -> Result<Self, Error> {
+        let fail = |e: rusqlite::Error| Error::Sqlite {
+            path: String::new(),
+            message: e.to_string(),
+        };
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let try_open = |query: &str| -> rusqlite::Result<(Connection, u32)> {
+            let conn = Connection::open_with_flags(uri(path, query), flags)?;
+            conn.busy_timeout(BUSY_TIMEOUT)?;
+            let version = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+            Ok((conn, version))
+        };
+        let (conn, version) = try_open("mode=ro")
+            .or_else(|_| try_open("mode=ro&immutable=1"))
+            .map_err(fail)?;
+        let known = Self::schema_version();
+        if version != known {
+            return Err(Error::Sqlite {
+                path: String::new(),
+                message: format!(
+                    "the database has schema version {version}, this build of Spool uses \
+                     {known}, and it cannot be migrated: {reason}"
+                ),
+            });
+        }
+        conn.set_prepared_statement_cache_capacity(32);
+        Ok(SqliteStorage {
+            conn,
+            read_only: Some(reason),
+        })
+    }
+
+    /// Why the database is open read-only, if it is: every commit fails with this.
+    pub fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
     }
 
     /// The schema version this build creates and reads (`PRAGMA user_version`).
@@ -119,7 +201,7 @@ impl SqliteStorage {
         tx: &Transaction<'_>,
         workspace: &str,
         batch: &Batch,
-    ) -> rusqlite::Result<Option<u32>> {
+    ) -> Result<Option<u32>, StorageError> {
         for (index, precondition) in batch.preconditions.iter().enumerate() {
             let holds = match precondition {
                 Precondition::Absent(key) => read(tx, workspace, key)?.is_none(),
@@ -131,27 +213,29 @@ impl SqliteStorage {
                 return Ok(Some(u32::try_from(index).unwrap_or(u32::MAX)));
             }
         }
+        let sql = |e| backend(&[], e);
         for mutation in &batch.mutations {
             match mutation {
                 Mutation::Put(kv) => {
-                    tx.prepare_cached(sql::PUT)?
-                        .execute(params![workspace, kv.key, kv.value])?;
+                    tx.prepare_cached(sql::PUT)
+                        .and_then(|mut st| st.execute(params![workspace, kv.key, kv.value]))
+                        .map_err(sql)?;
                 }
                 Mutation::Delete(key) => {
-                    tx.prepare_cached(sql::DELETE)?
-                        .execute(params![workspace, key])?;
+                    tx.prepare_cached(sql::DELETE)
+                        .and_then(|mut st| st.execute(params![workspace, key]))
+                        .map_err(sql)?;
                 }
                 Mutation::DeleteRange(range) => match &range.end {
                     Some(end) => {
-                        tx.prepare_cached(sql::DELETE_RANGE)?.execute(params![
-                            workspace,
-                            range.start,
-                            end
-                        ])?;
+                        tx.prepare_cached(sql::DELETE_RANGE)
+                            .and_then(|mut st| st.execute(params![workspace, range.start, end]))
+                            .map_err(sql)?;
                     }
                     None => {
-                        tx.prepare_cached(sql::DELETE_FROM)?
-                            .execute(params![workspace, range.start])?;
+                        tx.prepare_cached(sql::DELETE_FROM)
+                            .and_then(|mut st| st.execute(params![workspace, range.start]))
+                            .map_err(sql)?;
                     }
                 },
             }
@@ -167,6 +251,15 @@ fn migrate(conn: &Connection) -> Result<(), Error> {
         message: format!("schema migration failed: {e}"),
     };
     let known = MIGRATIONS.len() as u32;
+    let current = |conn: &Connection| -> rusqlite::Result<bool> {
+        let version: u32 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        let id: i32 = conn.pragma_query_value(None, "application_id", |row| row.get(0))?;
+        Ok(version == known && id == APPLICATION_ID)
+    };
+    // A database that is up to date is only read: opening it never waits for a writer.
+    if current(conn).map_err(fail)? {
+        return Ok(());
+    }
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(fail)?;
     let version: u32 = tx
         .pragma_query_value(None, "user_version", |row| row.get(0))
@@ -187,7 +280,130 @@ fn migrate(conn: &Connection) -> Result<(), Error> {
         tx.pragma_update(None, "user_version", known)
             .map_err(fail)?;
     }
+    // New databases, and those from before Spool set it, get Spool's id.
+    let id: i32 = tx
+        .pragma_query_value(None, "application_id", |row| row.get(0))
+        .map_err(fail)?;
+    if id != APPLICATION_ID {
+        tx.pragma_update(None, "application_id", APPLICATION_ID)
+            .map_err(fail)?;
+    }
     tx.commit().map_err(fail)
+}
+
+/// What a database says about itself: `application_id`, `user_version`, and the
+/// `(type, name)` of every schema object.
+struct Identity {
+    id: i32,
+    version: u32,
+    objects: Vec<(String, String)>,
+}
+
+/// Decides, reading only, whether the existing non-empty file at `path` is Spool's:
+/// `Err` says why not (the file is left untouched).
+fn inspect(path: &Path) -> Result<(), String> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let look = |query: &str| -> rusqlite::Result<Identity> {
+        let conn = Connection::open_with_flags(uri(path, query), flags)?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let id = conn.pragma_query_value(None, "application_id", |row| row.get(0))?;
+        let version = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
+        let mut stmt = conn.prepare("SELECT type, name FROM sqlite_schema ORDER BY name")?;
+        let objects = stmt
+            .query_map([], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(Identity {
+            id,
+            version,
+            objects,
+        })
+    };
+    // A WAL database in a directory SQLite cannot write is readable only as immutable.
+    let Identity {
+        id,
+        version,
+        objects,
+    } = look("mode=ro")
+        .or_else(|_| look("mode=ro&immutable=1"))
+        .map_err(|e| {
+            format!("it is not a database Spool can read ({e}); Spool leaves it as it is")
+        })?;
+    let spool_schema = objects.len() == 1 && objects[0] == ("table".into(), "kv".into());
+    let empty = objects.is_empty() && version == 0 && id == 0;
+    let ours = match id {
+        APPLICATION_ID => true,
+        0 => empty || (spool_schema && version >= 1),
+        _ => false,
+    };
+    if ours {
+        return Ok(());
+    }
+    let names: Vec<&str> = objects
+        .iter()
+        .map(|(_, name)| name.as_str())
+        .take(5)
+        .collect();
+    Err(format!(
+        "it is not a Spool database (application_id {id:#x}, user_version {version}, \
+         objects [{}]{}); Spool changes no file that is not its own and left it as it is",
+        names.join(", "),
+        if objects.len() > names.len() {
+            ", …"
+        } else {
+            ""
+        }
+    ))
+}
+
+/// Why Spool may not write the database at `path` (the file, or its directory where
+/// SQLite keeps its journal), or `None` when it may. Checked by opening for appending
+/// and by creating (and removing) a probe file: nothing of the database changes.
+fn not_writable(path: &Path) -> Option<String> {
+    if let Err(e) = std::fs::OpenOptions::new().append(true).open(path) {
+        return Some(format!(
+            "the file {} is not writable ({e}); opened read-only",
+            path.display()
+        ));
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let probe: PathBuf = dir.join(format!(
+        ".spool-probe-{}-{}",
+        std::process::id(),
+        crate::random_id()
+    ));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(_) => {
+            let _ = std::fs::remove_file(&probe);
+            None
+        }
+        Err(e) => Some(format!(
+            "the directory {} is not writable ({e}); opened read-only",
+            dir.display()
+        )),
+    }
+}
+
+/// The `file:` URI of `path` with `query`, for SQLite's URI filenames.
+fn uri(path: &Path, query: &str) -> String {
+    let mut out = String::from("file:");
+    for b in path.to_string_lossy().bytes() {
+        match b {
+            b'?' | b'#' | b'%' => out.push_str(&format!("%{b:02X}")),
+            _ => out.push(char::from(b)),
+        }
+    }
+    out.push('?');
+    out.push_str(query);
+    out
 }
 
 fn open_error(path: &Path, e: rusqlite::Error) -> Error {
@@ -197,19 +413,48 @@ fn open_error(path: &Path, e: rusqlite::Error) -> Error {
     }
 }
 
-fn read(conn: &Connection, workspace: &str, key: &[u8]) -> rusqlite::Result<Option<Vec<u8>>> {
-    conn.prepare_cached(sql::GET)?
-        .query_row(params![workspace, key], |row| row.get(0))
-        .optional()
+fn read(conn: &Connection, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+    let value: Option<Value> = conn
+        .prepare_cached(sql::GET)
+        .and_then(|mut stmt| {
+            stmt.query_row(params![workspace, key], |row| row.get(0))
+                .optional()
+        })
+        .map_err(|e| backend(key, e))?;
+    value.map(|v| blob(key, v)).transpose()
 }
 
-fn backend(e: rusqlite::Error) -> StorageError {
-    StorageError::Backend(format!("sqlite: {e}"))
+/// The bytes of a stored value; a value of any other SQLite type is damaged data.
+fn blob(key: &[u8], value: Value) -> Result<Vec<u8>, StorageError> {
+    let kind = match value {
+        Value::Blob(bytes) => return Ok(bytes),
+        Value::Text(_) => "TEXT",
+        Value::Integer(_) => "INTEGER",
+        Value::Real(_) => "REAL",
+        Value::Null => "NULL",
+    };
+    Err(StorageError::Corrupt {
+        key: key.to_vec(),
+        detail: format!("SQLite holds it as {kind}, not as the BLOB Spool writes"),
+    })
+}
+
+/// A SQLite failure while reading or writing at `key`: damage SQLite detected is
+/// [`StorageError::Corrupt`], anything else a backend failure.
+fn backend(key: &[u8], e: rusqlite::Error) -> StorageError {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match e.sqlite_error_code() {
+        Some(DatabaseCorrupt | NotADatabase) => StorageError::Corrupt {
+            key: key.to_vec(),
+            detail: format!("the database file is damaged (sqlite: {e})"),
+        },
+        _ => StorageError::Backend(format!("sqlite: {e}")),
+    }
 }
 
 impl Storage for SqliteStorage {
     fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-        read(&self.conn, workspace, key).map_err(backend)
+        read(&self.conn, workspace, key)
     }
 
     fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
@@ -219,13 +464,11 @@ impl Storage for SqliteStorage {
             i64::from(query.limit)
         };
         let start = &query.range.start;
-        let to_kv = |row: &rusqlite::Row<'_>| {
-            Ok(Kv {
-                key: row.get(0)?,
-                value: row.get(1)?,
-            })
-        };
-        let run = || -> rusqlite::Result<Vec<Kv>> {
+        // Keys compare as BLOBs, so only BLOB keys are in a range (SQLite orders every
+        // other type below them); values are type-checked below.
+        let to_kv =
+            |row: &rusqlite::Row<'_>| Ok((row.get::<_, Vec<u8>>(0)?, row.get::<_, Value>(1)?));
+        let run = || -> rusqlite::Result<Vec<(Vec<u8>, Value)>> {
             match &query.range.end {
                 Some(end) => {
                     let text = if query.reverse {
@@ -249,17 +492,28 @@ impl Storage for SqliteStorage {
                 }
             }
         };
-        run().map_err(backend)
+        let rows = run().map_err(|e| backend(start, e))?;
+        rows.into_iter()
+            .map(|(key, value)| {
+                let value = blob(&key, value)?;
+                Ok(Kv { key, value })
+            })
+            .collect()
     }
 
     fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
+        if let Some(reason) = &self.read_only {
+            return Err(StorageError::Backend(format!(
+                "sqlite: cannot write: {reason}"
+            )));
+        }
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
-            .map_err(backend)?;
+            .map_err(|e| backend(&[], e))?;
         // Dropping `tx` without committing rolls it back: a failed precondition or a
         // failed statement leaves nothing written.
-        match Self::apply(&tx, workspace, &batch).map_err(backend)? {
+        match Self::apply(&tx, workspace, &batch)? {
             Some(index) => Err(StorageError::Conflict(index)),
-            None => tx.commit().map_err(backend),
+            None => tx.commit().map_err(|e| backend(&[], e)),
         }
     }
 }

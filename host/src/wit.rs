@@ -128,6 +128,9 @@ fn to_wit_storage_error(error: StorageError) -> types::StorageError {
     match error {
         StorageError::Conflict(index) => types::StorageError::Conflict(index),
         StorageError::Backend(cause) => types::StorageError::Backend(cause),
+        StorageError::Corrupt { key, detail } => {
+            types::StorageError::Corrupt(types::CorruptValue { key, detail })
+        }
     }
 }
 

@@ -51,8 +51,15 @@ fn test_reset_archives_to_a_private_file_and_rotates() {
     assert_ne!(outcome["session"]["session_id"], created["session_id"]);
 
     let archives = dir.path().join("spool-archives");
-    let files: Vec<PathBuf> = std::fs::read_dir(&archives)
+    // One private directory per workspace.
+    let workspaces: Vec<PathBuf> = std::fs::read_dir(&archives)
         .expect("the default archive dir is beside the db")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(workspaces.len(), 1, "{workspaces:?}");
+    assert_eq!(mode(&workspaces[0]), 0o700);
+    let files: Vec<PathBuf> = std::fs::read_dir(&workspaces[0])
+        .expect("the workspace's archive dir")
         .map(|e| e.expect("entry").path())
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");

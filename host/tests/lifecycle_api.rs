@@ -37,10 +37,21 @@ fn mode(path: &Path) -> u32 {
         & 0o777
 }
 
+/// The archive files under `dir` (archives live in one subdirectory per workspace).
 fn json_files(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .expect("read the archive dir")
-        .map(|e| e.expect("dir entry").path())
+        .flat_map(|e| {
+            let sub = e.expect("dir entry").path();
+            assert!(
+                sub.is_dir(),
+                "only workspace directories in {dir:?}: {sub:?}"
+            );
+            assert_eq!(mode(&sub), 0o700, "workspace dir mode");
+            std::fs::read_dir(sub)
+                .expect("read a workspace dir")
+                .map(|e| e.expect("dir entry").path())
+        })
         .collect();
     files.sort();
     files

@@ -77,6 +77,8 @@ async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
     // The active transcript, shared history included. Entries read through a base get
     // the key they will have once the base is materialized into this identity.
     let items = crate::shared::items(io, &loaded.session, &loaded.base, false, None).await?;
+    // A compaction of a damaged transcript would rewrite its count to what is left.
+    crate::shared::check_count(io, &loaded, items.len()).await?;
     let mut entries = Vec::with_capacity(items.len());
     let mut entry_keys = Vec::with_capacity(items.len());
     let prefix = keys::entries(&sid);
@@ -771,6 +773,8 @@ pub fn canonical_transcript(workspace: &str, key: &str) -> Operation<Vec<Entry>>
     op(workspace, key, Ok(()), |io, key| async move {
         let loaded = require(&io, &key).await?;
         let items = crate::shared::items(&io, &loaded.session, &loaded.base, true, None).await?;
+        let active = items.iter().filter(|i| i.archived.is_none()).count();
+        crate::shared::check_count(&io, &loaded, active).await?;
         crate::shared::confirm(&io, &loaded).await?;
         Ok(items.into_iter().map(|i| i.entry).collect())
     })

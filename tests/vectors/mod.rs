@@ -66,6 +66,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("workspaces_are_isolated.json"),
     ),
     (
+        "reset_archives_per_workspace.json",
+        include_str!("reset_archives_per_workspace.json"),
+    ),
+    (
         "get_or_create_and_intents.json",
         include_str!("get_or_create_and_intents.json"),
     ),

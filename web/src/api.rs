@@ -385,25 +385,28 @@ impl Spool {
         ))
     }
 
-    /// Resolves to the archives the resets of the session `key` wrote (the old
-    /// generation's key, session id, epoch, canonical transcript and summaries), oldest
-    /// first. A key never reset has none.
+    /// Resolves to the archives the committed resets of the session `key` in
+    /// `workspace` kept (the old generation's key, session id, epoch, canonical
+    /// transcript and summaries), oldest first. A key never reset has none; a reset that
+    /// failed or was interrupted adds none. A recorded archive that is missing or not
+    /// the one recorded rejects with `corruption`.
     #[wasm_bindgen(js_name = listArchives, unchecked_return_type = "Promise<ResetArchive[]>")]
     pub fn list_archives(
         &self,
         #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
     ) -> Promise {
-        let storage = Rc::clone(&self.storage.borrow());
-        let args = workspace_and_key(&workspace, &key).and_then(|(workspace, key)| {
-            spool::validate::workspace(&workspace)?;
-            spool::validate::session_key(&key)?;
-            Ok((workspace, key))
-        });
+        let tabs = self.tabs();
+        let args = workspace_and_key(&workspace, &key);
         future_to_promise(async move {
             let (workspace, key) = args.map_err(|e| js::error(&e))?;
+            let records = tabs
+                .drive(spool::list_reset_archives(&workspace, &key))
+                .await
+                .map_err(|e| js::error(&e))?;
+            let storage = tabs.storage().await.map_err(|e| js::error(&e))?;
             let archives = storage
-                .archives(&workspace, &key)
+                .recorded_archives(&workspace, &key, &records)
                 .await
                 .map_err(|e| js::error(&e))?;
             js::to_js(&archives).map_err(|e| js::error(&e))

@@ -32,7 +32,8 @@ use indexed_db_futures::object_store::ObjectStore;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::{Transaction, TransactionMode};
 use spool::{
-    AsyncStorage, Batch, Kv, Mutation, Precondition, RangeQuery, ResetArchive, StorageError,
+    ArchivedReset, AsyncStorage, Batch, Kv, Mutation, Precondition, RangeQuery, ResetArchive,
+    StorageError,
 };
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
@@ -146,40 +147,62 @@ impl IdbStorage {
             .map_err(|e| backend("starting a transaction", e))
     }
 
-    /// The reset archives of the session `key` in `workspace`, oldest first (by
-    /// `archived_at`, then `epoch`), read in one `readonly` transaction. A backend failure
-    /// is [`spool::Error::Storage`], an undecodable archive [`spool::Error::Corruption`].
+    /// The reset archives of the session `key` in `workspace`, oldest first: those the
+    /// committed resets recorded ([`spool::list_reset_archives`]), read by
+    /// [`recorded_archives`](Self::recorded_archives). An archive no record names (a
+    /// reset that failed or was interrupted after keeping it) is never listed.
     pub async fn archives(
         &self,
         workspace: &str,
         key: &str,
     ) -> Result<Vec<ResetArchive>, spool::Error> {
+        let records = spool::run_async(self, spool::list_reset_archives(workspace, key)).await?;
+        self.recorded_archives(workspace, key, &records).await
+    }
+
+    /// The archives `records` name, in their order, read in one `readonly` transaction.
+    /// A backend failure is [`spool::Error::Storage`]; a recorded archive that is
+    /// missing, does not decode or is not the one recorded is
+    /// [`spool::Error::Corruption`].
+    pub async fn recorded_archives(
+        &self,
+        workspace: &str,
+        key: &str,
+        records: &[ArchivedReset],
+    ) -> Result<Vec<ResetArchive>, spool::Error> {
         let storage = |e: StorageError| spool::Error::Storage {
             cause: e.to_string(),
         };
-        let failed = |e| storage(backend("listing archives", e));
+        let failed = |e| storage(backend("reading an archive", e));
         let tx = self
             .transaction_on(ARCHIVES, TransactionMode::Readonly)
             .map_err(storage)?;
         let store = tx.object_store(ARCHIVES).map_err(failed)?;
-        let values = store
-            .get_all::<JsValue>()
-            .with_query::<JsValue, _>(codec::archive_range(workspace, key))
-            .primitive()
-            .map_err(failed)?
-            .await
-            .map_err(failed)?;
-        let mut archives = Vec::new();
-        for value in values {
-            let value = value.map_err(failed)?;
-            archives.push(
-                codec::archive(&value).map_err(|detail| spool::Error::Corruption {
-                    key: format!("archive of `{key}` in workspace `{workspace}`"),
-                    detail,
-                })?,
-            );
+        let mut archives = Vec::with_capacity(records.len());
+        for record in records {
+            let corrupt = |detail: String| spool::Error::Corruption {
+                key: format!(
+                    "archive of `{key}` at {} (session `{}`) in workspace `{workspace}`",
+                    record.archived_at, record.session_id
+                ),
+                detail,
+            };
+            let value = store
+                .get::<JsValue, JsValue, _>(codec::archive_key_of(
+                    workspace,
+                    &record.session_key,
+                    &record.session_id,
+                    record.archived_at,
+                ))
+                .primitive()
+                .map_err(failed)?
+                .await
+                .map_err(failed)?
+                .ok_or_else(|| corrupt("recorded by its reset, but missing".into()))?;
+            let archive = codec::archive(&value).map_err(corrupt)?;
+            record.check(&archive).map_err(corrupt)?;
+            archives.push(archive);
         }
-        archives.sort_by_key(|a| (a.archived_at, a.epoch));
         Ok(archives)
     }
 }
@@ -222,7 +245,7 @@ async fn get_in(
         .map_err(failed("get"))?;
     value
         .as_ref()
-        .map(codec::bytes)
+        .map(|value| codec::stored(key, value))
         .transpose()
         .map_err(TxError::Failed)
 }
@@ -275,10 +298,9 @@ async fn read_forward(
         .map(|(key, value)| {
             let key = key.map_err(|e| backend("range", e))?;
             let value = value.map_err(|e| backend("range", e))?;
-            Ok(Kv {
-                key: codec::user_key(&key)?,
-                value: codec::bytes(&value)?,
-            })
+            let key = codec::user_key(&key)?;
+            let value = codec::stored(&key, &value)?;
+            Ok(Kv { key, value })
         })
         .collect::<Result<_, StorageError>>()
         .map_err(TxError::Failed)
@@ -315,10 +337,9 @@ async fn read_backward(
             .key::<JsValue>()
             .map_err(failed("range"))?
             .ok_or_else(|| TxError::Failed(backend("range", "a cursor on a record has no key")))?;
-        pairs.push(Kv {
-            key: codec::user_key(&key).map_err(TxError::Failed)?,
-            value: codec::bytes(&value).map_err(TxError::Failed)?,
-        });
+        let key = codec::user_key(&key).map_err(TxError::Failed)?;
+        let value = codec::stored(&key, &value).map_err(TxError::Failed)?;
+        pairs.push(Kv { key, value });
     }
     Ok(pairs)
 }
@@ -707,7 +728,9 @@ async fn commit_in(
             let holds = match precondition {
                 Precondition::Absent(_) => current.is_none(),
                 Precondition::Equals(kv) => match &current {
-                    Some(value) => codec::bytes(value).map_err(TxError::Failed)? == kv.value,
+                    Some(value) => {
+                        codec::stored(&kv.key, value).map_err(TxError::Failed)? == kv.value
+                    }
                     None => false,
                 },
             };

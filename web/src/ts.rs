@@ -96,6 +96,11 @@ export interface ResetArchive {
   session_key: string; session_id: string; epoch: number; archived_at: number;
   transcript_entries: Entry[]; summaries: unknown[];
 }
+/** The record of a committed reset's archive (`list_reset_archives`). */
+export interface ArchivedReset {
+  session_key: string; session_id: string; epoch: number; archived_at: number;
+  transcript_entries: number; summaries: number;
+}
 /** How compaction decides and checks (every field optional). */
 export interface CompactionConfig {
   /** Compact when tokens × safety_margin > window (default 1.2). */
@@ -460,6 +465,7 @@ export type Command =
   | { op: "prepare_compaction"; key: string; request: CompactRequest; }
   | { op: "commit_compaction"; key: string; commit: CommitRequest; now_ms: number; }
   | { op: "persist_compaction_result"; key: string; persist: PersistRequest; now_ms: number; }
+  | { op: "list_reset_archives"; key: string; }
   | { op: "canonical_transcript"; key: string; }
   | { op: "list_summaries"; key: string; }
   | { op: "list_degraded_compactions"; agent_id?: string | null; }

@@ -279,8 +279,19 @@ async fn test_schema_v1_database_upgrades_to_v2_keeping_its_data() {
         .expect("the archive store exists after the upgrade");
     // Writing the same generation again (a retried reset) replaces it.
     storage.write_archive("ws", &archive).await.expect("again");
+    let record = spool::ArchivedReset {
+        session_key: "agent:a:a".into(),
+        session_id: "s1".into(),
+        epoch: 0,
+        archived_at: 42,
+        transcript_entries: 0,
+        summaries: 1,
+    };
     assert_eq!(
-        storage.archives("ws", "agent:a:a").await.expect("archives"),
+        storage
+            .recorded_archives("ws", "agent:a:a", &[record])
+            .await
+            .expect("archives"),
         vec![archive]
     );
     storage.close();

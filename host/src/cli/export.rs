@@ -3,12 +3,11 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use serde::Serialize;
 use serde_json::json;
-use spool::ResetArchive;
 use spool_host::{Error, Spool};
 
 use crate::not_found;
@@ -91,48 +90,14 @@ fn transcript_lines(spool: &mut Spool, key: &str) -> Result<Vec<String>, Error> 
     Ok(lines)
 }
 
-/// The reset archives of `key` in the archive directory, oldest first.
+/// The reset archives of `key` in this workspace, oldest first: those of committed
+/// resets only, each checked against its record.
 fn archive_lines(spool: &mut Spool, key: &str) -> Result<Vec<String>, Error> {
-    let archives = match spool.archive_dir() {
-        Some(dir) => read_archives(dir, key)?,
-        None => Vec::new(),
-    };
+    let archives = spool.reset_archives(key)?;
     if archives.is_empty() && spool.get_session(key)?.is_none() {
         return Err(not_found(format!(
             "no session and no reset archive under {key}"
         )));
     }
     archives.iter().map(line).collect()
-}
-
-/// Every archive of `key` in `dir` (files whose JSON names the key; other files are
-/// ignored), ordered by archive time, then epoch.
-fn read_archives(dir: &Path, key: &str) -> Result<Vec<ResetArchive>, Error> {
-    let read = |source| Error::Io {
-        context: format!("cannot read the archive directory {}", dir.display()),
-        source,
-    };
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(read(e)),
-    };
-    let mut archives = Vec::new();
-    for entry in entries {
-        let path = entry.map_err(read)?.path();
-        if path.extension().is_none_or(|e| e != "json") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).map_err(|source| Error::Io {
-            context: format!("cannot read {}", path.display()),
-            source,
-        })?;
-        if let Ok(archive) = serde_json::from_str::<ResetArchive>(&text)
-            && archive.session_key == key
-        {
-            archives.push(archive);
-        }
-    }
-    archives.sort_by_key(|a| (a.archived_at, a.epoch));
-    Ok(archives)
 }

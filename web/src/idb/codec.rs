@@ -53,6 +53,15 @@ pub(super) fn bytes(value: &JsValue) -> Result<Vec<u8>, StorageError> {
     }
 }
 
+/// The bytes of the value stored under `key`; anything else IndexedDB holds there (a
+/// string, a number: not written by Spool) is [`StorageError::Corrupt`] naming the key.
+pub(super) fn stored(key: &[u8], value: &JsValue) -> Result<Vec<u8>, StorageError> {
+    bytes(value).map_err(|e| StorageError::Corrupt {
+        key: key.to_vec(),
+        detail: e.to_string(),
+    })
+}
+
 /// The core's key from an IndexedDB key `[workspace, binary]`.
 pub(super) fn user_key(idb_key: &JsValue) -> Result<Vec<u8>, StorageError> {
     match idb_key.dyn_ref::<Array>() {
@@ -71,27 +80,30 @@ pub(super) fn backend(doing: &str, cause: impl std::fmt::Display) -> StorageErro
 /// The IndexedDB key of a reset archive: `[workspace, session_key, session_id,
 /// archived_at]`.
 pub(super) fn archive_key(workspace: &str, archive: &ResetArchive) -> JsValue {
-    let key = Array::of4(
-        &JsValue::from_str(workspace),
-        &JsValue::from_str(&archive.session_key),
-        &JsValue::from_str(&archive.session_id),
-        // Times are whole milliseconds far below 2^53: exact as a JS number.
-        &JsValue::from_f64(archive.archived_at as f64),
-    );
-    key.into()
+    archive_key_of(
+        workspace,
+        &archive.session_key,
+        &archive.session_id,
+        archive.archived_at,
+    )
 }
 
-/// Every archive key of the session `key` in `workspace`: from `[workspace, key]` (below
-/// every longer key with that prefix) to `[workspace, key, []]` (an array sorts after the
-/// string session ids).
-pub(super) fn archive_range(workspace: &str, key: &str) -> IdbRange<JsValue> {
-    let (workspace, key) = (JsValue::from_str(workspace), JsValue::from_str(key));
-    IdbRange::Bound(
-        Array::of2(&workspace, &key).into(),
-        false,
-        Array::of3(&workspace, &key, &Array::new()).into(),
-        true,
-    )
+/// The IndexedDB key of the archive of `session_key`'s identity `session_id`, kept at
+/// `archived_at`.
+pub(super) fn archive_key_of(
+    workspace: &str,
+    session_key: &str,
+    session_id: &str,
+    archived_at: u64,
+) -> JsValue {
+    let key = Array::of4(
+        &JsValue::from_str(workspace),
+        &JsValue::from_str(session_key),
+        &JsValue::from_str(session_id),
+        // Times are whole milliseconds far below 2^53: exact as a JS number.
+        &JsValue::from_f64(archived_at as f64),
+    );
+    key.into()
 }
 
 /// A reset archive as IndexedDB stores it: a plain, JSON-like object.
