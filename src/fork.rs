@@ -45,7 +45,7 @@ pub fn branch(
     }
     let checked = validate::workspace(workspace)
         .and_then(|()| validate::session_key(parent_key))
-        .and_then(|()| validate::session_key(child_key))
+        .and_then(|()| validate::new_session_key(child_key))
         .and_then(|()| validate::session_id(&request.child_session_id))
         .and_then(|()| {
             request

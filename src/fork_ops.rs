@@ -136,7 +136,7 @@ fn check_id(field: &'static str, value: &str) -> Result<(), Error> {
 fn check_request(source_key: &str, request: &ForkRequest) -> Result<(), Error> {
     validate::session_key(source_key)?;
     check_id("request_id", &request.request_id)?;
-    validate::session_key(&request.target_key)
+    validate::new_session_key(&request.target_key)
         .map_err(|e| Error::invalid("target_key", e.to_string()))?;
     validate::session_id(&request.target_session_id)
         .map_err(|e| Error::invalid("target_session_id", e.to_string()))?;

@@ -142,6 +142,7 @@ async fn intent_body(
     now_ms: u64,
 ) -> OpResult<IntentOutcome> {
     let Some(loaded) = load(io, key).await? else {
+        validate::new_session_key(key)?;
         let session = Session::new(key, session_id, now_ms);
         io.commit(create_batch(&session)?).await?;
         return Ok(IntentOutcome {

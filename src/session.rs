@@ -211,6 +211,7 @@ async fn create(io: &Io, key: String, session_id: String, now_ms: u64) -> OpResu
         }
         .into());
     }
+    validate::new_session_key(&key)?;
     let session = Session::new(&key, &session_id, now_ms);
     let record_key = keys::session(&session.key);
     let bytes = Stored::encode_fresh(&session)?;

@@ -59,6 +59,13 @@ pub fn is_invisible(c: char) -> bool {
 }
 
 fn name(field: &'static str, value: &str, max: usize) -> Result<(), Error> {
+    stored_name(field, value, max)?;
+    visible(field, value)
+}
+
+/// The rules every stored name has always followed: 1 to `max` bytes, no control
+/// characters.
+fn stored_name(field: &'static str, value: &str, max: usize) -> Result<(), Error> {
     if value.is_empty() {
         return Err(Error::invalid(field, "must not be empty"));
     }
@@ -71,16 +78,37 @@ fn name(field: &'static str, value: &str, max: usize) -> Result<(), Error> {
     if value.chars().any(char::is_control) {
         return Err(Error::invalid(field, "must not contain control characters"));
     }
-    if let Some(c) = value.chars().find(|&c| is_invisible(c)) {
-        return Err(Error::invalid(
+    Ok(())
+}
+
+fn visible(field: &'static str, value: &str) -> Result<(), Error> {
+    match value.chars().find(|&c| is_invisible(c)) {
+        Some(c) => Err(Error::invalid(
             field,
             format!(
                 "must not contain invisible or bidi control characters (holds U+{:04X})",
                 u32::from(c)
             ),
-        ));
+        )),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// `text` with every invisible or bidi control character ([`is_invisible`]) written as
+/// `\u{…}`, for human output: what it shows is what it holds.
+pub fn escape_invisible(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(is_invisible) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_invisible(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// A workspace name: 1 to [`MAX_WORKSPACE_BYTES`] bytes, no control characters, no
@@ -89,9 +117,16 @@ pub fn workspace(value: &str) -> Result<(), Error> {
     name("workspace", value, MAX_WORKSPACE_BYTES)
 }
 
-/// A session key: 1 to [`MAX_KEY_BYTES`] bytes, no control characters, no invisible or
-/// bidi control characters ([`is_invisible`]).
+/// The key of a session that may exist: 1 to [`MAX_KEY_BYTES`] bytes, no control
+/// characters. Invisible characters are refused only in a key that names a new session
+/// ([`new_session_key`]), so a session stored before that rule stays reachable.
 pub fn session_key(value: &str) -> Result<(), Error> {
+    stored_name("key", value, MAX_KEY_BYTES)
+}
+
+/// The key of a session about to be created: a [`session_key`] with no invisible or bidi
+/// control characters ([`is_invisible`]), so no key can pass for another in a listing.
+pub fn new_session_key(value: &str) -> Result<(), Error> {
     name("key", value, MAX_KEY_BYTES)
 }
 

@@ -2,12 +2,15 @@
 //! messages that never echo a large input, keys that show what they are.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod support;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 use spool::validate::{self, MAX_INTEGER};
 use spool::{
-    AppendRequest, Command, Error, MemoryStorage, Role, TurnUsage, UpdateRequest, execute, run,
+    AppendRequest, Batch, BranchRequest, Command, Error, Intent, MemoryStorage, Role, Storage,
+    TurnUsage, UpdateRequest, execute, keys, run,
 };
 
 const KEY: &str = "agent:main:main";
@@ -555,5 +558,95 @@ fn test_keys_workspaces_and_ids_with_bidi_or_invisible_characters_are_refused() 
         "a b/c#d@e",
     ] {
         run(&storage, spool::create_session("w", key, "s1", 1)).expect(key);
+    }
+}
+
+#[test]
+fn test_a_session_stored_before_the_visible_key_rule_stays_reachable_and_no_new_one_is_made() {
+    let storage = MemoryStorage::new();
+    let plain = "agent:main:plain";
+    let stored = "agent:main:\u{202E}niam";
+    run(&storage, spool::create_session("w", plain, "s1", 1)).expect("create");
+    // The record as a build before the rule stored it, under a key it then accepted.
+    let mut batch = Batch::default();
+    for kv in support::dump(&storage, "w") {
+        if kv.key == keys::session(plain) || kv.key == keys::recency(1, plain) {
+            let text = String::from_utf8(kv.value[1..].to_vec()).expect("JSON");
+            let mut value = kv.value[..1].to_vec();
+            value.extend_from_slice(text.replace(plain, stored).as_bytes());
+            let moved = if kv.key == keys::session(plain) {
+                keys::session(stored)
+            } else {
+                keys::recency(1, stored)
+            };
+            batch.delete(kv.key);
+            batch.put(moved, value);
+        }
+    }
+    storage.commit("w", batch).expect("stored");
+
+    let found = run(&storage, spool::get_session("w", stored)).expect("get");
+    assert_eq!(found.map(|s| s.key).as_deref(), Some(stored));
+    run(
+        &storage,
+        spool::append_entry("w", stored, AppendRequest::new(Role::User, "still here"), 2),
+    )
+    .expect("append to the stored session");
+    let outcome = run(&storage, spool::get_or_create("w", stored, "s9", 3)).expect("continue");
+    assert!(!outcome.created);
+    let child = BranchRequest {
+        child_session_id: "c1".into(),
+        fork_transcript: true,
+        fork_before_message_id: None,
+        max_fork_tokens: None,
+    };
+    run(
+        &storage,
+        spool::branch("w", stored, "agent:main:child", child.clone(), 4),
+    )
+    .expect("branch from the stored session");
+
+    let refused = |err: Error| matches!(err, Error::InvalidArgument { field: "key", .. });
+    let fresh = "agent:main:\u{200B}new";
+    let err = run(&storage, spool::create_session("w", fresh, "s2", 5)).expect_err("create");
+    assert!(refused(err));
+    let err = run(&storage, spool::get_or_create("w", fresh, "s3", 5)).expect_err("new one");
+    assert!(refused(err));
+    let err = run(
+        &storage,
+        spool::apply_intent("w", fresh, Intent::NewChat, "s4", 5),
+    )
+    .expect_err("new chat");
+    assert!(refused(err));
+    let err = run(&storage, spool::branch("w", stored, fresh, child, 5)).expect_err("branch");
+    assert!(refused(err));
+    assert!(
+        run(&storage, spool::get_session("w", fresh))
+            .expect("get")
+            .is_none()
+    );
+
+    run(&storage, spool::delete_session("w", stored, None)).expect("delete the stored one");
+    assert!(
+        run(&storage, spool::get_session("w", stored))
+            .expect("get")
+            .is_none()
+    );
+}
+
+#[test]
+fn test_escape_invisible_shows_every_hidden_character() {
+    assert_eq!(
+        validate::escape_invisible("agent:main:main"),
+        "agent:main:main"
+    );
+    assert_eq!(
+        validate::escape_invisible("agent:\u{202E}niam\u{200B}"),
+        "agent:\\u{202e}niam\\u{200b}"
+    );
+    for c in INVISIBLE {
+        let text = format!("a{c}b");
+        let shown = validate::escape_invisible(&text);
+        assert!(!shown.chars().any(validate::is_invisible), "{shown}");
     }
 }

@@ -679,14 +679,12 @@ pub fn persist_compaction_result(
                 // The rest is archived: a kept result without its call would open a
                 // context no provider accepts.
                 match &k.tool_call_id {
-                    Some(id) if k.role == Role::Tool && !calls.contains(id) => {
-                        Err(Error::invalid(
-                            "kept_entries",
-                            format!(
-                                "the tool result for `{id}` is kept without the call that asked for it"
-                            ),
-                        ))
-                    }
+                    Some(id) if k.role == Role::Tool && !calls.contains(id) => Err(Error::invalid(
+                        "kept_entries",
+                        format!(
+                            "the tool result for `{id}` is kept without the call that asked for it"
+                        ),
+                    )),
                     _ => Ok(()),
                 }
             })

@@ -207,6 +207,9 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let imported = &request.session;
     let loaded: Option<Loaded> = load(io, &request.key).await?;
     let created = loaded.is_none();
+    if created {
+        validate::new_session_key(&request.key)?;
+    }
     let start = imported
         .started_at
         .max(imported.entries.first().map_or(0, |e| e.created_at));

@@ -327,7 +327,11 @@ fn draw(node: &Node, asked: &str, prefix: &str, last: Option<bool>, out: &mut St
         Some(true) => (format!("{prefix}└─ "), format!("{prefix}   ")),
         Some(false) => (format!("{prefix}├─ "), format!("{prefix}│  ")),
     };
-    out.push_str(&format!("{head}{key} ({}){mark}\n", describe(&node.branch)));
+    out.push_str(&format!(
+        "{head}{} ({}){mark}\n",
+        spool::validate::escape_invisible(key),
+        describe(&node.branch)
+    ));
     for (i, child) in node.children.iter().enumerate() {
         draw(child, asked, &next, Some(i + 1 == node.children.len()), out);
     }

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use spool::resume::RunRecord;
 use spool::turns::{Turn, TurnPhase};
+use spool::validate::escape_invisible;
 use spool::{ContextState, Entry, IntentOutcome, Session, SessionStatus};
 
 /// Whether output may use colours: stdout is a terminal and `NO_COLOR` is unset or
@@ -77,7 +78,11 @@ pub(crate) fn status(status: SessionStatus) -> &'static str {
 
 /// The session header of `show`, `create` and `update`.
 pub(crate) fn session(s: &Session) -> String {
-    let mut out = format!("session {} ({})\n", bold(&s.key), status_painted(s.status));
+    let mut out = format!(
+        "session {} ({})\n",
+        bold(&escape_invisible(&s.key)),
+        status_painted(s.status)
+    );
     out.push_str(&format!("  id       {}\n", s.session_id));
     if let Some(agent) = &s.agent_id {
         out.push_str(&format!("  agent    {agent}\n"));
@@ -250,7 +255,7 @@ pub(crate) fn table(sessions: &[Session]) -> String {
         .iter()
         .map(|s| {
             vec![
-                s.key.clone(),
+                escape_invisible(&s.key).into_owned(),
                 status(s.status).to_owned(),
                 s.entry_count.to_string(),
                 s.total_tokens.to_string(),
@@ -379,5 +384,14 @@ mod tests {
         assert_eq!(duration(200_000), "3 min 20 s");
         assert_eq!(duration(7_500_000), "2 h 5 min");
         assert_eq!(duration(273_600_000), "3 d 4 h");
+    }
+
+    #[test]
+    fn test_listed_keys_show_their_invisible_characters() {
+        let stored = Session::new("agent:main:\u{202E}niam", "s1", 1);
+        for out in [table(std::slice::from_ref(&stored)), session(&stored)] {
+            assert!(!out.chars().any(spool::validate::is_invisible), "{out}");
+            assert!(out.contains("agent:main:\\u{202e}niam"), "{out}");
+        }
     }
 }
