@@ -283,7 +283,7 @@ async fn test_persist_an_external_summary() {
     let options = common::js(&json!({ "sessionId": "s1", "nowMs": 1000 }));
     ok(&spool, "createSession", &[WS.into(), KEY.into(), options]).await;
     for i in 0..4u64 {
-        let request = json!({ "role": "user", "content": format!("msg {i}") });
+        let request = json!({ "role": "user", "content": format!("msg {i}"), "token_count": 5 });
         let args = [WS.into(), KEY.into(), common::js(&request), time(2000 + i)];
         ok(&spool, "appendEntry", &args).await;
     }

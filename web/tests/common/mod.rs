@@ -86,10 +86,33 @@ pub(crate) fn message(error: &JsValue) -> String {
         .into()
 }
 
-/// A JSON value as a plain JS value, the way a JS caller would write it.
+/// A JSON value as a plain JS value, the way a JS caller would write it: an integer past
+/// `Number.MAX_SAFE_INTEGER` becomes the JS number nearest to it (what such a literal is
+/// in JS), so the API's own bound is what refuses it.
 pub(crate) fn js(value: &serde_json::Value) -> JsValue {
-    serde::Serialize::serialize(value, &serde_wasm_bindgen::Serializer::json_compatible())
-        .expect("JSON converts to JS")
+    serde::Serialize::serialize(
+        &as_js_numbers(value),
+        &serde_wasm_bindgen::Serializer::json_compatible(),
+    )
+    .expect("JSON converts to JS")
+}
+
+fn as_js_numbers(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+    match value {
+        Value::Number(n) if n.as_u64().is_some_and(|n| n > MAX_SAFE_INTEGER) => n
+            .as_f64()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number),
+        Value::Array(items) => Value::Array(items.iter().map(as_js_numbers).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), as_js_numbers(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// A JS value as JSON.
