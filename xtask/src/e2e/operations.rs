@@ -316,6 +316,12 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         json!({ "request": { "context_window_tokens": 1_000_000 } }),
         |v| v["skip_reason"] == "below_threshold",
     )?;
+    // An external summary must shrink what it replaces: give it a long entry to replace.
+    p.ok(
+        "appendEntry",
+        json!({ "request": { "role": "assistant", "content": "Split done; the long report follows.", "token_count": 300 } }),
+        |v| v["role"] == "assistant",
+    )?;
     p.ok(
         "persistCompactionResult",
         json!({ "persist": { "summary_text": "Split src/ops.rs in two.", "compaction_id": "ops-c3",
