@@ -258,12 +258,16 @@ async function compact(window, blocking) {
 
 function renderReport(prepared, result) {
   const missing = result.missing_obligations || [];
-  const backfilled = result.coverage_status === "pass_with_backfill" ? missing : [];
+  // Facts the engine could not fit in the window: listed, never silently gone.
+  const dropped = result.dropped_obligations || [];
+  const backfilling = ["pass_with_backfill", "partial_backfill"].includes(result.coverage_status);
+  const backfilled = backfilling ? missing.filter((m) => !dropped.includes(m)) : [];
   const unmet = result.coverage_status === "fail_blocked" ? missing : [];
   const rows = [
     ["coverage", result.coverage_status],
     ["obligations", prepared.skip_reason ? 0 : prepared.obligations.length],
     ["backfilled", backfilled.length],
+    ["dropped", dropped.length],
     ["missing", unmet.length],
     ["removed", result.removed_count],
     ["tokens before", result.tokens_before],
@@ -275,6 +279,7 @@ function renderReport(prepared, result) {
     h("dl", { class: "report", dataset: { coverage: result.coverage_status } },
       rows.flatMap(([name, value]) => [h("dt", {}, name), h("dd", { dataset: { field: name } }, String(value))])),
     backfilled.length ? h("details", {}, h("summary", {}, "Back-filled facts"), h("ul", {}, backfilled.map((m) => h("li", {}, m)))) : null,
+    dropped.length ? h("details", { open: true }, h("summary", {}, "Facts that did not fit (still in the canonical transcript)"), h("ul", {}, dropped.map((m) => h("li", {}, m)))) : null,
     unmet.length ? h("details", { open: true }, h("summary", {}, "Missing facts"), h("ul", {}, unmet.map((m) => h("li", {}, m)))) : null,
     result.summary ? h("details", { open: true }, h("summary", {}, "Summary"), h("pre", { class: "summary" }, result.summary)) : null,
   ].filter(Boolean));

@@ -283,7 +283,7 @@ fn compact(browser: &Browser) -> Result<Outcome, String> {
         "const f = n => document.querySelector(`#compact-report [data-field=\"${n}\"]`).textContent;\n\
          return { coverage: f('coverage'), removed: Number(f('removed')),\n\
                   obligations: Number(f('obligations')), before: Number(f('tokens before')),\n\
-                  after: Number(f('tokens after')),\n\
+                  after: Number(f('tokens after')), dropped: Number(f('dropped')),\n\
                   summary: (document.querySelector('#compact-report pre.summary') || {}).textContent || '',\n\
                   compactions: document.querySelector('#session-usage [data-field=compactions]').textContent };",
         json!([]),
@@ -300,6 +300,10 @@ fn compact(browser: &Browser) -> Result<Outcome, String> {
     })?;
     ensure(report["after"].as_f64() < report["before"].as_f64(), || {
         format!("tokens did not shrink: {report}")
+    })?;
+    // Every fact of this short session fits: none is listed as dropped.
+    ensure(report["dropped"] == 0, || {
+        format!("dropped facts: {report}")
     })?;
     ensure(
         report["summary"]
