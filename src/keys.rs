@@ -12,7 +12,9 @@
 //! | `m` | `m · session_id · message_id` | `created_at · entry_id` of the entry (message-id index) |
 //! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
 //! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive and summaries |
-//! | `o`, `u`, `d` | role sessions, run records, the `done`-run index | see [`crate::roles`] |
+//! | `o`, `u`, `v` | role sessions, run records, per-token write counters | see [`crate::roles`] |
+//! | `d`, `p`, `w`, `z` | empty: indexes of `done` runs (all, by project, of live tokens, of tokens live in their project) | see [`crate::roles`] |
+//! | `q` | `q · key · index` | a degraded compaction waiting for repair (`crate::compaction`) |
 //! | `b` | `b · data_id · holder_key` | empty: the session `holder_key` reads the entries of identity `data_id` through its shared base (see `shared.rs`) |
 //! | `k` | `k · parent_key · child_key` | empty: lineage index, the sessions branched from `parent_key` |
 //! | `T` | `T · session_id · seq` | turn record, in start order (`crate::turns`) |
@@ -67,6 +69,55 @@ pub const FORK_PIN: u8 = b'P';
 pub const FORK_SNAPSHOT: u8 = b'Q';
 /// Tag of the records of committed resets' archives (`a · key · archived_at · session_id`).
 pub const RESET_ARCHIVE: u8 = b'a';
+/// Tag of the repair queue of degraded compactions (`q · key · index`).
+pub const REPAIR: u8 = b'q';
+/// Tag of role sessions (`o · role_session_id`).
+pub const ROLE: u8 = b'o';
+/// Tag of external run records (`u · agent_type · token · project_id · task_id`).
+pub const RUN: u8 = b'u';
+/// Tag of the index of `done` runs (`d · agent_type · …`).
+pub const RUN_DONE: u8 = b'd';
+/// Tag of the index of `done` runs by project (`p · agent_type · project_id · …`).
+pub const RUN_DONE_IN_PROJECT: u8 = b'p';
+/// Tag of the index of `done` runs of live tokens (`w · agent_type · …`).
+pub const RUN_LIVE: u8 = b'w';
+/// Tag of the index of `done` runs of tokens live in their project (`z · …`).
+pub const RUN_LIVE_IN_PROJECT: u8 = b'z';
+/// Tag of per-token write counters (`v · agent_type · token`).
+pub const RUN_TOKEN: u8 = b'v';
+
+/// Every tag of the key space, each once: a new kind of record takes a tag not listed
+/// here (the tests check no two kinds share one, and that no tag is declared elsewhere).
+pub const TAGS: [u8; 28] = [
+    SESSION,
+    RECENCY,
+    ENTRY,
+    MESSAGE,
+    STATE,
+    ARCHIVE,
+    SUMMARY,
+    HOLDER,
+    CHILD,
+    TURN,
+    TURN_ID,
+    LINEAGE,
+    FORK_OPERATION,
+    FORK_REQUEST,
+    FORK_BARRIER,
+    FORK_TARGET,
+    FORK_ACTIVE,
+    FORK_PIN,
+    FORK_SNAPSHOT,
+    RESET_ARCHIVE,
+    REPAIR,
+    ROLE,
+    RUN,
+    RUN_DONE,
+    RUN_DONE_IN_PROJECT,
+    RUN_LIVE,
+    RUN_LIVE_IN_PROJECT,
+    RUN_TOKEN,
+];
 /// Tags of every record owned by one session identity (entries, message index, the
 /// compaction summaries `y` and archive `x`, turns and their index, fork lineage):
 /// deleting an identity deletes these ranges.
@@ -305,6 +356,27 @@ pub fn display(key: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_no_two_kinds_of_record_share_a_tag() {
+        let unique: std::collections::BTreeSet<u8> = TAGS.into_iter().collect();
+        assert_eq!(unique.len(), TAGS.len(), "{TAGS:?}");
+    }
+
+    #[test]
+    fn test_every_tag_declared_here_is_in_tags() {
+        let declared: Vec<u8> = include_str!("keys.rs")
+            .lines()
+            .filter_map(|line| line.strip_prefix("pub const "))
+            .filter_map(|rest| rest.split_once(": u8 = b'"))
+            .filter_map(|(_, value)| value.bytes().next())
+            .collect();
+        let mut listed = TAGS.to_vec();
+        listed.sort_unstable();
+        let mut sorted = declared.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, listed, "declared {declared:?}");
+    }
 
     #[test]
     fn test_string_components_keep_tuple_order() {

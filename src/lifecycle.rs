@@ -182,11 +182,14 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     let active = items.iter().filter(|i| i.archived.is_none()).count();
     crate::shared::check_count(io, &loaded, active).await?;
     let entries: Vec<Entry> = items.into_iter().map(|i| i.entry).collect();
-    let summaries = read_all(io, KeyRange::prefix(&keys::identity(b'y', &old.session_id)))
-        .await?
-        .iter()
-        .map(|kv| record::decode::<Value>(&kv.key, &kv.value))
-        .collect::<Result<Vec<_>, _>>()?;
+    let summaries = read_all(
+        io,
+        KeyRange::prefix(&keys::identity(keys::SUMMARY, &old.session_id)),
+    )
+    .await?
+    .iter()
+    .map(|kv| record::decode::<Value>(&kv.key, &kv.value))
+    .collect::<Result<Vec<_>, _>>()?;
     let states = read_all(io, KeyRange::prefix(&keys::states(&old.key))).await?;
 
     let kept = ArchivedReset {

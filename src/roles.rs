@@ -33,6 +33,9 @@ use serde_json::Value;
 
 use crate::error::Error;
 use crate::keys::{self, KeyBuf};
+use crate::keys::{
+    ROLE, RUN, RUN_DONE, RUN_DONE_IN_PROJECT, RUN_LIVE, RUN_LIVE_IN_PROJECT, RUN_TOKEN,
+};
 use crate::op::{Io, OpResult, Operation};
 use crate::record;
 use crate::resume::{
@@ -41,21 +44,6 @@ use crate::resume::{
 };
 use crate::storage::{Batch, KeyRange, RangeQuery};
 use crate::validate;
-
-/// Tag of role sessions.
-pub const ROLE: u8 = b'o';
-/// Tag of run records.
-pub const RUN: u8 = b'u';
-/// Tag of the index of `done` runs.
-pub const DONE: u8 = b'd';
-/// Tag of the index of `done` runs by project.
-pub const DONE_IN_PROJECT: u8 = b'p';
-/// Tag of the index of `done` runs of live tokens.
-pub const LIVE: u8 = b'w';
-/// Tag of the index of `done` runs of tokens live in their project.
-pub const LIVE_IN_PROJECT: u8 = b'z';
-/// Tag of per-token write counters.
-pub const TOKEN: u8 = b'v';
 
 /// A role session: the adapter state its agents leave for the next task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -252,13 +240,13 @@ fn index_keys(rows: &[RunRecord]) -> BTreeSet<Vec<u8>> {
                 .str(k)
                 .finish()
         };
-        out.insert(flat(DONE));
-        out.insert(by_project(DONE_IN_PROJECT));
+        out.insert(flat(RUN_DONE));
+        out.insert(by_project(RUN_DONE_IN_PROJECT));
         if live_overall {
-            out.insert(flat(LIVE));
+            out.insert(flat(RUN_LIVE));
         }
         if live(rows.iter().filter(|o| o.project_id == *p)) {
-            out.insert(by_project(LIVE_IN_PROJECT));
+            out.insert(by_project(RUN_LIVE_IN_PROJECT));
         }
     }
     out
@@ -508,7 +496,7 @@ fn check_run(run: &NewRun) -> Result<(), Error> {
 /// token, project and task) and bring its token's index keys in step. Reads the token's
 /// rows and write counter; the commit is guarded by the counter.
 pub(crate) async fn stage_run(io: &Io, batch: &mut Batch, run: &RunRecord) -> Result<(), Error> {
-    let counter_key = KeyBuf::new(TOKEN)
+    let counter_key = KeyBuf::new(RUN_TOKEN)
         .str(&run.agent_type)
         .str(&run.session_id)
         .finish();
@@ -693,10 +681,10 @@ async fn history_for(
     // Whether a failed run kills this agent's tokens under this policy.
     let dies = policy.kills(agent, "failed");
     let prefix = match (&query.project_id, dies) {
-        (None, false) => KeyBuf::new(DONE).str(agent).finish(),
-        (None, true) => KeyBuf::new(LIVE).str(agent).finish(),
-        (Some(p), false) => KeyBuf::new(DONE_IN_PROJECT).str(agent).str(p).finish(),
-        (Some(p), true) => KeyBuf::new(LIVE_IN_PROJECT).str(agent).str(p).finish(),
+        (None, false) => KeyBuf::new(RUN_DONE).str(agent).finish(),
+        (None, true) => KeyBuf::new(RUN_LIVE).str(agent).finish(),
+        (Some(p), false) => KeyBuf::new(RUN_DONE_IN_PROJECT).str(agent).str(p).finish(),
+        (Some(p), true) => KeyBuf::new(RUN_LIVE_IN_PROJECT).str(agent).str(p).finish(),
     };
     let newest = io
         .range(RangeQuery {

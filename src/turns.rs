@@ -246,7 +246,7 @@ pub(crate) async fn last_position(
 ) -> Result<Option<Position>, Error> {
     let session_id = loaded.session.session_id.as_str();
     let mut last = None;
-    for tag in [keys::ENTRY, b'x'] {
+    for tag in [keys::ENTRY, keys::ARCHIVE] {
         let prefix = keys::identity(tag, session_id);
         let newest = io
             .range(RangeQuery {

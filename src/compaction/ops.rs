@@ -33,24 +33,19 @@ use crate::session::{Loaded, require, write_update};
 use crate::storage::{Batch, KeyRange, RangeQuery};
 use crate::validate;
 
-/// Tag of the repair queue of degraded compactions.
-const REPAIR: u8 = b'q';
-/// Tag of summaries.
-const SUMMARY: u8 = b'y';
-
 fn archive_key(session_id: &str, position: &[u8]) -> Vec<u8> {
     keys::archived(session_id, position)
 }
 
 pub(crate) fn summary_key(session_id: &str, index: u64) -> Vec<u8> {
-    keys::KeyBuf::new(SUMMARY)
+    keys::KeyBuf::new(keys::SUMMARY)
         .str(session_id)
         .u64(index)
         .finish()
 }
 
 pub(crate) fn repair_key(session_key: &str, index: u64) -> Vec<u8> {
-    keys::KeyBuf::new(REPAIR)
+    keys::KeyBuf::new(keys::REPAIR)
         .str(session_key)
         .u64(index)
         .finish()
@@ -58,7 +53,7 @@ pub(crate) fn repair_key(session_key: &str, index: u64) -> Vec<u8> {
 
 /// Prefix of the repair-queue entries of a session (removed with the session).
 pub(crate) fn repairs(session_key: &str) -> Vec<u8> {
-    keys::KeyBuf::new(REPAIR).str(session_key).finish()
+    keys::KeyBuf::new(keys::REPAIR).str(session_key).finish()
 }
 
 /// What a compaction reads: the session and its active transcript, with entry keys.
@@ -90,7 +85,7 @@ async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
     }
     let latest = io
         .range(RangeQuery {
-            range: KeyRange::prefix(&keys::identity(SUMMARY, &sid)),
+            range: KeyRange::prefix(&keys::identity(keys::SUMMARY, &sid)),
             limit: 1,
             reverse: true,
         })
@@ -782,11 +777,14 @@ pub(crate) async fn summaries_of(
     io: &Io,
     session_id: &str,
 ) -> Result<Vec<(Vec<u8>, Summary)>, Error> {
-    read_all(io, KeyRange::prefix(&keys::identity(SUMMARY, session_id)))
-        .await?
-        .into_iter()
-        .map(|kv| record::decode(&kv.key, &kv.value).map(|s| (kv.key, s)))
-        .collect()
+    read_all(
+        io,
+        KeyRange::prefix(&keys::identity(keys::SUMMARY, session_id)),
+    )
+    .await?
+    .into_iter()
+    .map(|kv| record::decode(&kv.key, &kv.value).map(|s| (kv.key, s)))
+    .collect()
 }
 
 /// The compaction summaries of the session under `key`, oldest first.
@@ -815,7 +813,7 @@ pub fn list_degraded_compactions(
         let agent = agent.clone();
         async move {
             let mut out = Vec::new();
-            for kv in read_all(&io, KeyRange::prefix(&[REPAIR])).await? {
+            for kv in read_all(&io, KeyRange::prefix(&[keys::REPAIR])).await? {
                 let summary: Summary = record::decode(&kv.key, &kv.value)?;
                 if agent.is_none() || crate::agent_id(&summary.session_key) == agent {
                     out.push(summary);
