@@ -488,3 +488,47 @@ fn test_an_external_compaction_cannot_keep_a_result_without_its_call() {
     .expect("persist");
     assert_eq!((done.skip_reason, done.removed_count), (None, 23));
 }
+
+#[test]
+fn test_a_skipped_plan_asks_no_summarizer_and_its_commit_writes_nothing() {
+    let storage = long_session();
+    let before = dump(&storage);
+    // A window this large needs no compaction.
+    let prepared = run(
+        &storage,
+        compaction::prepare_compaction(WS, KEY, request(1_000_000)),
+    )
+    .expect("prepare");
+    assert!(!prepared.needs_summary(), "{prepared:?}");
+    let mut asked = 0;
+    let commit = prepared
+        .commit_with(request(1_000_000), |_| {
+            asked += 1;
+            Ok::<_, String>("never used".into())
+        })
+        .expect("commit request");
+    assert_eq!(asked, 0);
+    assert_eq!(commit.summary_text, "");
+    let result = run(
+        &storage,
+        compaction::commit_compaction(WS, KEY, commit, 100),
+    )
+    .expect("commit");
+    assert_eq!(result.skip_reason.as_deref(), Some("below_threshold"));
+    assert_eq!(dump(&storage), before);
+
+    let prepared = run(
+        &storage,
+        compaction::prepare_compaction(WS, KEY, request(1000)),
+    )
+    .expect("prepare");
+    assert!(prepared.needs_summary(), "{prepared:?}");
+    let commit = prepared
+        .commit_with(request(1000), |p| {
+            asked += 1;
+            Ok::<_, String>(format!("Summary of {} entries.", p.removed_count))
+        })
+        .expect("commit request");
+    assert_eq!(asked, 1);
+    assert!(commit.summary_text.starts_with("Summary of"), "{commit:?}");
+}

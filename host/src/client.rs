@@ -482,18 +482,9 @@ impl Spool {
         summarize: impl FnOnce(&Prepared) -> Result<String, E>,
     ) -> Result<CompactionResult, CompactWithError<E>> {
         let prepared = self.prepare_compaction(key, request.clone())?;
-        // Skipped plans are committed with no summary: the commit re-plans, finds the
-        // same skip (or a stale preimage) and reports it without writing.
-        let summary_text = match prepared.skip_reason {
-            Some(_) => String::new(),
-            None => summarize(&prepared).map_err(CompactWithError::Summarizer)?,
-        };
-        let commit = CommitRequest {
-            request,
-            preimage: prepared.preimage,
-            summary_text,
-            summary_payload: None,
-        };
+        let commit = prepared
+            .commit_with(request, summarize)
+            .map_err(CompactWithError::Summarizer)?;
         Ok(self.commit_compaction(key, commit)?)
     }
 

@@ -147,6 +147,41 @@ pub struct Prepared {
     pub preimage: String,
 }
 
+impl Prepared {
+    /// Whether a summarizer is to be asked: not for a skipped plan.
+    pub fn needs_summary(&self) -> bool {
+        self.skip_reason.is_none()
+    }
+
+    /// The second phase of this plan for `request`, with the summary `summarize` gives
+    /// — or, for a skipped plan, with no summary and without calling it: that commit
+    /// re-plans, finds the same skip (or a stale preimage) and reports it without
+    /// writing.
+    pub fn commit_with<E>(
+        self,
+        request: CompactRequest,
+        summarize: impl FnOnce(&Prepared) -> Result<String, E>,
+    ) -> Result<CommitRequest, E> {
+        let summary_text = if self.needs_summary() {
+            summarize(&self)?
+        } else {
+            String::new()
+        };
+        Ok(self.commit(request, summary_text))
+    }
+
+    /// The second phase of this plan for `request` with `summary_text` (empty for a
+    /// skipped plan, see [`Prepared::commit_with`]).
+    pub fn commit(self, request: CompactRequest, summary_text: String) -> CommitRequest {
+        CommitRequest {
+            request,
+            preimage: self.preimage,
+            summary_text,
+            summary_payload: None,
+        }
+    }
+}
+
 /// The second phase: a summary to commit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1069,20 +1069,14 @@ async fn compact_with(tabs: &Driver, args: CompactWith) -> Result<CompactionResu
     let prepare = compaction::prepare_compaction(&workspace, &key, request.clone());
     // Two operations: no lock is held while the summarizer thinks.
     let prepared = tabs.drive(prepare).await?;
-    // With nothing to summarize, the commit (given no summary) re-plans and reports the
-    // same skip reason — or `stale_preimage` if the transcript changed meanwhile —
-    // without writing.
-    let summary_text = if prepared.skip_reason.is_some() {
-        String::new()
-    } else {
+    // The summarizer is async, so the plan's two steps are taken apart here:
+    // `Prepared::commit_with` says when it is asked.
+    let summary_text = if prepared.needs_summary() {
         js::summarize(&summarize, &js::to_js(&prepared)?).await?
+    } else {
+        String::new()
     };
-    let commit = CommitRequest {
-        request,
-        preimage: prepared.preimage,
-        summary_text,
-        summary_payload: None,
-    };
+    let commit = prepared.commit(request, summary_text);
     let commit = compaction::commit_compaction(&workspace, &key, commit, now_ms);
     tabs.drive(commit).await
 }
