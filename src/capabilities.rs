@@ -1,4 +1,4 @@
-//! Fork capabilities of session projections (SPEC §5), as plain functions plus one thin
+//! Fork capabilities of session projections (ARCHITECTURE.md, "Turns and provider forks"), as plain functions plus one thin
 //! read operation.
 //!
 //! Whether a session can be forked is the provider runtime's call, so the core never

@@ -1,4 +1,4 @@
-//! Provider fork operations (SPEC §5): the data, and the pure rules over it — the state
+//! Provider fork operations (ARCHITECTURE.md, "Turns and provider forks"): the data, and the pure rules over it — the state
 //! machine's transitions, the public status, the turn barrier, the target context policy
 //! and the identity check of a committed operation. The storage operations that use
 //! them are in `fork_ops.rs`.
@@ -491,6 +491,38 @@ pub struct ForkOperationView {
     /// The record.
     #[serde(flatten)]
     pub operation: ForkOperation,
+}
+
+/// What a driver holding a fork operation does next ([`ForkOperationView::next_step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ForkStep {
+    /// [`crate::begin_fork_dispatch`], call the provider once, then
+    /// [`crate::record_fork_disposition`] with its answer.
+    Dispatch,
+    /// [`crate::commit_fork`]: the provider accepted; writing the child calls no provider.
+    Commit,
+    /// Nothing: the operation ended, is in flight elsewhere, or is someone else's.
+    Done,
+}
+
+impl ForkOperationView {
+    /// The step this view calls for. A `prepared` operation is dispatched only when it
+    /// is the caller's to dispatch: returned by any call but [`crate::fork`], or by a
+    /// `fork` that prepared it. The caller's own earlier request is only committed when
+    /// the provider had accepted it; an operation holding the barrier for another
+    /// request is never advanced.
+    pub fn next_step(&self) -> ForkStep {
+        let mine = match self.origin {
+            None | Some(ForkOrigin::Prepared) => true,
+            Some(ForkOrigin::SameRequest) => false,
+            Some(ForkOrigin::BarrierHeld) => return ForkStep::Done,
+        };
+        match self.operation.state {
+            ForkState::Prepared if mine => ForkStep::Dispatch,
+            ForkState::ProviderAccepted => ForkStep::Commit,
+            _ => ForkStep::Done,
+        }
+    }
 }
 
 /// How a [`crate::fork`] call came to return an operation.

@@ -1,4 +1,4 @@
-//! Provider fork operations (SPEC §5) as storage operations over the rules in
+//! Provider fork operations (ARCHITECTURE.md, "Turns and provider forks") as storage operations over the rules in
 //! `fork_model.rs`.
 //!
 //! A provider fork asks the agent's provider (e.g. Codex) to fork its own session, and

@@ -37,7 +37,6 @@
 )]
 
 pub mod capabilities;
-pub mod command;
 pub mod compaction;
 mod error;
 mod fork;
@@ -49,6 +48,7 @@ mod lifecycle;
 mod memory;
 mod model;
 mod op;
+pub mod ops;
 pub mod record;
 pub mod resume;
 pub mod roles;
@@ -60,12 +60,12 @@ pub mod threads;
 mod transcript;
 pub mod turns;
 pub mod validate;
+pub mod wit_map;
 
 #[cfg(all(feature = "component", target_arch = "wasm32"))]
 #[allow(unsafe_code, missing_docs, unreachable_pub)]
 mod component;
 
-pub use command::{Command, execute, execute_with};
 pub use error::Error;
 pub use fork::{branch, lineage, list_children};
 pub use fork_ops::{
@@ -88,6 +88,7 @@ pub use op::{
     Archiver, MAX_ATTEMPTS, NoArchive, Operation, ReadRequest, ReadResult, Step, read_sync, run,
     run_async, run_with,
 };
+pub use ops::{Command, Op, execute, execute_with};
 pub use roles::{
     NewRoleSession, NewRun, OutcomeRequest, ResumeRequest, RoleSession, RunFilter, RunList,
     get_role_adapter_state, get_role_session, list_runs, record_run, record_task_outcome,
@@ -102,6 +103,6 @@ pub use storage::{
 pub use threads::{
     ThreadBinding, ThreadPlan, TurnCommit, TurnCommitted, commit_turn, plan_provider_thread,
 };
-pub use transcript::{append_entry, count_entries, get_entry, read_page, truncate};
+pub use transcript::{append_entry, count_entries, get_entry, read_page, rollback, truncate};
 pub use turns::{get_turn, interrupt_turn, list_turns, session_turns, settle_turn, start_turn};
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

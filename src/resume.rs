@@ -2,7 +2,7 @@
 //! provider session a new task should resume, and what a finished task leaves behind.
 //! Plain functions over plain data; the storage operations build on them.
 //!
-//! Rules (SPEC §4):
+//! Rules (ARCHITECTURE.md, "Resume selection"):
 //! - the role's adapter state for the agent type is the first source; only when it has
 //!   nothing does the run history decide;
 //! - among history rows of one token the newest decides (a newer failure vetoes an older
@@ -140,6 +140,9 @@ pub struct ResumeDecision {
     pub remove_metadata: Vec<String>,
     /// Clear the role's adapter state for this agent type (and its legacy keys).
     pub clear_role_state: bool,
+    /// With mode `new`: the token that was rejected (its newest run failed terminally).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected_token: Option<String>,
 }
 
 /// What a new task asks before it starts.
@@ -179,6 +182,7 @@ fn resume(token: &str, query: &ResumeQuery) -> ResumeDecision {
         set_metadata: set,
         remove_metadata: Vec::new(),
         clear_role_state: false,
+        rejected_token: None,
     }
 }
 
@@ -196,6 +200,7 @@ fn start(mode: &str, clear_role_state: bool, fallback: bool) -> ResumeDecision {
         set_metadata: set,
         remove_metadata: TASK_RESUME_KEYS.iter().map(|k| (*k).to_owned()).collect(),
         clear_role_state,
+        rejected_token: None,
     }
 }
 
@@ -223,7 +228,10 @@ pub fn select_resume(
         let newest_row = newest(history, agent, project, token, policy);
         if newest_row.is_some_and(|r| policy.kills(agent, &r.status)) {
             // A dead provider session: start over, even if resume was preconfigured.
-            return start("new", from_role, true);
+            return ResumeDecision {
+                rejected_token: Some(token.to_owned()),
+                ..start("new", from_role, true)
+            };
         }
         let streamed = query.role_state.as_ref().is_some_and(|s| {
             s.get("source").and_then(Value::as_str) == Some("provider_stream")

@@ -1,5 +1,5 @@
 //! Role sessions and external run records: the storage side of resume selection
-//! (SPEC §4). The rules themselves are the plain functions of [`resume`](mod@crate::resume); the
+//! (ARCHITECTURE.md, "Resume selection"). The rules themselves are the plain functions of [`resume`](mod@crate::resume); the
 //! operations here read what they need, apply the decision and write it in one commit.
 //!
 //! A **role session** (e.g. `role-runtime::run-1::cto`) keeps adapter state keyed by

@@ -1,4 +1,4 @@
-//! Provider thread bindings (SPEC §4, seed 001): a session remembers the provider-side
+//! Provider thread bindings (ARCHITECTURE.md, "Resume selection"): a session remembers the provider-side
 //! thread its turns ran on (e.g. `codex_thread_id` in its `model_config`), so an agent
 //! rebuilt for the same session resumes that thread instead of starting an empty one.
 //!

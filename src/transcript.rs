@@ -439,3 +439,124 @@ async fn truncate_body(
         after_count: updated.entry_count,
     })
 }
+
+/// Drops the last `turns` turns of the session under `key`: every entry from the
+/// earliest of its last `turns` user messages on (like Codex's `thread/rollback`). A
+/// transcript with fewer user messages loses every entry from its first user message
+/// on; `turns: 0` changes nothing. Entry ids are never reused: the next append still
+/// follows the highest id the session ever had.
+pub fn rollback(
+    workspace: &str,
+    key: &str,
+    turns: u64,
+    expected_epoch: Option<u64>,
+    now_ms: u64,
+) -> Operation<TruncateOutcome> {
+    if let Err(e) = validate::now_ms(now_ms)
+        .and_then(|()| validate::workspace(workspace))
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| validate::count("turns", turns))
+    {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move { rollback_body(&io, &key, turns, expected_epoch, now_ms).await }
+    })
+}
+
+async fn rollback_body(
+    io: &Io,
+    key: &str,
+    turns: u64,
+    expected_epoch: Option<u64>,
+    now_ms: u64,
+) -> OpResult<TruncateOutcome> {
+    let mut loaded = require(io, key).await?;
+    crate::lifecycle::fence(&loaded, expected_epoch)?;
+    let before = loaded.session.entry_count;
+    let unchanged = TruncateOutcome {
+        truncated: false,
+        before_count: before,
+        after_count: before,
+    };
+    if turns == 0 {
+        return Ok(unchanged);
+    }
+    let sid = loaded.session.session_id.clone();
+    let prefix = keys::entries(&sid);
+    let mut batch = Batch::default();
+    let mut done = BTreeSet::from([key.to_owned()]);
+    // Newest first: entries up to and including the `turns`-th user message from the end.
+    let mut doomed: Vec<(Vec<u8>, Entry)> = Vec::new();
+    let mut users = 0u64;
+    let mut cut = None;
+    if loaded.base.is_empty() {
+        let mut end = prefix_end(&prefix);
+        'pages: loop {
+            let page = io
+                .range(RangeQuery {
+                    range: KeyRange {
+                        start: prefix.clone(),
+                        end: end.clone(),
+                    },
+                    limit: validate::MAX_PAGE,
+                    reverse: true,
+                })
+                .await?;
+            let Some(last) = page.last() else { break };
+            end = Some(last.key.clone());
+            for kv in page {
+                let entry: Entry = record::decode(&kv.key, &kv.value)?;
+                let user = entry.role == crate::model::Role::User;
+                doomed.push((kv.key, entry));
+                if user {
+                    users += 1;
+                    cut = Some(doomed.len());
+                    if users == turns {
+                        break 'pages;
+                    }
+                }
+            }
+        }
+    } else {
+        // A branch rolling back into its shared history takes its own copy first.
+        let items = crate::shared::items(io, &loaded.session, &loaded.base, false, None).await?;
+        crate::shared::materialize(io, &mut batch, &loaded.session, &loaded.base).await?;
+        loaded.base.clear();
+        for item in items.into_iter().rev() {
+            let mut entry_key = prefix.clone();
+            entry_key.extend_from_slice(&item.position);
+            let user = item.entry.role == crate::model::Role::User;
+            doomed.push((entry_key, item.entry));
+            if user {
+                users += 1;
+                cut = Some(doomed.len());
+                if users == turns {
+                    break;
+                }
+            }
+        }
+    }
+    let Some(cut) = cut else {
+        return Ok(unchanged);
+    };
+    doomed.truncate(cut);
+    crate::shared::release(io, &mut batch, &sid, &mut done).await?;
+    for (entry_key, entry) in &doomed {
+        batch.delete(keys::message(&sid, &entry.message_id));
+        batch.delete(entry_key.clone());
+    }
+    let removed = u64::try_from(doomed.len()).unwrap_or(u64::MAX);
+    let mut updated = loaded.session.clone();
+    updated.entry_count = before.saturating_sub(removed);
+    updated.updated_at = now_ms;
+    write_update(&mut batch, &loaded, &updated)?;
+    io.commit(batch).await?;
+    Ok(TruncateOutcome {
+        truncated: true,
+        before_count: before,
+        after_count: updated.entry_count,
+    })
+}

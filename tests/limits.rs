@@ -53,6 +53,7 @@ fn calls_with_now_ms() -> BTreeMap<&'static str, Value> {
         ("finish", json!({"key": KEY, "status": "done"})),
         ("prune_stale", json!({"max_age_ms": 1})),
         ("truncate", json!({"key": KEY, "max_messages": 0})),
+        ("rollback", json!({"key": KEY, "turns": 1})),
         (
             "save_state",
             json!({"key": KEY, "state": {"provider": "portable", "state_kind": "k", "payload": {}}}),

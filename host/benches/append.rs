@@ -46,7 +46,16 @@ impl ComponentSide {
             .expect("runtime")
             .instantiate(storage, spool::NoArchive)
             .expect("instantiate");
-        spool.create_session(WS, KEY, "bench", 1).expect("create");
+        spool
+            .call(
+                WS,
+                spool::ops::CreateSession {
+                    key: KEY.to_owned(),
+                    session_id: "bench".to_owned(),
+                    now_ms: 1,
+                },
+            )
+            .expect("create");
         ComponentSide { spool, done: 0 }
     }
 
@@ -54,7 +63,14 @@ impl ComponentSide {
         let start = Instant::now();
         for i in self.done..self.done + count {
             self.spool
-                .append_entry(WS, KEY, request(i), 2 + i as u64)
+                .call(
+                    WS,
+                    spool::ops::AppendEntry {
+                        key: KEY.to_owned(),
+                        request: request(i),
+                        now_ms: 2 + i as u64,
+                    },
+                )
                 .expect("append");
         }
         self.done += count;
@@ -64,7 +80,12 @@ impl ComponentSide {
     fn check(&mut self) {
         let session = self
             .spool
-            .get_session(WS, KEY)
+            .call(
+                WS,
+                spool::ops::GetSession {
+                    key: KEY.to_owned(),
+                },
+            )
             .expect("get")
             .expect("exists");
         assert_eq!(session.entry_count, self.done as u64);

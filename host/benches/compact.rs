@@ -69,12 +69,26 @@ struct Run {
 fn run(spool: &mut Instance, n: usize) -> Result<Run, Error> {
     let workspace = format!("bench-{n}");
     spool
-        .create_session(&workspace, KEY, &format!("s{n}"), 1)
+        .call(
+            &workspace,
+            spool::ops::CreateSession {
+                key: KEY.to_owned(),
+                session_id: format!("s{n}"),
+                now_ms: 1,
+            },
+        )
         .expect("create");
     let start = Instant::now();
     for i in 0..n {
         spool
-            .append_entry(&workspace, KEY, entry(i), 2 + i as u64)
+            .call(
+                &workspace,
+                spool::ops::AppendEntry {
+                    key: KEY.to_owned(),
+                    request: entry(i),
+                    now_ms: 2 + i as u64,
+                },
+            )
             .expect("append");
     }
     let build = start.elapsed();
@@ -86,7 +100,14 @@ fn run(spool: &mut Instance, n: usize) -> Result<Run, Error> {
         flush_receipt_status: None,
     };
     let start = Instant::now();
-    let result = spool.compact(&workspace, KEY, request, 10 + n as u64)?;
+    let result = spool.call(
+        &workspace,
+        spool::ops::Compact {
+            key: KEY.to_owned(),
+            request,
+            now_ms: 10 + n as u64,
+        },
+    )?;
     let compact = start.elapsed();
     assert!(result.removed_count > 0, "{:?}", result.skip_reason);
     assert_eq!(result.removed_count as usize + result.kept_entries.len(), n);

@@ -68,7 +68,14 @@ fn entry(i: usize) -> AppendRequest {
 /// A parent of `n` entries, built in batches of [`BATCH`].
 fn build(spool: &mut Instance, n: usize) {
     spool
-        .create_session(WS, PARENT, "parent", 1)
+        .call(
+            WS,
+            spool::ops::CreateSession {
+                key: PARENT.to_owned(),
+                session_id: "parent".to_owned(),
+                now_ms: 1,
+            },
+        )
         .expect("create");
     let mut i = 0;
     while i < n {
@@ -79,7 +86,14 @@ fn build(spool: &mut Instance, n: usize) {
             expected_epoch: None,
         };
         spool
-            .commit_turn(WS, PARENT, turn, 2 + i as u64)
+            .call(
+                WS,
+                spool::ops::CommitTurn {
+                    key: PARENT.to_owned(),
+                    turn,
+                    now_ms: 2 + i as u64,
+                },
+            )
             .expect("commit a batch");
         i = end;
     }
@@ -130,26 +144,44 @@ fn main() {
 
         // A one-entry durable append, interleaved with the forks: the floor a commit
         // costs on this disk at this moment (SQLite WAL, synchronous=FULL).
-        spool.create_session(WS, REF, "ref", 1).expect("create");
+        spool
+            .call(
+                WS,
+                spool::ops::CreateSession {
+                    key: REF.to_owned(),
+                    session_id: "ref".to_owned(),
+                    now_ms: 1,
+                },
+            )
+            .expect("create");
         let mut appends = Vec::with_capacity(forks);
         let mut samples = Vec::with_capacity(forks);
         let mut written = Vec::with_capacity(forks);
         for f in 0..forks {
             let started = Instant::now();
             spool
-                .append_entry(WS, REF, entry(f), 10 * n as u64 + 10)
+                .call(
+                    WS,
+                    spool::ops::AppendEntry {
+                        key: REF.to_owned(),
+                        request: entry(f),
+                        now_ms: 10 * n as u64 + 10,
+                    },
+                )
                 .expect("append");
             appends.push(started.elapsed().as_secs_f64() * 1e6);
             let child = format!("agent:bench:fork-{f}");
             let before = bytes.load(Ordering::Relaxed);
             let started = Instant::now();
             let branch = spool
-                .branch(
+                .call(
                     WS,
-                    PARENT,
-                    &child,
-                    BranchRequest::fork(format!("child-{f}")),
-                    10 * n as u64 + 10,
+                    spool::ops::Branch {
+                        parent_key: PARENT.to_owned(),
+                        child_key: child.clone(),
+                        request: BranchRequest::fork(format!("child-{f}")),
+                        now_ms: 10 * n as u64 + 10,
+                    },
                 )
                 .expect("branch");
             samples.push(started.elapsed().as_secs_f64() * 1e6);
@@ -162,13 +194,15 @@ fn main() {
         for f in 0..forks.min(50) {
             let started = Instant::now();
             let page = spool
-                .read_page(
+                .call(
                     WS,
-                    &format!("agent:bench:fork-{f}"),
-                    PageRequest {
-                        order: Order::NewestFirst,
-                        cursor: None,
-                        limit: 50,
+                    spool::ops::ReadPage {
+                        key: format!("agent:bench:fork-{f}"),
+                        request: PageRequest {
+                            order: Order::NewestFirst,
+                            cursor: None,
+                            limit: 50,
+                        },
                     },
                 )
                 .expect("page");

@@ -1,4 +1,4 @@
-//! Resume selection (SPEC §4) over 10,000 external run rows: `select_resume` through the
+//! Resume selection (ARCHITECTURE.md, "Resume selection") over 10,000 external run rows: `select_resume` through the
 //! wasmtime component on `SqliteStorage`, and natively in the core (on the same SQLite
 //! file, on `MemoryStorage`, and the plain function over the whole history in memory).
 //!
@@ -180,9 +180,25 @@ fn main() {
         .expect("instantiate");
     let start = Instant::now();
     for (run, at) in &rows {
-        spool.record_run(WS, run.clone(), *at).expect("record");
+        spool
+            .call(
+                WS,
+                spool::ops::RecordRun {
+                    run: run.clone(),
+                    now_ms: *at,
+                },
+            )
+            .expect("record");
     }
-    spool.save_role_session(WS, role(), 1).expect("role");
+    spool
+        .call(
+            WS,
+            spool::ops::SaveRoleSession {
+                role: role(),
+                now_ms: 1,
+            },
+        )
+        .expect("role");
     let build = start.elapsed();
 
     let memory = MemoryStorage::new();
@@ -210,7 +226,16 @@ fn main() {
     for (label, with_role) in [("role state", true), ("history index", false)] {
         println!("{label}:");
         let s = sample(20, budget, || {
-            check(&spool.select_resume(WS, request(with_role)).expect("select"));
+            check(
+                &spool
+                    .call(
+                        WS,
+                        spool::ops::SelectResume {
+                            request: request(with_role),
+                        },
+                    )
+                    .expect("select"),
+            );
         });
         print("component (wasmtime) on SQLite", &s);
         let s = sample(20, budget, || {

@@ -32,6 +32,8 @@ use crate::engine::{Instance, ResourceLimits, Runtime};
 use crate::error::{CompactWithError, Error};
 use crate::provider::ForkProvider;
 use crate::sqlite::SqliteStorage;
+use crate::wit::Call;
+use spool::ops;
 
 /// The workspace a [`Spool`] uses unless told otherwise.
 pub const DEFAULT_WORKSPACE: &str = "default";
@@ -123,28 +125,46 @@ impl Spool {
         &self.workspace
     }
 
+    /// Performs one API call (any [`spool::ops`] struct) in this handle's workspace.
+    /// The methods below are this with the clock's time and fresh ids filled in.
+    pub fn call<O: Call>(&mut self, op: O) -> Result<O::Output, Error> {
+        self.instance.call(&self.workspace, op)
+    }
+
     /// Creates a session under `key` with a fresh session id; a key in use is a
     /// `conflict`.
     pub fn create_session(&mut self, key: &str) -> Result<Session, Error> {
         let (id, now) = ((self.ids)(), (self.clock)());
-        self.instance.create_session(&self.workspace, key, &id, now)
+        self.call(ops::CreateSession {
+            key: key.to_owned(),
+            session_id: id,
+            now_ms: now,
+        })
     }
 
     /// The session under `key`, or `None`.
     pub fn get_session(&mut self, key: &str) -> Result<Option<Session>, Error> {
-        self.instance.get_session(&self.workspace, key)
+        self.call(ops::GetSession {
+            key: key.to_owned(),
+        })
     }
 
     /// Appends one entry to the session under `key`, stamped with the clock's time.
     pub fn append(&mut self, key: &str, request: AppendRequest) -> Result<Entry, Error> {
         let now = (self.clock)();
-        self.instance
-            .append_entry(&self.workspace, key, request, now)
+        self.call(ops::AppendEntry {
+            key: key.to_owned(),
+            request,
+            now_ms: now,
+        })
     }
 
     /// Reads one page of the transcript of the session under `key`.
     pub fn read_page(&mut self, key: &str, request: PageRequest) -> Result<Page, Error> {
-        self.instance.read_page(&self.workspace, key, request)
+        self.call(ops::ReadPage {
+            key: key.to_owned(),
+            request,
+        })
     }
 
     /// The whole transcript of the session under `key`, oldest entry first.
@@ -186,8 +206,12 @@ impl Spool {
         cursor: Option<&str>,
         filter: &ListFilter,
     ) -> Result<SessionList, Error> {
-        self.instance
-            .list_sessions(&self.workspace, limit, cursor, filter)
+        self.call(ops::ListSessions {
+            limit,
+            cursor: cursor.map(str::to_owned),
+            agent_id: filter.agent_id.clone(),
+            status: filter.status,
+        })
     }
 
     /// The directory reset archives are written to, when they go to an
@@ -199,7 +223,11 @@ impl Spool {
     /// The session under `key`, created with a fresh session id when missing.
     pub fn get_or_create(&mut self, key: &str) -> Result<IntentOutcome, Error> {
         let (id, now) = ((self.ids)(), (self.clock)());
-        self.instance.get_or_create(&self.workspace, key, &id, now)
+        self.call(ops::GetOrCreate {
+            key: key.to_owned(),
+            session_id: id,
+            now_ms: now,
+        })
     }
 
     /// Applies `intent` to `key`; a created or reset session gets a fresh session id.
@@ -222,8 +250,12 @@ impl Spool {
     /// ```
     pub fn apply_intent(&mut self, key: &str, intent: Intent) -> Result<IntentOutcome, Error> {
         let (id, now) = ((self.ids)(), (self.clock)());
-        self.instance
-            .apply_intent(&self.workspace, key, intent, &id, now)
+        self.call(ops::ApplyIntent {
+            key: key.to_owned(),
+            intent,
+            session_id: id,
+            now_ms: now,
+        })
     }
 
     /// Resets the session under `key` ([`Intent::ResetSameKey`]): the old generation is
@@ -237,13 +269,20 @@ impl Spool {
     /// Marks the session under `key` as in use now; a missing key is `not_found`.
     pub fn resume(&mut self, key: &str) -> Result<Session, Error> {
         let now = (self.clock)();
-        self.instance.resume(&self.workspace, key, now)
+        self.call(ops::Resume {
+            key: key.to_owned(),
+            now_ms: now,
+        })
     }
 
     /// Changes model, channel, model config and metadata of the session under `key`.
     pub fn update(&mut self, key: &str, request: UpdateRequest) -> Result<Session, Error> {
         let now = (self.clock)();
-        self.instance.update(&self.workspace, key, request, now)
+        self.call(ops::Update {
+            key: key.to_owned(),
+            request,
+            now_ms: now,
+        })
     }
 
     /// Finishes the session under `key` now with `status` (fenced by
@@ -255,8 +294,12 @@ impl Spool {
         expected_epoch: Option<u64>,
     ) -> Result<Session, Error> {
         let now = (self.clock)();
-        self.instance
-            .finish(&self.workspace, key, status, expected_epoch, now)
+        self.call(ops::Finish {
+            key: key.to_owned(),
+            status,
+            expected_epoch,
+            now_ms: now,
+        })
     }
 
     /// Archives the session under `key`: finishes it as `done`.
@@ -272,7 +315,9 @@ impl Spool {
     /// workspace, oldest first. A reset that failed or was killed has none, whatever it
     /// wrote; records outlive the session.
     pub fn archived_resets(&mut self, key: &str) -> Result<Vec<ArchivedReset>, Error> {
-        self.instance.list_reset_archives(&self.workspace, key)
+        self.call(ops::ListResetArchives {
+            key: key.to_owned(),
+        })
     }
 
     /// The reset archives of `key` in this workspace, oldest first: the archive of every
@@ -312,31 +357,41 @@ impl Spool {
 
     /// Deletes the session under `key` and everything it owns.
     pub fn delete_session(&mut self, key: &str, expected_epoch: Option<u64>) -> Result<(), Error> {
-        self.instance
-            .delete_session(&self.workspace, key, expected_epoch)
+        self.call(ops::DeleteSession {
+            key: key.to_owned(),
+            expected_epoch,
+        })
     }
 
     /// Deletes the sessions idle longer than `max_age_ms` (by the clock); returns how
     /// many.
     pub fn prune_stale(&mut self, max_age_ms: u64) -> Result<u64, Error> {
         let now = (self.clock)();
-        self.instance.prune_stale(&self.workspace, max_age_ms, now)
+        self.call(ops::PruneStale {
+            max_age_ms,
+            now_ms: now,
+        })
     }
 
     /// Keeps the `max` most recently updated sessions and deletes the rest; returns how
     /// many were deleted.
     pub fn cap_entries(&mut self, max: u64) -> Result<u64, Error> {
-        self.instance.cap_entries(&self.workspace, max)
+        self.call(ops::CapEntries { max })
     }
 
     /// The number of transcript entries of the session under `key`.
     pub fn count_entries(&mut self, key: &str) -> Result<u64, Error> {
-        self.instance.count_entries(&self.workspace, key)
+        self.call(ops::CountEntries {
+            key: key.to_owned(),
+        })
     }
 
     /// The entry with `message_id` in the transcript of the session under `key`.
     pub fn get_entry(&mut self, key: &str, message_id: &str) -> Result<Option<Entry>, Error> {
-        self.instance.get_entry(&self.workspace, key, message_id)
+        self.call(ops::GetEntry {
+            key: key.to_owned(),
+            message_id: message_id.to_owned(),
+        })
     }
 
     /// Keeps the newest `max_messages` entries of the session under `key`.
@@ -347,8 +402,12 @@ impl Spool {
         expected_epoch: Option<u64>,
     ) -> Result<TruncateOutcome, Error> {
         let now = (self.clock)();
-        self.instance
-            .truncate(&self.workspace, key, max_messages, expected_epoch, now)
+        self.call(ops::Truncate {
+            key: key.to_owned(),
+            max_messages,
+            expected_epoch,
+            now_ms: now,
+        })
     }
 
     /// Saves a context state for the session under `key`.
@@ -359,14 +418,21 @@ impl Spool {
         expected_epoch: Option<u64>,
     ) -> Result<ContextState, Error> {
         let now = (self.clock)();
-        self.instance
-            .save_state(&self.workspace, key, state, expected_epoch, now)
+        self.call(ops::SaveState {
+            key: key.to_owned(),
+            state,
+            expected_epoch,
+            now_ms: now,
+        })
     }
 
     /// The context states of the session under `key`; only valid ones unless
     /// `valid_only` is false.
     pub fn list_states(&mut self, key: &str, valid_only: bool) -> Result<Vec<ContextState>, Error> {
-        self.instance.list_states(&self.workspace, key, valid_only)
+        self.call(ops::ListStates {
+            key: key.to_owned(),
+            valid_only,
+        })
     }
 
     /// Invalidates the valid context states of the session under `key` (of
@@ -378,8 +444,12 @@ impl Spool {
         reason: &str,
     ) -> Result<u64, Error> {
         let now = (self.clock)();
-        self.instance
-            .invalidate_states(&self.workspace, key, state_kind, reason, now)
+        self.call(ops::InvalidateStates {
+            key: key.to_owned(),
+            state_kind: state_kind.map(str::to_owned),
+            reason: reason.to_owned(),
+            now_ms: now,
+        })
     }
     /// Compacts the session under `key` with the built-in deterministic summarizer when
     /// its transcript exceeds `request.context_window_tokens` (with the safety margin):
@@ -414,7 +484,11 @@ impl Spool {
         request: CompactRequest,
     ) -> Result<CompactionResult, Error> {
         let now = (self.clock)();
-        self.instance.compact(&self.workspace, key, request, now)
+        self.call(ops::Compact {
+            key: key.to_owned(),
+            request,
+            now_ms: now,
+        })
     }
 
     /// Phase one of a two-phase compaction: what an external summarizer must summarize
@@ -425,8 +499,10 @@ impl Spool {
         key: &str,
         request: CompactRequest,
     ) -> Result<Prepared, Error> {
-        self.instance
-            .prepare_compaction(&self.workspace, key, request)
+        self.call(ops::PrepareCompaction {
+            key: key.to_owned(),
+            request,
+        })
     }
 
     /// Phase two: commits an external summary of the prepared cut. Nothing is written
@@ -439,8 +515,11 @@ impl Spool {
         commit: CommitRequest,
     ) -> Result<CompactionResult, Error> {
         let now = (self.clock)();
-        self.instance
-            .commit_compaction(&self.workspace, key, commit, now)
+        self.call(ops::CommitCompaction {
+            key: key.to_owned(),
+            commit,
+            now_ms: now,
+        })
     }
 
     /// Compacts the session under `key` with any summarizer: prepares the compaction,
@@ -497,19 +576,26 @@ impl Spool {
         persist: PersistRequest,
     ) -> Result<CompactionResult, Error> {
         let now = (self.clock)();
-        self.instance
-            .persist_compaction_result(&self.workspace, key, persist, now)
+        self.call(ops::PersistCompactionResult {
+            key: key.to_owned(),
+            persist,
+            now_ms: now,
+        })
     }
 
     /// The canonical transcript of the session under `key`: archived and active entries
     /// in original order — after any number of compactions, the transcript as appended.
     pub fn canonical_transcript(&mut self, key: &str) -> Result<Vec<Entry>, Error> {
-        self.instance.canonical_transcript(&self.workspace, key)
+        self.call(ops::CanonicalTranscript {
+            key: key.to_owned(),
+        })
     }
 
     /// The compaction summaries of the session under `key`, oldest first.
     pub fn list_summaries(&mut self, key: &str) -> Result<Vec<Summary>, Error> {
-        self.instance.list_summaries(&self.workspace, key)
+        self.call(ops::ListSummaries {
+            key: key.to_owned(),
+        })
     }
 
     /// The degraded compactions waiting for repair in this workspace (of one agent when
@@ -518,8 +604,9 @@ impl Spool {
         &mut self,
         agent_id: Option<&str>,
     ) -> Result<Vec<Summary>, Error> {
-        self.instance
-            .list_degraded_compactions(&self.workspace, agent_id)
+        self.call(ops::ListDegradedCompactions {
+            agent_id: agent_id.map(str::to_owned),
+        })
     }
 
     /// The entries the compaction `compaction_id` of the session under `key` archived.
@@ -528,8 +615,10 @@ impl Spool {
         key: &str,
         compaction_id: &str,
     ) -> Result<Vec<Entry>, Error> {
-        self.instance
-            .compaction_preimage(&self.workspace, key, compaction_id)
+        self.call(ops::CompactionPreimage {
+            key: key.to_owned(),
+            compaction_id: compaction_id.to_owned(),
+        })
     }
 
     /// Sets the repair status of a compaction (e.g. `repaired`); it leaves the repair
@@ -540,8 +629,11 @@ impl Spool {
         compaction_id: &str,
         status: &str,
     ) -> Result<Summary, Error> {
-        self.instance
-            .set_repair_status(&self.workspace, key, compaction_id, status)
+        self.call(ops::SetRepairStatus {
+            key: key.to_owned(),
+            compaction_id: compaction_id.to_owned(),
+            status: status.to_owned(),
+        })
     }
 
     /// Back-fills the flush receipt of a compaction (e.g. `safe`); one no longer
@@ -552,14 +644,17 @@ impl Spool {
         compaction_id: &str,
         status: &str,
     ) -> Result<Summary, Error> {
-        self.instance
-            .set_flush_receipt(&self.workspace, key, compaction_id, status)
+        self.call(ops::SetFlushReceipt {
+            key: key.to_owned(),
+            compaction_id: compaction_id.to_owned(),
+            status: status.to_owned(),
+        })
     }
 
     /// Creates or replaces a role session (its whole adapter state is replaced).
     pub fn save_role_session(&mut self, role: NewRoleSession) -> Result<RoleSession, Error> {
         let now = (self.clock)();
-        self.instance.save_role_session(&self.workspace, role, now)
+        self.call(ops::SaveRoleSession { role, now_ms: now })
     }
 
     /// The role session `role_session_id`, or `None`.
@@ -567,8 +662,9 @@ impl Spool {
         &mut self,
         role_session_id: &str,
     ) -> Result<Option<RoleSession>, Error> {
-        self.instance
-            .get_role_session(&self.workspace, role_session_id)
+        self.call(ops::GetRoleSession {
+            role_session_id: role_session_id.to_owned(),
+        })
     }
 
     /// Sets (latest wins) or, with `None`, clears the adapter state of `agent_type` in a
@@ -580,13 +676,12 @@ impl Spool {
         state: Option<&BTreeMap<String, Value>>,
     ) -> Result<bool, Error> {
         let now = (self.clock)();
-        self.instance.update_role_adapter_state(
-            &self.workspace,
-            role_session_id,
-            agent_type,
-            state,
-            now,
-        )
+        self.call(ops::UpdateRoleAdapterState {
+            role_session_id: role_session_id.to_owned(),
+            agent_type: agent_type.to_owned(),
+            state: state.cloned(),
+            now_ms: now,
+        })
     }
 
     /// The adapter state of `agent_type` in a role session, or `None`.
@@ -595,14 +690,16 @@ impl Spool {
         role_session_id: &str,
         agent_type: &str,
     ) -> Result<Option<BTreeMap<String, Value>>, Error> {
-        self.instance
-            .get_role_adapter_state(&self.workspace, role_session_id, agent_type)
+        self.call(ops::GetRoleAdapterState {
+            role_session_id: role_session_id.to_owned(),
+            agent_type: agent_type.to_owned(),
+        })
     }
 
     /// Records an external agent run, stamped with the clock's time.
     pub fn record_run(&mut self, run: NewRun) -> Result<RunRecord, Error> {
         let now = (self.clock)();
-        self.instance.record_run(&self.workspace, run, now)
+        self.call(ops::RecordRun { run, now_ms: now })
     }
 
     /// One page of external runs passing `filter` (`limit` 1 to 1000).
@@ -612,8 +709,11 @@ impl Spool {
         limit: u32,
         cursor: Option<&str>,
     ) -> Result<RunList, Error> {
-        self.instance
-            .list_runs(&self.workspace, filter, limit, cursor)
+        self.call(ops::ListRuns {
+            filter: filter.clone(),
+            limit,
+            cursor: cursor.map(str::to_owned),
+        })
     }
 
     /// Decides whether a new task resumes a provider session; applies the decision's
@@ -647,7 +747,7 @@ impl Spool {
     /// # Ok::<(), spool_host::Error>(())
     /// ```
     pub fn select_resume(&mut self, request: ResumeRequest) -> Result<ResumeDecision, Error> {
-        self.instance.select_resume(&self.workspace, request)
+        self.call(ops::SelectResume { request })
     }
 
     /// Records a task's outcome (its run row and the change to its role's adapter
@@ -657,8 +757,10 @@ impl Spool {
         request: OutcomeRequest,
     ) -> Result<TaskOutcomeEffects, Error> {
         let now = (self.clock)();
-        self.instance
-            .record_task_outcome(&self.workspace, request, now)
+        self.call(ops::RecordTaskOutcome {
+            request,
+            now_ms: now,
+        })
     }
 
     /// Parses an agent log into the core's [`ImportedLog`]; see
@@ -671,7 +773,7 @@ impl Spool {
     /// [`MAX_IMPORT_ENTRIES`](spool::import::MAX_IMPORT_ENTRIES) of its entries, in
     /// order) under `key`, creating it with a fresh session id if it does not exist;
     /// entries the session already holds (by message id) are skipped. See
-    /// [`Instance::import_session`].
+    /// [`spool::import::import_session`].
     ///
     /// ```
     /// use spool::import::ImportFormat;
@@ -705,7 +807,10 @@ impl Spool {
             session,
         };
         let now = (self.clock)();
-        self.instance.import_session(&self.workspace, &request, now)
+        self.call(ops::ImportSession {
+            request,
+            now_ms: now,
+        })
     }
 
     /// Whether a new agent of `agent_type` resumes the thread bound to the session under
@@ -716,15 +821,22 @@ impl Spool {
         agent_type: &str,
         dead_thread: Option<&str>,
     ) -> Result<ThreadPlan, Error> {
-        self.instance
-            .plan_provider_thread(&self.workspace, key, agent_type, dead_thread)
+        self.call(ops::PlanProviderThread {
+            key: key.to_owned(),
+            agent_type: agent_type.to_owned(),
+            dead_thread: dead_thread.map(str::to_owned),
+        })
     }
 
     /// Appends a turn's entries and records its provider thread in one commit, stamped
     /// with the clock's time.
     pub fn commit_turn(&mut self, key: &str, turn: TurnCommit) -> Result<TurnCommitted, Error> {
         let now = (self.clock)();
-        self.instance.commit_turn(&self.workspace, key, turn, now)
+        self.call(ops::CommitTurn {
+            key: key.to_owned(),
+            turn,
+            now_ms: now,
+        })
     }
 }
 
@@ -752,7 +864,7 @@ impl Spool {
 
     /// Branches the session under `parent_key` into a new session under `child_key`
     /// with a fresh session id; `options` say which history it shares (O(1) in the
-    /// parent's length). See [`Instance::branch`].
+    /// parent's length). See [`spool::branch`].
     ///
     /// ```
     /// use spool::{AppendRequest, Role};
@@ -785,24 +897,36 @@ impl Spool {
             max_fork_tokens: options.max_fork_tokens,
         };
         let now = (self.clock)();
-        self.instance
-            .branch(&self.workspace, parent_key, child_key, request, now)
+        self.call(ops::Branch {
+            parent_key: parent_key.to_owned(),
+            child_key: child_key.to_owned(),
+            request,
+            now_ms: now,
+        })
     }
 
     /// The session under `key` with its lineage and its direct branches.
     pub fn lineage(&mut self, key: &str) -> Result<LineageView, Error> {
-        self.instance.lineage(&self.workspace, key)
+        self.call(ops::Lineage {
+            key: key.to_owned(),
+        })
     }
 
     /// The direct branches of the session under `key`, in key order.
     pub fn list_children(&mut self, key: &str) -> Result<Vec<Branch>, Error> {
-        self.instance.list_children(&self.workspace, key)
+        self.call(ops::ListChildren {
+            key: key.to_owned(),
+        })
     }
 
     /// Starts a turn of the session under `key`, stamped with the clock's time.
     pub fn start_turn(&mut self, key: &str, request: StartTurn) -> Result<Turn, Error> {
         let now = (self.clock)();
-        self.instance.start_turn(&self.workspace, key, request, now)
+        self.call(ops::StartTurn {
+            key: key.to_owned(),
+            request,
+            now_ms: now,
+        })
     }
 
     /// Settles the running turn `turn_id` of the session under `key`.
@@ -813,8 +937,12 @@ impl Spool {
         close: CloseTurn,
     ) -> Result<Turn, Error> {
         let now = (self.clock)();
-        self.instance
-            .settle_turn(&self.workspace, key, turn_id, close, now)
+        self.call(ops::SettleTurn {
+            key: key.to_owned(),
+            turn_id: turn_id.to_owned(),
+            close,
+            now_ms: now,
+        })
     }
 
     /// Interrupts the running turn `turn_id` of the session under `key`.
@@ -825,42 +953,60 @@ impl Spool {
         close: CloseTurn,
     ) -> Result<Turn, Error> {
         let now = (self.clock)();
-        self.instance
-            .interrupt_turn(&self.workspace, key, turn_id, close, now)
+        self.call(ops::InterruptTurn {
+            key: key.to_owned(),
+            turn_id: turn_id.to_owned(),
+            close,
+            now_ms: now,
+        })
     }
 
     /// The turn `turn_id` of the session under `key`, or `None`.
     pub fn get_turn(&mut self, key: &str, turn_id: &str) -> Result<Option<Turn>, Error> {
-        self.instance.get_turn(&self.workspace, key, turn_id)
+        self.call(ops::GetTurn {
+            key: key.to_owned(),
+            turn_id: turn_id.to_owned(),
+        })
     }
 
     /// The latest and the active turn of the session under `key`.
     pub fn session_turns(&mut self, key: &str) -> Result<SessionTurns, Error> {
-        self.instance.session_turns(&self.workspace, key)
+        self.call(ops::SessionTurns {
+            key: key.to_owned(),
+        })
     }
 
     /// A page of the turns of the session under `key`, in start order or its reverse.
     pub fn list_turns(&mut self, key: &str, request: TurnPageRequest) -> Result<TurnPage, Error> {
-        self.instance.list_turns(&self.workspace, key, request)
+        self.call(ops::ListTurns {
+            key: key.to_owned(),
+            request,
+        })
     }
 
     /// Prepares a provider fork of the session under `source_key` (a fresh operation id
-    /// if the request is new); see [`Instance::fork`] and [`run_fork`](Self::run_fork).
+    /// if the request is new); see [`spool::fork`] and [`run_fork`](Self::run_fork).
     pub fn fork(
         &mut self,
         source_key: &str,
         request: ForkRequest,
     ) -> Result<ForkOperationView, Error> {
         let (id, now) = ((self.ids)(), (self.clock)());
-        self.instance
-            .fork(&self.workspace, source_key, request, &id, now)
+        self.call(ops::Fork {
+            source_key: source_key.to_owned(),
+            request,
+            operation_id: id,
+            now_ms: now,
+        })
     }
 
     /// Records `dispatching` and returns the payload to send to the provider.
     pub fn begin_fork_dispatch(&mut self, operation_id: &str) -> Result<DispatchPayload, Error> {
         let now = (self.clock)();
-        self.instance
-            .begin_fork_dispatch(&self.workspace, operation_id, now)
+        self.call(ops::BeginForkDispatch {
+            operation_id: operation_id.to_owned(),
+            now_ms: now,
+        })
     }
 
     /// Records the provider's answer to a dispatched fork.
@@ -870,21 +1016,27 @@ impl Spool {
         disposition: Disposition,
     ) -> Result<ForkOperationView, Error> {
         let now = (self.clock)();
-        self.instance
-            .record_fork_disposition(&self.workspace, operation_id, disposition, now)
+        self.call(ops::RecordForkDisposition {
+            operation_id: operation_id.to_owned(),
+            disposition,
+            now_ms: now,
+        })
     }
 
     /// Materializes the child of a provider-accepted fork, with its lineage.
     pub fn commit_fork(&mut self, operation_id: &str) -> Result<ForkOperationView, Error> {
         let now = (self.clock)();
-        self.instance
-            .commit_fork(&self.workspace, operation_id, now)
+        self.call(ops::CommitFork {
+            operation_id: operation_id.to_owned(),
+            now_ms: now,
+        })
     }
 
     /// The fork operation `operation_id`; never acknowledges.
     pub fn get_fork_operation(&mut self, operation_id: &str) -> Result<ForkOperationView, Error> {
-        self.instance
-            .get_fork_operation(&self.workspace, operation_id)
+        self.call(ops::GetForkOperation {
+            operation_id: operation_id.to_owned(),
+        })
     }
 
     /// Acknowledges a committed fork operation (once), releasing its turn barrier.
@@ -893,14 +1045,16 @@ impl Spool {
         operation_id: &str,
     ) -> Result<ForkOperationView, Error> {
         let now = (self.clock)();
-        self.instance
-            .acknowledge_fork_operation(&self.workspace, operation_id, now)
+        self.call(ops::AcknowledgeForkOperation {
+            operation_id: operation_id.to_owned(),
+            now_ms: now,
+        })
     }
 
     /// Restart recovery of provider fork operations (`dispatching` → `unknown`).
     pub fn recover_fork_operations(&mut self) -> Result<RecoveryReport, Error> {
         let now = (self.clock)();
-        self.instance.recover_fork_operations(&self.workspace, now)
+        self.call(ops::RecoverForkOperations { now_ms: now })
     }
 
     /// Claims the one-time provider state binding of the fork child under `key`.
@@ -909,8 +1063,10 @@ impl Spool {
         key: &str,
     ) -> Result<Option<ProviderBindingRequest>, Error> {
         let now = (self.clock)();
-        self.instance
-            .claim_fork_provider_binding(&self.workspace, key, now)
+        self.call(ops::ClaimForkProviderBinding {
+            key: key.to_owned(),
+            now_ms: now,
+        })
     }
 
     /// Records that the claimed provider state binding of `operation_id` is done.
@@ -919,25 +1075,32 @@ impl Spool {
         operation_id: &str,
     ) -> Result<ForkOperationView, Error> {
         let now = (self.clock)();
-        self.instance
-            .complete_fork_provider_binding(&self.workspace, operation_id, now)
+        self.call(ops::CompleteForkProviderBinding {
+            operation_id: operation_id.to_owned(),
+            now_ms: now,
+        })
     }
 
     /// The provider fork lineage of the session under `key`, if it is a fork's child.
     pub fn get_fork_lineage(&mut self, key: &str) -> Result<Option<ForkLineage>, Error> {
-        self.instance.get_fork_lineage(&self.workspace, key)
+        self.call(ops::GetForkLineage {
+            key: key.to_owned(),
+        })
     }
 
     /// The fork capability projection of the sessions under `keys`; see
-    /// [`Instance::fork_projection`].
+    /// [`spool::capabilities::fork_projection`].
     pub fn fork_projection(
         &mut self,
         keys: Vec<String>,
         mode: ProjectionMode,
         answers: Vec<ProbeAnswer>,
     ) -> Result<ForkProjection, Error> {
-        self.instance
-            .fork_projection(&self.workspace, keys, mode, answers)
+        self.call(ops::ForkProjection {
+            keys,
+            mode,
+            answers,
+        })
     }
 
     /// Runs a whole provider fork operation with a fresh operation id, the clock read at

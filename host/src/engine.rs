@@ -4,25 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use spool::compaction::{
-    CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
-};
-use std::collections::BTreeMap;
-
 use serde_json::Value;
-use spool::import::{ImportFormat, ImportOutcome, ImportRequest, ImportedLog};
-use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
-use spool::{
-    AppendRequest, Archiver, ContextState, Entry, FinishStatus, Intent, IntentOutcome, ListFilter,
-    NewContextState, NewRoleSession, NewRun, NoArchive, OutcomeRequest, Page, PageRequest,
-    ResumeRequest, RoleSession, RunFilter, RunList, Session, SessionList, Storage, StorageError,
-    ThreadPlan, TruncateOutcome, TurnCommit, TurnCommitted, UpdateRequest,
-};
+use spool::import::{ImportFormat, ImportedLog};
+use spool::{Archiver, NoArchive, Storage, StorageError};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
 
 use crate::cache::{self, CacheStatus};
 use crate::error::Error;
-use crate::wit::{Exports, HostState, Pre};
+use crate::wit::{Call, Exports, HostState, Pre};
 
 /// The default cap on an instance's linear memory: a runaway guest fails with an
 /// error instead of eating the machine.
@@ -125,8 +114,8 @@ impl Runtime {
             .map_err(|e| Error::wasm("cannot compile the Spool component", &e))?;
         let pre = crate::wit::linker(engine)
             .and_then(|linker| linker.instantiate_pre(&component))
-            .and_then(Pre::new)
-            .map_err(|e| Error::wasm("cannot link the Spool component", &e))?;
+            .map_err(|e| Error::wasm("cannot link the Spool component", &e))
+            .and_then(Pre::new)?;
         Ok(Runtime {
             pre,
             status,
@@ -183,7 +172,12 @@ impl Runtime {
     ///     spool::NoArchive,
     ///     limits,
     /// )?;
-    /// let err = spool.create_session("default", "agent:main:main", "s1", 1).unwrap_err();
+    /// let create = spool::ops::CreateSession {
+    ///     key: "agent:main:main".into(),
+    ///     session_id: "s1".into(),
+    ///     now_ms: 1,
+    /// };
+    /// let err = spool.call("default", create).unwrap_err();
     /// assert_eq!(err.code(), "resource_limit");
     /// # Ok::<(), spool_host::Error>(())
     /// ```
@@ -297,22 +291,20 @@ impl Storage for Detached {
 /// fresh instance over the same storage.
 ///
 /// ```
-/// use spool::{AppendRequest, Intent, Role};
+/// use spool::{AppendRequest, Intent, Role, ops};
 /// use spool_host::{ArchiveDir, Runtime, SqliteStorage};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let archives = ArchiveDir::new(dir.path().join("archives"));
 /// let mut spool = Runtime::shared()?.instantiate(SqliteStorage::open_in_memory()?, archives)?;
-/// spool.create_session("default", "agent:main:main", "s1", 1_000)?;
-/// let entry = spool.append_entry(
-///     "default",
-///     "agent:main:main",
-///     AppendRequest::new(Role::User, "hello"),
-///     1_001,
-/// )?;
+/// let key = "agent:main:main".to_owned();
+/// spool.call("default", ops::CreateSession { key: key.clone(), session_id: "s1".into(), now_ms: 1_000 })?;
+/// let request = AppendRequest::new(Role::User, "hello");
+/// let entry = spool.call("default", ops::AppendEntry { key: key.clone(), request, now_ms: 1_001 })?;
 /// assert_eq!(entry.id, 1);
 ///
-/// let reset = spool.apply_intent("default", "agent:main:main", Intent::ResetSameKey, "s2", 1_002)?;
+/// let intent = Intent::ResetSameKey;
+/// let reset = spool.call("default", ops::ApplyIntent { key, intent, session_id: "s2".into(), now_ms: 1_002 })?;
 /// assert_eq!((reset.session.session_id.as_str(), reset.session.epoch), ("s2", 1));
 /// assert!(reset.archive.expect("an existing session was archived").written);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -359,7 +351,7 @@ impl Instance {
 
     /// Runs one export; a runtime failure (trap) retires the instance, since a trapped
     /// component instance cannot be entered again.
-    pub(crate) fn call<T>(
+    fn enter<T>(
         &mut self,
         f: impl FnOnce(&Exports, &mut Store<HostState>) -> Result<T, Error>,
     ) -> Result<T, Error> {
@@ -393,416 +385,35 @@ impl Instance {
         }
     }
 
-    /// Creates a session under `key` with identity `session_id`; a key in use is a
-    /// `conflict`.
-    pub fn create_session(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        session_id: &str,
-        now_ms: u64,
-    ) -> Result<Session, Error> {
-        self.call(|e, s| e.create_session(s, workspace, key, session_id, now_ms))
+    /// Performs one API call (any [`spool::ops`] struct) in `workspace` through the
+    /// component's typed export for it.
+    ///
+    /// ```
+    /// use spool::{AppendRequest, NoArchive, Role, ops};
+    /// use spool_host::{Runtime, SqliteStorage};
+    ///
+    /// let mut spool = Runtime::shared()?.instantiate(SqliteStorage::open_in_memory()?, NoArchive)?;
+    /// let key = "agent:main:main".to_owned();
+    /// spool.call("default", ops::CreateSession { key: key.clone(), session_id: "s1".into(), now_ms: 1_000 })?;
+    /// let request = AppendRequest::new(Role::User, "hi");
+    /// let entry = spool.call("default", ops::AppendEntry { key, request, now_ms: 1_001 })?;
+    /// assert_eq!(entry.id, 1);
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn call<O: Call>(&mut self, workspace: &str, op: O) -> Result<O::Output, Error> {
+        self.enter(|e, s| op.call(e, s, workspace))
     }
 
-    /// The session under `key`, or `None`.
-    pub fn get_session(&mut self, workspace: &str, key: &str) -> Result<Option<Session>, Error> {
-        self.call(|e, s| e.get_session(s, workspace, key))
-    }
-
-    /// Appends one entry to the session under `key`.
-    pub fn append_entry(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        request: AppendRequest,
-        now_ms: u64,
-    ) -> Result<Entry, Error> {
-        self.call(|e, s| e.append_entry(s, workspace, key, request, now_ms))
-    }
-
-    /// Reads one page of the transcript of the session under `key`.
-    pub fn read_page(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        request: PageRequest,
-    ) -> Result<Page, Error> {
-        self.call(|e, s| e.read_page(s, workspace, key, request))
-    }
-
-    /// Lists sessions, most recently updated first, `limit` (1 to 1000) at a time,
-    /// only those passing `filter`; `cursor` is the previous page's `next_cursor`.
-    pub fn list_sessions(
-        &mut self,
-        workspace: &str,
-        limit: u32,
-        cursor: Option<&str>,
-        filter: &ListFilter,
-    ) -> Result<SessionList, Error> {
-        self.call(|e, s| e.list_sessions(s, workspace, limit, cursor, filter))
-    }
-
-    /// The session under `key`, created with identity `session_id` when missing
-    /// (`created` says which).
-    pub fn get_or_create(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        session_id: &str,
-        now_ms: u64,
-    ) -> Result<IntentOutcome, Error> {
-        self.call(|e, s| e.get_or_create(s, workspace, key, session_id, now_ms))
-    }
-
-    /// Applies `intent` to `key`: `session_id` is the identity of a created or reset
-    /// session. A reset first hands the old generation to the archiver; its outcome is
-    /// in [`IntentOutcome::archive`] (a failed archive never fails the reset).
-    pub fn apply_intent(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        intent: Intent,
-        session_id: &str,
-        now_ms: u64,
-    ) -> Result<IntentOutcome, Error> {
-        self.call(|e, s| e.apply_intent(s, workspace, key, intent, session_id, now_ms))
-    }
-
-    /// Touches `updated_at` of the session under `key`; a missing key is `not_found`.
-    pub fn resume(&mut self, workspace: &str, key: &str, now_ms: u64) -> Result<Session, Error> {
-        self.call(|e, s| e.resume(s, workspace, key, now_ms))
-    }
-
-    /// Changes model, channel, model config and metadata (maps merge key by key, a
-    /// `null` value removes a key).
-    pub fn update(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        request: UpdateRequest,
-        now_ms: u64,
-    ) -> Result<Session, Error> {
-        self.call(|e, s| e.update(s, workspace, key, request, now_ms))
-    }
-
-    /// Finishes the session: its status, `ended_at` and `runtime_ms`.
-    pub fn finish(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        status: FinishStatus,
-        expected_epoch: Option<u64>,
-        now_ms: u64,
-    ) -> Result<Session, Error> {
-        self.call(|e, s| e.finish(s, workspace, key, status, expected_epoch, now_ms))
-    }
-
-    /// Deletes the session under `key` and everything it owns.
-    pub fn delete_session(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        expected_epoch: Option<u64>,
-    ) -> Result<(), Error> {
-        self.call(|e, s| e.delete_session(s, workspace, key, expected_epoch))
-    }
-
-    /// Deletes the sessions idle longer than `max_age_ms` with everything they own;
-    /// returns how many.
-    pub fn prune_stale(
-        &mut self,
-        workspace: &str,
-        max_age_ms: u64,
-        now_ms: u64,
-    ) -> Result<u64, Error> {
-        self.call(|e, s| e.prune_stale(s, workspace, max_age_ms, now_ms))
-    }
-
-    /// Keeps the `max` most recently updated sessions and deletes the rest; returns how
-    /// many were deleted.
-    pub fn cap_entries(&mut self, workspace: &str, max: u64) -> Result<u64, Error> {
-        self.call(|e, s| e.cap_entries(s, workspace, max))
-    }
-
-    /// The number of transcript entries of the session under `key`.
-    pub fn count_entries(&mut self, workspace: &str, key: &str) -> Result<u64, Error> {
-        self.call(|e, s| e.count_entries(s, workspace, key))
-    }
-
-    /// The entry with `message_id` in the transcript of the session under `key`, or
-    /// `None`.
-    pub fn get_entry(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        message_id: &str,
-    ) -> Result<Option<Entry>, Error> {
-        self.call(|e, s| e.get_entry(s, workspace, key, message_id))
-    }
-
-    /// Keeps the newest `max_messages` entries of the session under `key`.
-    pub fn truncate(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        max_messages: u64,
-        expected_epoch: Option<u64>,
-        now_ms: u64,
-    ) -> Result<TruncateOutcome, Error> {
-        self.call(|e, s| e.truncate(s, workspace, key, max_messages, expected_epoch, now_ms))
-    }
-
-    /// Saves a context state for the session under `key`; returns it with its id.
-    pub fn save_state(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        state: NewContextState,
-        expected_epoch: Option<u64>,
-        now_ms: u64,
-    ) -> Result<ContextState, Error> {
-        self.call(|e, s| e.save_state(s, workspace, key, state, expected_epoch, now_ms))
-    }
-
-    /// The context states of the session under `key`, oldest first; only valid ones
-    /// unless `valid_only` is false.
-    pub fn list_states(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        valid_only: bool,
-    ) -> Result<Vec<ContextState>, Error> {
-        self.call(|e, s| e.list_states(s, workspace, key, valid_only))
-    }
-
-    /// Invalidates the valid context states of the session under `key` (only those of
-    /// `state_kind` when given) with `reason`; returns how many.
-    pub fn invalidate_states(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        state_kind: Option<&str>,
-        reason: &str,
-        now_ms: u64,
-    ) -> Result<u64, Error> {
-        self.call(|e, s| e.invalidate_states(s, workspace, key, state_kind, reason, now_ms))
-    }
-
-    /// Compacts the session under `key` with the built-in deterministic summarizer
-    /// (`summary_source` `fallback`) when its transcript exceeds the window
-    /// (`tokens × safety_margin > context_window_tokens`); otherwise nothing is written
-    /// and the result says why (`skip_reason`).
-    pub fn compact(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        request: CompactRequest,
-        now_ms: u64,
-    ) -> Result<CompactionResult, Error> {
-        self.call(|e, s| e.compact(s, workspace, key, &request, now_ms))
-    }
-
-    /// Phase one of a two-phase compaction: the exact text to summarize, the obligations
-    /// the summary must keep, the cut and the preimage token. Writes nothing.
-    pub fn prepare_compaction(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        request: CompactRequest,
-    ) -> Result<Prepared, Error> {
-        self.call(|e, s| e.prepare_compaction(s, workspace, key, &request))
-    }
-
-    /// Phase two: commits an external summary (`summary_source` `llm`) of the prepared
-    /// cut after checking the preimage (a changed transcript → `skip_reason`
-    /// `stale_preimage`) and the coverage (blocking mode → `coverage_blocked`).
-    pub fn commit_compaction(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        commit: CommitRequest,
-        now_ms: u64,
-    ) -> Result<CompactionResult, Error> {
-        self.call(|e, s| e.commit_compaction(s, workspace, key, &commit, now_ms))
-    }
-
-    /// Stores a summary an agent produced itself: `kept_entries` replace the last
-    /// `kept_entries.len()` active entries and the earlier ones move to the archive. An
-    /// empty summary touches nothing.
-    pub fn persist_compaction_result(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        persist: PersistRequest,
-        now_ms: u64,
-    ) -> Result<CompactionResult, Error> {
-        self.call(|e, s| e.persist_compaction_result(s, workspace, key, persist, now_ms))
-    }
-
-    /// The canonical transcript of the session under `key`: the entries compactions
-    /// archived and the active ones, in original order (the transcript as appended).
-    pub fn canonical_transcript(
-        &mut self,
-        workspace: &str,
-        key: &str,
-    ) -> Result<Vec<Entry>, Error> {
-        self.call(|e, s| e.canonical_transcript(s, workspace, key))
-    }
-
-    /// The compaction summaries of the session under `key`, oldest first.
-    pub fn list_summaries(&mut self, workspace: &str, key: &str) -> Result<Vec<Summary>, Error> {
-        self.call(|e, s| e.list_summaries(s, workspace, key))
-    }
-
-    /// The degraded compactions (flush receipt `degraded_forensic`, no repair status)
-    /// waiting for repair in `workspace`, of one agent when `agent_id` is given.
-    pub fn list_degraded_compactions(
-        &mut self,
-        workspace: &str,
-        agent_id: Option<&str>,
-    ) -> Result<Vec<Summary>, Error> {
-        self.call(|e, s| e.list_degraded_compactions(s, workspace, agent_id))
-    }
-
-    /// The entries the compaction `compaction_id` archived (its pre-image), in original
-    /// order; an unknown compaction is `not_found`.
-    pub fn compaction_preimage(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        compaction_id: &str,
-    ) -> Result<Vec<Entry>, Error> {
-        self.call(|e, s| e.compaction_preimage(s, workspace, key, compaction_id))
-    }
-
-    /// Sets the repair status of a compaction (e.g. `repaired`); it leaves the repair
-    /// queue. Returns the updated summary.
-    pub fn set_repair_status(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        compaction_id: &str,
-        status: &str,
-    ) -> Result<Summary, Error> {
-        self.call(|e, s| e.set_repair_status(s, workspace, key, compaction_id, status))
-    }
-
-    /// Back-fills the flush receipt of a compaction (e.g. `safe`); one no longer
-    /// degraded leaves the repair queue. Returns the updated summary.
-    pub fn set_flush_receipt(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        compaction_id: &str,
-        status: &str,
-    ) -> Result<Summary, Error> {
-        self.call(|e, s| e.set_flush_receipt(s, workspace, key, compaction_id, status))
-    }
-
-    /// Creates or replaces the role session `role.role_session_id` (its whole adapter
-    /// state is replaced; `created_at` survives a replacement).
-    pub fn save_role_session(
-        &mut self,
-        workspace: &str,
-        role: NewRoleSession,
-        now_ms: u64,
-    ) -> Result<RoleSession, Error> {
-        self.call(|e, s| e.save_role_session(s, workspace, role, now_ms))
-    }
-
-    /// The role session `role_session_id`, or `None`.
-    pub fn get_role_session(
-        &mut self,
-        workspace: &str,
-        role_session_id: &str,
-    ) -> Result<Option<RoleSession>, Error> {
-        self.call(|e, s| e.get_role_session(s, workspace, role_session_id))
-    }
-
-    /// Sets (latest wins) or, with `None`, clears the adapter state of `agent_type` in a
-    /// role session; clearing also drops the legacy flat resume keys. `false` when the
-    /// role session does not exist.
-    pub fn update_role_adapter_state(
-        &mut self,
-        workspace: &str,
-        role_session_id: &str,
-        agent_type: &str,
-        state: Option<&BTreeMap<String, Value>>,
-        now_ms: u64,
-    ) -> Result<bool, Error> {
-        self.call(|e, s| {
-            e.update_role_adapter_state(s, workspace, role_session_id, agent_type, state, now_ms)
-        })
-    }
-
-    /// The adapter state of `agent_type` in a role session; `None` when the role session
-    /// or its entry is missing.
-    pub fn get_role_adapter_state(
-        &mut self,
-        workspace: &str,
-        role_session_id: &str,
-        agent_type: &str,
-    ) -> Result<Option<BTreeMap<String, Value>>, Error> {
-        self.call(|e, s| e.get_role_adapter_state(s, workspace, role_session_id, agent_type))
-    }
-
-    /// Records an external agent run: one row per agent type, token, project and task
-    /// (recording it again replaces the row). Returns the stored row.
-    pub fn record_run(
-        &mut self,
-        workspace: &str,
-        run: NewRun,
-        now_ms: u64,
-    ) -> Result<RunRecord, Error> {
-        self.call(|e, s| e.record_run(s, workspace, run, now_ms))
-    }
-
-    /// One page of external runs passing `filter`, ordered by agent type, token, project
-    /// and task, `limit` (1 to 1000) at a time; `cursor` is the previous page's
-    /// `next_cursor`.
-    pub fn list_runs(
-        &mut self,
-        workspace: &str,
-        filter: &RunFilter,
-        limit: u32,
-        cursor: Option<&str>,
-    ) -> Result<RunList, Error> {
-        self.call(|e, s| e.list_runs(s, workspace, filter, limit, cursor))
-    }
-
-    /// Decides whether a new task resumes a provider session (role state first, run
-    /// history second) and applies the decision's role-state clear.
-    pub fn select_resume(
-        &mut self,
-        workspace: &str,
-        request: ResumeRequest,
-    ) -> Result<ResumeDecision, Error> {
-        self.call(|e, s| e.select_resume(s, workspace, request))
-    }
-
-    /// Records a task's outcome: its run row and the change to its role's adapter state,
-    /// in one commit. Returns what changed.
-    pub fn record_task_outcome(
-        &mut self,
-        workspace: &str,
-        request: OutcomeRequest,
-        now_ms: u64,
-    ) -> Result<TaskOutcomeEffects, Error> {
-        self.call(|e, s| e.record_task_outcome(s, workspace, request, now_ms))
-    }
-
-    /// Whether a new agent of `agent_type` resumes the provider thread bound to the
-    /// session under `key` or starts one; `dead_thread` is a thread the provider just
-    /// refused to resume.
-    pub fn plan_provider_thread(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        agent_type: &str,
-        dead_thread: Option<&str>,
-    ) -> Result<ThreadPlan, Error> {
-        self.call(|e, s| e.plan_provider_thread(s, workspace, key, agent_type, dead_thread))
+    /// Runs `command` in `workspace` through the component's generic `execute` entry
+    /// point and returns the operation's result as JSON (the core's result type,
+    /// serialized). A refusal keeps the core's reason code and message.
+    pub fn execute(&mut self, workspace: &str, command: &spool::Command) -> Result<Value, Error> {
+        let text = serde_json::to_string(command).map_err(|e| Error::Spool {
+            code: "internal".to_owned(),
+            message: format!("cannot encode the command: {e}"),
+        })?;
+        let json = self.enter(|e, s| e.execute(s, workspace, &text))?;
+        decode(command.name(), &json)
     }
 
     /// Parses an agent log (`text`: Claude Code session JSONL or a Codex rollout) into
@@ -812,38 +423,8 @@ impl Instance {
     /// instance's memory with room for the result (the CLI caps files at 64 MiB).
     pub fn parse_import(&mut self, format: ImportFormat, text: &str) -> Result<ImportedLog, Error> {
         let format = format.agent_type();
-        let json = self.call(|e, s| e.parse_import(s, format, text))?;
+        let json = self.enter(|e, s| e.parse_import(s, format, text))?;
         decode("parse-import", &json)
-    }
-
-    /// Writes one parsed session (or a slice of at most
-    /// [`MAX_IMPORT_ENTRIES`](spool::import::MAX_IMPORT_ENTRIES) of its entries, in log
-    /// order) under `request.key` in one commit: creates the session (identity
-    /// `request.session_id`) if needed and appends every entry whose message id it does
-    /// not hold yet, so importing the same log again writes nothing. A main session is
-    /// also recorded as a `done` run of its agent and bound as the session's provider
-    /// thread, so resume selection can pick it.
-    pub fn import_session(
-        &mut self,
-        workspace: &str,
-        request: &ImportRequest,
-        now_ms: u64,
-    ) -> Result<ImportOutcome, Error> {
-        let request = encode("an import request", request)?;
-        let json = self.call(|e, s| e.import_session(s, workspace, &request, now_ms))?;
-        decode("import-session", &json)
-    }
-
-    /// Appends a turn's entries to the session under `key` and records the provider
-    /// thread it ran on, in one atomic commit.
-    pub fn commit_turn(
-        &mut self,
-        workspace: &str,
-        key: &str,
-        turn: TurnCommit,
-        now_ms: u64,
-    ) -> Result<TurnCommitted, Error> {
-        self.call(|e, s| e.commit_turn(s, workspace, key, turn, now_ms))
     }
 }
 
@@ -873,14 +454,6 @@ fn over_limit(store: &mut Store<HostState>, limits: ResourceLimits, trap: Error)
         };
     }
     trap
-}
-
-/// The JSON text of a request for the component.
-fn encode(what: &str, value: &impl serde::Serialize) -> Result<String, Error> {
-    serde_json::to_string(value).map_err(|e| Error::Spool {
-        code: "internal".to_owned(),
-        message: format!("cannot encode {what}: {e}"),
-    })
 }
 
 /// The JSON text the component returned from `call`, as the core's type.

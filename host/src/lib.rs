@@ -117,7 +117,6 @@ mod client;
 mod command;
 mod engine;
 mod error;
-mod execute;
 mod provider;
 mod sqlite;
 mod wit;
@@ -130,6 +129,7 @@ pub use engine::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLim
 pub use error::{CompactWithError, Error};
 pub use provider::{CommandProvider, ForkProvider, TestProvider};
 pub use sqlite::{APPLICATION_ID, SqliteStorage};
+pub use wit::Call;
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped
 /// as a component by this crate's build script). It imports only Spool's `storage` and

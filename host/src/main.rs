@@ -60,7 +60,7 @@ use spool::{AppendRequest, ListFilter, Role, SessionStatus, TurnUsage};
 use spool_host::{Error, Spool};
 
 use crate::compaction::{CompactArgs, CompactionIdArgs, PersistArgs, RepairsArgs, StatusArgs};
-use crate::entries::{EntryArgs, TruncateArgs};
+use crate::entries::{EntryArgs, RollbackArgs, TruncateArgs};
 use crate::fork::{BranchArgs, ForkCommand, TurnCommand};
 use crate::lifecycle::{
     CapArgs, FencedKeyArgs, FinishArgs, IntentArgs, KeyArgs, PruneArgs, UpdateArgs,
@@ -323,6 +323,9 @@ enum Command {
     Entry(EntryArgs),
     /// Keep only the newest `--keep` entries of the session under KEY.
     Truncate(TruncateArgs),
+    /// Drop the last `--turns` turns of the session under KEY: every entry from the
+    /// earliest of its last N user messages on.
+    Rollback(RollbackArgs),
     /// Compact the session under KEY when it exceeds `--window`: the oldest entries move
     /// to the canonical archive, replaced by a summary that keeps every obligation
     /// (goals, constraints, failures, files, tool ids, …) or reports the ones that do not
@@ -644,6 +647,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Count(args) => entries::count(&mut open(&cli)?, args),
         Command::Entry(args) => entries::entry(&mut open(&cli)?, args),
         Command::Truncate(args) => entries::truncate(&mut open(&cli)?, args),
+        Command::Rollback(args) => entries::rollback(&mut open(&cli)?, args),
         Command::States(command) => states::run(&mut open(&cli)?, command),
         Command::Runs(command) => resume::runs(&mut open(&cli)?, command),
         Command::Thread(command) => thread::run(&mut open(&cli)?, command),

@@ -10,9 +10,8 @@
 
 use std::time::Duration;
 
-use spool::fork_model::{
-    DispatchPayload, Disposition, ForkOperationView, ForkOrigin, ForkRequest, ForkState,
-};
+use spool::fork_model::{DispatchPayload, Disposition, ForkOperationView, ForkRequest, ForkStep};
+use spool::ops;
 
 use crate::command;
 use crate::engine::Instance;
@@ -176,52 +175,62 @@ pub(crate) fn drive<P: ForkProvider + ?Sized>(
     provider: &mut P,
     now: &mut dyn FnMut() -> u64,
 ) -> Result<ForkOperationView, Error> {
-    let view = instance.fork(workspace, source_key, request, operation_id, now())?;
-    match view.origin {
-        // This call prepared it: dispatch it.
-        Some(ForkOrigin::Prepared) => advance(instance, workspace, view, provider, now),
-        // The caller's own request again: an accepted one still needs its commit, which
-        // calls no provider; anything else stays as it is.
-        Some(ForkOrigin::SameRequest) if view.operation.state == ForkState::ProviderAccepted => {
-            instance.commit_fork(workspace, &view.operation.operation_id, now())
-        }
-        // Someone else's operation (it holds the barrier), or the caller's own in any
-        // other state: returned untouched.
-        _ => Ok(view),
-    }
+    let fork = ops::Fork {
+        source_key: source_key.to_owned(),
+        request,
+        operation_id: operation_id.to_owned(),
+        now_ms: now(),
+    };
+    let view = instance.call(workspace, fork)?;
+    advance(instance, workspace, view, provider, now)
 }
 
-/// Takes the step the operation's state calls for: `prepared` → dispatch, call the
-/// provider once, record its answer, then commit if it accepted; `provider_accepted` →
-/// commit only; any other state (in flight elsewhere, or terminal) → returned as it is.
+/// Takes the steps the operation calls for ([`ForkOperationView::next_step`]): at
+/// most one dispatch (the provider is called once) and one commit.
 pub(crate) fn advance<P: ForkProvider + ?Sized>(
     instance: &mut Instance,
     workspace: &str,
-    view: ForkOperationView,
+    mut view: ForkOperationView,
     provider: &mut P,
     now: &mut dyn FnMut() -> u64,
 ) -> Result<ForkOperationView, Error> {
-    let id = view.operation.operation_id.clone();
-    let view = match view.operation.state {
-        ForkState::Prepared => {
-            let payload = instance.begin_fork_dispatch(workspace, &id, now())?;
-            let disposition = provider.fork(&payload);
-            instance.record_fork_disposition(workspace, &id, disposition, now())?
-        }
-        _ => view,
-    };
-    match view.operation.state {
-        ForkState::ProviderAccepted => instance.commit_fork(workspace, &id, now()),
-        _ => Ok(view),
+    let operation_id = view.operation.operation_id.clone();
+    // Each step moves the state forward (prepared → recorded answer → committed).
+    for _ in 0..2 {
+        view = match view.next_step() {
+            ForkStep::Dispatch => {
+                let begin = ops::BeginForkDispatch {
+                    operation_id: operation_id.clone(),
+                    now_ms: now(),
+                };
+                let payload = instance.call(workspace, begin)?;
+                let disposition = provider.fork(&payload);
+                let record = ops::RecordForkDisposition {
+                    operation_id: operation_id.clone(),
+                    disposition,
+                    now_ms: now(),
+                };
+                instance.call(workspace, record)?
+            }
+            ForkStep::Commit => {
+                let commit = ops::CommitFork {
+                    operation_id: operation_id.clone(),
+                    now_ms: now(),
+                };
+                instance.call(workspace, commit)?
+            }
+            ForkStep::Done => break,
+        };
     }
+    Ok(view)
 }
 
 impl Instance {
-    /// Runs a whole provider fork operation: [`fork`](Self::fork), then — when the
-    /// operation is new (`prepared`) — [`begin_fork_dispatch`](Self::begin_fork_dispatch)
+    /// Runs a whole provider fork operation: [`fork`](spool::fork), then — when the
+    /// operation is new (`prepared`) — [`begin_fork_dispatch`](spool::begin_fork_dispatch)
     /// (`dispatching` is durable before the provider is called), `provider` once,
-    /// [`record_fork_disposition`](Self::record_fork_disposition) with its answer and,
-    /// when it accepted, [`commit_fork`](Self::commit_fork). Returns the operation as it
+    /// [`record_fork_disposition`](spool::record_fork_disposition) with its answer and,
+    /// when it accepted, [`commit_fork`](spool::commit_fork). Returns the operation as it
     /// ends: `committed`, `failed` or `unknown`.
     ///
     /// The provider is called only for an operation this call prepared (`origin`
@@ -249,7 +258,7 @@ impl Instance {
     }
 
     /// Continues the operation `operation_id` after a restart
-    /// ([`recover_fork_operations`](Self::recover_fork_operations)): a `prepared` one is
+    /// ([`recover_fork_operations`](spool::recover_fork_operations)): a `prepared` one is
     /// dispatched to `provider` (once) and committed if accepted, a provider-accepted one
     /// is committed, any other is returned as it is.
     pub fn continue_fork<P: ForkProvider + ?Sized>(
@@ -259,7 +268,10 @@ impl Instance {
         provider: &mut P,
         now_ms: u64,
     ) -> Result<ForkOperationView, Error> {
-        let view = self.get_fork_operation(workspace, operation_id)?;
+        let get = ops::GetForkOperation {
+            operation_id: operation_id.to_owned(),
+        };
+        let view = self.call(workspace, get)?;
         advance(self, workspace, view, provider, &mut || now_ms)
     }
 }

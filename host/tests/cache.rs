@@ -11,11 +11,23 @@ fn works(runtime: &Runtime) {
         )
         .expect("instantiate");
     instance
-        .create_session("default", "agent:a:main", "s1", 1)
+        .call(
+            "default",
+            spool::ops::CreateSession {
+                key: "agent:a:main".to_owned(),
+                session_id: "s1".to_owned(),
+                now_ms: 1,
+            },
+        )
         .expect("create");
     assert!(
         instance
-            .get_session("default", "agent:a:main")
+            .call(
+                "default",
+                spool::ops::GetSession {
+                    key: "agent:a:main".to_owned()
+                }
+            )
             .expect("get")
             .is_some()
     );

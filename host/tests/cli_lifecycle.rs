@@ -400,6 +400,36 @@ fn test_count_entry_truncate_and_turn_usage() {
 }
 
 #[test]
+fn test_rollback_drops_the_last_turns() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("spool.db");
+    ok(&db, &["create", KEY]);
+    for (role, content) in [
+        ("user", "u1"),
+        ("assistant", "a1"),
+        ("user", "u2"),
+        ("assistant", "a2"),
+    ] {
+        ok(&db, &["append", KEY, "--role", role, "--content", content]);
+    }
+    let outcome = ok_json(&db, &["rollback", KEY, "--turns", "1", "--json"]);
+    assert_eq!(
+        outcome,
+        serde_json::json!({"truncated": true, "before_count": 4, "after_count": 2})
+    );
+    assert_eq!(ok(&db, &["count", KEY]).trim(), "2");
+    let text = ok(&db, &["rollback", KEY, "--turns", "0"]);
+    assert!(text.starts_with("nothing to roll back"), "{text}");
+    assert!(ok(&db, &["rollback", KEY, "--turns", "9"]).contains("2 → 0 entries"));
+    fails(
+        &db,
+        &["rollback", "agent:main:none", "--turns", "1"],
+        "not_found",
+    );
+    usage_error(&db, &["rollback", KEY]);
+}
+
+#[test]
 fn test_states_subcommands() {
     let (_dir, db) = temp_db();
     ok(&db, &["create", KEY]);

@@ -16,7 +16,14 @@ fn test_concurrent_writers_on_one_file_lose_nothing() {
         .instantiate(SqliteStorage::open(&path).expect("open"), spool::NoArchive)
         .expect("instance");
     first
-        .create_session("default", "agent:a:main", "s1", 1)
+        .call(
+            "default",
+            spool::ops::CreateSession {
+                key: "agent:a:main".to_owned(),
+                session_id: "s1".to_owned(),
+                now_ms: 1,
+            },
+        )
         .expect("create");
 
     let threads: Vec<_> = (0..WRITERS)
@@ -31,7 +38,14 @@ fn test_concurrent_writers_on_one_file_lose_nothing() {
                     .map(|i| {
                         let request = AppendRequest::new(Role::User, format!("w{w}-{i}"));
                         spool
-                            .append_entry("default", "agent:a:main", request, 2 + i as u64)
+                            .call(
+                                "default",
+                                spool::ops::AppendEntry {
+                                    key: "agent:a:main".to_owned(),
+                                    request,
+                                    now_ms: 2 + i as u64,
+                                },
+                            )
                             .expect("append")
                             .id
                     })
@@ -47,7 +61,12 @@ fn test_concurrent_writers_on_one_file_lose_nothing() {
     let expected: Vec<u64> = (1..=(WRITERS * EACH) as u64).collect();
     assert_eq!(ids, expected, "every append got its own id");
     let session = first
-        .get_session("default", "agent:a:main")
+        .call(
+            "default",
+            spool::ops::GetSession {
+                key: "agent:a:main".to_owned(),
+            },
+        )
         .expect("get")
         .expect("exists");
     assert_eq!(session.entry_count, (WRITERS * EACH) as u64);

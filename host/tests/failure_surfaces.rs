@@ -24,7 +24,12 @@ fn test_corrupt_session_record_is_corruption_naming_the_key() {
         .instantiate(storage, spool::NoArchive)
         .expect("instance");
     let err = instance
-        .get_session(WS, "agent:x:main")
+        .call(
+            WS,
+            spool::ops::GetSession {
+                key: "agent:x:main".to_owned(),
+            },
+        )
         .expect_err("garbage must not decode");
     assert_eq!(err.code(), "corruption", "{err}");
     assert!(
@@ -32,9 +37,26 @@ fn test_corrupt_session_record_is_corruption_naming_the_key() {
         "the message names the key: {err}"
     );
     // The instance is still usable: corruption is a value, not a trap.
-    assert_eq!(instance.get_session(WS, "agent:y:main").expect("get"), None);
+    assert_eq!(
+        instance
+            .call(
+                WS,
+                spool::ops::GetSession {
+                    key: "agent:y:main".to_owned()
+                }
+            )
+            .expect("get"),
+        None
+    );
     let err = instance
-        .append_entry(WS, "agent:x:main", AppendRequest::new(Role::User, "hi"), 1)
+        .call(
+            WS,
+            spool::ops::AppendEntry {
+                key: "agent:x:main".to_owned(),
+                request: AppendRequest::new(Role::User, "hi"),
+                now_ms: 1,
+            },
+        )
         .expect_err("append to a corrupt session");
     assert_eq!(err.code(), "corruption");
 }
@@ -61,12 +83,27 @@ fn test_backend_failure_is_storage_error_with_its_cause() {
         .instantiate(Broken, spool::NoArchive)
         .expect("instance");
     let err = instance
-        .create_session(WS, "agent:a:main", "s1", 1)
+        .call(
+            WS,
+            spool::ops::CreateSession {
+                key: "agent:a:main".to_owned(),
+                session_id: "s1".to_owned(),
+                now_ms: 1,
+            },
+        )
         .expect_err("broken disk");
     assert_eq!(err.code(), "storage");
     assert!(err.to_string().contains("disk I/O error"), "{err}");
     let err = instance
-        .list_sessions(WS, 10, None, &spool::ListFilter::default())
+        .call(
+            WS,
+            spool::ops::ListSessions {
+                limit: 10,
+                cursor: None,
+                agent_id: None,
+                status: None,
+            },
+        )
         .expect_err("broken disk");
     assert_eq!(err.code(), "storage");
 }
@@ -79,12 +116,26 @@ fn test_guest_over_memory_limit_fails_with_error_and_recovers() {
         .instantiate_with_memory_limit(storage, spool::NoArchive, 8 * 1024 * 1024)
         .expect("instance under an 8 MiB cap");
     instance
-        .create_session(WS, "agent:a:main", "s1", 1)
+        .call(
+            WS,
+            spool::ops::CreateSession {
+                key: "agent:a:main".to_owned(),
+                session_id: "s1".to_owned(),
+                now_ms: 1,
+            },
+        )
         .expect("create");
     // A 4 MiB entry is valid, but copying and encoding it needs more than 8 MiB.
     let big = AppendRequest::new(Role::Tool, "x".repeat(4 * 1024 * 1024));
     let err = instance
-        .append_entry(WS, "agent:a:main", big, 2)
+        .call(
+            WS,
+            spool::ops::AppendEntry {
+                key: "agent:a:main".to_owned(),
+                request: big,
+                now_ms: 2,
+            },
+        )
         .expect_err("over the cap");
     match &err {
         Error::ResourceLimit { limit, message } => {
@@ -101,16 +152,23 @@ fn test_guest_over_memory_limit_fails_with_error_and_recovers() {
     assert!(!text.contains('\n'), "one line: {text}");
     // The next call runs on a fresh instance over the same storage; nothing was written.
     let session = instance
-        .get_session(WS, "agent:a:main")
+        .call(
+            WS,
+            spool::ops::GetSession {
+                key: "agent:a:main".to_owned(),
+            },
+        )
         .expect("get")
         .expect("exists");
     assert_eq!(session.entry_count, 0);
     let entry = instance
-        .append_entry(
+        .call(
             WS,
-            "agent:a:main",
-            AppendRequest::new(Role::User, "small"),
-            3,
+            spool::ops::AppendEntry {
+                key: "agent:a:main".to_owned(),
+                request: AppendRequest::new(Role::User, "small"),
+                now_ms: 3,
+            },
         )
         .expect("a small append still works");
     assert_eq!(entry.id, 1);
@@ -129,7 +187,14 @@ fn test_guest_over_execution_limit_fails_with_resource_limit_and_recovers() {
         .instantiate_with_limits(storage, spool::NoArchive, limits)
         .expect("instance with a small execution limit");
     instance
-        .create_session(WS, "agent:a:main", "s1", 1)
+        .call(
+            WS,
+            spool::ops::CreateSession {
+                key: "agent:a:main".to_owned(),
+                session_id: "s1".to_owned(),
+                now_ms: 1,
+            },
+        )
         .expect("a small call fits");
     // Parsing 20,000 log lines (about 4 MB) takes far more than 10 million fuel.
     let line = concat!(
@@ -150,7 +215,14 @@ fn test_guest_over_execution_limit_fails_with_resource_limit_and_recovers() {
     assert!(err.to_string().contains("parse-import"), "{err}");
     // Each call starts with a full tank, on a fresh instance over the same storage.
     let entry = instance
-        .append_entry(WS, "agent:a:main", AppendRequest::new(Role::User, "hi"), 2)
+        .call(
+            WS,
+            spool::ops::AppendEntry {
+                key: "agent:a:main".to_owned(),
+                request: AppendRequest::new(Role::User, "hi"),
+                now_ms: 2,
+            },
+        )
         .expect("the next call works");
     assert_eq!(entry.id, 1);
 }

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use spool::{AppendRequest, ListFilter, Role, Session, SessionStatus, TurnUsage};
+use spool::{AppendRequest, Role, Session, SessionStatus, TurnUsage};
 use spool_host::{Instance, Spool, SqliteStorage};
 
 const DEMO: &str = "agent:demo:main";
@@ -120,20 +120,15 @@ fn test_format_1_database_opens_with_defaults_and_takes_new_writes() {
     )
     .expect("instance");
     let team = instance
-        .list_sessions("team-b", 10, None, &ListFilter::default())
+        .call("team-b", first_ten(None, None))
         .expect("list team-b");
     let keys: Vec<&str> = team.sessions.iter().map(|s| s.key.as_str()).collect();
     assert_eq!(keys, [REVIEWER]);
     assert_format_1_defaults(&team.sessions[0]);
     let filtered = instance
-        .list_sessions(
+        .call(
             "team-b",
-            10,
-            None,
-            &ListFilter {
-                agent_id: Some("reviewer".into()),
-                status: Some(SessionStatus::Running),
-            },
+            first_ten(Some("reviewer".into()), Some(SessionStatus::Running)),
         )
         .expect("filtered list");
     assert_eq!(filtered.sessions.len(), 1);
@@ -154,7 +149,15 @@ fn read_ids(instance: &mut Instance, key: &str, order: spool::Order) -> Vec<u64>
             cursor: cursor.take(),
             limit: 2,
         };
-        let page = instance.read_page("default", key, request).expect("page");
+        let page = instance
+            .call(
+                "default",
+                spool::ops::ReadPage {
+                    key: key.to_owned(),
+                    request,
+                },
+            )
+            .expect("page");
         ids.extend(page.entries.iter().map(|e| e.id));
         match page.next_cursor {
             Some(next) => cursor = Some(next),
@@ -193,43 +196,70 @@ fn test_format_3_database_reads_in_stored_order_and_appends_after_every_entry() 
 
     // A writer whose clock is behind every stored entry.
     let late = instance
-        .append_entry(
+        .call(
             "default",
-            main,
-            AppendRequest::new(Role::User, "late"),
-            1_500,
+            spool::ops::AppendEntry {
+                key: main.to_owned(),
+                request: AppendRequest::new(Role::User, "late"),
+                now_ms: 1_500,
+            },
         )
         .expect("append");
     assert_eq!((late.id, late.created_at), (7, 7_000));
     let ahead = instance
-        .append_entry(
+        .call(
             "default",
-            main,
-            AppendRequest::new(Role::User, "ahead"),
-            7_500,
+            spool::ops::AppendEntry {
+                key: main.to_owned(),
+                request: AppendRequest::new(Role::User, "ahead"),
+                now_ms: 7_500,
+            },
         )
         .expect("append");
     assert_eq!((ahead.id, ahead.created_at), (8, 7_500));
     assert_reads(&mut instance, main, &[6, 2, 4, 1, 5, 3, 7, 8]);
     let found = instance
-        .get_entry("default", main, &late.message_id)
+        .call(
+            "default",
+            spool::ops::GetEntry {
+                key: main.to_owned(),
+                message_id: late.message_id.to_owned(),
+            },
+        )
         .expect("lookup")
         .expect("found");
     assert_eq!(found, late);
 
     // The branch's own entries go after what it inherited and what it wrote before.
     let own = instance
-        .append_entry(
+        .call(
             "default",
-            branch,
-            AppendRequest::new(Role::User, "own"),
-            1_000,
+            spool::ops::AppendEntry {
+                key: branch.to_owned(),
+                request: AppendRequest::new(Role::User, "own"),
+                now_ms: 1_000,
+            },
         )
         .expect("append to the branch");
     assert_eq!((own.id, own.created_at), (7, 7_000));
     assert_reads(&mut instance, branch, &[2, 4, 1, 5, 6, 3, 7]);
     let canonical = instance
-        .canonical_transcript("default", branch)
+        .call(
+            "default",
+            spool::ops::CanonicalTranscript {
+                key: branch.to_owned(),
+            },
+        )
         .expect("canonical");
     assert_eq!(canonical.last().map(|e| e.content.as_str()), Some("own"));
+}
+
+/// The first page of ten sessions, of `agent_id` and in `status` when given.
+fn first_ten(agent_id: Option<String>, status: Option<SessionStatus>) -> spool::ops::ListSessions {
+    spool::ops::ListSessions {
+        limit: 10,
+        cursor: None,
+        agent_id,
+        status,
+    }
 }

@@ -89,13 +89,15 @@ fn skew(index: u64) -> u64 {
 
 fn page(spool: &mut Instance, order: Order, cursor: Option<String>) -> spool::Page {
     spool
-        .read_page(
+        .call(
             WS,
-            KEY,
-            PageRequest {
-                order,
-                cursor,
-                limit: PAGE,
+            spool::ops::ReadPage {
+                key: KEY.to_owned(),
+                request: PageRequest {
+                    order,
+                    cursor,
+                    limit: PAGE,
+                },
             },
         )
         .expect("read a page")
@@ -118,7 +120,14 @@ fn play(part: Part, dir: &Path, out: &Path) {
                 request.message_id = Some(format!("w{index}-{i}"));
                 let mut conflicts = 0;
                 let entry = loop {
-                    match spool.append_entry(WS, KEY, request.clone(), now_ms) {
+                    match spool.call(
+                        WS,
+                        spool::ops::AppendEntry {
+                            key: KEY.to_owned(),
+                            request: request.clone(),
+                            now_ms,
+                        },
+                    ) {
                         Ok(entry) => break entry,
                         // Lost every retry to the other writers: try again.
                         Err(e) if e.code() == "conflict" && conflicts < 100 => conflicts += 1,
@@ -157,7 +166,12 @@ fn play(part: Part, dir: &Path, out: &Path) {
             loop {
                 let finished = dir.join("done").exists();
                 let before = spool
-                    .get_session(WS, KEY)
+                    .call(
+                        WS,
+                        spool::ops::GetSession {
+                            key: KEY.to_owned(),
+                        },
+                    )
                     .expect("get")
                     .expect("session")
                     .last_entry_id;
@@ -216,7 +230,14 @@ fn scenario(test: &str, writers: u64, each: u64) {
     let dir = tmp.path();
     let mut setup = instance(dir);
     setup
-        .create_session(WS, KEY, "s", 1)
+        .call(
+            WS,
+            spool::ops::CreateSession {
+                key: KEY.to_owned(),
+                session_id: "s".to_owned(),
+                now_ms: 1,
+            },
+        )
         .expect("create the session");
     let readers = [
         (
@@ -275,7 +296,14 @@ fn scenario(test: &str, writers: u64, each: u64) {
         oldest.len() - distinct.len(),
     );
 
-    let transcript = setup.canonical_transcript(WS, KEY).expect("canonical");
+    let transcript = setup
+        .call(
+            WS,
+            spool::ops::CanonicalTranscript {
+                key: KEY.to_owned(),
+            },
+        )
+        .expect("canonical");
     let read: Vec<u64> = transcript.iter().map(|e| e.id).collect();
     assert_eq!(
         read, all,

@@ -1,4 +1,4 @@
-//! Scenario vectors: the behaviours of SPEC.md as data (calls → expected outcomes), run
+//! Scenario vectors: the documented behaviours as data (calls → expected outcomes), run
 //! by every host. Included with `#[path = ".../tests/vectors/mod.rs"] mod vectors;`.
 //!
 //! A vector is a JSON file in this folder:
@@ -87,6 +87,7 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("append_accounting.json"),
     ),
     ("truncate.json", include_str!("truncate.json")),
+    ("rollback_turns.json", include_str!("rollback_turns.json")),
     (
         "delete_prune_cap.json",
         include_str!("delete_prune_cap.json"),

@@ -1,8 +1,8 @@
 //! [`Spool`]: the class JavaScript uses. A thin shell: each method converts its
 //! arguments at the boundary ([`crate::js`]), builds the core's operation and drives it
 //! against IndexedDB with [`spool::run_async`]. No session rule lives here. The
-//! resume-selection methods (SPEC §4) are in [`resume`], local branches (SPEC §2) in
-//! [`branch`], turns in [`turns`], provider fork operations and capabilities (SPEC §5)
+//! resume-selection methods (ARCHITECTURE.md, "Resume selection") are in [`resume`], local branches (ARCHITECTURE.md, "Branches") in
+//! [`branch`], turns in [`turns`], provider fork operations and capabilities (ARCHITECTURE.md, "Turns and provider forks")
 //! in [`fork`], transcript imports in [`import`]. [`Spool::execute`] runs any core
 //! `Command` given as data: the escape hatch for tooling.
 
@@ -334,6 +334,39 @@ impl Spool {
         #[wasm_bindgen(unchecked_optional_param_type = "FenceOptions")] options: JsValue,
     ) -> Promise {
         self.run(truncate(&workspace, &key, &max_messages, options))
+    }
+
+    /// Drops the last `turns` turns of the session `key`: every entry from the earliest
+    /// of its last `turns` user messages on. `options.nowMs` defaults to `Date.now()`;
+    /// `options.expectedEpoch` fences. Resolves to
+    /// `{ truncated, before_count, after_count }`.
+    #[wasm_bindgen(unchecked_return_type = "Promise<TruncateOutcome>")]
+    pub fn rollback(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "number")] turns: JsValue,
+        #[wasm_bindgen(unchecked_optional_param_type = "FenceOptions")] options: JsValue,
+    ) -> Promise {
+        self.run(rollback(&workspace, &key, &turns, options))
+    }
+
+    /// Resolves to the records of the archives the committed resets of the session
+    /// `key` kept (key, session id, epoch, `archived_at`, counts), oldest first; see
+    /// `listArchives` for the archives themselves.
+    #[wasm_bindgen(
+        js_name = listResetArchives,
+        unchecked_return_type = "Promise<ArchivedReset[]>"
+    )]
+    pub fn list_reset_archives(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
+    ) -> Promise {
+        self.run(
+            workspace_and_key(&workspace, &key)
+                .map(|(workspace, key)| spool::list_reset_archives(&workspace, &key)),
+        )
     }
 
     /// Saves a context state (`state` is the core's `NewContextState`) for the session
@@ -930,6 +963,24 @@ fn truncate(
         &workspace,
         &key,
         max_messages,
+        options.expected_epoch,
+        options.now(),
+    ))
+}
+
+fn rollback(
+    workspace: &JsValue,
+    key: &JsValue,
+    turns: &JsValue,
+    options: JsValue,
+) -> Result<Operation<TruncateOutcome>, Error> {
+    let (workspace, key) = workspace_and_key(workspace, key)?;
+    let turns = js::count(turns, "turns")?;
+    let options = js::options(options, "options", FENCE)?;
+    Ok(spool::rollback(
+        &workspace,
+        &key,
+        turns,
         options.expected_epoch,
         options.now(),
     ))

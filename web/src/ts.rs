@@ -210,7 +210,7 @@ export interface ResumeRequest {
 export interface ResumeDecision {
   mode: "resume" | "new" | "auto"; session_id: string;
   set_metadata: Record<string, unknown>; remove_metadata: string[];
-  clear_role_state: boolean;
+  clear_role_state: boolean; rejected_token?: string;
 }
 /** What a task's run ended with. */
 export interface TaskOutcome {

@@ -1,4 +1,4 @@
-//! Resume selection (SPEC §4) through the public JS API, in a real browser: role adapter
+//! Resume selection (ARCHITECTURE.md, "Resume selection") through the public JS API, in a real browser: role adapter
 //! state, the decision before a task and what a finished task leaves behind, and the
 //! provider thread binding a session's turns run on.
 #![cfg(target_arch = "wasm32")]

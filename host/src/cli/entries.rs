@@ -35,6 +35,22 @@ pub(crate) struct TruncateArgs {
     pub(crate) json: bool,
 }
 
+/// `spool rollback`.
+#[derive(Debug, Args)]
+pub(crate) struct RollbackArgs {
+    /// The session key.
+    pub(crate) key: String,
+    /// How many of the last turns to drop.
+    #[arg(long, value_name = "N")]
+    pub(crate) turns: u64,
+    /// Fail with `stale_epoch` unless the session is at this epoch.
+    #[arg(long, value_name = "N")]
+    pub(crate) expected_epoch: Option<u64>,
+    /// Print `{"truncated", "before_count", "after_count"}` as JSON.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
 /// `spool count KEY`.
 pub(crate) fn count(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
     let count = spool.count_entries(&args.key)?;
@@ -81,6 +97,35 @@ pub(crate) fn truncate(spool: &mut Spool, args: &TruncateArgs) -> Result<(), Err
             args.key,
             outcome.before_count,
             args.keep
+        );
+    }
+    Ok(())
+}
+
+/// `spool rollback KEY --turns N`.
+pub(crate) fn rollback(spool: &mut Spool, args: &RollbackArgs) -> Result<(), Error> {
+    let now_ms = spool.now_ms();
+    let outcome = spool.call(spool::ops::Rollback {
+        key: args.key.clone(),
+        turns: args.turns,
+        expected_epoch: args.expected_epoch,
+        now_ms,
+    })?;
+    if args.json {
+        return print_json(&outcome);
+    }
+    if outcome.truncated {
+        outln!(
+            "rolled back {}: {} → {} entries",
+            args.key,
+            outcome.before_count,
+            outcome.after_count
+        );
+    } else {
+        outln!(
+            "nothing to roll back: {} keeps its {} entries",
+            args.key,
+            outcome.before_count
         );
     }
     Ok(())

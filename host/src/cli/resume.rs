@@ -1,4 +1,4 @@
-//! Resume selection for external agent CLIs (SPEC §4): `spool resume select|record|role`
+//! Resume selection for external agent CLIs (ARCHITECTURE.md, "Resume selection"): `spool resume select|record|role`
 //! and `spool runs list`. The decisions come from the component; this file converts the
 //! arguments and prints the results.
 
@@ -224,21 +224,6 @@ pub(crate) fn run(spool: &mut Spool, args: &ResumeArgs) -> Result<(), Error> {
 }
 
 fn select(spool: &mut Spool, args: &SelectArgs) -> Result<(), Error> {
-    // Only to name a rejected token in the human output (the decision does not carry
-    // it): the role's token as stored before selection may clear it.
-    let shown_token = if args.json {
-        None
-    } else {
-        let role_token = match &args.role {
-            Some(role) => spool
-                .get_role_adapter_state(role, &args.agent)?
-                .and_then(|s| s.get("resume_session_id").cloned())
-                .and_then(|v| v.as_str().map(str::to_owned))
-                .filter(|t| !t.is_empty()),
-            None => None,
-        };
-        role_token.or_else(|| args.preconfigured.clone())
-    };
     let decision = spool.select_resume(ResumeRequest {
         agent_type: args.agent.clone(),
         role_session_id: args.role.clone(),
@@ -250,10 +235,7 @@ fn select(spool: &mut Spool, args: &SelectArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&decision);
     }
-    out!(
-        "{}",
-        decision_text(&decision, &args.agent, shown_token.as_deref())
-    );
+    out!("{}", decision_text(&decision, &args.agent));
     if decision.clear_role_state
         && let Some(role) = &args.role
     {
@@ -263,12 +245,12 @@ fn select(spool: &mut Spool, args: &SelectArgs) -> Result<(), Error> {
 }
 
 /// `resume thread-abc (codex)`, `start new: … failed terminally (…)`, `auto: …`.
-fn decision_text(d: &ResumeDecision, agent: &str, token: Option<&str>) -> String {
+fn decision_text(d: &ResumeDecision, agent: &str) -> String {
     match d.mode.as_str() {
         "resume" => format!("resume {} ({agent})\n", d.session_id),
         "new" => format!(
             "start new: {} failed terminally ({})\n",
-            token.unwrap_or("the resume token"),
+            d.rejected_token.as_deref().unwrap_or("the resume token"),
             pairs(&d.set_metadata)
         ),
         "auto" => "auto: nothing to resume\n".to_owned(),

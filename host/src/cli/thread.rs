@@ -1,4 +1,4 @@
-//! Provider thread bindings (SPEC §4): `spool thread plan` and `spool thread
+//! Provider thread bindings (ARCHITECTURE.md, "Resume selection"): `spool thread plan` and `spool thread
 //! commit-turn`. The plan and the binding rules come from the component.
 
 use std::io::Read;

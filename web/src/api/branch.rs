@@ -1,4 +1,4 @@
-//! The local-branch methods of [`Spool`] (SPEC §2): branch a session under a new key,
+//! The local-branch methods of [`Spool`] (ARCHITECTURE.md, "Branches"): branch a session under a new key,
 //! with or without its history, and read the tree. Like the rest of the class, each
 //! method only converts its arguments and drives the core's operation; what a branch
 //! inherits and how it shares its parent's history are the core's business.

@@ -1,4 +1,4 @@
-//! The provider-fork methods of [`Spool`] (SPEC §5): a durable fork operation per request
+//! The provider-fork methods of [`Spool`] (ARCHITECTURE.md, "Turns and provider forks"): a durable fork operation per request
 //! (`fork` → `beginForkDispatch` → the provider call → `recordForkDisposition` →
 //! `commitFork` → `acknowledgeForkOperation`), restart recovery, the one-time provider
 //! state binding of a committed child, and the fork-capability projection. The state

@@ -1,4 +1,4 @@
-//! The resume-selection methods of [`Spool`] (SPEC §4): role sessions and their adapter
+//! The resume-selection methods of [`Spool`] (ARCHITECTURE.md, "Resume selection"): role sessions and their adapter
 //! state, external run records, the resume decision before a task and the effects of its
 //! outcome, and the provider thread a session's turns run on. Like the rest of the class,
 //! each method only converts its arguments and drives the core's operation.

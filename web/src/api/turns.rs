@@ -1,4 +1,4 @@
-//! The turn methods of [`Spool`] (SPEC vocabulary, §5): a session's turns in start
+//! The turn methods of [`Spool`] (ARCHITECTURE.md, "Turns and provider forks"): a session's turns in start
 //! order, one running at a time, each closing with the boundary a provider fork through it
 //! copies up to. Like the rest of the class, each method only converts its arguments and
 //! drives the core's operation.

@@ -470,11 +470,17 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     p.ok("truncate", json!({ "maxMessages": 1 }), |v| {
         v["truncated"] == true && v["before_count"] == 2 && v["after_count"] == 1
     })?;
+    p.ok("rollback", json!({ "turns": 0 }), |v| {
+        v["truncated"] == false && v["before_count"] == 1 && v["after_count"] == 1
+    })?;
     p.ok("listArchives", json!({}), |v| len(v) == 0)?;
     p.ok("applyIntent", json!({ "intent": "reset_same_key" }), |v| {
         v["rotated"] == true && v["archive"]["written"] == true
     })?;
     p.ok("listArchives", json!({}), |v| {
+        len(v) == 1 && v[0]["session_id"] == "ops-sid-1"
+    })?;
+    p.ok("listResetArchives", json!({}), |v| {
         len(v) == 1 && v[0]["session_id"] == "ops-sid-1"
     })?;
     p.ok("archiveSession", json!({ "key": BRANCH }), |v| {

@@ -1,0 +1,111 @@
+//! Every surface lists the same calls as the operation table (`spool::ops`): the WIT
+//! `api` interface, the `Command` enum, the native host's typed calls and the
+//! JavaScript class.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The table's names, in snake case.
+fn table() -> BTreeSet<String> {
+    spool::ops::NAMES.iter().map(|n| (*n).to_owned()).collect()
+}
+
+fn read(relative: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(relative);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The functions of the WIT `api` interface, in snake case.
+fn wit_functions() -> BTreeSet<String> {
+    let wit = read("wit/spool.wit");
+    let start = wit.find("interface api {").expect("an api interface");
+    let end = start + wit[start..].find("\n}").expect("the interface ends");
+    wit[start..end]
+        .lines()
+        .filter_map(|line| line.trim().split_once(": func("))
+        .map(|(name, _)| name.replace('-', "_"))
+        .collect()
+}
+
+/// The methods of the JavaScript class, in snake case (`appendEntry` → `append_entry`).
+fn js_methods() -> BTreeSet<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/src/api");
+    let mut sources = vec![read("web/src/api.rs")];
+    for entry in std::fs::read_dir(&dir).expect("web/src/api") {
+        let path = entry.expect("an entry").path();
+        sources.push(std::fs::read_to_string(&path).expect("a source file"));
+    }
+    let mut methods = BTreeSet::new();
+    for source in sources {
+        let lines: Vec<&str> = source.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(rest) = line.trim().strip_prefix("pub fn ") else {
+                continue;
+            };
+            let rust = rest.split('(').next().unwrap_or_default();
+            // A `js_name` in the attributes just above renames the method.
+            let js = lines[i.saturating_sub(4)..i]
+                .iter()
+                .find_map(|l| l.split("js_name = ").nth(1))
+                .and_then(|n| {
+                    n.split(|c: char| !c.is_alphanumeric())
+                        .find(|n| !n.is_empty())
+                })
+                .map(str::to_owned);
+            methods.insert(snake(js.as_deref().unwrap_or(rust)));
+        }
+    }
+    methods
+}
+
+fn snake(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn test_wit_exports_exactly_the_table_plus_execute_and_parse_import() {
+    let mut expected = table();
+    expected.extend(["execute".to_owned(), "parse_import".to_owned()]);
+    assert_eq!(wit_functions(), expected);
+}
+
+#[test]
+fn test_command_names_are_the_table() {
+    let from_json: BTreeSet<String> = spool::ops::NAMES
+        .iter()
+        .map(|name| {
+            let text = format!(r#"{{"op":"{name}"}}"#);
+            // Missing fields are an error naming the call's own fields, never an
+            // unknown variant: the enum has every name of the table.
+            let err = spool::Command::from_json(&text).map(|c| c.name().to_owned());
+            match err {
+                Ok(name) => name,
+                Err(e) => {
+                    let message = e.to_string();
+                    assert!(!message.contains("unknown variant"), "{name}: {message}");
+                    (*name).to_owned()
+                }
+            }
+        })
+        .collect();
+    assert_eq!(from_json, table());
+    assert!(spool::Command::from_json(r#"{"op":"no_such_call"}"#).is_err());
+}
+
+#[test]
+fn test_the_javascript_class_has_a_method_for_every_call() {
+    let methods = js_methods();
+    let missing: Vec<String> = table().difference(&methods).cloned().collect();
+    assert!(missing.is_empty(), "no JS method for {missing:?}");
+}

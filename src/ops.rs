@@ -1,0 +1,519 @@
+//! The operation table: every API call, declared once.
+//!
+//! [`for_each_op!`](crate::for_each_op) holds one entry per call: its name, the fields
+//! of its arguments, its result type and the core function that performs it. Every
+//! surface that lists the calls expands the table with a macro of its own instead of
+//! spelling them out again:
+//!
+//! - here: one struct per call (`ops::Truncate`, …) implementing [`Op`], the
+//!   [`Command`] enum (the same calls as data, for `execute`, `spool call` and the
+//!   scenario vectors) and its dispatch;
+//! - the component (`src/component.rs`): one typed WIT export per call;
+//! - the native host (`host/src/wit.rs`): one typed call per struct through
+//!   `Instance::call`;
+//! - the browser (`web/src/api.rs`): the JavaScript class's methods.
+//!
+//! Adding a call is its core function, one entry below, its line in `wit/spool.wit`
+//! and its tests.
+//!
+//! # Field conventions
+//! Arguments are named alike in every call, and documented once here:
+//! - `key`: the session key (see the README's key rules);
+//! - `now_ms`: the caller's current time in milliseconds since the Unix epoch (the
+//!   core reads no clock);
+//! - `session_id`, `operation_id`: the identity the call gives what it creates (the
+//!   core draws no randomness);
+//! - `expected_epoch`: a fence: the call fails with `stale_epoch` unless the session
+//!   is still at this epoch (`None`: no fence);
+//! - `request`: the call's request record, documented on its type.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::op::Operation;
+
+/// One API call: its arguments as a struct, its result type, its core operation.
+pub trait Op: Serialize + DeserializeOwned + Into<Command> {
+    /// What the call returns.
+    type Output: Serialize + DeserializeOwned;
+    /// The call's name (`op` in its JSON form, the WIT function in kebab case).
+    const NAME: &'static str;
+    /// The operation that performs the call in `workspace`.
+    fn operation(self, workspace: &str) -> Operation<Self::Output>;
+}
+
+/// Hands one owned argument to a core function as the parameter type it takes: a
+/// `String` as `&str`, an `Option<String>` as `Option<&str>`, anything else by value.
+#[doc(hidden)]
+pub struct Slot<T>(pub Option<T>);
+
+/// See [`Slot`].
+#[doc(hidden)]
+pub trait Pass<'a, T> {
+    /// The argument, as the parameter type `T`.
+    fn pass(&'a mut self) -> T;
+}
+
+impl<'a, T> Pass<'a, T> for Slot<T> {
+    fn pass(&'a mut self) -> T {
+        // Each slot is filled right before the call and passed exactly once.
+        self.0.take().expect("an argument is passed once")
+    }
+}
+
+impl<'a> Pass<'a, &'a str> for Slot<String> {
+    fn pass(&'a mut self) -> &'a str {
+        self.0.as_deref().unwrap_or_default()
+    }
+}
+
+impl<'a> Pass<'a, Option<&'a str>> for Slot<Option<String>> {
+    fn pass(&'a mut self) -> Option<&'a str> {
+        self.0.as_ref().and_then(|value| value.as_deref())
+    }
+}
+
+/// The operation table. `for_each_op!(m)` expands `m! { … }` with every entry:
+///
+/// ```text
+/// /// docs
+/// name Struct { field: Type, … } -> Output = core_function;
+/// ```
+///
+/// Types are full paths (`$crate::…`) so that the table expands in any crate.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! for_each_op {
+    ($m:ident) => {
+        $m! {
+            /// Creates a session under `key`; a key in use is a `conflict`.
+            create_session CreateSession { key: String, session_id: String, now_ms: u64 }
+                -> $crate::Session = $crate::create_session;
+            /// The session under `key`, or `None`.
+            get_session GetSession { key: String }
+                -> Option<$crate::Session> = $crate::get_session;
+            /// Appends one entry to the session under `key`.
+            append_entry AppendEntry { key: String, request: $crate::AppendRequest, now_ms: u64 }
+                -> $crate::Entry = $crate::append_entry;
+            /// One page of the session's transcript.
+            read_page ReadPage { key: String, request: $crate::PageRequest }
+                -> $crate::Page = $crate::read_page;
+            /// Sessions, most recently updated first, `limit` at a time, only those of
+            /// `agent_id` and/or in `status` when given.
+            list_sessions ListSessions {
+                limit: u32,
+                #[serde(default)] cursor: Option<String>,
+                #[serde(default)] agent_id: Option<String>,
+                #[serde(default)] status: Option<$crate::SessionStatus>,
+            } -> $crate::SessionList = $crate::ops::list_sessions;
+            /// The session under `key`, created when missing (`created` says which).
+            get_or_create GetOrCreate { key: String, session_id: String, now_ms: u64 }
+                -> $crate::IntentOutcome = $crate::get_or_create;
+            /// Applies an intent (continue, new chat, reset under the same key).
+            apply_intent ApplyIntent {
+                key: String, intent: $crate::Intent, session_id: String, now_ms: u64,
+            } -> $crate::IntentOutcome = $crate::apply_intent;
+            /// Marks the session as in use now.
+            resume Resume { key: String, now_ms: u64 }
+                -> $crate::Session = $crate::resume;
+            /// Changes the session's model, channel, model config and metadata.
+            update Update { key: String, request: $crate::UpdateRequest, now_ms: u64 }
+                -> $crate::Session = $crate::update;
+            /// Ends the session with `status`.
+            finish Finish {
+                key: String,
+                status: $crate::FinishStatus,
+                #[serde(default)] expected_epoch: Option<u64>,
+                now_ms: u64,
+            } -> $crate::Session = $crate::finish;
+            /// Deletes the session and everything it owns.
+            delete_session DeleteSession {
+                key: String,
+                #[serde(default)] expected_epoch: Option<u64>,
+            } -> () = $crate::delete_session;
+            /// Deletes every session idle for more than `max_age_ms`; returns how many.
+            prune_stale PruneStale { max_age_ms: u64, now_ms: u64 }
+                -> u64 = $crate::prune_stale;
+            /// Keeps the `max` most recently updated sessions; returns how many went.
+            cap_entries CapEntries { max: u64 } -> u64 = $crate::cap_entries;
+            /// The number of entries in the session's transcript.
+            count_entries CountEntries { key: String } -> u64 = $crate::count_entries;
+            /// The entry with `message_id`, or `None`.
+            get_entry GetEntry { key: String, message_id: String }
+                -> Option<$crate::Entry> = $crate::get_entry;
+            /// Keeps the newest `max_messages` entries.
+            truncate Truncate {
+                key: String,
+                max_messages: u64,
+                #[serde(default)] expected_epoch: Option<u64>,
+                now_ms: u64,
+            } -> $crate::TruncateOutcome = $crate::truncate;
+            /// Drops the last `turns` turns of the session: every entry from the first
+            /// user message of the earliest dropped turn on.
+            rollback Rollback {
+                key: String,
+                turns: u64,
+                #[serde(default)] expected_epoch: Option<u64>,
+                now_ms: u64,
+            } -> $crate::TruncateOutcome = $crate::rollback;
+            /// Saves a provider context state.
+            save_state SaveState {
+                key: String,
+                state: $crate::NewContextState,
+                #[serde(default)] expected_epoch: Option<u64>,
+                now_ms: u64,
+            } -> $crate::ContextState = $crate::save_state;
+            /// The session's context states (only valid ones unless `valid_only` is false).
+            list_states ListStates {
+                key: String,
+                #[serde(default = "crate::ops::yes")] valid_only: bool,
+            } -> Vec<$crate::ContextState> = $crate::list_states;
+            /// Marks the session's states (of `state_kind`, or all) invalid for `reason`.
+            invalidate_states InvalidateStates {
+                key: String,
+                #[serde(default)] state_kind: Option<String>,
+                reason: String,
+                now_ms: u64,
+            } -> u64 = $crate::invalidate_states;
+            /// Compacts the session with the built-in summarizer.
+            compact Compact { key: String, request: $crate::compaction::CompactRequest, now_ms: u64 }
+                -> $crate::compaction::CompactionResult = $crate::compaction::compact;
+            /// Plans a compaction and returns what a summarizer needs.
+            prepare_compaction PrepareCompaction {
+                key: String, request: $crate::compaction::CompactRequest,
+            } -> $crate::compaction::Prepared = $crate::compaction::prepare_compaction;
+            /// Commits a prepared compaction with a summary.
+            commit_compaction CommitCompaction {
+                key: String, commit: $crate::compaction::CommitRequest, now_ms: u64,
+            } -> $crate::compaction::CompactionResult = $crate::compaction::commit_compaction;
+            /// Stores a compaction an external agent performed.
+            persist_compaction_result PersistCompactionResult {
+                key: String, persist: $crate::compaction::PersistRequest, now_ms: u64,
+            } -> $crate::compaction::CompactionResult
+                = $crate::compaction::persist_compaction_result;
+            /// The recorded reset archives of the session's key.
+            list_reset_archives ListResetArchives { key: String }
+                -> Vec<$crate::ArchivedReset> = $crate::list_reset_archives;
+            /// Every entry of the session as ever written, compacted ones included.
+            canonical_transcript CanonicalTranscript { key: String }
+                -> Vec<$crate::Entry> = $crate::compaction::canonical_transcript;
+            /// The session's compaction summaries.
+            list_summaries ListSummaries { key: String }
+                -> Vec<$crate::compaction::Summary> = $crate::compaction::list_summaries;
+            /// Compactions whose coverage check failed (of `agent_id`'s sessions, or all).
+            list_degraded_compactions ListDegradedCompactions {
+                #[serde(default)] agent_id: Option<String>,
+            } -> Vec<$crate::compaction::Summary> = $crate::compaction::list_degraded_compactions;
+            /// The entries a compaction replaced.
+            compaction_preimage CompactionPreimage { key: String, compaction_id: String }
+                -> Vec<$crate::Entry> = $crate::compaction::compaction_preimage;
+            /// Records the repair status of a degraded compaction.
+            set_repair_status SetRepairStatus { key: String, compaction_id: String, status: String }
+                -> $crate::compaction::Summary = $crate::compaction::set_repair_status;
+            /// Records the flush receipt of a compaction.
+            set_flush_receipt SetFlushReceipt { key: String, compaction_id: String, status: String }
+                -> $crate::compaction::Summary = $crate::compaction::set_flush_receipt;
+            /// Creates or replaces a role session.
+            save_role_session SaveRoleSession { role: $crate::NewRoleSession, now_ms: u64 }
+                -> $crate::RoleSession = $crate::save_role_session;
+            /// The role session, or `None`.
+            get_role_session GetRoleSession { role_session_id: String }
+                -> Option<$crate::RoleSession> = $crate::get_role_session;
+            /// Sets (or, with `None`, clears) an agent type's adapter state.
+            update_role_adapter_state UpdateRoleAdapterState {
+                role_session_id: String,
+                agent_type: String,
+                state: Option<$crate::ops::JsonMap>,
+                now_ms: u64,
+            } -> bool = $crate::update_role_adapter_state;
+            /// An agent type's adapter state, or `None`.
+            get_role_adapter_state GetRoleAdapterState { role_session_id: String, agent_type: String }
+                -> Option<$crate::ops::JsonMap> = $crate::get_role_adapter_state;
+            /// Records one run of an external agent.
+            record_run RecordRun { run: $crate::NewRun, now_ms: u64 }
+                -> $crate::resume::RunRecord = $crate::record_run;
+            /// Runs passing `filter`, newest first, `limit` at a time.
+            list_runs ListRuns {
+                #[serde(default)] filter: $crate::RunFilter,
+                limit: u32,
+                #[serde(default)] cursor: Option<String>,
+            } -> $crate::RunList = $crate::list_runs;
+            /// Which thread an external agent CLI resumes, if any.
+            select_resume SelectResume { request: $crate::ResumeRequest }
+                -> $crate::resume::ResumeDecision = $crate::select_resume;
+            /// Records what a task left behind and what that invalidates.
+            record_task_outcome RecordTaskOutcome { request: $crate::OutcomeRequest, now_ms: u64 }
+                -> $crate::resume::TaskOutcomeEffects = $crate::record_task_outcome;
+            /// The provider thread the next turn of `agent_type` continues.
+            plan_provider_thread PlanProviderThread {
+                key: String,
+                agent_type: String,
+                #[serde(default)] dead_thread: Option<String>,
+            } -> $crate::ThreadPlan = $crate::plan_provider_thread;
+            /// Commits one provider turn: its entries, usage and thread binding.
+            commit_turn CommitTurn { key: String, turn: $crate::TurnCommit, now_ms: u64 }
+                -> $crate::TurnCommitted = $crate::commit_turn;
+            /// Writes a parsed transcript as a new session.
+            import_session ImportSession { request: $crate::import::ImportRequest, now_ms: u64 }
+                -> $crate::import::ImportOutcome = $crate::import::import_session;
+            /// Branches `child_key` off `parent_key`.
+            branch Branch {
+                parent_key: String, child_key: String, request: $crate::BranchRequest, now_ms: u64,
+            } -> $crate::Branch = $crate::branch;
+            /// The session's ancestry and what it inherits.
+            lineage Lineage { key: String } -> $crate::LineageView = $crate::lineage;
+            /// The branches made from the session.
+            list_children ListChildren { key: String }
+                -> Vec<$crate::Branch> = $crate::list_children;
+            /// Starts a turn.
+            start_turn StartTurn { key: String, request: $crate::turns::StartTurn, now_ms: u64 }
+                -> $crate::turns::Turn = $crate::start_turn;
+            /// Settles a running turn.
+            settle_turn SettleTurn {
+                key: String,
+                turn_id: String,
+                #[serde(default)] close: $crate::turns::CloseTurn,
+                now_ms: u64,
+            } -> $crate::turns::Turn = $crate::settle_turn;
+            /// Interrupts a running turn.
+            interrupt_turn InterruptTurn {
+                key: String,
+                turn_id: String,
+                #[serde(default)] close: $crate::turns::CloseTurn,
+                now_ms: u64,
+            } -> $crate::turns::Turn = $crate::interrupt_turn;
+            /// The turn, or `None`.
+            get_turn GetTurn { key: String, turn_id: String }
+                -> Option<$crate::turns::Turn> = $crate::get_turn;
+            /// The session's turns.
+            session_turns SessionTurns { key: String }
+                -> $crate::turns::SessionTurns = $crate::session_turns;
+            /// One page of the session's turns.
+            list_turns ListTurns {
+                key: String,
+                #[serde(default)] request: $crate::turns::TurnPageRequest,
+            } -> $crate::turns::TurnPage = $crate::list_turns;
+            /// Starts (or finds again) a provider fork of `source_key`.
+            fork Fork {
+                source_key: String,
+                request: $crate::fork_model::ForkRequest,
+                operation_id: String,
+                now_ms: u64,
+            } -> $crate::fork_model::ForkOperationView = $crate::fork;
+            /// Marks the fork as being dispatched; returns what to send the provider.
+            begin_fork_dispatch BeginForkDispatch { operation_id: String, now_ms: u64 }
+                -> $crate::fork_model::DispatchPayload = $crate::begin_fork_dispatch;
+            /// Records the provider's answer.
+            record_fork_disposition RecordForkDisposition {
+                operation_id: String,
+                disposition: $crate::fork_model::Disposition,
+                now_ms: u64,
+            } -> $crate::fork_model::ForkOperationView = $crate::record_fork_disposition;
+            /// Writes the fork's child session.
+            commit_fork CommitFork { operation_id: String, now_ms: u64 }
+                -> $crate::fork_model::ForkOperationView = $crate::commit_fork;
+            /// The fork operation.
+            get_fork_operation GetForkOperation { operation_id: String }
+                -> $crate::fork_model::ForkOperationView = $crate::get_fork_operation;
+            /// Acknowledges a finished fork operation.
+            acknowledge_fork_operation AcknowledgeForkOperation { operation_id: String, now_ms: u64 }
+                -> $crate::fork_model::ForkOperationView = $crate::acknowledge_fork_operation;
+            /// Moves every interrupted fork operation on.
+            recover_fork_operations RecoverForkOperations { now_ms: u64 }
+                -> $crate::fork_model::RecoveryReport = $crate::recover_fork_operations;
+            /// Claims the provider binding a fork child still needs, if any.
+            claim_fork_provider_binding ClaimForkProviderBinding { key: String, now_ms: u64 }
+                -> Option<$crate::fork_model::ProviderBindingRequest>
+                = $crate::claim_fork_provider_binding;
+            /// Records that the fork child's provider binding is done.
+            complete_fork_provider_binding CompleteForkProviderBinding {
+                operation_id: String, now_ms: u64,
+            } -> $crate::fork_model::ForkOperationView = $crate::complete_fork_provider_binding;
+            /// Where a fork child came from, or `None`.
+            get_fork_lineage GetForkLineage { key: String }
+                -> Option<$crate::fork_model::Lineage> = $crate::get_fork_lineage;
+            /// What sessions look like to a provider that forks them.
+            fork_projection ForkProjection {
+                keys: Vec<String>,
+                mode: $crate::capabilities::ProjectionMode,
+                #[serde(default)] answers: Vec<$crate::capabilities::ProbeAnswer>,
+            } -> $crate::capabilities::ForkProjection = $crate::capabilities::fork_projection;
+        }
+    };
+}
+
+/// A free-form JSON object (adapter states).
+pub type JsonMap = std::collections::BTreeMap<String, serde_json::Value>;
+
+/// `serde(default)` of `valid_only`.
+#[doc(hidden)]
+pub fn yes() -> bool {
+    true
+}
+
+/// [`crate::list_sessions_where`] with its filter given field by field.
+#[doc(hidden)]
+pub fn list_sessions(
+    workspace: &str,
+    limit: u32,
+    cursor: Option<&str>,
+    agent_id: Option<String>,
+    status: Option<crate::SessionStatus>,
+) -> Operation<crate::SessionList> {
+    crate::list_sessions_where(
+        workspace,
+        limit,
+        cursor,
+        crate::ListFilter { agent_id, status },
+    )
+}
+
+macro_rules! define_ops {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $Op:ident {
+            $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
+        } -> $out:ty = $f:path;
+    )*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+            #[serde(deny_unknown_fields)]
+            #[allow(missing_docs)] // fields are documented by the conventions above
+            pub struct $Op {
+                $( $(#[$attr])* pub $field: $ty, )*
+            }
+
+            impl Op for $Op {
+                type Output = $out;
+                const NAME: &'static str = stringify!($name);
+                fn operation(self, workspace: &str) -> Operation<$out> {
+                    let $Op { $($field),* } = self;
+                    $( let mut $field = Slot(Some($field)); )*
+                    $f(workspace, $( Pass::pass(&mut $field) ),*)
+                }
+            }
+
+            impl From<$Op> for Command {
+                fn from(op: $Op) -> Command {
+                    let $Op { $($field),* } = op;
+                    Command::$Op { $($field),* }
+                }
+            }
+        )*
+
+        /// Every API call with its arguments, as data: what the scenario vectors are
+        /// written in, and what lets any host replay a call without knowing its Rust
+        /// signature (the workspace travels beside it). One variant per [`Op`].
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+        #[non_exhaustive]
+        #[allow(missing_docs)] // fields are documented by the conventions above
+        pub enum Command {
+            $( $(#[$doc])* $Op { $( $(#[$attr])* $field: $ty, )* }, )*
+        }
+
+        /// The names of every call, in table order.
+        pub const NAMES: &[&str] = &[$(stringify!($name)),*];
+
+        impl Command {
+            /// The call's name.
+            pub fn name(&self) -> &'static str {
+                match self { $( Command::$Op { .. } => stringify!($name), )* }
+            }
+
+            /// The operation that performs this call in `workspace`, with its result
+            /// as JSON.
+            pub fn into_operation(
+                self,
+                workspace: &str,
+            ) -> Operation<Result<serde_json::Value, Error>> {
+                match self {
+                    $( Command::$Op { $($field),* } => {
+                        $Op { $($field),* }.operation(workspace).map(json)
+                    } )*
+                }
+            }
+        }
+    };
+}
+
+for_each_op!(define_ops);
+
+fn json<T: Serialize>(value: T) -> Result<serde_json::Value, Error> {
+    serde_json::to_value(value)
+        .map_err(|e| Error::internal(format!("result does not serialize: {e}")))
+}
+
+impl Command {
+    /// Parses a call given as JSON text (`spool call`, the WIT `execute`): JSON that is
+    /// not a call is `invalid_argument`, its message quoting at most a short prefix of
+    /// any input it names ([`crate::validate::shorten_quoted`]).
+    pub fn from_json(text: &str) -> Result<Command, Error> {
+        serde_json::from_str(text).map_err(|e| Error::unparsed("command", "not a Spool call", &e))
+    }
+}
+
+/// Runs a command against a synchronous storage (no reset archives kept).
+pub fn execute<S: crate::Storage + ?Sized>(
+    storage: &S,
+    workspace: &str,
+    command: Command,
+) -> Result<serde_json::Value, Error> {
+    execute_with(storage, &crate::NoArchive, workspace, command)
+}
+
+/// Runs a command against a synchronous storage and archive store.
+pub fn execute_with<S: crate::Storage + ?Sized, A: crate::Archiver + ?Sized>(
+    storage: &S,
+    archiver: &A,
+    workspace: &str,
+    command: Command,
+) -> Result<serde_json::Value, Error> {
+    crate::op::run_with(storage, archiver, command.into_operation(workspace))?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_unknown_fields_are_rejected_not_ignored() {
+        let misspelt = r#"{"op":"append_entry","key":"k","now_ms":1,
+            "request":{"role":"user","content":"x","tokenCount":3}}"#;
+        assert!(serde_json::from_str::<Command>(misspelt).is_err());
+        let extra = r#"{"op":"get_session","key":"k","bogus":1}"#;
+        assert!(serde_json::from_str::<Command>(extra).is_err());
+        let good = r#"{"op":"append_entry","key":"k","now_ms":1,
+            "request":{"role":"user","content":"x","token_count":3}}"#;
+        let Ok(Command::AppendEntry { request, .. }) = serde_json::from_str::<Command>(good) else {
+            panic!("a well-formed call parses");
+        };
+        assert_eq!(request.token_count, Some(3));
+    }
+
+    #[test]
+    fn test_fork_calls_reject_unknown_fields() {
+        let misspelt = r#"{"op":"fork","source_key":"s","operation_id":"o","now_ms":1,
+            "request":{"request_id":"r","target_key":"t","target_session_id":"t1",
+            "throughTurnId":"turn-1"}}"#;
+        assert!(serde_json::from_str::<Command>(misspelt).is_err());
+        let disposition = r#"{"op":"record_fork_disposition","operation_id":"o","now_ms":1,
+            "disposition":{"disposition":"rejected","error":"no","code":"x"}}"#;
+        assert!(serde_json::from_str::<Command>(disposition).is_err());
+        let good = r#"{"op":"record_fork_disposition","operation_id":"o","now_ms":1,
+            "disposition":{"disposition":"rejected","error":"no","reason":"attachment_unsupported"}}"#;
+        assert!(serde_json::from_str::<Command>(good).is_ok());
+    }
+
+    #[test]
+    fn test_every_command_names_its_table_entry() {
+        let call = Command::from_json(r#"{"op":"count_entries","key":"k"}"#);
+        assert_eq!(call.map(|c| c.name()).ok(), Some("count_entries"));
+        let mut names = NAMES.to_vec();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), NAMES.len(), "call names are unique");
+    }
+}
