@@ -157,7 +157,7 @@ struct Component;
 macro_rules! exports {
     ($(
         $(#[$doc:meta])*
-        $name:ident $Op:ident {
+        $name:ident $js:ident $Op:ident {
             $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
         } -> $out:ty = $f:path;
     )*) => {

@@ -78,7 +78,7 @@ impl<'a> Pass<'a, Option<&'a str>> for Slot<Option<String>> {
 ///
 /// ```text
 /// /// docs
-/// name Struct { field: Type, … } -> Output = core_function;
+/// name jsName Struct { field: Type, … } -> Output = core_function;
 /// ```
 ///
 /// Types are full paths (`$crate::…`) so that the table expands in any crate.
@@ -88,62 +88,62 @@ macro_rules! for_each_op {
     ($m:ident) => {
         $m! {
             /// Creates a session under `key`; a key in use is a `conflict`.
-            create_session CreateSession { key: String, session_id: String, now_ms: u64 }
+            create_session createSession CreateSession { key: String, session_id: String, now_ms: u64 }
                 -> $crate::Session = $crate::create_session;
             /// The session under `key`, or `None`.
-            get_session GetSession { key: String }
+            get_session getSession GetSession { key: String }
                 -> Option<$crate::Session> = $crate::get_session;
             /// Appends one entry to the session under `key`.
-            append_entry AppendEntry { key: String, request: $crate::AppendRequest, now_ms: u64 }
+            append_entry appendEntry AppendEntry { key: String, request: $crate::AppendRequest, now_ms: u64 }
                 -> $crate::Entry = $crate::append_entry;
             /// One page of the session's transcript.
-            read_page ReadPage { key: String, request: $crate::PageRequest }
+            read_page readPage ReadPage { key: String, request: $crate::PageRequest }
                 -> $crate::Page = $crate::read_page;
             /// Sessions, most recently updated first, `limit` at a time, only those of
             /// `agent_id` and/or in `status` when given.
-            list_sessions ListSessions {
+            list_sessions listSessions ListSessions {
                 limit: u32,
                 #[serde(default)] cursor: Option<String>,
                 #[serde(default)] agent_id: Option<String>,
                 #[serde(default)] status: Option<$crate::SessionStatus>,
             } -> $crate::SessionList = $crate::ops::list_sessions;
             /// The session under `key`, created when missing (`created` says which).
-            get_or_create GetOrCreate { key: String, session_id: String, now_ms: u64 }
+            get_or_create getOrCreate GetOrCreate { key: String, session_id: String, now_ms: u64 }
                 -> $crate::IntentOutcome = $crate::get_or_create;
             /// Applies an intent (continue, new chat, reset under the same key).
-            apply_intent ApplyIntent {
+            apply_intent applyIntent ApplyIntent {
                 key: String, intent: $crate::Intent, session_id: String, now_ms: u64,
             } -> $crate::IntentOutcome = $crate::apply_intent;
             /// Marks the session as in use now.
-            resume Resume { key: String, now_ms: u64 }
+            resume resume Resume { key: String, now_ms: u64 }
                 -> $crate::Session = $crate::resume;
             /// Changes the session's model, channel, model config and metadata.
-            update Update { key: String, request: $crate::UpdateRequest, now_ms: u64 }
+            update update Update { key: String, request: $crate::UpdateRequest, now_ms: u64 }
                 -> $crate::Session = $crate::update;
             /// Ends the session with `status`.
-            finish Finish {
+            finish finish Finish {
                 key: String,
                 status: $crate::FinishStatus,
                 #[serde(default)] expected_epoch: Option<u64>,
                 now_ms: u64,
             } -> $crate::Session = $crate::finish;
             /// Deletes the session and everything it owns.
-            delete_session DeleteSession {
+            delete_session deleteSession DeleteSession {
                 key: String,
                 #[serde(default)] expected_epoch: Option<u64>,
             } -> () = $crate::delete_session;
             /// Deletes every session idle for more than `max_age_ms`; returns how many.
-            prune_stale PruneStale { max_age_ms: u64, now_ms: u64 }
+            prune_stale pruneStale PruneStale { max_age_ms: u64, now_ms: u64 }
                 -> u64 = $crate::prune_stale;
             /// Keeps the `max` most recently updated sessions; returns how many went.
-            cap_entries CapEntries { max: u64 } -> u64 = $crate::cap_entries;
+            cap_entries capEntries CapEntries { max: u64 } -> u64 = $crate::cap_entries;
             /// The number of entries in the session's transcript.
-            count_entries CountEntries { key: String } -> u64 = $crate::count_entries;
+            count_entries countEntries CountEntries { key: String } -> u64 = $crate::count_entries;
             /// The entry with `message_id`, or `None`.
-            get_entry GetEntry { key: String, message_id: String }
+            get_entry getEntry GetEntry { key: String, message_id: String }
                 -> Option<$crate::Entry> = $crate::get_entry;
             /// Keeps the newest `max_messages` entries.
-            truncate Truncate {
+            truncate truncate Truncate {
                 key: String,
                 max_messages: u64,
                 #[serde(default)] expected_epoch: Option<u64>,
@@ -151,190 +151,190 @@ macro_rules! for_each_op {
             } -> $crate::TruncateOutcome = $crate::truncate;
             /// Drops the last `turns` turns of the session: every entry from the first
             /// user message of the earliest dropped turn on.
-            rollback Rollback {
+            rollback rollback Rollback {
                 key: String,
                 turns: u64,
                 #[serde(default)] expected_epoch: Option<u64>,
                 now_ms: u64,
             } -> $crate::TruncateOutcome = $crate::rollback;
             /// Saves a provider context state.
-            save_state SaveState {
+            save_state saveState SaveState {
                 key: String,
                 state: $crate::NewContextState,
                 #[serde(default)] expected_epoch: Option<u64>,
                 now_ms: u64,
             } -> $crate::ContextState = $crate::save_state;
             /// The session's context states (only valid ones unless `valid_only` is false).
-            list_states ListStates {
+            list_states listStates ListStates {
                 key: String,
                 #[serde(default = "crate::ops::yes")] valid_only: bool,
             } -> Vec<$crate::ContextState> = $crate::list_states;
             /// Marks the session's states (of `state_kind`, or all) invalid for `reason`.
-            invalidate_states InvalidateStates {
+            invalidate_states invalidateStates InvalidateStates {
                 key: String,
                 #[serde(default)] state_kind: Option<String>,
                 reason: String,
                 now_ms: u64,
             } -> u64 = $crate::invalidate_states;
             /// Compacts the session with the built-in summarizer.
-            compact Compact { key: String, request: $crate::compaction::CompactRequest, now_ms: u64 }
+            compact compact Compact { key: String, request: $crate::compaction::CompactRequest, now_ms: u64 }
                 -> $crate::compaction::CompactionResult = $crate::compaction::compact;
             /// Plans a compaction and returns what a summarizer needs.
-            prepare_compaction PrepareCompaction {
+            prepare_compaction prepareCompaction PrepareCompaction {
                 key: String, request: $crate::compaction::CompactRequest,
             } -> $crate::compaction::Prepared = $crate::compaction::prepare_compaction;
             /// Commits a prepared compaction with a summary.
-            commit_compaction CommitCompaction {
+            commit_compaction commitCompaction CommitCompaction {
                 key: String, commit: $crate::compaction::CommitRequest, now_ms: u64,
             } -> $crate::compaction::CompactionResult = $crate::compaction::commit_compaction;
             /// Stores a compaction an external agent performed.
-            persist_compaction_result PersistCompactionResult {
+            persist_compaction_result persistCompactionResult PersistCompactionResult {
                 key: String, persist: $crate::compaction::PersistRequest, now_ms: u64,
             } -> $crate::compaction::CompactionResult
                 = $crate::compaction::persist_compaction_result;
             /// The recorded reset archives of the session's key.
-            list_reset_archives ListResetArchives { key: String }
+            list_reset_archives listResetArchives ListResetArchives { key: String }
                 -> Vec<$crate::ArchivedReset> = $crate::list_reset_archives;
             /// Every entry of the session as ever written, compacted ones included.
-            canonical_transcript CanonicalTranscript { key: String }
+            canonical_transcript canonicalTranscript CanonicalTranscript { key: String }
                 -> Vec<$crate::Entry> = $crate::compaction::canonical_transcript;
             /// The session's compaction summaries.
-            list_summaries ListSummaries { key: String }
+            list_summaries listSummaries ListSummaries { key: String }
                 -> Vec<$crate::compaction::Summary> = $crate::compaction::list_summaries;
             /// Compactions whose coverage check failed (of `agent_id`'s sessions, or all).
-            list_degraded_compactions ListDegradedCompactions {
+            list_degraded_compactions listDegradedCompactions ListDegradedCompactions {
                 #[serde(default)] agent_id: Option<String>,
             } -> Vec<$crate::compaction::Summary> = $crate::compaction::list_degraded_compactions;
             /// The entries a compaction replaced.
-            compaction_preimage CompactionPreimage { key: String, compaction_id: String }
+            compaction_preimage compactionPreimage CompactionPreimage { key: String, compaction_id: String }
                 -> Vec<$crate::Entry> = $crate::compaction::compaction_preimage;
             /// Records the repair status of a degraded compaction.
-            set_repair_status SetRepairStatus { key: String, compaction_id: String, status: String }
+            set_repair_status setRepairStatus SetRepairStatus { key: String, compaction_id: String, status: String }
                 -> $crate::compaction::Summary = $crate::compaction::set_repair_status;
             /// Records the flush receipt of a compaction.
-            set_flush_receipt SetFlushReceipt { key: String, compaction_id: String, status: String }
+            set_flush_receipt setFlushReceipt SetFlushReceipt { key: String, compaction_id: String, status: String }
                 -> $crate::compaction::Summary = $crate::compaction::set_flush_receipt;
             /// Creates or replaces a role session.
-            save_role_session SaveRoleSession { role: $crate::NewRoleSession, now_ms: u64 }
+            save_role_session saveRoleSession SaveRoleSession { role: $crate::NewRoleSession, now_ms: u64 }
                 -> $crate::RoleSession = $crate::save_role_session;
             /// The role session, or `None`.
-            get_role_session GetRoleSession { role_session_id: String }
+            get_role_session getRoleSession GetRoleSession { role_session_id: String }
                 -> Option<$crate::RoleSession> = $crate::get_role_session;
             /// Sets (or, with `None`, clears) an agent type's adapter state.
-            update_role_adapter_state UpdateRoleAdapterState {
+            update_role_adapter_state updateRoleAdapterState UpdateRoleAdapterState {
                 role_session_id: String,
                 agent_type: String,
                 state: Option<$crate::ops::JsonMap>,
                 now_ms: u64,
             } -> bool = $crate::update_role_adapter_state;
             /// An agent type's adapter state, or `None`.
-            get_role_adapter_state GetRoleAdapterState { role_session_id: String, agent_type: String }
+            get_role_adapter_state getRoleAdapterState GetRoleAdapterState { role_session_id: String, agent_type: String }
                 -> Option<$crate::ops::JsonMap> = $crate::get_role_adapter_state;
             /// Records one run of an external agent.
-            record_run RecordRun { run: $crate::NewRun, now_ms: u64 }
+            record_run recordRun RecordRun { run: $crate::NewRun, now_ms: u64 }
                 -> $crate::resume::RunRecord = $crate::record_run;
             /// Runs passing `filter`, newest first, `limit` at a time.
-            list_runs ListRuns {
+            list_runs listRuns ListRuns {
                 #[serde(default)] filter: $crate::RunFilter,
                 limit: u32,
                 #[serde(default)] cursor: Option<String>,
             } -> $crate::RunList = $crate::list_runs;
             /// Which thread an external agent CLI resumes, if any.
-            select_resume SelectResume { request: $crate::ResumeRequest }
+            select_resume selectResume SelectResume { request: $crate::ResumeRequest }
                 -> $crate::resume::ResumeDecision = $crate::select_resume;
             /// Records what a task left behind and what that invalidates.
-            record_task_outcome RecordTaskOutcome { request: $crate::OutcomeRequest, now_ms: u64 }
+            record_task_outcome recordTaskOutcome RecordTaskOutcome { request: $crate::OutcomeRequest, now_ms: u64 }
                 -> $crate::resume::TaskOutcomeEffects = $crate::record_task_outcome;
             /// The provider thread the next turn of `agent_type` continues.
-            plan_provider_thread PlanProviderThread {
+            plan_provider_thread planProviderThread PlanProviderThread {
                 key: String,
                 agent_type: String,
                 #[serde(default)] dead_thread: Option<String>,
             } -> $crate::ThreadPlan = $crate::plan_provider_thread;
             /// Commits one provider turn: its entries, usage and thread binding.
-            commit_turn CommitTurn { key: String, turn: $crate::TurnCommit, now_ms: u64 }
+            commit_turn commitTurn CommitTurn { key: String, turn: $crate::TurnCommit, now_ms: u64 }
                 -> $crate::TurnCommitted = $crate::commit_turn;
             /// Writes a parsed transcript as a new session.
-            import_session ImportSession { request: $crate::import::ImportRequest, now_ms: u64 }
+            import_session importSession ImportSession { request: $crate::import::ImportRequest, now_ms: u64 }
                 -> $crate::import::ImportOutcome = $crate::import::import_session;
             /// Branches `child_key` off `parent_key`.
-            branch Branch {
+            branch branch Branch {
                 parent_key: String, child_key: String, request: $crate::BranchRequest, now_ms: u64,
             } -> $crate::Branch = $crate::branch;
             /// The session's ancestry and what it inherits.
-            lineage Lineage { key: String } -> $crate::LineageView = $crate::lineage;
+            lineage lineage Lineage { key: String } -> $crate::LineageView = $crate::lineage;
             /// The branches made from the session.
-            list_children ListChildren { key: String }
+            list_children listChildren ListChildren { key: String }
                 -> Vec<$crate::Branch> = $crate::list_children;
             /// Starts a turn.
-            start_turn StartTurn { key: String, request: $crate::turns::StartTurn, now_ms: u64 }
+            start_turn startTurn StartTurn { key: String, request: $crate::turns::StartTurn, now_ms: u64 }
                 -> $crate::turns::Turn = $crate::start_turn;
             /// Settles a running turn.
-            settle_turn SettleTurn {
+            settle_turn settleTurn SettleTurn {
                 key: String,
                 turn_id: String,
                 #[serde(default)] close: $crate::turns::CloseTurn,
                 now_ms: u64,
             } -> $crate::turns::Turn = $crate::settle_turn;
             /// Interrupts a running turn.
-            interrupt_turn InterruptTurn {
+            interrupt_turn interruptTurn InterruptTurn {
                 key: String,
                 turn_id: String,
                 #[serde(default)] close: $crate::turns::CloseTurn,
                 now_ms: u64,
             } -> $crate::turns::Turn = $crate::interrupt_turn;
             /// The turn, or `None`.
-            get_turn GetTurn { key: String, turn_id: String }
+            get_turn getTurn GetTurn { key: String, turn_id: String }
                 -> Option<$crate::turns::Turn> = $crate::get_turn;
             /// The session's turns.
-            session_turns SessionTurns { key: String }
+            session_turns sessionTurns SessionTurns { key: String }
                 -> $crate::turns::SessionTurns = $crate::session_turns;
             /// One page of the session's turns.
-            list_turns ListTurns {
+            list_turns listTurns ListTurns {
                 key: String,
                 #[serde(default)] request: $crate::turns::TurnPageRequest,
             } -> $crate::turns::TurnPage = $crate::list_turns;
             /// Starts (or finds again) a provider fork of `source_key`.
-            fork Fork {
+            fork fork Fork {
                 source_key: String,
                 request: $crate::fork_model::ForkRequest,
                 operation_id: String,
                 now_ms: u64,
             } -> $crate::fork_model::ForkOperationView = $crate::fork;
             /// Marks the fork as being dispatched; returns what to send the provider.
-            begin_fork_dispatch BeginForkDispatch { operation_id: String, now_ms: u64 }
+            begin_fork_dispatch beginForkDispatch BeginForkDispatch { operation_id: String, now_ms: u64 }
                 -> $crate::fork_model::DispatchPayload = $crate::begin_fork_dispatch;
             /// Records the provider's answer.
-            record_fork_disposition RecordForkDisposition {
+            record_fork_disposition recordForkDisposition RecordForkDisposition {
                 operation_id: String,
                 disposition: $crate::fork_model::Disposition,
                 now_ms: u64,
             } -> $crate::fork_model::ForkOperationView = $crate::record_fork_disposition;
             /// Writes the fork's child session.
-            commit_fork CommitFork { operation_id: String, now_ms: u64 }
+            commit_fork commitFork CommitFork { operation_id: String, now_ms: u64 }
                 -> $crate::fork_model::ForkOperationView = $crate::commit_fork;
             /// The fork operation.
-            get_fork_operation GetForkOperation { operation_id: String }
+            get_fork_operation getForkOperation GetForkOperation { operation_id: String }
                 -> $crate::fork_model::ForkOperationView = $crate::get_fork_operation;
             /// Acknowledges a finished fork operation.
-            acknowledge_fork_operation AcknowledgeForkOperation { operation_id: String, now_ms: u64 }
+            acknowledge_fork_operation acknowledgeForkOperation AcknowledgeForkOperation { operation_id: String, now_ms: u64 }
                 -> $crate::fork_model::ForkOperationView = $crate::acknowledge_fork_operation;
             /// Moves every interrupted fork operation on.
-            recover_fork_operations RecoverForkOperations { now_ms: u64 }
+            recover_fork_operations recoverForkOperations RecoverForkOperations { now_ms: u64 }
                 -> $crate::fork_model::RecoveryReport = $crate::recover_fork_operations;
             /// Claims the provider binding a fork child still needs, if any.
-            claim_fork_provider_binding ClaimForkProviderBinding { key: String, now_ms: u64 }
+            claim_fork_provider_binding claimForkProviderBinding ClaimForkProviderBinding { key: String, now_ms: u64 }
                 -> Option<$crate::fork_model::ProviderBindingRequest>
                 = $crate::claim_fork_provider_binding;
             /// Records that the fork child's provider binding is done.
-            complete_fork_provider_binding CompleteForkProviderBinding {
+            complete_fork_provider_binding completeForkProviderBinding CompleteForkProviderBinding {
                 operation_id: String, now_ms: u64,
             } -> $crate::fork_model::ForkOperationView = $crate::complete_fork_provider_binding;
             /// Where a fork child came from, or `None`.
-            get_fork_lineage GetForkLineage { key: String }
+            get_fork_lineage getForkLineage GetForkLineage { key: String }
                 -> Option<$crate::fork_model::Lineage> = $crate::get_fork_lineage;
             /// What sessions look like to a provider that forks them.
-            fork_projection ForkProjection {
+            fork_projection forkProjection ForkProjection {
                 keys: Vec<String>,
                 mode: $crate::capabilities::ProjectionMode,
                 #[serde(default)] answers: Vec<$crate::capabilities::ProbeAnswer>,
@@ -372,7 +372,7 @@ pub fn list_sessions(
 macro_rules! define_ops {
     ($(
         $(#[$doc:meta])*
-        $name:ident $Op:ident {
+        $name:ident $js:ident $Op:ident {
             $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
         } -> $out:ty = $f:path;
     )*) => {

@@ -282,7 +282,7 @@ pub trait Call: Op {
 macro_rules! calls {
     ($(
         $(#[$doc:meta])*
-        $name:ident $Op:ident {
+        $name:ident $js:ident $Op:ident {
             $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
         } -> $out:ty = $f:path;
     )*) => {$(
@@ -315,7 +315,7 @@ spool::for_each_op!(calls);
 macro_rules! call_command {
     ($(
         $(#[$doc:meta])*
-        $name:ident $Op:ident {
+        $name:ident $js:ident $Op:ident {
             $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
         } -> $out:ty = $f:path;
     )*) => {
