@@ -30,79 +30,65 @@
 //! core owns the key layout ([`keys`]), the versioned record encoding ([`record`]) and
 //! every index.
 // The core has no unsafe code; only the generated component bindings need it, and the
-// workspace lint denies it everywhere else (`component.rs` opts out explicitly).
+// workspace lint denies it everywhere else (`engine/component.rs` opts out explicitly).
 #![cfg_attr(
     not(all(feature = "component", target_arch = "wasm32")),
     forbid(unsafe_code)
 )]
 
-pub mod capabilities;
+mod branch;
 pub mod compaction;
-mod error;
-mod fork;
-pub mod fork_model;
-mod fork_ops;
+mod engine;
 pub mod import;
-pub mod keys;
-mod lifecycle;
-mod memory;
-mod model;
-mod op;
-pub mod ops;
-pub mod record;
+pub mod provider_fork;
+pub mod provider_thread;
 pub mod resume;
-pub mod roles;
 mod session;
-mod shared;
-mod states;
 mod storage;
-pub mod threads;
 mod transcript;
 pub mod turns;
-pub mod validate;
-pub mod wit_map;
+mod types;
 
-#[cfg(all(feature = "component", target_arch = "wasm32"))]
-#[allow(unsafe_code, missing_docs, unreachable_pub)]
-mod component;
+pub use engine::{ops, validate, wit_map};
+pub use storage::{keys, record};
 
-pub use error::Error;
-pub use fork::{branch, lineage, list_children};
-pub use fork_ops::{
-    acknowledge_fork_operation, begin_fork_dispatch, claim_fork_provider_binding, commit_fork,
-    complete_fork_provider_binding, fork, get_fork_lineage, get_fork_operation,
-    record_fork_disposition, recover_fork_operations,
-};
-pub use lifecycle::{
-    apply_intent, cap_entries, delete_session, finish, get_or_create, list_reset_archives,
-    prune_stale, resume, update,
-};
-pub use memory::MemoryStorage;
-pub use model::{
-    AppendRequest, ArchiveStatus, ArchivedReset, Branch, BranchRequest, ContextState, Entry,
-    FinishStatus, ForkPoint, Intent, IntentOutcome, Lineage, LineageView, ListFilter,
-    NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session, SessionList,
-    SessionStatus, TruncateOutcome, TurnUsage, UpdateRequest,
-};
-pub use op::{
+pub use branch::{branch, lineage, list_children};
+pub use engine::error::Error;
+pub use engine::op::{
     Archiver, MAX_ATTEMPTS, NoArchive, Operation, ReadRequest, ReadResult, Step, read_sync, run,
     run_async, run_with,
 };
 pub use ops::{Command, Op, execute, execute_with};
-pub use roles::{
+pub use provider_fork::{
+    acknowledge_fork_operation, begin_fork_dispatch, claim_fork_provider_binding, commit_fork,
+    complete_fork_provider_binding, fork, get_fork_lineage, get_fork_operation,
+    record_fork_disposition, recover_fork_operations,
+};
+pub use provider_thread::{
+    ThreadBinding, ThreadPlan, TurnCommit, TurnCommitted, commit_turn, plan_provider_thread,
+};
+pub use resume::{
     NewRoleSession, NewRun, OutcomeRequest, ResumeRequest, RoleSession, RunFilter, RunList,
     get_role_adapter_state, get_role_session, list_runs, record_run, record_task_outcome,
     save_role_session, select_resume, update_role_adapter_state,
 };
+pub use session::lifecycle::{
+    apply_intent, cap_entries, delete_session, finish, get_or_create, list_reset_archives,
+    prune_stale, resume, update,
+};
+pub use session::states::{invalidate_states, list_states, save_state};
 pub use session::{agent_id, create_session, get_session, list_sessions, list_sessions_where};
-pub use states::{invalidate_states, list_states, save_state};
+pub use storage::memory::MemoryStorage;
 pub use storage::{
     AsyncStorage, Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
     SyncAdapter, prefix_end,
 };
-pub use threads::{
-    ThreadBinding, ThreadPlan, TurnCommit, TurnCommitted, commit_turn, plan_provider_thread,
-};
 pub use transcript::{append_entry, count_entries, get_entry, read_page, rollback, truncate};
 pub use turns::{get_turn, interrupt_turn, list_turns, session_turns, settle_turn, start_turn};
+pub use types::{
+    AppendRequest, ArchiveStatus, ArchivedReset, Branch, BranchLineage, BranchRequest,
+    ContextState, Entry, FinishStatus, ForkPoint, Intent, IntentOutcome, LineageView, ListFilter,
+    NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session, SessionList,
+    SessionStatus, TruncateOutcome, TurnUsage, UpdateRequest,
+};
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

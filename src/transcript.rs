@@ -2,14 +2,14 @@
 
 use std::collections::BTreeSet;
 
-use crate::error::Error;
-use crate::keys;
-use crate::model::{AppendRequest, Entry, Order, Page, PageRequest, TruncateOutcome};
-use crate::op::{Io, OpResult, Operation};
-use crate::record;
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
 use crate::session::{Loaded, require, write_appended, write_update};
+use crate::storage::keys;
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
-use crate::validate;
+use crate::types::{AppendRequest, Entry, Order, Page, PageRequest, TruncateOutcome};
 
 /// Appends one entry to the session under `key`.
 ///
@@ -88,9 +88,11 @@ pub(crate) async fn in_base(
     if loaded.base.is_empty() {
         return Ok(false);
     }
-    Ok(crate::shared::locate_in_base(io, &loaded.base, message_id)
-        .await?
-        .is_some())
+    Ok(
+        crate::branch::history::locate_in_base(io, &loaded.base, message_id)
+            .await?
+            .is_some(),
+    )
 }
 
 /// The entry clock of the identity of `loaded`: the `created_at` of the newest entry it
@@ -271,7 +273,7 @@ async fn page(
 ) -> OpResult<Page> {
     let loaded = require(io, key).await?;
     let whole = cursor.is_none();
-    let (items, more) = crate::shared::page(
+    let (items, more) = crate::branch::history::page(
         io,
         &loaded.session,
         &loaded.base,
@@ -282,9 +284,9 @@ async fn page(
     .await?;
     // A first page that is the whole transcript must hold every entry the record counts.
     if whole && !more {
-        crate::shared::check_count(io, &loaded, items.len()).await?;
+        crate::branch::history::check_count(io, &loaded, items.len()).await?;
     }
-    crate::shared::confirm(io, &loaded).await?;
+    crate::branch::history::confirm(io, &loaded).await?;
     let next_cursor = match (more, items.last()) {
         (true, Some(last)) => Some(validate::hex(&last.position)),
         _ => None,
@@ -321,8 +323,9 @@ pub fn get_entry(workspace: &str, key: &str, message_id: &str) -> Operation<Opti
         async move {
             let loaded = require(&io, &key).await?;
             let found =
-                crate::shared::locate(&io, &loaded.session, &loaded.base, &message_id).await?;
-            crate::shared::confirm(&io, &loaded).await?;
+                crate::branch::history::locate(&io, &loaded.session, &loaded.base, &message_id)
+                    .await?;
+            crate::branch::history::confirm(&io, &loaded).await?;
             Ok(found.map(|i| i.entry))
         }
     })
@@ -361,7 +364,7 @@ async fn truncate_body(
     now_ms: u64,
 ) -> OpResult<TruncateOutcome> {
     let mut loaded = require(io, key).await?;
-    crate::lifecycle::fence(&loaded, expected_epoch)?;
+    crate::session::lifecycle::fence(&loaded, expected_epoch)?;
     let before = loaded.session.entry_count;
     if before <= max_messages {
         return Ok(TruncateOutcome {
@@ -375,7 +378,7 @@ async fn truncate_body(
     let mut batch = Batch::default();
     // Branches that read these entries get their own copy before any goes.
     let mut done = BTreeSet::from([key.to_owned()]);
-    crate::shared::release(io, &mut batch, &sid, &mut done).await?;
+    crate::branch::history::release(io, &mut batch, &sid, &mut done).await?;
     let mut removed = 0u64;
     if loaded.base.is_empty() {
         // Everything below the oldest kept entry goes.
@@ -395,7 +398,7 @@ async fn truncate_body(
             start: prefix.clone(),
             end,
         };
-        for kv in crate::lifecycle::read_all(io, doomed.clone()).await? {
+        for kv in crate::session::lifecycle::read_all(io, doomed.clone()).await? {
             let entry: Entry = record::decode(&kv.key, &kv.value)?;
             batch.delete(keys::message(&sid, &entry.message_id));
             removed += 1;
@@ -404,12 +407,13 @@ async fn truncate_body(
     } else {
         // A branch truncating its shared history: it takes its own copy, then cuts it
         // like its own transcript.
-        let items = crate::shared::items(io, &loaded.session, &loaded.base, false, None).await?;
+        let items =
+            crate::branch::history::items(io, &loaded.session, &loaded.base, false, None).await?;
         let keep = usize::try_from(max_messages)
             .unwrap_or(usize::MAX)
             .min(items.len());
         let cut = items.len() - keep;
-        crate::shared::materialize(io, &mut batch, &loaded.session, &loaded.base).await?;
+        crate::branch::history::materialize(io, &mut batch, &loaded.session, &loaded.base).await?;
         loaded.base.clear();
         for item in &items[..cut] {
             batch.delete(keys::message(&sid, &item.entry.message_id));
@@ -474,7 +478,7 @@ async fn rollback_body(
     now_ms: u64,
 ) -> OpResult<TruncateOutcome> {
     let mut loaded = require(io, key).await?;
-    crate::lifecycle::fence(&loaded, expected_epoch)?;
+    crate::session::lifecycle::fence(&loaded, expected_epoch)?;
     let before = loaded.session.entry_count;
     let unchanged = TruncateOutcome {
         truncated: false,
@@ -509,7 +513,7 @@ async fn rollback_body(
             end = Some(last.key.clone());
             for kv in page {
                 let entry: Entry = record::decode(&kv.key, &kv.value)?;
-                let user = entry.role == crate::model::Role::User;
+                let user = entry.role == crate::types::Role::User;
                 doomed.push((kv.key, entry));
                 if user {
                     users += 1;
@@ -522,13 +526,14 @@ async fn rollback_body(
         }
     } else {
         // A branch rolling back into its shared history takes its own copy first.
-        let items = crate::shared::items(io, &loaded.session, &loaded.base, false, None).await?;
-        crate::shared::materialize(io, &mut batch, &loaded.session, &loaded.base).await?;
+        let items =
+            crate::branch::history::items(io, &loaded.session, &loaded.base, false, None).await?;
+        crate::branch::history::materialize(io, &mut batch, &loaded.session, &loaded.base).await?;
         loaded.base.clear();
         for item in items.into_iter().rev() {
             let mut entry_key = prefix.clone();
             entry_key.extend_from_slice(&item.position);
-            let user = item.entry.role == crate::model::Role::User;
+            let user = item.entry.role == crate::types::Role::User;
             doomed.push((entry_key, item.entry));
             if user {
                 users += 1;
@@ -543,7 +548,7 @@ async fn rollback_body(
         return Ok(unchanged);
     };
     doomed.truncate(cut);
-    crate::shared::release(io, &mut batch, &sid, &mut done).await?;
+    crate::branch::history::release(io, &mut batch, &sid, &mut done).await?;
     for (entry_key, entry) in &doomed {
         batch.delete(keys::message(&sid, &entry.message_id));
         batch.delete(entry_key.clone());

@@ -15,15 +15,15 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::Error;
-use crate::keys;
-use crate::lifecycle::fence;
-use crate::model::Order;
-use crate::op::{Io, OpResult, Operation};
-use crate::record;
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
+use crate::session::lifecycle::fence;
 use crate::session::require;
+use crate::storage::keys;
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery};
-use crate::validate;
+use crate::types::Order;
 
 /// Where a turn stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,7 +259,7 @@ pub(crate) async fn last_position(
             last = last.max(Some(decode_position(&kv.key, prefix.len())?));
         }
     }
-    if let Some(shared) = crate::shared::newest_in_base(io, &loaded.base).await? {
+    if let Some(shared) = crate::branch::history::newest_in_base(io, &loaded.base).await? {
         last = last.max(Some(decode_position(&shared, 0)?));
     }
     Ok(last)

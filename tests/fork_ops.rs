@@ -3,8 +3,8 @@
 
 mod support;
 
-use spool::fork_model::{
-    Disposition, ForkOperation, ForkRequest, ForkState, Lineage, ProviderStateBinding,
+use spool::provider_fork::{
+    Disposition, ForkLineage, ForkOperation, ForkRequest, ForkState, ProviderStateBinding,
 };
 use spool::turns::{CloseTurn, StartTurn};
 use spool::{
@@ -119,7 +119,7 @@ fn test_get_rejects_lineage_target_other_than_operation_target() {
 fn test_get_rejects_live_lineage_naming_another_operation() {
     let storage = committed();
     let key = keys::lineage("child-1");
-    let mut live: Lineage =
+    let mut live: ForkLineage =
         record::decode(&key, &storage.get(WS, &key).expect("ok").expect("ok")).expect("ok");
     live.operation_id = "operation-2".into();
     overwrite(&storage, key, &live);
@@ -334,7 +334,7 @@ impl Storage for CountingReads {
 
 #[test]
 fn test_projections_read_lineage_once_per_session_and_write_nothing() {
-    use spool::capabilities::{ProjectionMode, fork_projection};
+    use spool::provider_fork::capabilities::{ProjectionMode, fork_projection};
     let storage = CountingReads {
         inner: committed(),
         reads: Default::default(),
@@ -409,7 +409,7 @@ fn contents(storage: &MemoryStorage, key: &str) -> Vec<(u64, String)> {
 fn dispatch_accept_commit(
     storage: &MemoryStorage,
     id: &str,
-) -> spool::fork_model::ForkOperationView {
+) -> spool::provider_fork::ForkOperationView {
     run(storage, spool::begin_fork_dispatch(WS, id, 20)).expect("dispatch");
     run(
         storage,
@@ -515,7 +515,10 @@ fn test_a_fork_of_a_reserved_point_by_another_request_says_it_is_not_the_callers
         spool::fork(WS, SRC, request("request-1", CHILD, "child-1"), "op-a", 10),
     )
     .expect("ok");
-    assert_eq!(mine.origin, Some(spool::fork_model::ForkOrigin::Prepared));
+    assert_eq!(
+        mine.origin,
+        Some(spool::provider_fork::ForkOrigin::Prepared)
+    );
     let again = run(
         &storage,
         spool::fork(WS, SRC, request("request-1", CHILD, "child-1"), "op-x", 11),
@@ -524,7 +527,7 @@ fn test_a_fork_of_a_reserved_point_by_another_request_says_it_is_not_the_callers
     assert_eq!(again.operation.operation_id, "op-a");
     assert_eq!(
         again.origin,
-        Some(spool::fork_model::ForkOrigin::SameRequest)
+        Some(spool::provider_fork::ForkOrigin::SameRequest)
     );
     let other = run(
         &storage,
@@ -540,7 +543,7 @@ fn test_a_fork_of_a_reserved_point_by_another_request_says_it_is_not_the_callers
     assert_eq!(other.operation.operation_id, "op-a");
     assert_eq!(
         other.origin,
-        Some(spool::fork_model::ForkOrigin::BarrierHeld)
+        Some(spool::provider_fork::ForkOrigin::BarrierHeld)
     );
     assert_eq!(other.operation.state, ForkState::Prepared, "untouched");
     let read = run(&storage, spool::get_fork_operation(WS, "op-a")).expect("ok");

@@ -10,7 +10,7 @@ mod support;
 use std::collections::BTreeSet;
 
 use proptest::prelude::*;
-use spool::fork_model::{Disposition, ForkOperation, ForkRequest, ForkState, holds_barrier};
+use spool::provider_fork::{Disposition, ForkOperation, ForkRequest, ForkState, holds_barrier};
 use spool::turns::{CloseTurn, StartTurn};
 use spool::{AppendRequest, Error, MemoryStorage, Role, keys, record, run};
 

@@ -1,4 +1,4 @@
-//! Every key tag lives in `src/keys.rs`: no other file of the core declares a tag or
+//! Every key tag lives in `src/storage/keys.rs`: no other file of the core declares a tag or
 //! builds a key from a bare tag byte, so two kinds of record can never share one
 //! unnoticed (`keys::TAGS` lists them and its unit tests check they are unique).
 #![cfg(not(target_arch = "wasm32"))]
@@ -40,7 +40,7 @@ fn test_no_file_but_keys_declares_or_spells_a_tag() {
     }
     assert!(
         found.is_empty(),
-        "tags outside src/keys.rs:\n{}",
+        "tags outside src/storage/keys.rs:\n{}",
         found.join("\n")
     );
 }

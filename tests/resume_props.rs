@@ -4,8 +4,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use proptest::prelude::*;
-use spool::resume::{
-    ResumePolicy, ResumeQuery, RunRecord, TERMINAL_FAILURES, is_synthetic, select_resume,
+use spool::resume::rules::{
+    ResumePolicy, ResumeQuery, RunRecord, TERMINAL_FAILURES, choose_resume, is_synthetic,
 };
 
 const AGENTS: [&str; 3] = ["codex", "claude_code", "opencode"];
@@ -56,7 +56,7 @@ proptest! {
             role_state: None,
             preconfigured: None,
         };
-        let decision = select_resume(&query, &history, &policy);
+        let decision = choose_resume(&query, &history, &policy);
         if decision.mode == "resume" {
             let token = decision.session_id.as_str();
             prop_assert!(!is_synthetic(token, agent));
@@ -71,7 +71,7 @@ proptest! {
 }
 
 /// The history walk as first written: the decisive row of each `done` row's token
-/// found by [`spool::resume::newest`] over the whole history (quadratic; the reference).
+/// found by [`spool::resume::rules::newest`] over the whole history (quadratic; the reference).
 fn reference_walk(
     query: &ResumeQuery,
     history: &[RunRecord],
@@ -84,10 +84,12 @@ fn reference_walk(
         .filter(|r| r.agent_type == agent && project.is_none_or(|p| r.project_id == p))
         .filter(|r| r.status == "done" && !is_synthetic(&r.session_id, agent))
         .collect();
-    done.sort_by(|a, b| spool::resume::done_order(b).cmp(&spool::resume::done_order(a)));
+    done.sort_by(|a, b| {
+        spool::resume::rules::done_order(b).cmp(&spool::resume::rules::done_order(a))
+    });
     done.into_iter()
         .find(|row| {
-            spool::resume::newest(history, agent, project, &row.session_id, policy)
+            spool::resume::rules::newest(history, agent, project, &row.session_id, policy)
                 .is_some_and(|d| !policy.kills(agent, &d.status))
         })
         .map(|row| row.session_id.clone())
@@ -110,7 +112,7 @@ proptest! {
             role_state: None,
             preconfigured: None,
         };
-        let decision = select_resume(&query, &history, &policy);
+        let decision = choose_resume(&query, &history, &policy);
         let expected = reference_walk(&query, &history, &policy);
         prop_assert_eq!(decision.mode == "resume", expected.is_some());
         if let Some(token) = expected {
@@ -216,7 +218,7 @@ proptest! {
             role_state: role_state.map(|s| s.into_iter().collect()),
             preconfigured: request.preconfigured.clone(),
         };
-        let expected = select_resume(&query, &stored, &policy);
+        let expected = choose_resume(&query, &stored, &policy);
         let decided = spool::run(&storage, spool::select_resume(ws, request)).expect("selected");
         prop_assert_eq!(&decided, &expected);
         let after = spool::run(&storage, spool::get_role_adapter_state(ws, role_id, agent)).expect("read");
@@ -255,7 +257,7 @@ fn record_outcome(storage: &spool::MemoryStorage, task: usize, o: Outcome) {
     let request = spool::OutcomeRequest {
         role_session_id: None,
         project_id: "proj1".into(),
-        outcome: spool::resume::TaskOutcome {
+        outcome: spool::resume::rules::TaskOutcome {
             agent_type: AGENTS[agent].into(),
             task_id: format!("task-{task}"),
             status: OUTCOME_STATUSES[status].into(),
@@ -323,7 +325,7 @@ proptest! {
             role_state: None,
             preconfigured: None,
         };
-        prop_assert_eq!(decided, select_resume(&query, &stored, &policy));
+        prop_assert_eq!(decided, choose_resume(&query, &stored, &policy));
     }
 }
 

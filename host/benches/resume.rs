@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use spool::resume::{ResumePolicy, ResumeQuery, RunRecord};
+use spool::resume::rules::{ResumePolicy, ResumeQuery, RunRecord};
 use spool::{MemoryStorage, NewRoleSession, NewRun, ResumeRequest};
 use spool_host::{Runtime, SqliteStorage};
 
@@ -153,7 +153,7 @@ fn print(what: &str, s: &Stats) {
     );
 }
 
-fn check(decision: &spool::resume::ResumeDecision) {
+fn check(decision: &spool::resume::rules::ResumeDecision) {
     assert_eq!(
         (decision.mode.as_str(), decision.session_id.as_str()),
         ("resume", WINNER),
@@ -280,7 +280,9 @@ fn main() {
     let policy = ResumePolicy::default();
     println!("no index (for comparison):");
     let s = sample(5, budget, || {
-        check(&spool::resume::select_resume(&query, &history, &policy));
+        check(&spool::resume::rules::choose_resume(
+            &query, &history, &policy,
+        ));
     });
     print("plain function over all rows in memory", &s);
 }

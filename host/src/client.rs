@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 use spool::import::{ImportFormat, ImportOutcome, ImportRequest, ImportedLog, ImportedSession};
-use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
+use spool::resume::rules::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
     AppendRequest, ArchivedReset, Archiver, ContextState, Entry, FinishStatus, Intent,
     IntentOutcome, ListFilter, NewContextState, NewRoleSession, NewRun, NoArchive, Order,
@@ -19,20 +19,20 @@ use spool::{
     SessionList, Storage, ThreadPlan, TruncateOutcome, TurnCommit, TurnCommitted, UpdateRequest,
 };
 
-use spool::capabilities::{ForkProjection, ProbeAnswer, ProjectionMode};
-use spool::fork_model::{
-    DispatchPayload, Disposition, ForkOperationView, ForkRequest, Lineage as ForkLineage,
+use spool::provider_fork::capabilities::{ForkProjection, ProbeAnswer, ProjectionMode};
+use spool::provider_fork::{
+    DispatchPayload, Disposition, ForkLineage, ForkOperationView, ForkRequest,
     ProviderBindingRequest, RecoveryReport,
 };
 use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPage, TurnPageRequest};
 use spool::{Branch, BranchRequest, LineageView};
 
-use crate::archive::ArchiveDir;
-use crate::engine::{Instance, ResourceLimits, Runtime};
 use crate::error::{CompactWithError, Error};
 use crate::provider::ForkProvider;
-use crate::sqlite::SqliteStorage;
-use crate::wit::Call;
+use crate::runtime::wit::Call;
+use crate::runtime::{Instance, ResourceLimits, Runtime};
+use crate::storage::archive::ArchiveDir;
+use crate::storage::sqlite::SqliteStorage;
 use spool::ops;
 
 /// The workspace a [`Spool`] uses unless told otherwise.
@@ -1089,7 +1089,7 @@ impl Spool {
     }
 
     /// The fork capability projection of the sessions under `keys`; see
-    /// [`spool::capabilities::fork_projection`].
+    /// [`spool::provider_fork::capabilities::fork_projection`].
     pub fn fork_projection(
         &mut self,
         keys: Vec<String>,
@@ -1107,7 +1107,7 @@ impl Spool {
     /// each step: see [`Instance::run_fork`].
     ///
     /// ```
-    /// use spool::fork_model::{ForkRequest, ForkStatus};
+    /// use spool::provider_fork::{ForkRequest, ForkStatus};
     /// use spool::{AppendRequest, Role};
     /// use spool_host::{Spool, TestProvider};
     ///
@@ -1342,8 +1342,10 @@ impl SpoolBuilder {
                 ResourceLimits {
                     max_memory_bytes: self
                         .memory_limit
-                        .unwrap_or(crate::engine::DEFAULT_MEMORY_LIMIT),
-                    fuel_per_call: self.fuel_limit.unwrap_or(crate::engine::DEFAULT_FUEL_LIMIT),
+                        .unwrap_or(crate::runtime::DEFAULT_MEMORY_LIMIT),
+                    fuel_per_call: self
+                        .fuel_limit
+                        .unwrap_or(crate::runtime::DEFAULT_FUEL_LIMIT),
                 },
             )?,
             archive_dir,

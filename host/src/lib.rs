@@ -38,7 +38,7 @@
 //!
 //! ```
 //! use spool::compaction::{CompactRequest, Prepared};
-//! use spool::resume::TaskOutcome;
+//! use spool::resume::rules::TaskOutcome;
 //! use spool::{AppendRequest, OutcomeRequest, ResumeRequest, Role};
 //! use spool_host::{BranchOptions, Spool};
 //!
@@ -111,25 +111,22 @@
 //! over the memory or execution (fuel) limit fails with [`Error::ResourceLimit`]
 //! (code `resource_limit`), writes nothing, and the next call works.
 
-mod archive;
-mod cache;
 mod client;
 mod command;
-mod engine;
 mod error;
 mod provider;
-mod sqlite;
-mod wit;
+mod runtime;
+mod storage;
 
-pub use archive::{ArchiveDir, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
-pub use cache::{CacheStatus, default_cache_dir};
 pub use client::{BranchOptions, DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
 pub use command::CommandSummarizer;
-pub use engine::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
 pub use error::{CompactWithError, Error};
 pub use provider::{CommandProvider, ForkProvider, TestProvider};
-pub use sqlite::{APPLICATION_ID, SqliteStorage};
-pub use wit::Call;
+pub use runtime::cache::{CacheStatus, default_cache_dir};
+pub use runtime::wit::Call;
+pub use runtime::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
+pub use storage::archive::{ArchiveDir, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
+pub use storage::sqlite::{APPLICATION_ID, SqliteStorage};
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped
 /// as a component by this crate's build script). It imports only Spool's `storage` and

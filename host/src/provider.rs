@@ -10,12 +10,14 @@
 
 use std::time::Duration;
 
-use spool::fork_model::{DispatchPayload, Disposition, ForkOperationView, ForkRequest, ForkStep};
 use spool::ops;
+use spool::provider_fork::{
+    DispatchPayload, Disposition, ForkOperationView, ForkRequest, ForkStep,
+};
 
 use crate::command;
-use crate::engine::Instance;
 use crate::error::Error;
+use crate::runtime::Instance;
 
 /// The agent's provider, asked to fork its own session.
 ///

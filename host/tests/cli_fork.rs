@@ -602,7 +602,7 @@ fn test_a_crash_while_dispatching_is_recovered_as_unknown_and_prepared_ones_cont
         let mut api = spool_host::Spool::open(&db).expect("open");
         api.fork(
             "agent:main:other",
-            spool::fork_model::ForkRequest {
+            spool::provider_fork::ForkRequest {
                 request_id: "r2".into(),
                 target_key: "agent:main:other-child".into(),
                 target_session_id: "other-child-1".into(),
@@ -655,7 +655,7 @@ fn test_fork_run_by_another_request_returns_the_held_operation_untouched() {
     let a = api
         .fork(
             "agent:main:src",
-            spool::fork_model::ForkRequest {
+            spool::provider_fork::ForkRequest {
                 request_id: "r1".into(),
                 target_key: "agent:main:a".into(),
                 target_session_id: "a-1".into(),
@@ -727,7 +727,7 @@ fn test_fork_commit_materializes_the_snapshot_taken_at_prepare() {
     let op = api
         .fork(
             "agent:main:src",
-            spool::fork_model::ForkRequest {
+            spool::provider_fork::ForkRequest {
                 request_id: "r1".into(),
                 target_key: "agent:main:child".into(),
                 target_session_id: "child-1".into(),

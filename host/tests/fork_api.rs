@@ -2,8 +2,8 @@
 //! the provider fork driver: error codes survive, `dispatching` is durable before the
 //! provider is called, the provider is called once.
 
-use spool::capabilities::ProjectionMode;
-use spool::fork_model::{Disposition, ForkRequest, ForkState, ForkStatus};
+use spool::provider_fork::capabilities::ProjectionMode;
+use spool::provider_fork::{Disposition, ForkRequest, ForkState, ForkStatus};
 use spool::turns::{CloseTurn, StartTurn};
 use spool::{AppendRequest, Command, Role};
 use spool_host::{BranchOptions, Spool, SqliteStorage, TestProvider};
@@ -36,7 +36,7 @@ fn test_dispatching_is_durable_before_the_provider_is_called() {
     let mut spool = Spool::open(&db).expect("open");
     source(&mut spool);
     let mut calls = 0;
-    let mut provider = |payload: &spool::fork_model::DispatchPayload| {
+    let mut provider = |payload: &spool::provider_fork::DispatchPayload| {
         calls += 1;
         // Another connection to the same database sees the operation `dispatching`.
         let other = SqliteStorage::open(&db).expect("open again");

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use super::obligations::Obligation;
 use super::plan::CompactionConfig;
-use crate::model::{AppendRequest, Entry};
+use crate::types::{AppendRequest, Entry};
 
 fn text() -> String {
     "text".into()

@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::plan::call_ids;
-use crate::model::{Entry, Role};
+use crate::types::{Entry, Role};
 
 /// What kind of fact an obligation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -23,15 +23,15 @@ use super::plan::{Plan, plan};
 use super::summarize::{fingerprint, render, summarize};
 use super::tokens::{entry_tokens, estimate};
 use super::{Coverage, check};
-use crate::error::Error;
-use crate::keys;
-use crate::lifecycle::read_all;
-use crate::model::{AppendRequest, ContextState, Entry, Role, Session};
-use crate::op::{Abort, Io, OpResult, Operation};
-use crate::record;
+use crate::engine::error::Error;
+use crate::engine::op::{Abort, Io, OpResult, Operation};
+use crate::engine::validate;
+use crate::session::lifecycle::read_all;
 use crate::session::{Loaded, require, write_update};
+use crate::storage::keys;
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery};
-use crate::validate;
+use crate::types::{AppendRequest, ContextState, Entry, Role, Session};
 
 fn archive_key(session_id: &str, position: &[u8]) -> Vec<u8> {
     keys::archived(session_id, position)
@@ -71,9 +71,10 @@ async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
     let sid = loaded.session.session_id.clone();
     // The active transcript, shared history included. Entries read through a base get
     // the key they will have once the base is materialized into this identity.
-    let items = crate::shared::items(io, &loaded.session, &loaded.base, false, None).await?;
+    let items =
+        crate::branch::history::items(io, &loaded.session, &loaded.base, false, None).await?;
     // A compaction of a damaged transcript would rewrite its count to what is left.
-    crate::shared::check_count(io, &loaded, items.len()).await?;
+    crate::branch::history::check_count(io, &loaded, items.len()).await?;
     let mut entries = Vec::with_capacity(items.len());
     let mut entry_keys = Vec::with_capacity(items.len());
     let prefix = keys::entries(&sid);
@@ -94,7 +95,7 @@ async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
         .first()
         .map(|kv| record::decode::<Summary>(&kv.key, &kv.value))
         .transpose()?;
-    crate::shared::confirm(io, &loaded).await?;
+    crate::branch::history::confirm(io, &loaded).await?;
     Ok(Snapshot {
         loaded,
         keys: entry_keys,
@@ -115,10 +116,10 @@ impl Snapshot {
     async fn prepare_rewrite(&mut self, io: &Io, batch: &mut Batch) -> Result<u32, Error> {
         let session = self.loaded.session.clone();
         let mut done = BTreeSet::from([session.key.clone()]);
-        crate::shared::release(io, batch, &session.session_id, &mut done).await?;
+        crate::branch::history::release(io, batch, &session.session_id, &mut done).await?;
         let released = batch.preconditions.len() as u32;
         if !self.loaded.base.is_empty() {
-            crate::shared::materialize(io, batch, &session, &self.loaded.base).await?;
+            crate::branch::history::materialize(io, batch, &session, &self.loaded.base).await?;
             self.loaded.base.clear();
         }
         Ok(released)
@@ -765,10 +766,11 @@ pub fn persist_compaction_result(
 pub fn canonical_transcript(workspace: &str, key: &str) -> Operation<Vec<Entry>> {
     op(workspace, key, Ok(()), |io, key| async move {
         let loaded = require(&io, &key).await?;
-        let items = crate::shared::items(&io, &loaded.session, &loaded.base, true, None).await?;
+        let items =
+            crate::branch::history::items(&io, &loaded.session, &loaded.base, true, None).await?;
         let active = items.iter().filter(|i| i.archived.is_none()).count();
-        crate::shared::check_count(&io, &loaded, active).await?;
-        crate::shared::confirm(&io, &loaded).await?;
+        crate::branch::history::check_count(&io, &loaded, active).await?;
+        crate::branch::history::confirm(&io, &loaded).await?;
         Ok(items.into_iter().map(|i| i.entry).collect())
     })
 }
@@ -839,7 +841,7 @@ pub fn compaction_preimage(
             let sid = loaded.session.session_id.clone();
             // The archive of a branch includes what it inherited through its base.
             let out: Vec<Entry> =
-                crate::shared::items(&io, &loaded.session, &loaded.base, true, None)
+                crate::branch::history::items(&io, &loaded.session, &loaded.base, true, None)
                     .await?
                     .into_iter()
                     .filter(|i| {
@@ -849,7 +851,7 @@ pub fn compaction_preimage(
                     })
                     .map(|i| i.entry)
                     .collect();
-            crate::shared::confirm(&io, &loaded).await?;
+            crate::branch::history::confirm(&io, &loaded).await?;
             if out.is_empty()
                 && !summaries_of(&io, &sid)
                     .await?

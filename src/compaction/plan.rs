@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::obligations::reports_failure;
 use super::tokens::entry_tokens;
-use crate::model::{Entry, Role};
+use crate::types::{Entry, Role};
 
 /// How compaction decides and checks.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -190,7 +190,7 @@ impl Units {
 /// window of `window` tokens.
 pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
     let tokens: Vec<u64> = entries.iter().map(entry_tokens).collect();
-    let tokens_before = crate::validate::total(tokens.iter().copied());
+    let tokens_before = crate::engine::validate::total(tokens.iter().copied());
     if (tokens_before as f64) * config.safety_margin <= window as f64 {
         return Plan::Skip {
             reason: "below_threshold",
@@ -199,7 +199,7 @@ pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
     }
     let units = units(entries);
     let live_from = units.live_from(entries).unwrap_or(entries.len());
-    let live = crate::validate::total(tokens[live_from..].iter().copied());
+    let live = crate::engine::validate::total(tokens[live_from..].iter().copied());
     if live >= window && live_from < entries.len() {
         return Plan::Skip {
             reason: "protected_tail_exhausts_compaction_window",
@@ -213,12 +213,12 @@ pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
     let mut kept_from = entries.len();
     let mut tokens_kept = 0u64;
     for &(start, len) in units.spans.iter().rev() {
-        let unit = crate::validate::total(tokens[start..start + len].iter().copied());
+        let unit = crate::engine::validate::total(tokens[start..start + len].iter().copied());
         let protected = start + len > protected_from || start >= live_from;
-        if !protected && crate::validate::add(tokens_kept, unit) > budget {
+        if !protected && crate::engine::validate::add(tokens_kept, unit) > budget {
             break;
         }
-        tokens_kept = crate::validate::add(tokens_kept, unit);
+        tokens_kept = crate::engine::validate::add(tokens_kept, unit);
         kept_from = start;
     }
     if kept_from == 0 {

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::obligations::{Obligation, ObligationKind};
-use crate::model::{Entry, Role};
+use crate::types::{Entry, Role};
 
 /// The payload's schema version.
 pub const SCHEMA_VERSION: u64 = 1;

@@ -7,7 +7,7 @@
 //! so a writer that under-reports (`token_count: 1` on 5,000 characters of tool-call
 //! arguments) cannot hide a large entry from the trigger.
 
-use crate::model::Entry;
+use crate::types::Entry;
 
 /// Estimated tokens of `text`: `ceil(chars / 4)`.
 pub fn estimate(text: &str) -> u64 {
@@ -25,13 +25,13 @@ pub fn entry_tokens(entry: &Entry) -> u64 {
         .as_ref()
         .map_or(0, |calls| estimate(&calls.to_string()));
     let call_id = entry.tool_call_id.as_deref().map_or(0, estimate);
-    crate::validate::total([body, calls, call_id])
+    crate::engine::validate::total([body, calls, call_id])
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::Role;
+    use crate::types::Role;
 
     fn entry(content: &str, token_count: Option<u64>) -> Entry {
         Entry {

@@ -24,7 +24,7 @@ use super::{
     ImportFormat, ImportedEntry, ImportedLog, ImportedSession, json_lines, str_field, text_of,
     u64_field,
 };
-use crate::model::{Role, TurnUsage};
+use crate::types::{Role, TurnUsage};
 
 /// One message line, as entries.
 struct Node {

@@ -23,7 +23,7 @@ use super::{
     ImportFormat, ImportedEntry, ImportedLog, ImportedSession, json_lines, str_field, text_of,
     u64_field,
 };
-use crate::model::{Role, TurnUsage};
+use crate::types::{Role, TurnUsage};
 
 /// The thread id of a rollout without a `session_meta` line.
 const UNNAMED: &str = "rollout";

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::{Role, TurnUsage};
+use crate::types::{Role, TurnUsage};
 
 pub use claude::parse_claude_code;
 pub use codex::parse_codex;
@@ -47,10 +47,10 @@ pub fn sanitize_id(provider_id: &str) -> String {
 }
 
 /// The provider session id as Spool records it (in metadata, derived message ids): the
-/// id itself when it is a valid id ([`crate::validate::id`]) or empty (no id), else
+/// id itself when it is a valid id ([`crate::engine::validate::id`]) or empty (no id), else
 /// [`sanitize_id`] of it.
 pub fn recorded_provider_id(provider_id: &str) -> String {
-    match crate::validate::id("provider_session_id", provider_id) {
+    match crate::engine::validate::id("provider_session_id", provider_id) {
         Err(_) if !provider_id.is_empty() => sanitize_id(provider_id),
         _ => provider_id.to_owned(),
     }

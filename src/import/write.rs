@@ -4,15 +4,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::{ImportFormat, ImportedSession};
-use crate::error::Error;
-use crate::keys;
-use crate::model::{AppendRequest, Session};
-use crate::op::{Io, OpResult, Operation};
-use crate::resume::RunRecord;
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
+use crate::resume::rules::RunRecord;
 use crate::session::{Loaded, Stored, load, write_appended};
 use crate::storage::Batch;
+use crate::storage::keys;
 use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
-use crate::validate;
+use crate::types::{AppendRequest, Session};
 
 /// The most entries one [`import_session`] call writes; a host imports a longer
 /// session in slices of at most this many entries, in order.
@@ -58,7 +58,7 @@ pub struct ImportOutcome {
 /// An imported entry that did not fit Spool's limits as it was.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AdjustedEntry {
-    /// Its message id ([`crate::validate::quote`]d when it is itself the problem).
+    /// Its message id ([`crate::engine::validate::quote`]d when it is itself the problem).
     pub message_id: String,
     /// `truncated` (written with its content, or its tool calls' inputs, cut and
     /// marked) or `skipped` (not written).
@@ -313,7 +313,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let mut batch = Batch::default();
     if imported.fork_of.is_none() && !sanitized {
         session.model_config.insert(
-            crate::threads::binding_key(agent),
+            crate::provider_thread::binding_key(agent),
             Value::String(imported.provider_session_id.clone()),
         );
         validate::session_map("model_config", &session.model_config)?;
@@ -329,7 +329,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             run_mode: Some("import".into()),
             metadata: Default::default(),
         };
-        crate::roles::stage_run(io, &mut batch, &run).await?;
+        crate::resume::stage_run(io, &mut batch, &run).await?;
     }
     match &loaded {
         Some(old) => write_appended(&mut batch, old, &session, clock)?,

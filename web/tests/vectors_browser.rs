@@ -539,14 +539,13 @@ fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(value: Value) -> Val
 
 /// The [`typed`] conversion for the result of `command`.
 fn retype(command: &Command) -> fn(Value) -> Value {
-    use spool::capabilities::ForkProjection;
     use spool::compaction::{CompactionResult, Prepared, Summary};
-    use spool::fork_model::{
-        DispatchPayload, ForkOperationView, Lineage as ForkLineage, ProviderBindingRequest,
-        RecoveryReport,
-    };
     use spool::import::ImportOutcome;
-    use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
+    use spool::provider_fork::capabilities::ForkProjection;
+    use spool::provider_fork::{
+        DispatchPayload, ForkLineage, ForkOperationView, ProviderBindingRequest, RecoveryReport,
+    };
+    use spool::resume::rules::{ResumeDecision, RunRecord, TaskOutcomeEffects};
     use spool::turns::{SessionTurns, Turn, TurnPage};
     use spool::{Branch, LineageView, RoleSession, RunList, ThreadPlan, TurnCommitted};
     use spool::{ContextState, Entry, IntentOutcome, Page, Session, SessionList, TruncateOutcome};

@@ -10,9 +10,9 @@ use spool::compaction::{
 };
 use spool_host::{CommandSummarizer, CompactWithError, Error, Spool};
 
-use crate::lifecycle::{KeyArgs, plural};
-use crate::parse::parse_duration_ms;
-use crate::{print_json, render};
+use crate::cli::lifecycle::{KeyArgs, plural};
+use crate::cli::parse::parse_duration_ms;
+use crate::cli::{print_json, render};
 
 /// `spool compact`.
 #[derive(Debug, Args)]

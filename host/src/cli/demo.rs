@@ -9,12 +9,12 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 use spool::compaction::{CompactRequest, CompactionResult};
-use spool::resume::TaskOutcome;
+use spool::resume::rules::TaskOutcome;
 use spool::{AppendRequest, OutcomeRequest, ResumeRequest, Role};
 use spool_host::{BranchOptions, Error, Spool};
 
-use crate::lifecycle::KeyArgs;
-use crate::{fork, print_json, render};
+use crate::cli::lifecycle::KeyArgs;
+use crate::cli::{fork, print_json, render};
 
 /// The demo session's key.
 pub(crate) const KEY: &str = "agent:demo:main";
@@ -193,7 +193,7 @@ pub(crate) fn run(spool: &mut Spool, db: &Path, json: bool) -> Result<(), Error>
     }
     let session = spool
         .get_session(KEY)?
-        .ok_or_else(|| crate::not_found(format!("session not found: {KEY}")))?;
+        .ok_or_else(|| crate::cli::not_found(format!("session not found: {KEY}")))?;
     say(format!(
         "   {} entries, {} tokens\n\n",
         session.entry_count, session.total_tokens

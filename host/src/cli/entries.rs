@@ -4,8 +4,8 @@ use clap::Args;
 use serde_json::json;
 use spool_host::{Error, Spool};
 
-use crate::lifecycle::KeyArgs;
-use crate::{not_found, print_json, render};
+use crate::cli::lifecycle::KeyArgs;
+use crate::cli::{not_found, print_json, render};
 
 /// `spool entry`.
 #[derive(Debug, Args)]

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::json;
 use spool_host::{Error, Spool};
 
-use crate::not_found;
+use crate::cli::not_found;
 
 /// `spool export`.
 #[derive(Debug, Args)]

@@ -9,15 +9,17 @@ use clap::{ArgGroup, Args, Subcommand};
 use serde::Serialize;
 use serde_json::Value;
 use spool::Order;
-use spool::fork_model::{ForkOperationView, ForkOrigin, ForkRequest, ForkStatus, RecoveryReport};
+use spool::provider_fork::{
+    ForkOperationView, ForkOrigin, ForkRequest, ForkStatus, RecoveryReport,
+};
 use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPageRequest};
 use spool::{Branch, Session};
 use spool_host::{BranchOptions, CommandProvider, Error, ForkProvider, Spool, TestProvider};
 
-use crate::lifecycle::{KeyArgs, plural};
-use crate::parse::{parse_duration_ms, parse_json};
-use crate::print_json;
-use crate::render;
+use crate::cli::lifecycle::{KeyArgs, plural};
+use crate::cli::parse::{parse_duration_ms, parse_json};
+use crate::cli::print_json;
+use crate::cli::render;
 
 /// `spool branch PARENT CHILD`.
 #[derive(Debug, Args)]
@@ -644,7 +646,7 @@ pub(crate) fn turns(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use spool::fork_model::Disposition;
+    use spool::provider_fork::Disposition;
 
     #[test]
     fn test_derived_ids_are_stable_uuids() {

@@ -36,8 +36,8 @@ use spool::import::{
 };
 use spool_host::{BranchOptions, Error, Spool};
 
-use crate::lifecycle::plural;
-use crate::print_json;
+use crate::cli::lifecycle::plural;
+use crate::cli::print_json;
 
 /// The largest log file read: its whole text crosses into the component, which holds
 /// it, the parsed lines and the resulting JSON at once (about five times the file).

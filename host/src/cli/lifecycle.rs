@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use spool::{FinishStatus, Intent, UpdateRequest};
 use spool_host::{Error, Spool};
 
-use crate::parse::{parse_duration_ms, parse_key_json};
-use crate::{print_json, render};
+use crate::cli::parse::{parse_duration_ms, parse_key_json};
+use crate::cli::{print_json, render};
 
 /// A session key and the output format.
 #[derive(Debug, Args)]

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use spool::resume::RunRecord;
+use spool::resume::rules::RunRecord;
 use spool::turns::{Turn, TurnPhase};
 use spool::validate::escape_invisible;
 use spool::{ContextState, Entry, IntentOutcome, Session, SessionStatus};

@@ -6,13 +6,13 @@ use std::collections::BTreeMap;
 
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
-use spool::resume::{ResumeDecision, RoleStateChange, TaskOutcome, TaskOutcomeEffects};
+use spool::resume::rules::{ResumeDecision, RoleStateChange, TaskOutcome, TaskOutcomeEffects};
 use spool::{NewRoleSession, OutcomeRequest, ResumeRequest, RoleSession, RunFilter};
 use spool_host::{Error, Spool};
 
-use crate::lifecycle::{self, KeyArgs};
-use crate::parse::parse_json_object;
-use crate::{not_found, print_json, render};
+use crate::cli::lifecycle::{self, KeyArgs};
+use crate::cli::parse::parse_json_object;
+use crate::cli::{not_found, print_json, render};
 
 /// `spool resume`: either `spool resume KEY` (mark a session as in use) or one of the
 /// resume-selection subcommands.
@@ -278,7 +278,7 @@ fn record(spool: &mut Spool, args: &RecordArgs) -> Result<(), Error> {
         resumed_from: args.resumed_from.clone(),
         from_stream: args.from_stream,
     };
-    let rows: Vec<String> = spool::resume::outcome_tokens(&outcome)
+    let rows: Vec<String> = spool::resume::rules::outcome_tokens(&outcome)
         .into_iter()
         .map(str::to_owned)
         .collect();

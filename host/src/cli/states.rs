@@ -5,9 +5,9 @@ use serde_json::{Value, json};
 use spool::NewContextState;
 use spool_host::{Error, Spool};
 
-use crate::lifecycle::plural;
-use crate::parse::parse_json;
-use crate::{print_json, render};
+use crate::cli::lifecycle::plural;
+use crate::cli::parse::parse_json;
+use crate::cli::{print_json, render};
 
 /// The `states` subcommands.
 #[derive(Debug, Subcommand)]

@@ -7,7 +7,7 @@ use clap::Subcommand;
 use spool::{AppendRequest, ThreadBinding, TurnCommit};
 use spool_host::{Error, Spool};
 
-use crate::print_json;
+use crate::cli::print_json;
 
 /// The `thread` subcommands.
 #[derive(Debug, Subcommand)]

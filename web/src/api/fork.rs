@@ -7,9 +7,10 @@
 //! `conflict` and the fork reason in the error's `reason`.
 
 use js_sys::Promise;
-use spool::capabilities::{ForkProjection, ProbeAnswer, ProjectionMode};
-use spool::fork_model::{
-    Disposition, ForkOperationView, ForkRequest, Lineage, ProviderBindingRequest, RecoveryReport,
+use spool::provider_fork::capabilities::{ForkProjection, ProbeAnswer, ProjectionMode};
+use spool::provider_fork::{
+    Disposition, ForkLineage, ForkOperationView, ForkRequest, ProviderBindingRequest,
+    RecoveryReport,
 };
 use spool::{Error, Operation};
 use wasm_bindgen::prelude::*;
@@ -319,7 +320,7 @@ fn claim_fork_provider_binding(
 fn get_fork_lineage(
     workspace: &JsValue,
     key: &JsValue,
-) -> Result<Operation<Option<Lineage>>, Error> {
+) -> Result<Operation<Option<ForkLineage>>, Error> {
     let (workspace, key) = workspace_and_key(workspace, key)?;
     Ok(spool::get_fork_lineage(&workspace, &key))
 }
@@ -334,7 +335,7 @@ fn fork_projection(
     let keys: Vec<String> = js::array(keys, "keys")?;
     let mode: ProjectionMode = js::choice(mode, "mode")?;
     let answers: Vec<ProbeAnswer> = js::optional_array(answers, "answers")?;
-    Ok(spool::capabilities::fork_projection(
+    Ok(spool::provider_fork::capabilities::fork_projection(
         &workspace, keys, mode, answers,
     ))
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use js_sys::Promise;
 use serde_json::Value;
-use spool::resume::{ResumeDecision, RunRecord, TaskOutcomeEffects};
+use spool::resume::rules::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
     Error, NewRoleSession, NewRun, Operation, OutcomeRequest, ResumeRequest, RoleSession,
     RunFilter, RunList, ThreadPlan, TurnCommit, TurnCommitted,

@@ -1,7 +1,7 @@
 //! Input validation: every bad argument is a typed `invalid_argument`, never a panic or a
 //! silent default.
 
-use crate::error::Error;
+use crate::engine::error::Error;
 
 /// Longest workspace name, in bytes.
 pub const MAX_WORKSPACE_BYTES: usize = 128;
@@ -22,7 +22,7 @@ pub const MAX_PATH_BYTES: usize = 4096;
 /// represents exactly (a JavaScript number, an SQLite integer).
 pub const MAX_INTEGER: u64 = (1 << 53) - 1;
 
-pub use crate::error::{MAX_MESSAGE_CHARS, MAX_QUOTED_CHARS, quote, shorten_quoted};
+pub use crate::engine::error::{MAX_MESSAGE_CHARS, MAX_QUOTED_CHARS, quote, shorten_quoted};
 
 /// Whether `c` is invisible or changes how the text around it is displayed: the Unicode
 /// format characters (bidi embeddings, overrides and isolates, zero-width spaces and

@@ -32,7 +32,7 @@ use bindings::spool::engine::{archive as host_archive, storage as host, types};
 pub struct HostState {
     pub(crate) storage: Box<dyn Storage + Send>,
     pub(crate) archiver: Box<dyn Archiver + Send>,
-    pub(crate) limits: crate::engine::GuestLimits,
+    pub(crate) limits: crate::runtime::GuestLimits,
 }
 
 impl host_archive::Host for HostState {
@@ -319,7 +319,7 @@ macro_rules! call_command {
             $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
         } -> $out:ty = $f:path;
     )*) => {
-        impl crate::engine::Instance {
+        impl crate::runtime::Instance {
             /// Performs `command` through the typed export of its call (unlike
             /// [`execute`](Self::execute), which hands the JSON to the component), with
             /// the result as JSON.

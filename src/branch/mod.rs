@@ -13,18 +13,22 @@
 //! A fork before a message, and any fork with a token budget, reads the inherited
 //! entries once to count them; it still writes O(1).
 
+pub(crate) mod history;
+
+use crate::branch::history::{Layer, items, locate};
 use crate::compaction::{Summary, entry_tokens, estimate, repair_key, summaries_of, summary_key};
-use crate::error::Error;
-use crate::keys;
-use crate::lifecycle::read_all;
-use crate::model::{Branch, BranchRequest, ContextState, ForkPoint, Lineage, LineageView, Session};
-use crate::op::{Io, OpResult, Operation};
-use crate::record;
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
+use crate::session::lifecycle::read_all;
 use crate::session::{Stored, load, require, write_record};
-use crate::shared::{Layer, items, locate};
+use crate::storage::keys;
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange};
 use crate::transcript::{entry_clock, newest_position};
-use crate::validate;
+use crate::types::{
+    Branch, BranchLineage, BranchRequest, ContextState, ForkPoint, LineageView, Session,
+};
 
 /// Creates the session `child_key` as a branch of `parent_key` (see the module docs).
 ///
@@ -115,10 +119,10 @@ async fn branch_body(
     let inherited = inherited.filter(|i| request.max_fork_tokens.is_none_or(|max| i.tokens <= max));
 
     let mut child = Session::new(child_key, child_sid, now_ms);
-    let mut lineage = Lineage {
+    let mut lineage = BranchLineage {
         parent_session_key: Some(parent_key.to_owned()),
         spawn_depth: parent.lineage.spawn_depth + 1,
-        ..Lineage::default()
+        ..BranchLineage::default()
     };
     let mut batch = Batch::default();
     // The parent's record changes (`fork_count`) so that a write that releases the

@@ -2,12 +2,12 @@
 //!
 //! This is the only file that sees generated types; everything else speaks core types.
 
-use crate::model::ResetArchive;
-use crate::op::{Archiver, Operation};
-use crate::ops::Op;
+use crate::engine::op::{Archiver, Operation};
+use crate::engine::ops::Op;
 use crate::storage::{
     Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
 };
+use crate::types::ResetArchive;
 
 wit_bindgen::generate!({
     world: "spool",
@@ -167,7 +167,7 @@ macro_rules! exports {
                     workspace: String,
                     $($field: <$ty as Wit>::W),*
                 ) -> Result<<$out as Wit>::W, wit::Error> {
-                    serve(&workspace, (|| Ok(crate::ops::$Op {
+                    serve(&workspace, (|| Ok(crate::engine::ops::$Op {
                         $($field: Wit::from_wit($field, stringify!($field))?),*
                     }))())
                 }
@@ -177,13 +177,13 @@ macro_rules! exports {
                 let command = crate::Command::from_json(&command).map_err(to_wit_error)?;
                 run(command.into_operation(&workspace))
                     .and_then(|value| value.map_err(to_wit_error))
-                    .map(|value| crate::wit_map::to_json(&value))
+                    .map(|value| crate::engine::wit_map::to_json(&value))
             }
 
             fn parse_import(format: String, text: String) -> Result<String, wit::Error> {
                 let format: crate::import::ImportFormat =
-                    crate::wit_map::from_name(format, "format").map_err(to_wit_error)?;
-                Ok(crate::wit_map::to_json(&crate::import::parse(format, &text)))
+                    crate::engine::wit_map::from_name(format, "format").map_err(to_wit_error)?;
+                Ok(crate::engine::wit_map::to_json(&crate::import::parse(format, &text)))
             }
         }
     };

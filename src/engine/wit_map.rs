@@ -1,9 +1,9 @@
 //! How each core type crosses the WIT boundary, declared once for both sides.
 //!
-//! [`wit_map!`](crate::wit_map) expands, in the crate that invokes it, a trait `Wit`
+//! [`wit_map!`](crate::engine::wit_map) expands, in the crate that invokes it, a trait `Wit`
 //! (core type ⇄ the generated WIT type, as `wit::…` at the call site) with one
-//! implementation per type listed here. The component (`src/component.rs`) and the
-//! native host (`host/src/wit.rs`) each invoke it over their own generated bindings,
+//! implementation per type listed here. The component (`src/engine/component.rs`) and the
+//! native host (`host/src/runtime/wit.rs`) each invoke it over their own generated bindings,
 //! so neither writes a conversion by hand.
 //!
 //! A record lists its fields; each field converts by its own type, so the list is all
@@ -16,7 +16,7 @@
 //!
 //! Free-form JSON (`serde_json::Value`, string-keyed maps) always travels as JSON text.
 
-/// See the [module documentation](crate::wit_map).
+/// See the [module documentation](crate::engine::wit_map).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! wit_map {
@@ -138,7 +138,7 @@ macro_rules! wit_map {
             record $crate::ArchivedReset => ArchivedReset {
                 session_key, session_id, epoch, archived_at, transcript_entries, summaries,
             };
-            json $crate::resume::RoleStateChange;
+            json $crate::resume::rules::RoleStateChange;
             json $crate::compaction::Summary;
             json $crate::RoleSession;
             json $crate::Branch;
@@ -150,16 +150,16 @@ macro_rules! wit_map {
             json $crate::turns::SessionTurns;
             json $crate::turns::TurnPage;
             json $crate::turns::TurnPageRequest;
-            json $crate::fork_model::ForkRequest;
-            json $crate::fork_model::ForkOperationView;
-            json $crate::fork_model::DispatchPayload;
-            json $crate::fork_model::Disposition;
-            json $crate::fork_model::RecoveryReport;
-            json $crate::fork_model::ProviderBindingRequest;
-            json $crate::fork_model::Lineage;
-            json $crate::capabilities::ProjectionMode;
-            json $crate::capabilities::ProbeAnswer;
-            json $crate::capabilities::ForkProjection;
+            json $crate::provider_fork::types::ForkRequest;
+            json $crate::provider_fork::types::ForkOperationView;
+            json $crate::provider_fork::types::DispatchPayload;
+            json $crate::provider_fork::types::Disposition;
+            json $crate::provider_fork::types::RecoveryReport;
+            json $crate::provider_fork::types::ProviderBindingRequest;
+            json $crate::provider_fork::ForkLineage;
+            json $crate::provider_fork::capabilities::ProjectionMode;
+            json $crate::provider_fork::capabilities::ProbeAnswer;
+            json $crate::provider_fork::capabilities::ForkProjection;
             json $crate::import::ImportRequest;
             json $crate::import::ImportOutcome;
             record $crate::NewRoleSession => NewRoleSession {
@@ -169,7 +169,7 @@ macro_rules! wit_map {
                 agent_type, project_id, session_id, task_id, status, role_session_id,
                 workspace_path, run_mode, metadata,
             };
-            record $crate::resume::RunRecord => RunRecord {
+            record $crate::resume::rules::RunRecord => RunRecord {
                 agent_type, project_id, session_id, status, updated_at, task_id,
                 role_session_id, workspace_path, run_mode, metadata,
             };
@@ -179,17 +179,17 @@ macro_rules! wit_map {
                 agent_type, role_session_id, project_id, scope_id, preconfigured,
                 surviving_agents,
             };
-            record $crate::resume::ResumeDecision => ResumeDecision {
+            record $crate::resume::rules::ResumeDecision => ResumeDecision {
                 mode, session_id, set_metadata, remove_metadata, clear_role_state, rejected_token,
             };
-            record $crate::resume::TaskOutcome => TaskOutcome {
+            record $crate::resume::rules::TaskOutcome => TaskOutcome {
                 agent_type, task_id, status, token, resumed_from, from_stream,
             };
             record $crate::OutcomeRequest => OutcomeRequest {
                 role_session_id, project_id, outcome, workspace_path, run_mode, metadata,
                 surviving_agents,
             };
-            record $crate::resume::TaskOutcomeEffects => TaskOutcomeEffects {
+            record $crate::resume::rules::TaskOutcomeEffects => TaskOutcomeEffects {
                 role_state, set_metadata, remove_metadata,
             };
             record $crate::ThreadPlan => ThreadPlan { action, thread_id, replaces, notice };

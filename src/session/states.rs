@@ -1,15 +1,15 @@
 //! Context states: provider or portable state saved for a session (e.g. a structured
 //! summary), kept across resets but invalidated by them.
 
-use crate::error::Error;
-use crate::keys;
-use crate::lifecycle::{fence, read_all};
-use crate::model::{ContextState, NewContextState};
-use crate::op::Operation;
-use crate::record;
+use crate::engine::error::Error;
+use crate::engine::op::Operation;
+use crate::engine::validate;
+use crate::session::lifecycle::{fence, read_all};
 use crate::session::{require, write_update};
+use crate::storage::keys;
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange};
-use crate::validate;
+use crate::types::{ContextState, NewContextState};
 
 /// The model, numbers and payload of a state to save (payload at most
 /// [`validate::MAX_CONTENT_BYTES`] of JSON).

@@ -20,13 +20,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::Error;
-use crate::model::{AppendRequest, Entry, Session};
-use crate::op::{Io, OpResult, Operation};
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
 use crate::session::{require, write_appended, write_update};
 use crate::storage::Batch;
 use crate::transcript::{check_append, check_epoch, entry_clock, in_base, stage_entry};
-use crate::validate;
+use crate::types::{AppendRequest, Entry, Session};
 
 /// The most entries one turn may commit at once.
 pub const MAX_TURN_ENTRIES: usize = 1000;

@@ -41,14 +41,14 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::compaction::ArchivedEntry;
-use crate::error::Error;
-use crate::keys;
-use crate::lifecycle::{CHUNK, read_all};
-use crate::model::{Entry, Order, Session};
-use crate::op::{Abort, Io, OpResult};
-use crate::record;
+use crate::engine::error::Error;
+use crate::engine::op::{Abort, Io, OpResult};
+use crate::session::lifecycle::{CHUNK, read_all};
 use crate::session::{Loaded, load, write_update};
+use crate::storage::keys;
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
+use crate::types::{Entry, Order, Session};
 
 /// One identity a branched session reads, with the filter that gives its fork-time view.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -532,7 +532,7 @@ pub(crate) async fn release(
     // Provider fork snapshots frozen on this identity are copied the same way, once per
     // batch (the marker cannot be a session key: keys have no control characters).
     if done.insert(format!("\u{0}fork-snapshots:{data_id}")) {
-        crate::fork_ops::keep_snapshots(io, batch, data_id).await?;
+        crate::provider_fork::keep_snapshots(io, batch, data_id).await?;
     }
     let prefix = keys::holders(data_id);
     for kv in read_all(io, KeyRange::prefix(&prefix)).await? {

@@ -1,15 +1,18 @@
 //! Session records: create, get, list by recency.
 
+pub(crate) mod lifecycle;
+pub(crate) mod states;
+
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
-use crate::keys;
-use crate::model::{Lineage, ListFilter, Session, SessionList};
-use crate::op::{Io, OpResult, Operation};
-use crate::record;
-use crate::shared::Layer;
+use crate::branch::history::Layer;
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
+use crate::storage::keys;
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
-use crate::validate;
+use crate::types::{BranchLineage, ListFilter, Session, SessionList};
 
 /// The stored form of a session record: the [`Session`] itself, for a branched session
 /// its lineage and the shared history it reads (both omitted when empty), and the
@@ -19,7 +22,7 @@ pub(crate) struct Stored {
     #[serde(flatten)]
     pub(crate) session: Session,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) lineage: Option<Lineage>,
+    pub(crate) lineage: Option<BranchLineage>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub(crate) base: Vec<Layer>,
     /// The entry clock: the `created_at` of the newest entry the identity ever held (0
@@ -34,7 +37,7 @@ impl Stored {
     /// Encodes the record (format [`record::SESSION_FORMAT_VERSION`]).
     pub(crate) fn encode(
         session: &Session,
-        lineage: &Lineage,
+        lineage: &BranchLineage,
         base: &[Layer],
         newest_entry_at: Option<u64>,
     ) -> Result<Vec<u8>, Error> {
@@ -42,7 +45,7 @@ impl Stored {
             record::SESSION_FORMAT_VERSION,
             &StoredRef {
                 session,
-                lineage: (lineage != &Lineage::default()).then_some(lineage),
+                lineage: (lineage != &BranchLineage::default()).then_some(lineage),
                 base,
                 newest_entry_at,
             },
@@ -51,7 +54,7 @@ impl Stored {
 
     /// Encodes the record of a session that has no lineage, no base and no entries yet.
     pub(crate) fn encode_fresh(session: &Session) -> Result<Vec<u8>, Error> {
-        Stored::encode(session, &Lineage::default(), &[], Some(0))
+        Stored::encode(session, &BranchLineage::default(), &[], Some(0))
     }
 }
 
@@ -60,7 +63,7 @@ struct StoredRef<'a> {
     #[serde(flatten)]
     session: &'a Session,
     #[serde(skip_serializing_if = "Option::is_none")]
-    lineage: Option<&'a Lineage>,
+    lineage: Option<&'a BranchLineage>,
     #[serde(skip_serializing_if = "<[Layer]>::is_empty")]
     base: &'a [Layer],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -72,7 +75,7 @@ struct StoredRef<'a> {
 pub(crate) struct Loaded {
     pub(crate) session: Session,
     /// Its lineage (default for a session that was never branched).
-    pub(crate) lineage: Lineage,
+    pub(crate) lineage: BranchLineage,
     /// The shared history it reads (empty unless branched and not yet materialized).
     pub(crate) base: Vec<Layer>,
     /// The entry clock, `None` in a record of a format before 4 (see [`Stored`]).
@@ -125,7 +128,7 @@ pub(crate) fn write_record(
     batch: &mut Batch,
     old: &Loaded,
     new: &Session,
-    lineage: &Lineage,
+    lineage: &BranchLineage,
     base: &[Layer],
 ) -> Result<(), Error> {
     let clock = if old.session.session_id == new.session_id {
@@ -158,7 +161,7 @@ fn put_record(
     batch: &mut Batch,
     old: &Loaded,
     new: &Session,
-    lineage: &Lineage,
+    lineage: &BranchLineage,
     base: &[Layer],
     newest_entry_at: Option<u64>,
 ) -> Result<(), Error> {

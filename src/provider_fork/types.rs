@@ -23,9 +23,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::Error;
-use crate::model::Session;
+use crate::engine::error::Error;
 use crate::turns::Position;
+use crate::types::Session;
 
 /// The `model_config` key naming a session's provider (e.g. `codex`).
 pub const PROVIDER_KEY: &str = "provider";
@@ -284,7 +284,7 @@ pub fn string_fact(map: &BTreeMap<String, Value>, key: &str) -> Option<String> {
 
 /// Where a forked session comes from. Written in the same commit as the child.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Lineage {
+pub struct ForkLineage {
     /// The child's key.
     pub target_key: String,
     /// The child's identity.
@@ -310,7 +310,7 @@ pub struct ForkedSession {
     #[serde(flatten)]
     pub session: Session,
     /// Its lineage.
-    pub forked_from: Lineage,
+    pub forked_from: ForkLineage,
 }
 
 /// The one-time provider state binding of a committed fork's child.
@@ -361,22 +361,22 @@ pub enum Disposition {
 pub const INVALID_DISPOSITION: &str = "invalid_disposition";
 
 /// Whether `disposition` is one the core can record as it is: ids and reason codes of 1
-/// to [`crate::validate::MAX_ID_BYTES`] bytes without control characters, error texts
+/// to [`crate::engine::validate::MAX_ID_BYTES`] bytes without control characters, error texts
 /// within the content limit.
 pub fn check_disposition(disposition: &Disposition) -> Result<(), Error> {
     let error_text = |error: &str| {
-        crate::validate::content(error).map_err(|e| Error::invalid("error", e.to_string()))
+        crate::engine::validate::content(error).map_err(|e| Error::invalid("error", e.to_string()))
     };
     match disposition {
         Disposition::Accepted {
             target_provider_session_id: Some(id),
             ..
-        } => crate::validate::id("target_provider_session_id", id),
+        } => crate::engine::validate::id("target_provider_session_id", id),
         Disposition::Accepted { .. } => Ok(()),
         Disposition::Rejected { error, reason } => error_text(error).and_then(|()| {
             reason
                 .as_deref()
-                .map_or(Ok(()), |r| crate::validate::id("reason", r))
+                .map_or(Ok(()), |r| crate::engine::validate::id("reason", r))
         }),
         Disposition::Unknown { error } => error_text(error),
     }
@@ -451,7 +451,7 @@ pub struct ForkOperation {
     pub session: Option<ForkedSession>,
     /// The committed lineage (immutable once committed).
     #[serde(default)]
-    pub lineage: Option<Lineage>,
+    pub lineage: Option<ForkLineage>,
     /// The one-time provider state binding of the child.
     #[serde(default)]
     pub provider_state_binding: ProviderStateBinding,
@@ -566,7 +566,7 @@ pub fn fork_result(operation: &ForkOperation, origin: ForkOrigin) -> ForkOperati
 /// `inconsistent_identity`.
 pub fn check_committed_identity(
     operation: &ForkOperation,
-    live_lineage: Option<&Lineage>,
+    live_lineage: Option<&ForkLineage>,
 ) -> Result<(), Error> {
     let bad = |what: String| {
         Err(Error::fork_conflict(
@@ -834,7 +834,7 @@ mod tests {
     }
 
     fn committed() -> ForkOperation {
-        let lineage = Lineage {
+        let lineage = ForkLineage {
             target_key: "t".into(),
             target_session_id: "target-1".into(),
             source_key: "s".into(),

@@ -183,7 +183,7 @@ impl std::str::FromStr for Role {
                 "role",
                 format!(
                     "{} is not one of user, assistant, tool, system",
-                    crate::validate::quote(other)
+                    crate::engine::validate::quote(other)
                 ),
             )),
         }
@@ -571,7 +571,7 @@ pub struct ForkPoint {
 /// How a session relates to the session it was branched from, and to its own branches.
 /// Sessions that were never branched have the default: no parent, depth 0.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Lineage {
+pub struct BranchLineage {
     /// The key of the session this one was branched from.
     #[serde(default)]
     pub parent_session_key: Option<String>,
@@ -639,7 +639,7 @@ pub struct Branch {
     pub session: Session,
     /// Its lineage.
     #[serde(flatten)]
-    pub lineage: Lineage,
+    pub lineage: BranchLineage,
 }
 
 /// A session's place in its tree: itself with its lineage, and its direct branches,

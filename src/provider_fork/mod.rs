@@ -35,25 +35,23 @@
 //! `L · session_id` (lineage, owned by the child identity), `P · source_session_id ·
 //! operation_id` (snapshot pin) and `Q · operation_id · position` (copied snapshot).
 
+pub mod capabilities;
+pub mod types;
+
+pub use types::*;
+
 use serde_json::Value;
 
-use crate::error::Error;
-use crate::fork_model::{
-    DispatchPayload, Disposition, ForkEvent, ForkOperation, ForkOperationView, ForkOrigin,
-    ForkPoint, ForkPointKind, ForkRequest, ForkState, ForkedSession, Lineage, PROVIDER_KEY,
-    PROVIDER_SESSION_ID_KEY, ProviderBindingRequest, ProviderStateBinding, RecoveryReport,
-    check_committed_identity, dispatch_payload, fork_result, holds_barrier, recorded_disposition,
-    request_hash, string_fact, target_context, transition, view,
-};
-use crate::keys;
-use crate::lifecycle::read_all;
-use crate::model::{Entry, Session};
-use crate::op::{Io, OpResult, Operation};
-use crate::record;
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
+use crate::session::lifecycle::read_all;
 use crate::session::{load, require};
+use crate::storage::keys;
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange};
 use crate::turns::{Turn, TurnPhase, last_position, latest_turn, load_turn};
-use crate::validate;
+use crate::types::{Entry, Session};
 
 /// Longest prepared working directory, in bytes.
 const MAX_CWD_BYTES: usize = validate::MAX_PATH_BYTES;
@@ -492,7 +490,7 @@ pub fn commit_fork(
         // between these reads and the commit.
         batch.require_equals(keys::session(&op.source_key), source.bytes.clone());
         let child = materialize_child(&io, &op, now_ms, &mut batch).await?;
-        let lineage = Lineage {
+        let lineage = ForkLineage {
             target_key: op.target_key.clone(),
             target_session_id: op.target_session_id.clone(),
             source_key: op.source_key.clone(),
@@ -628,7 +626,9 @@ async fn frozen_entries(
     // Exclusive: just past the boundary's position.
     let mut below = keys::position(boundary.created_at, boundary.entry_id);
     below.push(0);
-    let items = crate::shared::items(io, &source.session, &source.base, true, Some(&below)).await?;
+    let items =
+        crate::branch::history::items(io, &source.session, &source.base, true, Some(&below))
+            .await?;
     Ok(Some(
         items
             .into_iter()
@@ -686,7 +686,7 @@ async fn committed_view(io: &Io, op: &ForkOperation) -> OpResult<ForkOperationVi
     Ok(view(op))
 }
 
-async fn read_lineage(io: &Io, session_id: &str) -> Result<Option<Lineage>, Error> {
+async fn read_lineage(io: &Io, session_id: &str) -> Result<Option<ForkLineage>, Error> {
     let key = keys::lineage(session_id);
     io.get(key.clone())
         .await?
@@ -885,7 +885,7 @@ pub fn complete_fork_provider_binding(
 }
 
 /// The fork lineage of the session under `key` (`None`: not the child of a fork).
-pub fn get_fork_lineage(workspace: &str, key: &str) -> Operation<Option<Lineage>> {
+pub fn get_fork_lineage(workspace: &str, key: &str) -> Operation<Option<ForkLineage>> {
     if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
         return Operation::failed(workspace, e);
     }
@@ -900,6 +900,6 @@ pub fn get_fork_lineage(workspace: &str, key: &str) -> Operation<Option<Lineage>
 }
 
 /// The lineage of a session identity (one read), for projections.
-pub(crate) async fn lineage_of(io: &Io, session_id: &str) -> Result<Option<Lineage>, Error> {
+pub(crate) async fn lineage_of(io: &Io, session_id: &str) -> Result<Option<ForkLineage>, Error> {
     read_lineage(io, session_id).await
 }

@@ -5,6 +5,10 @@
 //! never interpret keys or values. Consistency: read-your-writes; commits are atomic,
 //! durable on return and serializable per workspace; nothing crosses workspaces.
 
+pub mod keys;
+pub(crate) mod memory;
+pub mod record;
+
 use std::future::Future;
 
 /// A key with its value.
@@ -169,7 +173,7 @@ impl std::fmt::Display for StorageError {
             StorageError::Corrupt { key, detail } => write!(
                 f,
                 "the value under {} is damaged: {detail}",
-                crate::keys::display(key)
+                crate::storage::keys::display(key)
             ),
         }
     }

@@ -12,20 +12,20 @@
 //! | `m` | `m · session_id · message_id` | `created_at · entry_id` of the entry (message-id index) |
 //! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
 //! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive and summaries |
-//! | `o`, `u`, `v` | role sessions, run records, per-token write counters | see [`crate::roles`] |
-//! | `d`, `p`, `w`, `z` | empty: indexes of `done` runs (all, by project, of live tokens, of tokens live in their project) | see [`crate::roles`] |
+//! | `o`, `u`, `v` | role sessions, run records, per-token write counters | see [`crate::resume`] |
+//! | `d`, `p`, `w`, `z` | empty: indexes of `done` runs (all, by project, of live tokens, of tokens live in their project) | see [`crate::resume`] |
 //! | `q` | `q · key · index` | a degraded compaction waiting for repair (`crate::compaction`) |
 //! | `b` | `b · data_id · holder_key` | empty: the session `holder_key` reads the entries of identity `data_id` through its shared base (see `shared.rs`) |
 //! | `k` | `k · parent_key · child_key` | empty: lineage index, the sessions branched from `parent_key` |
 //! | `T` | `T · session_id · seq` | turn record, in start order (`crate::turns`) |
 //! | `U` | `U · session_id · turn_id` | `seq` of the turn (turn-id index) |
 //! | `L` | `L · session_id` | fork lineage of a session created by a provider fork |
-//! | `F` | `F · operation_id` | provider fork operation record (`crate::fork_ops`) |
+//! | `F` | `F · operation_id` | provider fork operation record (`crate::provider_fork`) |
 //! | `G` | `G · request_id` | operation id (idempotency index) |
 //! | `B` | `B · source_session_id · point` | operation id (turn barrier) |
 //! | `K` | `K · target_key` | operation id (target reservation) |
 //! | `A` | `A · operation_id` | empty (active operations, for restart recovery) |
-//! | `P` | `P · source_session_id · operation_id` | empty: an active fork operation's frozen snapshot reads that identity (copy-on-destroy, see `crate::fork_ops`) |
+//! | `P` | `P · source_session_id · operation_id` | empty: an active fork operation's frozen snapshot reads that identity (copy-on-destroy, see `crate::provider_fork`) |
 //! | `Q` | `Q · operation_id · created_at · entry_id` | entry record: the frozen snapshot, copied before a write destroyed it in the source |
 //! | `a` | `a · key · archived_at · session_id` | record of a committed reset's archive (kept after the session is deleted) |
 
@@ -279,7 +279,7 @@ pub fn fork_request(request_id: &str) -> Vec<u8> {
     KeyBuf::new(FORK_REQUEST).str(request_id).finish()
 }
 
-/// Key of the turn barrier of a fork point (`point` names the turn, see `crate::fork_ops`).
+/// Key of the turn barrier of a fork point (`point` names the turn, see `crate::provider_fork`).
 pub fn fork_barrier(source_session_id: &str, point: &str) -> Vec<u8> {
     KeyBuf::new(FORK_BARRIER)
         .str(source_session_id)

@@ -206,7 +206,7 @@ fn start(mode: &str, clear_role_state: bool, fallback: bool) -> ResumeDecision {
 
 /// Decides whether a new task resumes a provider session, from the role state first and
 /// the run history second, with every veto of the module docs.
-pub fn select_resume(
+pub fn choose_resume(
     query: &ResumeQuery,
     history: &[RunRecord],
     policy: &ResumePolicy,
@@ -358,7 +358,7 @@ pub fn outcome_tokens(outcome: &TaskOutcome) -> Vec<&str> {
 
 /// Decides what a task's outcome leaves behind: a `done` task with a usable token pins it
 /// for its role and agent; a failed run never pins, and a failed resume of `T` clears `T`.
-pub fn record_task_outcome(
+pub fn outcome_effects(
     outcome: &TaskOutcome,
     current_role_token: Option<&str>,
     policy: &ResumePolicy,
@@ -468,7 +468,7 @@ mod tests {
 
     #[test]
     fn test_role_state_comes_first_and_sets_task_metadata() {
-        let d = select_resume(
+        let d = choose_resume(
             &query(Some(&[("resume_session_id", "thread-role")])),
             &[],
             &ResumePolicy::default(),
@@ -484,7 +484,7 @@ mod tests {
 
     #[test]
     fn test_nothing_to_resume_stays_auto() {
-        let d = select_resume(&query(None), &[], &ResumePolicy::default());
+        let d = choose_resume(&query(None), &[], &ResumePolicy::default());
         assert_eq!((d.mode.as_str(), d.session_id.as_str()), ("auto", ""));
     }
 
@@ -494,14 +494,14 @@ mod tests {
             row("thread-full", "done", 1),
             row("thread-full", "failed", 2),
         ];
-        let d = select_resume(&query(None), &history, &ResumePolicy::default());
+        let d = choose_resume(&query(None), &history, &ResumePolicy::default());
         assert_eq!((d.mode.as_str(), d.session_id.as_str()), ("auto", ""));
         let history = [
             row("thread-full", "failed", 1),
             row("thread-full", "done", 2),
         ];
         assert_eq!(
-            select_resume(&query(None), &history, &ResumePolicy::default()).session_id,
+            choose_resume(&query(None), &history, &ResumePolicy::default()).session_id,
             "thread-full"
         );
     }
@@ -509,7 +509,7 @@ mod tests {
     #[test]
     fn test_synthetic_monitor_ids_are_never_resumed() {
         let synthetic = "codex:proj1:task-new";
-        let d = select_resume(
+        let d = choose_resume(
             &query(Some(&[("resume_session_id", synthetic)])),
             &[row(synthetic, "working", 1)],
             &ResumePolicy::default(),
@@ -517,7 +517,7 @@ mod tests {
         assert_eq!((d.mode.as_str(), d.session_id.as_str()), ("auto", ""));
         assert!(!d.set_metadata.contains_key("external_resume_session_id"));
         assert!(
-            !select_resume(
+            !choose_resume(
                 &query(None),
                 &[row(synthetic, "done", 1)],
                 &ResumePolicy::default()
@@ -534,7 +534,7 @@ mod tests {
             ("source", "provider_stream"),
             ("status", "working"),
         ];
-        let d = select_resume(
+        let d = choose_resume(
             &query(Some(&role)),
             &[row("thread-failed", "failed", 1)],
             &ResumePolicy::default(),
@@ -542,14 +542,14 @@ mod tests {
         assert_eq!((d.mode.as_str(), d.session_id.as_str()), ("new", ""));
         assert!(d.clear_role_state);
         // Unconfirmed (still working): not resumed, not cleared.
-        let d = select_resume(
+        let d = choose_resume(
             &query(Some(&role)),
             &[row("thread-failed", "working", 1)],
             &ResumePolicy::default(),
         );
         assert_eq!((d.mode.as_str(), d.clear_role_state), ("auto", false));
         // Confirmed by a finished run: resumed.
-        let d = select_resume(
+        let d = choose_resume(
             &query(Some(&role)),
             &[row("thread-failed", "done", 1)],
             &ResumePolicy::default(),
@@ -561,7 +561,7 @@ mod tests {
     fn test_terminal_role_token_is_rejected_even_when_preconfigured() {
         let mut q = query(Some(&[("resume_session_id", "thread-terminal")]));
         q.preconfigured = Some("thread-terminal".into());
-        let d = select_resume(
+        let d = choose_resume(
             &q,
             &[row("thread-terminal", "failed", 1)],
             &ResumePolicy::default(),
@@ -584,7 +584,7 @@ mod tests {
         let mut cc_row = row("thread-terminal", "failed", 1);
         cc_row.agent_type = "claude_code".into();
         assert_eq!(
-            select_resume(&cc, &[cc_row], &ResumePolicy::default()).mode,
+            choose_resume(&cc, &[cc_row], &ResumePolicy::default()).mode,
             "resume"
         );
     }
@@ -593,7 +593,7 @@ mod tests {
     fn test_agent_types_never_share_tokens() {
         let mut q = query(None);
         q.agent_type = "claude_code".into();
-        let d = select_resume(
+        let d = choose_resume(
             &q,
             &[row("thread-codex-only", "done", 1)],
             &ResumePolicy::default(),
@@ -615,8 +615,7 @@ mod tests {
     #[test]
     fn test_done_pins_and_failed_never_pins() {
         let policy = ResumePolicy::default();
-        match record_task_outcome(&outcome("done", Some("thread-pr6"), None), None, &policy)
-            .role_state
+        match outcome_effects(&outcome("done", Some("thread-pr6"), None), None, &policy).role_state
         {
             RoleStateChange::Set { entry } => {
                 assert_eq!(entry["resume_session_id"], "thread-pr6");
@@ -625,7 +624,7 @@ mod tests {
             }
             other => panic!("expected a pin, got {other:?}"),
         }
-        let failed = record_task_outcome(
+        let failed = outcome_effects(
             &outcome("failed", Some("thread-broken"), None),
             None,
             &policy,
@@ -636,7 +635,7 @@ mod tests {
 
     #[test]
     fn test_failed_resume_clears_the_token_it_was_resuming() {
-        let effects = record_task_outcome(
+        let effects = outcome_effects(
             &outcome("failed", Some("thread-full"), Some("thread-full")),
             Some("thread-full"),
             &ResumePolicy::default(),
@@ -657,7 +656,7 @@ mod tests {
     fn test_stream_capture_is_recorded_as_unconfirmed() {
         let mut o = outcome("working", Some("thread-live"), None);
         o.from_stream = true;
-        match record_task_outcome(&o, None, &ResumePolicy::default()).role_state {
+        match outcome_effects(&o, None, &ResumePolicy::default()).role_state {
             RoleStateChange::Set { entry } => {
                 assert_eq!(entry["source"], "provider_stream");
                 assert_eq!(entry["status"], "working");

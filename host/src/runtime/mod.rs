@@ -1,6 +1,9 @@
 //! The wasmtime embedding: one engine per process, the compiled component (cached on
 //! disk), and instances of it bound to a storage.
 
+pub(crate) mod cache;
+pub(crate) mod wit;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -9,9 +12,9 @@ use spool::import::{ImportFormat, ImportedLog};
 use spool::{Archiver, NoArchive, Storage, StorageError};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
 
-use crate::cache::{self, CacheStatus};
 use crate::error::Error;
-use crate::wit::{Call, Exports, HostState, Pre};
+use cache::CacheStatus;
+use wit::{Call, Exports, HostState, Pre};
 
 /// The default cap on an instance's linear memory: a runaway guest fails with an
 /// error instead of eating the machine.
@@ -112,7 +115,7 @@ impl Runtime {
         let engine = engine()?;
         let (component, status, cache_file) = cache::load(engine, cache_dir)
             .map_err(|e| Error::wasm("cannot compile the Spool component", &e))?;
-        let pre = crate::wit::linker(engine)
+        let pre = crate::runtime::wit::linker(engine)
             .and_then(|linker| linker.instantiate_pre(&component))
             .map_err(|e| Error::wasm("cannot link the Spool component", &e))
             .and_then(Pre::new)?;

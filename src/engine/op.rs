@@ -31,9 +31,9 @@ use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
-use crate::error::Error;
-use crate::model::ResetArchive;
+use crate::engine::error::Error;
 use crate::storage::{AsyncStorage, Batch, Kv, RangeQuery, Storage, StorageError};
+use crate::types::ResetArchive;
 
 /// How many times an operation is attempted when its commit keeps conflicting.
 pub const MAX_ATTEMPTS: u32 = 16;
@@ -247,7 +247,7 @@ fn storage_error(error: StorageError) -> Error {
     match error {
         StorageError::Backend(cause) => Error::Storage { cause },
         StorageError::Corrupt { key, detail } => Error::Corruption {
-            key: crate::keys::display(&key),
+            key: crate::storage::keys::display(&key),
             detail,
         },
         StorageError::Conflict(index) => Error::Conflict {

@@ -1,5 +1,5 @@
 //! Role sessions and external run records: the storage side of resume selection
-//! (ARCHITECTURE.md, "Resume selection"). The rules themselves are the plain functions of [`resume`](mod@crate::resume); the
+//! (ARCHITECTURE.md, "Resume selection"). The rules themselves are the plain functions of [`resume`](mod@crate::resume::rules); the
 //! operations here read what they need, apply the decision and write it in one commit.
 //!
 //! A **role session** (e.g. `role-runtime::run-1::cto`) keeps adapter state keyed by
@@ -22,28 +22,30 @@
 //! rows of one token. Without it, the newest key of one index answers: `w`/`z` for agents
 //! whose tokens die with a failed run, `d`/`p` for agents whose tokens survive failures,
 //! the by-project ones when the task names a project. Either way selection reads a
-//! constant number of records, and its answer is what [`crate::resume::select_resume`]
+//! constant number of records, and its answer is what [`crate::resume::rules::choose_resume`]
 //! gives over the whole history (`tests/resume_props.rs` checks this). Writing a run
 //! reads the rows of its token and rewrites that token's index keys.
+
+pub mod rules;
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::Error;
-use crate::keys::{self, KeyBuf};
-use crate::keys::{
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
+use crate::resume::rules::{
+    LEGACY_RESUME_KEYS, ResumeDecision, ResumePolicy, ResumeQuery, RoleStateChange, RunRecord,
+    TaskOutcome, TaskOutcomeEffects,
+};
+use crate::storage::keys::{self, KeyBuf};
+use crate::storage::keys::{
     ROLE, RUN, RUN_DONE, RUN_DONE_IN_PROJECT, RUN_LIVE, RUN_LIVE_IN_PROJECT, RUN_TOKEN,
 };
-use crate::op::{Io, OpResult, Operation};
-use crate::record;
-use crate::resume::{
-    self, LEGACY_RESUME_KEYS, ResumeDecision, ResumePolicy, ResumeQuery, RoleStateChange,
-    RunRecord, TaskOutcome, TaskOutcomeEffects,
-};
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery};
-use crate::validate;
 
 /// A role session: the adapter state its agents leave for the next task.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -201,15 +203,15 @@ fn run_key(run: &RunRecord) -> Vec<u8> {
 
 /// Whether `run` can be resumed from history at all: `done`, with a real token.
 fn indexed(run: &RunRecord) -> bool {
-    run.status == "done" && !resume::is_synthetic(&run.session_id, &run.agent_type)
+    run.status == "done" && !rules::is_synthetic(&run.session_id, &run.agent_type)
 }
 
 fn terminal(run: &RunRecord) -> bool {
-    resume::TERMINAL_FAILURES.contains(&run.status.as_str())
+    rules::TERMINAL_FAILURES.contains(&run.status.as_str())
 }
 
 /// Whether the newest of `rows` (ties: a terminal failure wins, as in
-/// [`resume::newest`]) is not a terminal failure.
+/// [`rules::newest`]) is not a terminal failure.
 fn live<'a>(rows: impl Iterator<Item = &'a RunRecord>) -> bool {
     rows.max_by_key(|r| (r.updated_at, terminal(r)))
         .is_some_and(|r| !terminal(r))
@@ -659,7 +661,8 @@ pub fn list_runs(
 /// Every run row of `token` for `agent`.
 async fn rows_of(io: &Io, agent: &str, token: &str) -> Result<Vec<RunRecord>, Error> {
     let pairs =
-        crate::lifecycle::read_all(io, KeyRange::prefix(&token_prefix(agent, token))).await?;
+        crate::session::lifecycle::read_all(io, KeyRange::prefix(&token_prefix(agent, token)))
+            .await?;
     pairs
         .iter()
         .map(|kv| record::decode(&kv.key, &kv.value))
@@ -707,7 +710,7 @@ async fn history_for(
     rows_of(io, agent, &token).await
 }
 
-/// Decides whether a new task resumes a provider session ([`resume::select_resume`]
+/// Decides whether a new task resumes a provider session ([`rules::choose_resume`]
 /// over the stored role state and run history) and applies the decision's role-state
 /// clear in one commit.
 pub fn select_resume(workspace: &str, request: ResumeRequest) -> Operation<ResumeDecision> {
@@ -753,7 +756,7 @@ async fn select(io: &Io, request: ResumeRequest) -> OpResult<ResumeDecision> {
         .or(query.preconfigured.as_deref().filter(|t| !t.is_empty()))
         .map(str::to_owned);
     let history = history_for(io, &query, candidate.as_deref(), &policy).await?;
-    let decision = resume::select_resume(&query, &history, &policy);
+    let decision = rules::choose_resume(&query, &history, &policy);
     if decision.clear_role_state
         && let Some(old) = role
     {
@@ -768,8 +771,8 @@ async fn select(io: &Io, request: ResumeRequest) -> OpResult<ResumeDecision> {
     Ok(decision)
 }
 
-/// Records what a task left behind ([`resume::record_task_outcome`]): its run rows (one
-/// per token of [`resume::outcome_tokens`]: the token it reported and, for a terminal
+/// Records what a task left behind ([`rules::outcome_effects`]): its run rows (one
+/// per token of [`rules::outcome_tokens`]: the token it reported and, for a terminal
 /// failure, the token it was resuming) and the change to its role's adapter state, in
 /// one commit.
 pub fn record_task_outcome(
@@ -794,7 +797,7 @@ pub fn record_task_outcome(
         })
         .and_then(|()| check_agents(request.surviving_agents.as_deref()))
         .and_then(|()| {
-            resume::outcome_tokens(outcome)
+            rules::outcome_tokens(outcome)
                 .into_iter()
                 .try_for_each(|token| check_run(&run_of(&request, token)))
         });
@@ -840,9 +843,9 @@ async fn record_outcome(
                 .and_then(Value::as_str)
                 .map(str::to_owned)
         });
-    let effects = resume::record_task_outcome(&request.outcome, current.as_deref(), &policy);
+    let effects = rules::outcome_effects(&request.outcome, current.as_deref(), &policy);
     let mut batch = Batch::default();
-    for token in resume::outcome_tokens(&request.outcome) {
+    for token in rules::outcome_tokens(&request.outcome) {
         let run = stamp(run_of(&request, token), now_ms);
         stage_run(io, &mut batch, &run).await?;
     }

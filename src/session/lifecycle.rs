@@ -5,17 +5,17 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::error::Error;
-use crate::keys;
-use crate::model::{
-    ArchiveStatus, ArchivedReset, ContextState, Entry, FinishStatus, Intent, IntentOutcome,
-    Lineage, ResetArchive, Session, SessionStatus, UpdateRequest,
-};
-use crate::op::{Io, OpResult, Operation};
-use crate::record;
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
 use crate::session::{Loaded, load, require, write_record, write_update};
+use crate::storage::keys;
+use crate::storage::record;
 use crate::storage::{Batch, KeyRange, Kv, RangeQuery, prefix_end};
-use crate::validate;
+use crate::types::{
+    ArchiveStatus, ArchivedReset, BranchLineage, ContextState, Entry, FinishStatus, Intent,
+    IntentOutcome, ResetArchive, Session, SessionStatus, UpdateRequest,
+};
 
 /// How many records one range read asks for when an operation walks a whole range.
 pub(crate) const CHUNK: u32 = 1000;
@@ -177,10 +177,10 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     // The archive holds the canonical transcript: entries archived by compaction and the
     // active ones, merged back into their original order.
     // A branch's shared history is part of it.
-    let items = crate::shared::items(io, old, &loaded.base, true, None).await?;
+    let items = crate::branch::history::items(io, old, &loaded.base, true, None).await?;
     // An archive of a damaged transcript would keep less than the reset deletes.
     let active = items.iter().filter(|i| i.archived.is_none()).count();
-    crate::shared::check_count(io, &loaded, active).await?;
+    crate::branch::history::check_count(io, &loaded, active).await?;
     let entries: Vec<Entry> = items.into_iter().map(|i| i.entry).collect();
     let summaries = read_all(
         io,
@@ -222,12 +222,12 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     let mut batch = Batch::default();
     // Branches that read the old identity's entries get their own copy first.
     let mut done = BTreeSet::from([old.key.clone()]);
-    crate::shared::release(io, &mut batch, &old.session_id, &mut done).await?;
+    crate::branch::history::release(io, &mut batch, &old.session_id, &mut done).await?;
     // The new generation keeps its place in the tree but inherits no history.
-    let lineage = Lineage {
+    let lineage = BranchLineage {
         parent_session_key: loaded.lineage.parent_session_key.clone(),
         spawn_depth: loaded.lineage.spawn_depth,
-        ..Lineage::default()
+        ..BranchLineage::default()
     };
     write_record(&mut batch, &loaded, &fresh, &lineage, &[])?;
     drop_base(&mut batch, &loaded);
@@ -420,7 +420,8 @@ pub fn delete_session(workspace: &str, key: &str, expected_epoch: Option<u64>) -
             let mut batch = Batch::default();
             batch.require_equals(keys::session(&key), loaded.bytes.clone());
             let sid = loaded.session.session_id.clone();
-            crate::shared::release(&io, &mut batch, &sid, &mut BTreeSet::from([key])).await?;
+            crate::branch::history::release(&io, &mut batch, &sid, &mut BTreeSet::from([key]))
+                .await?;
             delete_everything(&mut batch, &loaded);
             io.commit(batch).await
         }
@@ -503,7 +504,8 @@ async fn delete_sessions(io: &Io, doomed: Vec<Kv>) -> OpResult<u64> {
     let mut done: BTreeSet<String> = doomed.iter().map(|l| l.session.key.clone()).collect();
     for loaded in &doomed {
         batch.require_equals(keys::session(&loaded.session.key), loaded.bytes.clone());
-        crate::shared::release(io, &mut batch, &loaded.session.session_id, &mut done).await?;
+        crate::branch::history::release(io, &mut batch, &loaded.session.session_id, &mut done)
+            .await?;
         delete_everything(&mut batch, loaded);
     }
     if !doomed.is_empty() {

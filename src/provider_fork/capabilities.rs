@@ -30,12 +30,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::Error;
-use crate::fork_model::{Lineage, PROVIDER_KEY, PROVIDER_SESSION_ID_KEY, string_fact};
-use crate::op::Operation;
+use crate::engine::error::Error;
+use crate::engine::op::Operation;
+use crate::engine::validate;
+use crate::provider_fork::types::{
+    ForkLineage, PROVIDER_KEY, PROVIDER_SESSION_ID_KEY, string_fact,
+};
 use crate::session::require;
 use crate::turns::{SessionTurns, Turn, turns_of};
-use crate::validate;
 
 /// Which projection is being built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,7 +133,7 @@ pub struct SessionForkInput {
     /// Its provider session id.
     pub provider_session_id: Option<String>,
     /// Its lineage, if it is the child of a fork.
-    pub lineage: Option<Lineage>,
+    pub lineage: Option<ForkLineage>,
     /// Its latest and active turns.
     pub turns: SessionTurns,
 }
@@ -154,7 +156,7 @@ pub struct ProjectedSession {
     /// The session identity.
     pub session_id: String,
     /// Where it was forked from.
-    pub forked_from: Option<Lineage>,
+    pub forked_from: Option<ForkLineage>,
     /// Session-level capabilities; absent in list projections (never resolved there).
     pub lifecycle_capabilities: Option<LifecycleCapabilities>,
     /// The latest turn.
@@ -327,7 +329,7 @@ pub fn fork_projection(
             let mut inputs = Vec::with_capacity(keys.len());
             for key in &keys {
                 let session = require(&io, key).await?.session;
-                let lineage = crate::fork_ops::lineage_of(&io, &session.session_id).await?;
+                let lineage = crate::provider_fork::lineage_of(&io, &session.session_id).await?;
                 let turns = turns_of(&io, &session.session_id).await?;
                 inputs.push(SessionForkInput {
                     key: key.clone(),

@@ -8,8 +8,8 @@
 //! - here: one struct per call (`ops::Truncate`, …) implementing [`Op`], the
 //!   [`Command`] enum (the same calls as data, for `execute`, `spool call` and the
 //!   scenario vectors) and its dispatch;
-//! - the component (`src/component.rs`): one typed WIT export per call;
-//! - the native host (`host/src/wit.rs`): one typed call per struct through
+//! - the component (`src/engine/component.rs`): one typed WIT export per call;
+//! - the native host (`host/src/runtime/wit.rs`): one typed call per struct through
 //!   `Instance::call`;
 //! - the browser (`web/src/api.rs`): the JavaScript class's methods.
 //!
@@ -30,8 +30,8 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Error;
-use crate::op::Operation;
+use crate::engine::error::Error;
+use crate::engine::op::Operation;
 
 /// One API call: its arguments as a struct, its result type, its core operation.
 pub trait Op: Serialize + DeserializeOwned + Into<Command> {
@@ -167,7 +167,7 @@ macro_rules! for_each_op {
             /// The session's context states (only valid ones unless `valid_only` is false).
             list_states listStates ListStates {
                 key: String,
-                #[serde(default = "crate::ops::yes")] valid_only: bool,
+                #[serde(default = "crate::engine::ops::yes")] valid_only: bool,
             } -> Vec<$crate::ContextState> = $crate::list_states;
             /// Marks the session's states (of `state_kind`, or all) invalid for `reason`.
             invalidate_states invalidateStates InvalidateStates {
@@ -232,7 +232,7 @@ macro_rules! for_each_op {
                 -> Option<$crate::ops::JsonMap> = $crate::get_role_adapter_state;
             /// Records one run of an external agent.
             record_run recordRun RecordRun { run: $crate::NewRun, now_ms: u64 }
-                -> $crate::resume::RunRecord = $crate::record_run;
+                -> $crate::resume::rules::RunRecord = $crate::record_run;
             /// Runs passing `filter`, newest first, `limit` at a time.
             list_runs listRuns ListRuns {
                 #[serde(default)] filter: $crate::RunFilter,
@@ -241,10 +241,10 @@ macro_rules! for_each_op {
             } -> $crate::RunList = $crate::list_runs;
             /// Which thread an external agent CLI resumes, if any.
             select_resume selectResume SelectResume { request: $crate::ResumeRequest }
-                -> $crate::resume::ResumeDecision = $crate::select_resume;
+                -> $crate::resume::rules::ResumeDecision = $crate::select_resume;
             /// Records what a task left behind and what that invalidates.
             record_task_outcome recordTaskOutcome RecordTaskOutcome { request: $crate::OutcomeRequest, now_ms: u64 }
-                -> $crate::resume::TaskOutcomeEffects = $crate::record_task_outcome;
+                -> $crate::resume::rules::TaskOutcomeEffects = $crate::record_task_outcome;
             /// The provider thread the next turn of `agent_type` continues.
             plan_provider_thread planProviderThread PlanProviderThread {
                 key: String,
@@ -297,48 +297,48 @@ macro_rules! for_each_op {
             /// Starts (or finds again) a provider fork of `source_key`.
             fork fork Fork {
                 source_key: String,
-                request: $crate::fork_model::ForkRequest,
+                request: $crate::provider_fork::types::ForkRequest,
                 operation_id: String,
                 now_ms: u64,
-            } -> $crate::fork_model::ForkOperationView = $crate::fork;
+            } -> $crate::provider_fork::types::ForkOperationView = $crate::fork;
             /// Marks the fork as being dispatched; returns what to send the provider.
             begin_fork_dispatch beginForkDispatch BeginForkDispatch { operation_id: String, now_ms: u64 }
-                -> $crate::fork_model::DispatchPayload = $crate::begin_fork_dispatch;
+                -> $crate::provider_fork::types::DispatchPayload = $crate::begin_fork_dispatch;
             /// Records the provider's answer.
             record_fork_disposition recordForkDisposition RecordForkDisposition {
                 operation_id: String,
-                disposition: $crate::fork_model::Disposition,
+                disposition: $crate::provider_fork::types::Disposition,
                 now_ms: u64,
-            } -> $crate::fork_model::ForkOperationView = $crate::record_fork_disposition;
+            } -> $crate::provider_fork::types::ForkOperationView = $crate::record_fork_disposition;
             /// Writes the fork's child session.
             commit_fork commitFork CommitFork { operation_id: String, now_ms: u64 }
-                -> $crate::fork_model::ForkOperationView = $crate::commit_fork;
+                -> $crate::provider_fork::types::ForkOperationView = $crate::commit_fork;
             /// The fork operation.
             get_fork_operation getForkOperation GetForkOperation { operation_id: String }
-                -> $crate::fork_model::ForkOperationView = $crate::get_fork_operation;
+                -> $crate::provider_fork::types::ForkOperationView = $crate::get_fork_operation;
             /// Acknowledges a finished fork operation.
             acknowledge_fork_operation acknowledgeForkOperation AcknowledgeForkOperation { operation_id: String, now_ms: u64 }
-                -> $crate::fork_model::ForkOperationView = $crate::acknowledge_fork_operation;
+                -> $crate::provider_fork::types::ForkOperationView = $crate::acknowledge_fork_operation;
             /// Moves every interrupted fork operation on.
             recover_fork_operations recoverForkOperations RecoverForkOperations { now_ms: u64 }
-                -> $crate::fork_model::RecoveryReport = $crate::recover_fork_operations;
+                -> $crate::provider_fork::types::RecoveryReport = $crate::recover_fork_operations;
             /// Claims the provider binding a fork child still needs, if any.
             claim_fork_provider_binding claimForkProviderBinding ClaimForkProviderBinding { key: String, now_ms: u64 }
-                -> Option<$crate::fork_model::ProviderBindingRequest>
+                -> Option<$crate::provider_fork::types::ProviderBindingRequest>
                 = $crate::claim_fork_provider_binding;
             /// Records that the fork child's provider binding is done.
             complete_fork_provider_binding completeForkProviderBinding CompleteForkProviderBinding {
                 operation_id: String, now_ms: u64,
-            } -> $crate::fork_model::ForkOperationView = $crate::complete_fork_provider_binding;
+            } -> $crate::provider_fork::types::ForkOperationView = $crate::complete_fork_provider_binding;
             /// Where a fork child came from, or `None`.
             get_fork_lineage getForkLineage GetForkLineage { key: String }
-                -> Option<$crate::fork_model::Lineage> = $crate::get_fork_lineage;
+                -> Option<$crate::provider_fork::ForkLineage> = $crate::get_fork_lineage;
             /// What sessions look like to a provider that forks them.
             fork_projection forkProjection ForkProjection {
                 keys: Vec<String>,
-                mode: $crate::capabilities::ProjectionMode,
-                #[serde(default)] answers: Vec<$crate::capabilities::ProbeAnswer>,
-            } -> $crate::capabilities::ForkProjection = $crate::capabilities::fork_projection;
+                mode: $crate::provider_fork::capabilities::ProjectionMode,
+                #[serde(default)] answers: Vec<$crate::provider_fork::capabilities::ProbeAnswer>,
+            } -> $crate::provider_fork::capabilities::ForkProjection = $crate::provider_fork::capabilities::fork_projection;
         }
     };
 }
@@ -449,7 +449,7 @@ fn json<T: Serialize>(value: T) -> Result<serde_json::Value, Error> {
 impl Command {
     /// Parses a call given as JSON text (`spool call`, the WIT `execute`): JSON that is
     /// not a call is `invalid_argument`, its message quoting at most a short prefix of
-    /// any input it names ([`crate::validate::shorten_quoted`]).
+    /// any input it names ([`crate::engine::validate::shorten_quoted`]).
     pub fn from_json(text: &str) -> Result<Command, Error> {
         serde_json::from_str(text).map_err(|e| Error::unparsed("command", "not a Spool call", &e))
     }
@@ -471,7 +471,7 @@ pub fn execute_with<S: crate::Storage + ?Sized, A: crate::Archiver + ?Sized>(
     workspace: &str,
     command: Command,
 ) -> Result<serde_json::Value, Error> {
-    crate::op::run_with(storage, archiver, command.into_operation(workspace))?
+    crate::engine::op::run_with(storage, archiver, command.into_operation(workspace))?
 }
 
 #[cfg(test)]

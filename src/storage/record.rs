@@ -8,8 +8,8 @@
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::Error;
-use crate::keys;
+use crate::engine::error::Error;
+use crate::storage::keys;
 
 /// The record format version this build writes for every record but session records
 /// (see [`SESSION_FORMAT_VERSION`]). Format 2 added the session accounting fields, entry

@@ -1,0 +1,782 @@
+//! The `spool` command line: its arguments (clap), the subcommands (one module each) and
+//! how results are printed. Only this binary links clap and indicatif.
+//!
+//! Exit codes: 0 success, 1 the operation failed (printed as `error[<code>]: <message>`
+//! on stderr), 2 usage error. Output to a closed pipe (`spool list | head -1`) ends the
+//! program quietly with 0.
+
+/// `println!` for the CLI's output: a closed stdout ends the program quietly instead of
+/// panicking (see [`write_stdout`]).
+macro_rules! outln {
+    () => {
+        $crate::cli::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+/// `print!` for the CLI's output; see [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::cli::write_stdout(format_args!($($arg)*))
+    };
+}
+
+mod compaction;
+mod completions;
+mod demo;
+mod entries;
+mod fork;
+mod lifecycle;
+mod parse;
+mod render;
+mod resume;
+mod states;
+mod thread;
+// Importers and export (issue 7).
+mod export;
+mod import;
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+use spool::{AppendRequest, ListFilter, Role, SessionStatus, TurnUsage};
+use spool_host::{Error, Spool};
+
+use crate::cli::compaction::{CompactArgs, CompactionIdArgs, PersistArgs, RepairsArgs, StatusArgs};
+use crate::cli::entries::{EntryArgs, RollbackArgs, TruncateArgs};
+use crate::cli::fork::{BranchArgs, ForkCommand, TurnCommand};
+use crate::cli::lifecycle::{
+    CapArgs, FencedKeyArgs, FinishArgs, IntentArgs, KeyArgs, PruneArgs, UpdateArgs,
+};
+use crate::cli::parse::parse_json;
+use crate::cli::resume::{ResumeArgs, RunsCommand};
+use crate::cli::states::StatesCommand;
+use crate::cli::thread::ThreadCommand;
+
+/// The subcommands by topic (clap lists them in one block; `spool --help` shows these
+/// instead, and a test checks that every subcommand appears here).
+const COMMANDS: &str = "\
+Sessions:
+  create      Create a session under KEY with a fresh session id
+  append      Append one entry (user, assistant, tool or system) to a transcript
+  show        Show a session and its whole transcript
+  list        List sessions, most recently updated first (filter by agent, status)
+  count       Count the transcript entries of a session
+  entry       Show one transcript entry by its message id
+  update      Change model, channel, model config or metadata
+  intent      Apply an intent: continue, new-chat, reset-same-key
+  reset       Archive the transcript, then rotate the session's identity
+  resume      Mark a session as in use; or resume selection: select, record, role
+  finish      Finish a session (done, or failed)
+  archive     Finish a session as done
+  delete      Delete a session and everything it owns
+  truncate    Keep only the newest entries of a session
+  rollback    Drop the last turns of a session
+  prune       Delete sessions idle longer than --max-age
+  cap         Keep the most recently updated sessions, delete the rest
+  states      Context states: list, save, invalidate
+
+Compaction:
+  compact         Summarize the oldest entries when over --window (coverage-checked)
+  compact-result  Store a compaction an agent produced itself
+  canonical       Every entry ever appended, in order (archived and active)
+  summaries       The compaction summaries of a session
+  repairs         Degraded compactions waiting for repair
+  repair          Set the repair status of a compaction
+  receipt         Back-fill the flush receipt of a compaction
+  preimage        The entries a compaction archived
+
+Branches and provider forks:
+  branch      Branch a session: empty, whole history (--fork) or before a message
+  tree        The family of a session, from its root
+  turn        Turns of a session: start, settle, interrupt, list
+  turns       The latest and the active turn of a session
+  fork        Provider fork operations: run, status, ack, continue, recover
+
+External agents (Codex, Claude Code, opencode):
+  runs        Agent runs recorded for resume selection: list
+  thread      Provider thread bindings: plan, commit-turn
+  import      Import Claude Code sessions or Codex rollouts
+  export      Export a transcript (or its reset archives) as JSON Lines
+
+Other:
+  demo         Run a scripted coding-agent session and show each step
+  completions  Print a shell completion script (bash, zsh, fish, powershell, elvish)
+  call         Run any API call given as JSON (operations without a subcommand)
+  component    Write the embedded Spool WebAssembly component
+  help         Print this message or the help of a subcommand";
+
+const EXAMPLES: &str = "\
+Examples:
+  spool demo                                     a scripted agent session, step by step
+  spool create agent:main:main
+  spool append agent:main:main --role user --content 'Fix the failing test' --token-count 6
+  spool show agent:main:main --json
+  spool list --agent main --status running
+  spool compact agent:main:main --window 8000    built-in summarizer, coverage report
+  spool compact agent:main:main --window 8000 --summarizer-cmd 'my-llm --summarize'
+  spool branch agent:main:main agent:main:alt --fork        share the history (O(1))
+  spool branch agent:main:main agent:main:retry --before MESSAGE_ID
+  spool tree agent:main:alt                      the family, from its root
+  spool fork run agent:main:main --target agent:main:child --request-id r1 --provider-cmd ./fork.sh
+  spool resume record --agent codex --task t1 --status done --token thread-abc --project p1
+  spool resume select --agent codex --project p1  which thread a new task resumes
+  spool import claude-code ~/.claude/projects/-home-me-myproject/
+  spool import codex ~/.codex/sessions/
+  spool export agent:main:main > transcript.jsonl
+  spool --db ~/agents.db --workspace team list --json
+  spool completions bash > ~/.local/share/bash-completion/completions/spool
+
+Every command takes --json for machine-readable output (export writes JSON Lines).
+The database is ./spool.db unless --db or SPOOL_DB says otherwise; --workspace (or
+SPOOL_WORKSPACE) picks an isolated set of sessions inside it.
+
+Exit status:
+  0  success
+  1  the operation failed: `error[<code>]: <message>` on stderr (codes: not_found,
+     conflict, invalid_argument, stale_epoch, corruption, storage, resource_limit,
+     internal, io)
+  2  usage error";
+
+/// `spool --help`: the description, usage, the subcommands by topic, the options, the
+/// examples and exit codes.
+const HELP_TEMPLATE: &str = "\
+{name} {version}
+{about-with-newline}
+{usage-heading} {usage}
+
+{before-help}
+Options:
+{options}
+{after-help}";
+
+/// The description of `spool --help`, wrapped for an 80-column terminal.
+const LONG_ABOUT: &str = "\
+Spool: durable sessions and transcripts for AI coding agents.
+
+Spool keeps coding-agent sessions in a SQLite database: transcripts with token
+accounting, compaction that never silently drops a goal, path, tool call or
+failure, branches that share their parent's history, provider forks, resume
+selection for Codex, Claude Code and opencode, and import and export of their
+logs. The session rules run inside the embedded Spool WebAssembly component,
+the same one agent UIs run in the browser.";
+
+/// Spool: durable sessions and transcripts for AI coding agents.
+#[derive(Debug, Parser)]
+#[command(
+    name = "spool",
+    long_about = LONG_ABOUT,
+    version,
+    propagate_version = true,
+    help_template = HELP_TEMPLATE,
+    before_help = COMMANDS,
+    after_help = EXAMPLES
+)]
+struct Cli {
+    /// The SQLite database file (created if missing).
+    #[arg(
+        long,
+        global = true,
+        env = "SPOOL_DB",
+        default_value = "./spool.db",
+        value_name = "PATH"
+    )]
+    db: PathBuf,
+
+    /// The workspace: an isolated set of sessions inside the database.
+    #[arg(
+        long,
+        global = true,
+        env = "SPOOL_WORKSPACE",
+        default_value = "default",
+        value_name = "W"
+    )]
+    workspace: String,
+
+    /// Where `reset` keeps the archive of the replaced generation (default: a
+    /// `spool-archives` directory beside the database).
+    #[arg(long, global = true, env = "SPOOL_ARCHIVE_DIR", value_name = "DIR")]
+    archive_dir: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Create a session under KEY (e.g. `agent:main:main`) with a fresh session id.
+    Create {
+        /// The session key; fails with `conflict` if it is in use.
+        key: String,
+        /// Print the session as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Append one entry to the transcript of the session under KEY.
+    Append {
+        /// The session key.
+        key: String,
+        /// Who wrote the entry.
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        /// The text of the entry; `-` reads it from stdin.
+        #[arg(long)]
+        content: String,
+        /// Token count reported by the model.
+        #[arg(long, value_name = "N")]
+        token_count: Option<u64>,
+        /// A stable message id (derived from the session id when absent).
+        #[arg(long, value_name = "ID")]
+        message_id: Option<String>,
+        /// The turn the entry belongs to.
+        #[arg(long, value_name = "T")]
+        turn_id: Option<String>,
+        /// The tool call a `tool` entry answers.
+        #[arg(long, value_name = "ID")]
+        tool_call_id: Option<String>,
+        /// Tool calls made by an assistant entry, as JSON.
+        #[arg(long, value_name = "JSON", value_parser = parse_json)]
+        tool_calls: Option<serde_json::Value>,
+        /// The model of the turn usage reported with this entry (accounted as input/output
+        /// tokens, not in total tokens).
+        #[arg(long, value_name = "M", requires_all = ["input_tokens", "output_tokens"])]
+        usage_model: Option<String>,
+        /// Prompt tokens of the turn usage (with `--usage-model`).
+        #[arg(long, value_name = "N", requires = "usage_model")]
+        input_tokens: Option<u64>,
+        /// Completion tokens of the turn usage (with `--usage-model`).
+        #[arg(long, value_name = "N", requires = "usage_model")]
+        output_tokens: Option<u64>,
+        /// Print the appended entry as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show the session under KEY and its whole transcript.
+    Show {
+        /// The session key.
+        key: String,
+        /// Print `{"session": …, "entries": […]}` as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List sessions, most recently updated first.
+    List {
+        /// How many sessions to list (1 to 1000).
+        #[arg(long, default_value_t = 20, value_name = "N",
+              value_parser = clap::value_parser!(u32).range(1..=1000))]
+        limit: u32,
+        /// Continue after a previous page (its `next_cursor`).
+        #[arg(long)]
+        cursor: Option<String>,
+        /// Only sessions of this agent id (the second segment of the key).
+        #[arg(long, value_name = "A")]
+        agent: Option<String>,
+        /// Only sessions in this state.
+        #[arg(long, value_enum)]
+        status: Option<StatusArg>,
+        /// Print the page as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Reset the session under KEY: archive its transcript, then rotate its identity
+    /// (new session id, epoch + 1, counters zeroed, transcript emptied).
+    ///
+    /// The archive is a JSON file in the archive directory; if it cannot be written the
+    /// reset still happens and says so.
+    Reset(KeyArgs),
+    /// Apply an intent to KEY: `continue`, `new-chat` or `reset-same-key`.
+    Intent(IntentArgs),
+    /// Mark the session under KEY as in use now; or, with a subcommand, resume selection
+    /// for external agent CLIs: `select`, `record`, `role create|get|set|clear`.
+    Resume(ResumeArgs),
+    /// Change the model, channel, model config or metadata of the session under KEY.
+    Update(UpdateArgs),
+    /// Finish the session under KEY (`done`, or `failed` with `--failed`).
+    Finish(FinishArgs),
+    /// Archive the session under KEY: finish it as `done`.
+    Archive(FencedKeyArgs),
+    /// Delete the session under KEY and everything it owns.
+    Delete(FencedKeyArgs),
+    /// Delete every session idle longer than `--max-age`.
+    Prune(PruneArgs),
+    /// Keep the MAX most recently updated sessions, delete the rest.
+    Cap(CapArgs),
+    /// Print the number of transcript entries of the session under KEY.
+    Count(KeyArgs),
+    /// Show one transcript entry by its message id.
+    Entry(EntryArgs),
+    /// Keep only the newest `--keep` entries of the session under KEY.
+    Truncate(TruncateArgs),
+    /// Drop the last `--turns` turns of the session under KEY: every entry from the
+    /// earliest of its last N user messages on.
+    Rollback(RollbackArgs),
+    /// Compact the session under KEY when it exceeds `--window`: the oldest entries move
+    /// to the canonical archive, replaced by a summary that keeps every obligation
+    /// (goals, constraints, failures, files, tool ids, …) or reports the ones that do not
+    /// fit in the window. A pending tool call or a failing tool result at the end stays
+    /// raw; a compaction that would not shrink the context writes nothing.
+    ///
+    /// The built-in deterministic summarizer is used unless `--summarizer-cmd` names a
+    /// command (any LLM CLI) that reads the text to summarize on stdin and prints the
+    /// summary.
+    Compact(CompactArgs),
+    /// Store a compaction an agent produced itself: the summary, and the agent's version
+    /// of the newest entries (`--kept-json`); the earlier entries are archived.
+    CompactResult(PersistArgs),
+    /// Show the canonical transcript of KEY: entries archived by compactions and the
+    /// active ones, in the order they were appended.
+    Canonical(KeyArgs),
+    /// Show the compaction summaries of KEY, oldest first.
+    Summaries(KeyArgs),
+    /// List the degraded compactions (flush receipt `unsafe`) waiting for repair.
+    Repairs(RepairsArgs),
+    /// Set the repair status of a compaction (it leaves the repair queue).
+    Repair(StatusArgs),
+    /// Back-fill the flush receipt of a compaction (e.g. `--status safe`).
+    Receipt(StatusArgs),
+    /// Show the entries a compaction archived (its pre-image).
+    Preimage(CompactionIdArgs),
+    /// Context states saved for a session: `list`, `save`, `invalidate`.
+    #[command(subcommand)]
+    States(StatesCommand),
+    /// External agent runs recorded for resume selection: `list`.
+    #[command(subcommand)]
+    Runs(RunsCommand),
+    /// Provider thread bindings of a session: `plan`, `commit-turn`.
+    #[command(subcommand)]
+    Thread(ThreadCommand),
+    /// Branch the session under PARENT into a new session CHILD (fresh session id):
+    /// empty, or sharing the parent's history (`--fork`, `--before`) at constant cost.
+    Branch(BranchArgs),
+    /// Show the family of the session under KEY as a tree, from its root.
+    Tree(KeyArgs),
+    /// Provider fork operations: `run`, `status`, `ack`, `continue`, `recover`.
+    #[command(subcommand)]
+    Fork(ForkCommand),
+    /// Turns of a session: `start`, `settle`, `interrupt`, `list`.
+    #[command(subcommand)]
+    Turn(TurnCommand),
+    /// Show the latest and the active turn of the session under KEY.
+    Turns(KeyArgs),
+    /// Run a scripted coding-agent session (`agent:demo:main`) step by step: a failing
+    /// test fixed with tool calls, a compaction with its coverage report, a branch and
+    /// its tree, a recorded run and the resume selection it leads to.
+    ///
+    /// Running it again tells the same story: the previous demo sessions are deleted
+    /// first.
+    Demo {
+        /// Print every step's result as one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a completion script for SHELL to stdout.
+    ///
+    /// bash: `spool completions bash > ~/.local/share/bash-completion/completions/spool`
+    ///
+    /// zsh: `spool completions zsh > ~/.zfunc/_spool` (with `~/.zfunc` in `fpath`)
+    ///
+    /// fish: `spool completions fish > ~/.config/fish/completions/spool.fish`
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Run any API call given as data and print its result as JSON: the core's `Command`
+    /// (`{"op": "get_session", "key": "agent:main:main"}` — the shape of the scenario
+    /// vectors and of the WIT `execute`). Reaches every operation, including those without
+    /// a subcommand of their own (e.g. `fork_projection`, `claim_fork_provider_binding`);
+    /// times and ids are not filled in.
+    Call {
+        /// The call as JSON, or `-` to read it from stdin.
+        #[arg(value_name = "JSON", value_parser = parse_call)]
+        command: Call,
+    },
+    /// Import Claude Code session logs or Codex rollouts: `claude-code PATH…`,
+    /// `codex PATH…` (files, or directories searched recursively for `*.jsonl`).
+    ///
+    /// Each session goes under `import:<agent>:<provider session id>`; importing again
+    /// adds only new entries. Exit status 1 when a file cannot be read or imported.
+    #[command(subcommand)]
+    Import(import::ImportCommand),
+    /// Export the canonical transcript of KEY as JSON Lines (one entry per line, then
+    /// one `{"summary": …}` line per summary), or with `--archive` its reset archives.
+    Export(export::ExportArgs),
+    /// Write the embedded Spool WebAssembly component to PATH (or stdout).
+    Component {
+        /// Where to write the `.wasm` file; stdout when absent.
+        path: Option<PathBuf>,
+        /// With PATH: print `{"path": …, "bytes": …}` as JSON.
+        #[arg(long, requires = "path")]
+        json: bool,
+    },
+}
+
+/// The role of an entry.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum RoleArg {
+    /// The human.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool result.
+    Tool,
+    /// A system message.
+    System,
+}
+
+/// A session state to filter on.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum StatusArg {
+    /// Open for appends.
+    Running,
+    /// Finished successfully.
+    Done,
+    /// Finished with a failure.
+    Failed,
+}
+
+impl From<StatusArg> for SessionStatus {
+    fn from(status: StatusArg) -> SessionStatus {
+        match status {
+            StatusArg::Running => SessionStatus::Running,
+            StatusArg::Done => SessionStatus::Done,
+            StatusArg::Failed => SessionStatus::Failed,
+        }
+    }
+}
+
+impl From<RoleArg> for Role {
+    fn from(role: RoleArg) -> Role {
+        match role {
+            RoleArg::User => Role::User,
+            RoleArg::Assistant => Role::Assistant,
+            RoleArg::Tool => Role::Tool,
+            RoleArg::System => Role::System,
+        }
+    }
+}
+
+/// Runs the CLI: parses the arguments, performs the command, reports the outcome.
+pub(crate) fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(&e),
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`spool export KEY | head`): nothing left to say.
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error[{}]: {}", e.code(), e.message());
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Ends the program on a command line clap refused (or on `--help`, `--version`) the way
+/// clap does, except that an argument it quotes is shortened: an error never echoes a
+/// large input back.
+fn usage_error(e: &clap::Error) -> ! {
+    let plain = e.render().to_string();
+    let short = spool::validate::shorten_quoted(&plain);
+    if !e.use_stderr() || short == plain {
+        e.exit();
+    }
+    eprint!("{short}");
+    if !short.ends_with('\n') {
+        eprintln!();
+    }
+    std::process::exit(e.exit_code());
+}
+
+/// Writes the CLI's output to stdout. A closed stdout (the reader of a pipe exited)
+/// ends the program quietly with 0 — what `println!` would turn into a panic; any
+/// other write failure ends it with 1 and `error[io]`.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error[io]: cannot write to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
+/// The argument of `spool call`.
+#[derive(Debug, Clone)]
+struct Call(spool::Command);
+
+/// Parses `spool call`'s JSON at argument time: bad JSON is a usage error (exit 2).
+fn parse_call(text: &str) -> Result<Call, String> {
+    let text = if text == "-" {
+        let mut input = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut input)
+            .map_err(|e| format!("cannot read stdin: {e}"))?;
+        input
+    } else {
+        text.to_owned()
+    };
+    spool::Command::from_json(&text)
+        .map(Call)
+        .map_err(|e| format!("{e} (a call is the core's `Command` as JSON)"))
+}
+
+fn open(cli: &Cli) -> Result<Spool, Error> {
+    let builder = Spool::builder().db_path(&cli.db).workspace(&cli.workspace);
+    match &cli.archive_dir {
+        Some(dir) => builder.archive_dir(dir),
+        None => builder,
+    }
+    .open()
+}
+
+/// A `not_found` failure raised by the CLI itself (e.g. `show` of a missing key).
+pub(crate) fn not_found(message: String) -> Error {
+    Error::Spool {
+        code: "not_found".into(),
+        message,
+    }
+}
+
+pub(crate) fn print_json(value: &impl Serialize) -> Result<(), Error> {
+    let text = serde_json::to_string_pretty(value).map_err(|e| Error::Spool {
+        code: "internal".into(),
+        message: format!("cannot print JSON: {e}"),
+    })?;
+    outln!("{text}");
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<(), Error> {
+    match &cli.command {
+        Command::Create { key, json } => {
+            let session = open(&cli)?.create_session(key)?;
+            if *json {
+                print_json(&session)
+            } else {
+                out!("created {}", render::session(&session));
+                Ok(())
+            }
+        }
+        Command::Append {
+            key,
+            role,
+            content,
+            token_count,
+            message_id,
+            turn_id,
+            tool_call_id,
+            tool_calls,
+            usage_model,
+            input_tokens,
+            output_tokens,
+            json,
+        } => {
+            let mut request = AppendRequest::new((*role).into(), read_content(content)?);
+            request.turn_usage = usage_model.as_ref().map(|model| TurnUsage {
+                model: model.clone(),
+                input_tokens: input_tokens.unwrap_or(0),
+                output_tokens: output_tokens.unwrap_or(0),
+            });
+            request.token_count = *token_count;
+            request.message_id = message_id.clone();
+            request.turn_id = turn_id.clone();
+            request.tool_call_id = tool_call_id.clone();
+            request.tool_calls = tool_calls.clone();
+            let entry = open(&cli)?.append(key, request)?;
+            if *json {
+                print_json(&entry)
+            } else {
+                outln!("appended #{} ({}) to {key}", entry.id, entry.message_id);
+                Ok(())
+            }
+        }
+        Command::Show { key, json } => show(&mut open(&cli)?, key, *json),
+        Command::List {
+            limit,
+            cursor,
+            agent,
+            status,
+            json,
+        } => {
+            let filter = ListFilter {
+                agent_id: agent.clone(),
+                status: status.map(Into::into),
+            };
+            let list = open(&cli)?.list_sessions_where(*limit, cursor.as_deref(), &filter)?;
+            if *json {
+                return print_json(&list);
+            }
+            if list.sessions.is_empty() {
+                outln!("no sessions in workspace `{}`", cli.workspace);
+                return Ok(());
+            }
+            out!("{}", render::table(&list.sessions));
+            if let Some(next) = list.next_cursor {
+                outln!("(more: spool list --limit {limit} --cursor {next})");
+            }
+            Ok(())
+        }
+        Command::Reset(args) => lifecycle::reset(&mut open(&cli)?, args),
+        Command::Intent(args) => lifecycle::intent(&mut open(&cli)?, args),
+        Command::Resume(args) => resume::run(&mut open(&cli)?, args),
+        Command::Update(args) => lifecycle::update(&mut open(&cli)?, args),
+        Command::Finish(args) => lifecycle::finish(&mut open(&cli)?, args),
+        Command::Archive(args) => lifecycle::archive(&mut open(&cli)?, args),
+        Command::Delete(args) => lifecycle::delete(&mut open(&cli)?, args),
+        Command::Prune(args) => lifecycle::prune(&mut open(&cli)?, args),
+        Command::Cap(args) => lifecycle::cap(&mut open(&cli)?, args),
+        Command::Count(args) => entries::count(&mut open(&cli)?, args),
+        Command::Entry(args) => entries::entry(&mut open(&cli)?, args),
+        Command::Truncate(args) => entries::truncate(&mut open(&cli)?, args),
+        Command::Rollback(args) => entries::rollback(&mut open(&cli)?, args),
+        Command::States(command) => states::run(&mut open(&cli)?, command),
+        Command::Runs(command) => resume::runs(&mut open(&cli)?, command),
+        Command::Thread(command) => thread::run(&mut open(&cli)?, command),
+        Command::Compact(args) => compaction::compact(&mut open(&cli)?, args),
+        Command::CompactResult(args) => compaction::persist(&mut open(&cli)?, args),
+        Command::Canonical(args) => compaction::canonical(&mut open(&cli)?, args),
+        Command::Summaries(args) => compaction::summaries(&mut open(&cli)?, args),
+        Command::Repairs(args) => compaction::repairs(&mut open(&cli)?, args),
+        Command::Repair(args) => compaction::repair(&mut open(&cli)?, args),
+        Command::Receipt(args) => compaction::receipt(&mut open(&cli)?, args),
+        Command::Preimage(args) => compaction::preimage(&mut open(&cli)?, args),
+        Command::Branch(args) => fork::branch(&mut open(&cli)?, args),
+        Command::Tree(args) => fork::tree(&mut open(&cli)?, args),
+        Command::Fork(command) => fork::run(&mut open(&cli)?, command),
+        Command::Turn(command) => fork::turn(&mut open(&cli)?, command),
+        Command::Turns(args) => fork::turns(&mut open(&cli)?, args),
+        Command::Demo { json } => demo::run(&mut open(&cli)?, &cli.db, *json),
+        Command::Call { command } => print_json(&open(&cli)?.execute(&command.0)?),
+        Command::Completions { shell } => {
+            completions::write(*shell, &mut Cli::command());
+            Ok(())
+        }
+        Command::Import(command) => {
+            import::run(&mut import::open(&cli.db, &cli.workspace)?, command)
+        }
+        Command::Export(args) => export::run(&mut open(&cli)?, args),
+        Command::Component { path, json } => {
+            write_component(path.as_ref())?;
+            match path {
+                Some(path) if *json => print_json(&serde_json::json!({
+                    "path": path,
+                    "bytes": spool_host::COMPONENT.len(),
+                })),
+                Some(path) if !*json => {
+                    outln!(
+                        "wrote {} ({} bytes)",
+                        path.display(),
+                        spool_host::COMPONENT.len()
+                    );
+                    Ok(())
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+fn show(spool: &mut Spool, key: &str, json: bool) -> Result<(), Error> {
+    let session = spool
+        .get_session(key)?
+        .ok_or_else(|| not_found(format!("session not found: {key}")))?;
+    let entries = spool.transcript(key)?;
+    if json {
+        return print_json(&serde_json::json!({ "session": session, "entries": entries }));
+    }
+    out!("{}", render::session(&session));
+    for entry in &entries {
+        outln!();
+        out!("{}", render::entry(entry));
+    }
+    Ok(())
+}
+
+fn read_content(content: &str) -> Result<String, Error> {
+    if content != "-" {
+        return Ok(content.to_owned());
+    }
+    let mut text = String::new();
+    std::io::stdin()
+        .read_to_string(&mut text)
+        .map_err(|source| Error::Io {
+            context: "cannot read the content from stdin".into(),
+            source,
+        })?;
+    Ok(text)
+}
+
+fn write_component(path: Option<&PathBuf>) -> Result<(), Error> {
+    let bytes = spool_host::COMPONENT;
+    match path {
+        Some(path) => std::fs::write(path, bytes).map_err(|source| Error::Io {
+            context: format!("cannot write {}", path.display()),
+            source,
+        }),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(bytes)
+                .and_then(|()| out.flush())
+                .map_err(|source| Error::Io {
+                    context: "cannot write the component to stdout".into(),
+                    source,
+                })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::{COMMANDS, Cli};
+
+    /// Every leaf subcommand, as its path (`fork run`).
+    fn leaves(command: &clap::Command, path: &str, out: &mut Vec<(String, clap::Command)>) {
+        for sub in command.get_subcommands() {
+            let name = format!("{path}{}", sub.get_name());
+            if sub.has_subcommands() {
+                leaves(sub, &format!("{name} "), out);
+            } else {
+                out.push((name, sub.clone()));
+            }
+        }
+    }
+
+    #[test]
+    fn test_help_lists_every_subcommand() {
+        for sub in Cli::command().get_subcommands() {
+            let listed = COMMANDS
+                .lines()
+                .any(|line| line.split_whitespace().next() == Some(sub.get_name()));
+            assert!(listed, "`spool --help` does not list `{}`", sub.get_name());
+        }
+    }
+
+    #[test]
+    fn test_every_subcommand_has_json() {
+        // Not JSON by nature: a shell script, JSON Lines, the wasm bytes on stdout; or
+        // always JSON (`call`).
+        let exempt = ["completions", "export", "call"];
+        let mut all = Vec::new();
+        leaves(&Cli::command(), "", &mut all);
+        for (name, command) in all {
+            if exempt.contains(&name.as_str()) {
+                continue;
+            }
+            assert!(
+                command.get_arguments().any(|a| a.get_id() == "json"),
+                "`spool {name}` has no --json"
+            );
+        }
+    }
+}
