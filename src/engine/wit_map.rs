@@ -8,11 +8,15 @@
 //!
 //! A record lists its fields; each field converts by its own type, so the list is all
 //! a record needs. The kinds:
-//! - `record Core => Wit { field, … }`: a struct, field by field;
+//! - `record Core => Wit { field, … }`: a struct, field by field; `field as json` marks
+//!   an `Option<serde_json::Value>` read as the core's JSON reads it (a JSON `null` is
+//!   `None`), for the records that crossed as that JSON before they were typed;
 //! - `enum Core => Wit { Case, … }`: a unit-only enum, case by case;
-//! - `variant Core => Wit { Case, Case(payload), Case { field, … } => Record, … }`;
+//! - `variant Core => Wit { Case, Case(field, …) => Record, … }`: an enum with data, a
+//!   WIT variant: a unit case as a unit case, a struct case `Core::Case { field, … }` as
+//!   `Wit::Case(Record { field, … })`;
 //! - `text Core`: a unit-only enum the WIT carries as its name (`"running"`);
-//! - `json Core`: a value the WIT carries as JSON text (free-form maps).
+//! - `json Core`: a value the WIT carries as JSON text.
 //!
 //! Free-form JSON (`serde_json::Value`, string-keyed maps) always travels as JSON text.
 
@@ -50,6 +54,16 @@ macro_rules! wit_map {
             }
             fn from_wit(w: Self::W, field: &'static str) -> Result<Self, $crate::Error> {
                 w.into_iter().map(|w| T::from_wit(w, field)).collect()
+            }
+        }
+
+        impl<A: Wit, B: Wit> Wit for (A, B) {
+            type W = (A::W, B::W);
+            fn into_wit(self) -> Self::W {
+                (self.0.into_wit(), self.1.into_wit())
+            }
+            fn from_wit(w: Self::W, field: &'static str) -> Result<Self, $crate::Error> {
+                Ok((A::from_wit(w.0, field)?, B::from_wit(w.1, field)?))
             }
         }
 
@@ -138,30 +152,146 @@ macro_rules! wit_map {
             record $crate::ArchivedReset => ArchivedReset {
                 session_key, session_id, epoch, archived_at, transcript_entries, summaries,
             };
-            json $crate::resume::rules::RoleStateChange;
-            json $crate::compaction::Summary;
-            json $crate::RoleSession;
-            json $crate::Branch;
-            json $crate::BranchRequest;
-            json $crate::LineageView;
-            json $crate::turns::StartTurn;
-            json $crate::turns::CloseTurn;
-            json $crate::turns::Turn;
-            json $crate::turns::SessionTurns;
-            json $crate::turns::TurnPage;
-            json $crate::turns::TurnPageRequest;
-            json $crate::provider_fork::types::ForkRequest;
-            json $crate::provider_fork::types::ForkOperationView;
-            json $crate::provider_fork::types::DispatchPayload;
-            json $crate::provider_fork::types::Disposition;
-            json $crate::provider_fork::types::RecoveryReport;
-            json $crate::provider_fork::types::ProviderBindingRequest;
-            json $crate::provider_fork::ForkLineage;
-            json $crate::provider_fork::capabilities::ProjectionMode;
-            json $crate::provider_fork::capabilities::ProbeAnswer;
-            json $crate::provider_fork::capabilities::ForkProjection;
-            json $crate::import::ImportRequest;
-            json $crate::import::ImportOutcome;
+            variant $crate::resume::rules::RoleStateChange => RoleStateChange {
+                Keep, Set(entry) => RoleStateSet, Clear,
+            };
+            record $crate::compaction::Summary => Summary {
+                compaction_id, compaction_index, session_id, session_key, summary_text,
+                summary_payload as json, summary_format, summary_source, coverage_status,
+                missing_obligations, dropped_obligations, critical_carry_forward,
+                trigger_reason, tokens_before, tokens_after, removed_count, kept_count,
+                chunk_count, covered_through_id, created_at, flush_receipt_status,
+                repair_status,
+            };
+            record $crate::RoleSession => RoleSession {
+                role_session_id, run_id, role_id, adapter_state, created_at, updated_at,
+            };
+            record $crate::ForkPoint => BranchForkPoint {
+                parent_session_id, parent_last_entry_id, before_message_id, before_position,
+                inherited_entries, inherited_summaries,
+            };
+            record $crate::BranchLineage => BranchLineage {
+                parent_session_key, spawn_depth, forked_from_parent, fork_point, fork_count,
+            };
+            record $crate::Branch => BranchInfo { session, lineage };
+            record $crate::BranchRequest => BranchRequest {
+                child_session_id, fork_transcript, fork_before_message_id, max_fork_tokens,
+            };
+            record $crate::LineageView => LineageView { node, children };
+            enum $crate::turns::TurnPhase => TurnPhase { Running, Settled, Interrupted };
+            record $crate::turns::Position => TurnPosition { created_at, entry_id };
+            record $crate::turns::Turn => Turn {
+                turn_id, seq, session_key, session_id, phase, provider_turn_id,
+                provider_binding as json, started_at, ended_at, boundary,
+            };
+            record $crate::turns::StartTurn => NewTurn {
+                turn_id, provider_turn_id, provider_binding as json, expected_epoch,
+            };
+            record $crate::turns::CloseTurn => CloseTurn {
+                provider_turn_id, provider_binding as json, expected_epoch,
+            };
+            record $crate::turns::SessionTurns => TurnSummary { latest, active };
+            record $crate::turns::TurnPageRequest => TurnPageRequest { order, cursor, limit };
+            record $crate::turns::TurnPage => TurnPage { turns, next_cursor };
+            record $crate::provider_fork::types::ForkRequest => ForkRequest {
+                request_id, target_key, target_session_id, through_turn_id, cwd,
+            };
+            enum $crate::provider_fork::types::ForkState => ForkState {
+                Prepared, Dispatching, ProviderAccepted, Committed, Failed, Unknown,
+            };
+            enum $crate::provider_fork::types::ForkStatus => ForkStatus {
+                Accepted, Committed, Failed, Unknown,
+            };
+            enum $crate::provider_fork::types::ForkPhase => ForkPhase { Frozen, Dispatching, Materializing };
+            enum $crate::provider_fork::types::ForkOrigin => ForkOrigin {
+                Prepared, SameRequest, BarrierHeld,
+            };
+            enum $crate::provider_fork::types::ForkPointKind => ForkPointKind { ThroughTurn, Session };
+            record $crate::provider_fork::types::ForkPoint => ForkPoint {
+                kind, turn_id, turn_seq, provider_turn_id, provider_binding as json,
+            };
+            record $crate::provider_fork::types::TargetContext => ForkTargetContext {
+                cwd, model, channel, model_config, metadata,
+            };
+            record $crate::provider_fork::ForkLineage => ForkLineage {
+                target_key, target_session_id, source_key, source_session_id, source_turn_id,
+                target_turn_id, operation_id, forked_at,
+            };
+            record $crate::provider_fork::types::ForkedSession => ForkedSession { session, forked_from };
+            enum $crate::provider_fork::types::ProviderStateBinding => ProviderStateBinding {
+                NotRequired, Pending, Claimed, Bound,
+            };
+            record $crate::provider_fork::types::ForkOperation => ForkOperation {
+                operation_id, request_id, request_hash, request, state, source_key,
+                source_session_id, source_provider, source_provider_session_id, point,
+                boundary, snapshot_copied, target_key, target_session_id, target_context,
+                target_provider_session_id, error, error_reason, session, lineage,
+                provider_state_binding, acknowledged_at, created_at, updated_at,
+            };
+            record $crate::provider_fork::types::ForkOperationView => ForkOperationView {
+                status, phase, source_turn_id, target_turn_id, acknowledged, origin, operation,
+            };
+            record $crate::provider_fork::types::DispatchPayload => DispatchPayload {
+                operation_id, source_key, source_session_id, source_provider,
+                source_provider_session_id, target_key, target_session_id, point,
+                target_context,
+            };
+            variant $crate::provider_fork::types::Disposition => Disposition {
+                Accepted(target_provider_session_id, bind_provider_state) => DispositionAccepted,
+                Rejected(error, reason) => DispositionRejected,
+                Unknown(error) => DispositionUnknown,
+            };
+            record $crate::provider_fork::types::RecoveryReport => RecoveryReport {
+                marked_unknown, to_dispatch, to_commit,
+            };
+            record $crate::provider_fork::types::ProviderBindingRequest => ProviderBindingRequest {
+                operation_id, provider, source_key, source_session_id, target_key,
+                target_session_id, source_provider_session_id, target_provider_session_id,
+            };
+            enum $crate::provider_fork::capabilities::ProjectionMode => ProjectionMode { Detail, List, Hydration };
+            record $crate::provider_fork::capabilities::LifecycleCapabilities => LifecycleCapabilities {
+                fork, fork_through_turn,
+            };
+            variant $crate::provider_fork::capabilities::ProbeOutcome => ProbeOutcome {
+                Capability(fork, through_turn) => ProbeCapability,
+                Forkable(available) => ProbeForkable,
+                Rejected(reason) => ProbeRejected,
+                Failed(error) => ProbeFailed,
+            };
+            record $crate::provider_fork::capabilities::ProbeRequest => ProbeRequest {
+                session_key, session_id, provider, provider_session_id, turn_id,
+                provider_turn_id, provider_binding as json,
+            };
+            record $crate::provider_fork::capabilities::ProbeAnswer => ProbeAnswer {
+                session_key, turn_id, outcome,
+            };
+            record $crate::provider_fork::capabilities::ProjectedTurn => ProjectedTurn {
+                turn, provider_fork_binding_available,
+            };
+            record $crate::provider_fork::capabilities::ProjectedSession => ProjectedSession {
+                key, session_id, forked_from, lifecycle_capabilities, latest_turn, active_turn,
+            };
+            record $crate::provider_fork::capabilities::ForkProjection => Projection { sessions, probes };
+            enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex };
+            record $crate::import::ImportedEntry => ImportedEntry {
+                message_id, parent_message_id, role, content, created_at, tool_calls as json,
+                tool_call_id, turn_usage,
+            };
+            record $crate::import::ImportedFork => ImportedFork {
+                provider_session_id, after_message_id,
+            };
+            record $crate::import::ImportedSession => ImportedSession {
+                provider_session_id, cwd, model, version, git_branch, started_at, fork_of,
+                entries,
+            };
+            record $crate::import::ImportRequest => ImportRequest {
+                key, session_id, format, session,
+            };
+            record $crate::import::AdjustedEntry => AdjustedEntry { message_id, action, reason };
+            record $crate::import::ImportOutcome => ImportOutcome {
+                created, imported, already_present, adjusted, sanitized_provider_session_id,
+                session,
+            };
             record $crate::NewRoleSession => NewRoleSession {
                 role_session_id, run_id, role_id, adapter_state,
             };
@@ -225,7 +355,9 @@ macro_rules! wit_map {
 
     (@entries) => {};
 
-    (@entries record $core:path => $w:ident { $($field:ident),* $(,)? }; $($rest:tt)*) => {
+    (@entries record $core:path => $w:ident {
+        $($field:ident $(as $json:ident)?),* $(,)?
+    }; $($rest:tt)*) => {
         impl Wit for $core {
             type W = wit::$w;
             fn into_wit(self) -> wit::$w {
@@ -233,10 +365,20 @@ macro_rules! wit_map {
                 wit::$w { $($field: Wit::into_wit($field)),* }
             }
             fn from_wit(w: wit::$w, _: &'static str) -> Result<$core, $crate::Error> {
-                Ok(Self { $($field: Wit::from_wit(w.$field, stringify!($field))?),* })
+                Ok(Self { $($field: $crate::wit_map!(
+                    @field $($json)? Wit::from_wit(w.$field, stringify!($field))?
+                )),* })
             }
         }
         $crate::wit_map!(@entries $($rest)*);
+    };
+
+    (@field json $value:expr) => {
+        $crate::wit_map::null_is_none($value)
+    };
+
+    (@field $value:expr) => {
+        $value
     };
 
     (@entries enum $core:path => $w:ident { $($case:ident),* $(,)? }; $($rest:tt)*) => {
@@ -247,6 +389,29 @@ macro_rules! wit_map {
             }
             fn from_wit(w: wit::$w, _: &'static str) -> Result<$core, $crate::Error> {
                 Ok(match w { $(wit::$w::$case => Self::$case),* })
+            }
+        }
+        $crate::wit_map!(@entries $($rest)*);
+    };
+
+    (@entries variant $core:path => $w:ident {
+        $($case:ident $(($($field:ident),* $(,)?) => $record:ident)?),* $(,)?
+    }; $($rest:tt)*) => {
+        impl Wit for $core {
+            type W = wit::$w;
+            fn into_wit(self) -> wit::$w {
+                match self {
+                    $(Self::$case $({ $($field),* })? => wit::$w::$case$((wit::$record {
+                        $($field: Wit::into_wit($field)),*
+                    }))?),*
+                }
+            }
+            fn from_wit(w: wit::$w, _: &'static str) -> Result<$core, $crate::Error> {
+                Ok(match w {
+                    $(wit::$w::$case$((wit::$record { $($field),* }))? => Self::$case $({
+                        $($field: Wit::from_wit($field, stringify!($field))?),*
+                    })?),*
+                })
             }
         }
         $crate::wit_map!(@entries $($rest)*);
@@ -285,6 +450,12 @@ pub fn from_json<T: serde::de::DeserializeOwned>(
     field: &'static str,
 ) -> Result<T, crate::Error> {
     serde_json::from_str(text).map_err(|e| crate::Error::unparsed(field, "is not JSON", &e))
+}
+
+/// An optional JSON value as the core's JSON reads it: `null` is absent.
+#[doc(hidden)]
+pub fn null_is_none(value: Option<serde_json::Value>) -> Option<serde_json::Value> {
+    value.filter(|value| !value.is_null())
 }
 
 /// A unit variant's serialized name.
