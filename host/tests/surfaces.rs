@@ -29,7 +29,10 @@ fn wit_functions() -> BTreeSet<String> {
         .collect()
 }
 
-/// The methods of the JavaScript class, in snake case (`appendEntry` → `append_entry`).
+/// The methods of the JavaScript class, in snake case (`appendEntry` → `append_entry`):
+/// the hand-written ones (`pub fn`, renamed by a `js_name` just above) and, when
+/// `web/src/api/calls.rs` derives one method per table entry from the table itself, every
+/// call of the table.
 fn js_methods() -> BTreeSet<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/src/api");
     let mut sources = vec![read("web/src/api.rs")];
@@ -38,13 +41,16 @@ fn js_methods() -> BTreeSet<String> {
         sources.push(std::fs::read_to_string(&path).expect("a source file"));
     }
     let mut methods = BTreeSet::new();
-    for source in sources {
+    for source in &sources {
         let lines: Vec<&str> = source.lines().collect();
         for (i, line) in lines.iter().enumerate() {
             let Some(rest) = line.trim().strip_prefix("pub fn ") else {
                 continue;
             };
             let rust = rest.split('(').next().unwrap_or_default();
+            if rust.starts_with('$') {
+                continue; // the derived methods, counted below
+            }
             // A `js_name` in the attributes just above renames the method.
             let js = lines[i.saturating_sub(4)..i]
                 .iter()
@@ -57,7 +63,54 @@ fn js_methods() -> BTreeSet<String> {
             methods.insert(snake(js.as_deref().unwrap_or(rust)));
         }
     }
+    if derives_the_table(&read("web/src/api/calls.rs")) {
+        methods.extend(table());
+    }
     methods
+}
+
+/// Whether `source` expands the operation table into one `wasm_bindgen` method of
+/// `Spool` per entry, named by the entry's `jsName`.
+fn derives_the_table(source: &str) -> bool {
+    let code: String = source
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let compact: String = code.split_whitespace().collect();
+    let Some(body) = compact
+        .find("macro_rules!js_calls{")
+        .map(|start| &compact[start..])
+    else {
+        return false;
+    };
+    compact.contains("spool::for_each_op!(js_calls);")
+        && body.contains("$name:ident$js:ident$Op:ident")
+        && body.contains("#[wasm_bindgen]implSpool{$(")
+        && body.contains("#[wasm_bindgen(js_name=$js")
+        && body.contains("pubfn$name(")
+        && body.contains("operation::<spool::ops::$Op>")
+}
+
+/// The methods of the `Spool` class in the generated TypeScript declarations
+/// (`web/pkg/spool_web.d.ts`, written by `cargo xtask web`), in snake case; `None` when
+/// the package was not built.
+fn declared_methods() -> Option<BTreeSet<String>> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../web/pkg/spool_web.d.ts");
+    let text = std::fs::read_to_string(path).ok()?;
+    let start = text.find("export class Spool {")?;
+    let body = &text[start..start + text[start..].find("\n}")?];
+    Some(
+        body.lines()
+            .filter_map(|line| {
+                let line = line.trim().trim_start_matches("static ");
+                let (name, _) = line.split_once('(')?;
+                name.chars()
+                    .all(|c| c.is_ascii_alphanumeric())
+                    .then(|| snake(name))
+            })
+            .collect(),
+    )
 }
 
 fn snake(name: &str) -> String {
@@ -108,4 +161,17 @@ fn test_the_javascript_class_has_a_method_for_every_call() {
     let methods = js_methods();
     let missing: Vec<String> = table().difference(&methods).cloned().collect();
     assert!(missing.is_empty(), "no JS method for {missing:?}");
+}
+
+#[test]
+fn test_the_built_package_declares_a_method_for_every_call() {
+    let Some(declared) = declared_methods() else {
+        eprintln!("web/pkg/spool_web.d.ts is not built: nothing to check");
+        return;
+    };
+    let missing: Vec<String> = table().difference(&declared).cloned().collect();
+    assert!(
+        missing.is_empty(),
+        "web/pkg/spool_web.d.ts has no Spool method for {missing:?}"
+    );
 }

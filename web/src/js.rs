@@ -11,25 +11,18 @@ use serde::de::DeserializeOwned;
 use spool::Error;
 use wasm_bindgen::{JsCast, JsValue};
 
-/// The options object every method takes as its last argument. Each method names the
-/// options it accepts ([`options`] rejects the others); absent ones take the shell's
-/// defaults.
+/// The options object the methods outside the operation table (`archiveSession`,
+/// `compactWith`) take as their last argument. Each method names the options it accepts
+/// ([`options`] rejects the others); absent ones take the shell's defaults.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Options {
-    /// Identity of a session the call creates; `crypto.randomUUID()` when absent.
-    #[serde(default)]
-    pub(crate) session_id: Option<String>,
     /// Current time; `Date.now()` when absent.
     #[serde(default)]
     pub(crate) now_ms: Option<u64>,
     /// Fence: the call fails with `stale_epoch` unless the session is at this epoch.
     #[serde(default)]
     pub(crate) expected_epoch: Option<u64>,
-    /// Id of the fork operation a new `fork` request gets; `crypto.randomUUID()` when
-    /// absent.
-    #[serde(default)]
-    pub(crate) operation_id: Option<String>,
 }
 
 impl Options {
@@ -37,26 +30,7 @@ impl Options {
     pub(crate) fn now(&self) -> u64 {
         self.now_ms.unwrap_or_else(now_ms)
     }
-
-    /// `sessionId`, or `crypto.randomUUID()`.
-    pub(crate) fn session_id(&self) -> Result<String, Error> {
-        match &self.session_id {
-            Some(id) => Ok(id.clone()),
-            None => random_uuid("options.sessionId"),
-        }
-    }
-
-    /// `operationId`, or `crypto.randomUUID()`.
-    pub(crate) fn operation_id(&self) -> Result<String, Error> {
-        match &self.operation_id {
-            Some(id) => Ok(id.clone()),
-            None => random_uuid("options.operationId"),
-        }
-    }
 }
-
-/// The largest integer a JS number holds exactly (2^53 - 1).
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
 
 fn is_absent(value: &JsValue) -> bool {
     value.is_undefined() || value.is_null()
@@ -69,63 +43,6 @@ pub(crate) fn string(value: &JsValue, field: &'static str) -> Result<String, Err
         .ok_or_else(|| Error::invalid(field, format!("expected a string, got {}", describe(value))))
 }
 
-/// An optional string argument (`undefined` and `null` mean absent).
-pub(crate) fn optional_string(
-    value: &JsValue,
-    field: &'static str,
-) -> Result<Option<String>, Error> {
-    if is_absent(value) {
-        Ok(None)
-    } else {
-        string(value, field).map(Some)
-    }
-}
-
-/// A required page size: a whole number from 0 to 2³²−1 (the core checks the range).
-pub(crate) fn limit(value: &JsValue, field: &'static str) -> Result<u32, Error> {
-    match value.as_f64() {
-        // A whole number in range: the cast is exact.
-        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) => Ok(n as u32),
-        _ => Err(Error::invalid(
-            field,
-            format!(
-                "expected a whole number from 0 to {}, got {}",
-                u32::MAX,
-                describe(value)
-            ),
-        )),
-    }
-}
-
-/// A required count or duration: a whole number from 0 to 2^53 - 1 (a JS number is exact
-/// only that far; the core checks its own, wider range).
-pub(crate) fn count(value: &JsValue, field: &'static str) -> Result<u64, Error> {
-    match value.as_f64() {
-        // A whole number in range: the cast is exact.
-        Some(n) if n.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&n) => Ok(n as u64),
-        _ => Err(Error::invalid(
-            field,
-            format!(
-                "expected a whole number from 0 to 2^53 - 1, got {}",
-                describe(value)
-            ),
-        )),
-    }
-}
-
-/// An optional boolean argument (`undefined` and `null` mean `default`).
-pub(crate) fn flag(value: &JsValue, field: &'static str, default: bool) -> Result<bool, Error> {
-    if is_absent(value) {
-        return Ok(default);
-    }
-    value.as_bool().ok_or_else(|| {
-        Error::invalid(
-            field,
-            format!("expected a boolean, got {}", describe(value)),
-        )
-    })
-}
-
 /// A required string naming one value of a `snake_case` enum of the core (an intent, a
 /// finish status), read with the enum's own `serde` rules.
 pub(crate) fn choice<T: DeserializeOwned>(
@@ -135,32 +52,6 @@ pub(crate) fn choice<T: DeserializeOwned>(
     let text = string(value, field)?;
     serde_json::from_value(serde_json::Value::String(text))
         .map_err(|e| Error::invalid(field, e.to_string()))
-}
-
-/// An optional object argument (`undefined` and `null` mean `T::default()`).
-pub(crate) fn optional_object<T: DeserializeOwned + Default>(
-    value: JsValue,
-    field: &'static str,
-) -> Result<T, Error> {
-    if is_absent(&value) {
-        Ok(T::default())
-    } else {
-        object(value, field)
-    }
-}
-
-/// An object argument where `null` means none (`updateRoleAdapterState`'s `state`, whose
-/// `null` clears). `undefined` is not taken for `null`: a forgotten argument must not
-/// clear anything.
-pub(crate) fn object_or_null<T: DeserializeOwned>(
-    value: JsValue,
-    field: &'static str,
-) -> Result<Option<T>, Error> {
-    if value.is_null() {
-        Ok(None)
-    } else {
-        object(value, field).map(Some)
-    }
 }
 
 /// A required object argument, read with the core type's own `serde` rules.
@@ -178,6 +69,29 @@ pub(crate) fn object<T: DeserializeOwned>(value: JsValue, field: &'static str) -
     let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
         .map_err(|e| Error::unparsed(field, "is not JSON", &e))?;
     serde_json::from_value(json).map_err(|e| Error::unparsed(field, "does not parse", &e))
+}
+
+/// The arguments of a table call: a plain object, read as JSON (`undefined` and `null`
+/// mean none). Like [`object`], through `serde_json` so that unknown fields are seen.
+pub(crate) fn args(value: JsValue) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+    if is_absent(&value) {
+        return Ok(serde_json::Map::new());
+    }
+    match object(value, "args")? {
+        serde_json::Value::Object(map) => Ok(map),
+        other => Err(Error::invalid(
+            "args",
+            format!("expected an object, got {}", describe_json(&other)),
+        )),
+    }
+}
+
+/// What a JSON value is, for error messages.
+fn describe_json(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Array(_) => "an array",
+        _ => "a value",
+    }
 }
 
 /// An optional options object (`undefined` and `null` mean all defaults). Options are
@@ -320,52 +234,5 @@ pub(crate) fn describe(value: &JsValue) -> String {
             .js_typeof()
             .as_string()
             .unwrap_or_else(|| "a value".into())
-    }
-}
-
-/// An object argument of a core type with an identity field the caller may leave out
-/// (`undefined` or `null`): the shell then fills in `crypto.randomUUID()`, since the core
-/// never draws ids itself. When `optional` is true an absent argument is an empty object.
-pub(crate) fn object_with_fresh_id<T: DeserializeOwned>(
-    value: JsValue,
-    field: &'static str,
-    id_field: &'static str,
-    optional: bool,
-) -> Result<T, Error> {
-    let mut json = if optional && is_absent(&value) {
-        serde_json::Value::Object(serde_json::Map::new())
-    } else {
-        object::<serde_json::Value>(value, field)?
-    };
-    if let Some(map) = json.as_object_mut()
-        && map.get(id_field).is_none_or(serde_json::Value::is_null)
-    {
-        map.insert(id_field.to_owned(), random_uuid(field)?.into());
-    }
-    serde_json::from_value(json).map_err(|e| Error::invalid(field, e.to_string()))
-}
-
-/// A required array argument, each element read with the core type's own `serde` rules.
-pub(crate) fn array<T: DeserializeOwned>(value: JsValue, field: &'static str) -> Result<T, Error> {
-    if !js_sys::Array::is_array(&value) {
-        return Err(Error::invalid(
-            field,
-            format!("expected an array, got {}", describe(&value)),
-        ));
-    }
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
-        .map_err(|e| Error::unparsed(field, "is not JSON", &e))?;
-    serde_json::from_value(json).map_err(|e| Error::unparsed(field, "does not parse", &e))
-}
-
-/// An optional array argument (`undefined` and `null` mean an empty list).
-pub(crate) fn optional_array<T: DeserializeOwned + Default>(
-    value: JsValue,
-    field: &'static str,
-) -> Result<T, Error> {
-    if is_absent(&value) {
-        Ok(T::default())
-    } else {
-        array(value, field)
     }
 }

@@ -18,6 +18,11 @@
 //! - transcript imports: `parseImport`, `importSession`;
 //! - `execute`, which runs any core `Command` given as data (the escape hatch).
 //!
+//! Every call of the core's operation table is a method derived from the table, with one
+//! convention: `spool.jsName(workspace, args)`, `args` being the call's fields in
+//! `snake_case` (its `Command` JSON without `op`); [`JS_NAMES`] maps each call to its
+//! method, and the module's `spoolCalls()` lists the calls and their fields at runtime.
+//!
 //! The host is a thin shell: every session rule lives in the core's operations, which
 //! [`spool::run_async`] drives against IndexedDB. The shell only converts values at the JS
 //! boundary and supplies what the core never reads itself: the clock (`Date.now()`) and
@@ -38,6 +43,6 @@ mod tabs;
 mod ts;
 
 #[cfg(target_arch = "wasm32")]
-pub use api::Spool;
+pub use api::{JS_NAMES, Spool, spool_calls};
 #[cfg(target_arch = "wasm32")]
 pub use idb::{ARCHIVES, Attempt, IdbStorage, Known, SCHEMA_VERSION, STORE};

@@ -508,19 +508,20 @@ export type Command =
   | { op: "complete_fork_provider_binding"; operation_id: string; now_ms: number; }
   | { op: "get_fork_lineage"; key: string; }
   | { op: "fork_projection"; keys: string[]; mode: ProjectionMode; answers?: ProbeAnswer[]; };
-/** Options of calls that may create a session: defaults are `crypto.randomUUID()` and
- * `Date.now()`. */
-export interface CreateOptions { sessionId?: string; nowMs?: number; }
-/** Options of calls that take the time: `nowMs` defaults to `Date.now()`. */
+/** The `args` of the table method of the call `Op` (`spool.appendEntry(workspace, args)`
+ * takes `CallArgs<"append_entry">`): its `Command` without `op`. The shell fills in
+ * `now_ms` (`Date.now()`) and a created `session_id` / `operation_id`
+ * (`crypto.randomUUID()`) when they are absent. */
+export type CallArgs<Op extends Command["op"]> = Omit<Extract<Command, { op: Op }>, "op">;
+/** One call of the operation table, as `spoolCalls()` lists it: its name, its method's
+ * name, its doc and its fields (`optional`: the core defaults it or the shell fills it). */
+export interface SpoolCall {
+  name: Command["op"]; js_name: string; doc: string;
+  fields: { name: string; type: string; optional: boolean }[];
+}
+/** Options of `compactWith`: `nowMs` defaults to `Date.now()`. */
 export interface TimeOptions { nowMs?: number; }
-/** Options of `appendEntry`. */
-export type AppendOptions = TimeOptions;
-/** Options of fenced calls: `nowMs` defaults to `Date.now()`; with `expectedEpoch` the call
- * rejects with `stale_epoch` unless the session is at that epoch. */
+/** Options of `archiveSession`: `nowMs` defaults to `Date.now()`; with `expectedEpoch` the
+ * call rejects with `stale_epoch` unless the session is at that epoch. */
 export interface FenceOptions { nowMs?: number; expectedEpoch?: number; }
-/** Options of `deleteSession`. */
-export interface EpochOptions { expectedEpoch?: number; }
-/** Options of `fork`: `operationId` (the id of a new operation) defaults to
- * `crypto.randomUUID()`, `nowMs` to `Date.now()`. */
-export interface ForkOptions { operationId?: string; nowMs?: number; }
 "#;

@@ -18,9 +18,14 @@ async fn fresh(name: &str) -> JsValue {
     common::open(&common::db_name("js_api", name)).await
 }
 
+/// The arguments object of a table call.
+fn a(args: serde_json::Value) -> JsValue {
+    common::js(&args)
+}
+
 async fn create(spool: &JsValue, key: &str) -> serde_json::Value {
-    let options = common::js(&json!({ "sessionId": "s1", "nowMs": 1000 }));
-    let session = common::call(spool, "createSession", &[WS.into(), key.into(), options]).await;
+    let args = a(json!({ "key": key, "session_id": "s1", "now_ms": 1000 }));
+    let session = common::call(spool, "createSession", &[WS.into(), args]).await;
     common::json(session.expect("createSession"))
 }
 
@@ -38,8 +43,8 @@ async fn test_duplicate_create_rejects_with_conflict_code() {
     let session = create(&spool, KEY).await;
     assert_eq!(session["key"], KEY);
     assert_eq!(session["session_id"], "s1");
-    let options = common::js(&json!({ "sessionId": "s2", "nowMs": 2000 }));
-    let error = common::call(&spool, "createSession", &[WS.into(), KEY.into(), options])
+    let args = a(json!({ "key": KEY, "session_id": "s2", "now_ms": 2000 }));
+    let error = common::call(&spool, "createSession", &[WS.into(), args])
         .await
         .expect_err("a second create must reject");
     assert_eq!(common::code(&error), "conflict");
@@ -57,29 +62,29 @@ async fn test_duplicate_create_rejects_with_conflict_code() {
 async fn test_bad_role_is_invalid_argument() {
     let spool = fresh("bad_role").await;
     create(&spool, KEY).await;
-    let request = common::js(&json!({ "role": 42, "content": "hi" }));
-    let (code, message) = rejection(&spool, "appendEntry", &[WS.into(), KEY.into(), request]).await;
+    let request = a(json!({ "key": KEY, "request": { "role": 42, "content": "hi" } }));
+    let (code, message) = rejection(&spool, "appendEntry", &[WS.into(), request]).await;
     assert_eq!(code, "invalid_argument");
     assert!(message.contains("request"), "{message}");
-    let unknown_role = common::js(&json!({ "role": "robot", "content": "hi" }));
-    let args = [WS.into(), KEY.into(), unknown_role];
+    let unknown_role = a(json!({ "key": KEY, "request": { "role": "robot", "content": "hi" } }));
+    let args = [WS.into(), unknown_role];
     assert_eq!(
         rejection(&spool, "appendEntry", &args).await.0,
         "invalid_argument"
     );
-    let no_content = common::js(&json!({ "role": "user" }));
-    let args = [WS.into(), KEY.into(), no_content];
+    let no_content = a(json!({ "key": KEY, "request": { "role": "user" } }));
+    let args = [WS.into(), no_content];
     assert_eq!(
         rejection(&spool, "appendEntry", &args).await.0,
         "invalid_argument"
     );
-    let not_an_object = JsValue::from_str("hi");
-    let args = [WS.into(), KEY.into(), not_an_object];
+    let not_an_object = a(json!({ "key": KEY, "request": "hi" }));
+    let args = [WS.into(), not_an_object];
     assert_eq!(
         rejection(&spool, "appendEntry", &args).await.0,
         "invalid_argument"
     );
-    let page = common::call(&spool, "readPage", &[WS.into(), KEY.into(), limit(10)]).await;
+    let page = common::call(&spool, "readPage", &[WS.into(), limit(10)]).await;
     assert_eq!(common::json(page.expect("readPage"))["entries"], json!([]));
 }
 
@@ -87,61 +92,54 @@ async fn test_bad_role_is_invalid_argument() {
 async fn test_malformed_arguments_are_invalid_argument_not_panics() {
     let spool = fresh("malformed").await;
     let cases: Vec<(&str, Vec<JsValue>)> = vec![
-        ("createSession", vec![JsValue::from(42), KEY.into()]),
-        ("createSession", vec![WS.into(), JsValue::NULL]),
+        (
+            "createSession",
+            vec![JsValue::from(42), a(json!({ "key": KEY }))],
+        ),
+        ("createSession", vec![WS.into(), a(json!({ "key": null }))]),
         ("createSession", vec![]),
         (
             "createSession",
-            vec![WS.into(), KEY.into(), common::js(&json!({ "nowMs": -1 }))],
+            vec![WS.into(), a(json!({ "key": KEY, "now_ms": -1 }))],
         ),
         (
             "createSession",
-            vec![WS.into(), KEY.into(), common::js(&json!({ "nowMs": 1.5 }))],
+            vec![WS.into(), a(json!({ "key": KEY, "now_ms": 1.5 }))],
         ),
         (
             "createSession",
-            vec![
-                WS.into(),
-                KEY.into(),
-                common::js(&json!({ "session_id": "x" })),
-            ],
+            vec![WS.into(), a(json!({ "key": KEY, "sessionId": "x" }))],
         ),
-        (
-            "createSession",
-            vec![WS.into(), KEY.into(), JsValue::from(7)],
-        ),
-        ("getSession", vec![WS.into(), JsValue::TRUE]),
-        ("readPage", vec![WS.into(), KEY.into(), JsValue::UNDEFINED]),
+        ("createSession", vec![WS.into(), JsValue::from(7)]),
+        ("getSession", vec![WS.into(), a(json!({ "key": true }))]),
+        ("readPage", vec![WS.into(), a(json!({ "key": KEY }))]),
         (
             "readPage",
             vec![
                 WS.into(),
-                KEY.into(),
-                common::js(&json!({ "order": "sideways", "limit": 1 })),
+                a(json!({ "key": KEY, "request": { "order": "sideways", "limit": 1 } })),
             ],
         ),
-        ("listSessions", vec![WS.into(), JsValue::from(2.5)]),
-        ("listSessions", vec![WS.into(), JsValue::from_str("10")]),
-        ("listSessions", vec![WS.into(), JsValue::from(-1)]),
+        ("listSessions", vec![WS.into(), a(json!({ "limit": 2.5 }))]),
+        ("listSessions", vec![WS.into(), a(json!({ "limit": "10" }))]),
+        ("listSessions", vec![WS.into(), a(json!({ "limit": -1 }))]),
         (
             "listSessions",
-            vec![WS.into(), JsValue::from(10), JsValue::from(5)],
+            vec![WS.into(), a(json!({ "limit": 10, "cursor": 5 }))],
         ),
         (
             "appendEntry",
             vec![
                 WS.into(),
-                KEY.into(),
-                common::js(&json!({ "role": "user", "content": "x", "token_count": -3 })),
+                a(json!({ "key": KEY,
+                    "request": { "role": "user", "content": "x", "token_count": -3 } })),
             ],
         ),
         (
             "appendEntry",
             vec![
                 WS.into(),
-                KEY.into(),
-                common::js(&json!({ "role": "user", "content": "x" })),
-                common::js(&json!({ "now": 1 })),
+                a(json!({ "key": KEY, "request": { "role": "user", "content": "x" }, "now": 1 })),
             ],
         ),
         // A misspelt field is reported, not silently dropped.
@@ -149,16 +147,15 @@ async fn test_malformed_arguments_are_invalid_argument_not_panics() {
             "appendEntry",
             vec![
                 WS.into(),
-                KEY.into(),
-                common::js(&json!({ "role": "user", "content": "x", "tokenCount": 3 })),
+                a(json!({ "key": KEY,
+                    "request": { "role": "user", "content": "x", "tokenCount": 3 } })),
             ],
         ),
         (
             "readPage",
             vec![
                 WS.into(),
-                KEY.into(),
-                common::js(&json!({ "limit": 1, "newestFirst": true })),
+                a(json!({ "key": KEY, "request": { "limit": 1, "newestFirst": true } })),
             ],
         ),
     ];
@@ -175,7 +172,12 @@ async fn test_malformed_arguments_are_invalid_argument_not_panics() {
 async fn test_shell_supplies_time_and_session_id() {
     let spool = fresh("defaults").await;
     let before = js_sys::Date::now();
-    let session = common::call(&spool, "createSession", &[WS.into(), KEY.into()]).await;
+    let session = common::call(
+        &spool,
+        "createSession",
+        &[WS.into(), a(json!({ "key": KEY }))],
+    )
+    .await;
     let after = js_sys::Date::now();
     let session = common::json(session.expect("createSession without options"));
     let id = session["session_id"].as_str().expect("a session id");
@@ -186,8 +188,8 @@ async fn test_shell_supplies_time_and_session_id() {
         (before.floor()..=after).contains(&created),
         "{before} <= {created} <= {after}"
     );
-    let request = common::js(&json!({ "role": "user", "content": "hi" }));
-    let entry = common::call(&spool, "appendEntry", &[WS.into(), KEY.into(), request]).await;
+    let request = a(json!({ "key": KEY, "request": { "role": "user", "content": "hi" } }));
+    let entry = common::call(&spool, "appendEntry", &[WS.into(), request]).await;
     let entry = common::json(entry.expect("appendEntry without options"));
     assert!(entry["created_at"].as_f64().expect("created_at") >= created);
     assert_eq!(entry["message_id"], format!("{id}-1"));
@@ -196,7 +198,7 @@ async fn test_shell_supplies_time_and_session_id() {
 #[wasm_bindgen_test]
 async fn test_records_cross_as_plain_objects_with_numbers() {
     let spool = fresh("records").await;
-    let missing = common::call(&spool, "getSession", &[WS.into(), KEY.into()]).await;
+    let missing = common::call(&spool, "getSession", &[WS.into(), key()]).await;
     assert!(missing.expect("getSession").is_null());
     create(&spool, KEY).await;
     let request = json!({
@@ -207,13 +209,15 @@ async fn test_records_cross_as_plain_objects_with_numbers() {
         "turn_id": "turn-1",
         "expected_epoch": 0,
     });
-    let options = common::js(&json!({ "nowMs": 1500 }));
-    let args = [WS.into(), KEY.into(), common::js(&request), options];
+    let args = [
+        WS.into(),
+        a(json!({ "key": KEY, "request": request, "now_ms": 1500 })),
+    ];
     common::call(&spool, "appendEntry", &args)
         .await
         .expect("appendEntry");
-    let page_request = common::js(&json!({ "order": "newest_first", "limit": 5 }));
-    let page = common::call(&spool, "readPage", &[WS.into(), KEY.into(), page_request])
+    let page_request = a(json!({ "key": KEY, "request": { "order": "newest_first", "limit": 5 } }));
+    let page = common::call(&spool, "readPage", &[WS.into(), page_request])
         .await
         .expect("readPage");
     let entries = js_sys::Reflect::get(&page, &"entries".into()).expect("entries");
@@ -240,11 +244,16 @@ async fn test_records_cross_as_plain_objects_with_numbers() {
     assert_eq!(page["entries"][0]["tool_calls"], request["tool_calls"]);
     assert_eq!(page["entries"][0]["token_count"], 7);
     assert_eq!(page["entries"][0]["tool_call_id"], serde_json::Value::Null);
-    let session = common::call(&spool, "getSession", &[WS.into(), KEY.into()]).await;
+    let session = common::call(&spool, "getSession", &[WS.into(), key()]).await;
     let session = common::json(session.expect("getSession"));
     assert_eq!(session["total_tokens"], 7);
     assert_eq!(session["agent_id"], "main");
-    let list = common::call(&spool, "listSessions", &[WS.into(), JsValue::from(10)]).await;
+    let list = common::call(
+        &spool,
+        "listSessions",
+        &[WS.into(), a(json!({ "limit": 10 }))],
+    )
+    .await;
     let list = common::json(list.expect("listSessions"));
     assert_eq!(list["sessions"][0]["key"], KEY);
 }
@@ -253,16 +262,13 @@ async fn test_records_cross_as_plain_objects_with_numbers() {
 async fn test_stale_epoch_code_crosses() {
     let spool = fresh("stale").await;
     create(&spool, KEY).await;
-    let request = common::js(&json!({ "role": "user", "content": "x", "expected_epoch": 9 }));
-    let (code, _) = rejection(&spool, "appendEntry", &[WS.into(), KEY.into(), request]).await;
+    let request = json!({ "role": "user", "content": "x", "expected_epoch": 9 });
+    let args = a(json!({ "key": KEY, "request": request }));
+    let (code, _) = rejection(&spool, "appendEntry", &[WS.into(), args]).await;
     assert_eq!(code, "stale_epoch");
-    let request = common::js(&json!({ "role": "user", "content": "x" }));
-    let (code, _) = rejection(
-        &spool,
-        "appendEntry",
-        &[WS.into(), "agent:none".into(), request],
-    )
-    .await;
+    let request = json!({ "role": "user", "content": "x" });
+    let args = a(json!({ "key": "agent:none", "request": request }));
+    let (code, _) = rejection(&spool, "appendEntry", &[WS.into(), args]).await;
     assert_eq!(code, "not_found");
 }
 
@@ -272,7 +278,7 @@ async fn test_closed_spool_rejects_with_storage_code() {
     let name = js_sys::Reflect::get(&spool, &"name".into()).expect("name getter");
     assert_eq!(name.as_string(), Some(common::db_name("js_api", "closed")));
     common::call(&spool, "close", &[]).await.expect("close");
-    let (code, message) = rejection(&spool, "getSession", &[WS.into(), KEY.into()]).await;
+    let (code, message) = rejection(&spool, "getSession", &[WS.into(), key()]).await;
     assert_eq!(code, "storage");
     assert!(message.contains("closed"), "{message}");
 }
@@ -285,13 +291,24 @@ async fn test_open_rejects_a_non_string_name() {
     assert_eq!(common::code(&error), "invalid_argument");
 }
 
+/// `readPage`'s arguments for the first `n` entries of `KEY`.
 fn limit(n: u32) -> JsValue {
-    common::js(&json!({ "limit": n }))
+    a(json!({ "key": KEY, "request": { "limit": n } }))
 }
 
-/// `options` for a call at `now_ms` that may create the session `session_id`.
-fn at(session_id: &str, now_ms: u64) -> JsValue {
-    common::js(&json!({ "sessionId": session_id, "nowMs": now_ms }))
+/// The arguments naming `KEY` alone.
+fn key() -> JsValue {
+    a(json!({ "key": KEY }))
+}
+
+/// The arguments of a call on `key` at `now_ms` that may create the session `session_id`,
+/// with `more` fields.
+fn at(key: &str, session_id: &str, now_ms: u64, more: serde_json::Value) -> JsValue {
+    let mut args = json!({ "key": key, "session_id": session_id, "now_ms": now_ms });
+    for (field, value) in more.as_object().into_iter().flatten() {
+        args[field] = value.clone();
+    }
+    a(args)
 }
 
 async fn ok(spool: &JsValue, method: &str, args: &[JsValue]) -> serde_json::Value {
@@ -306,14 +323,9 @@ async fn ok(spool: &JsValue, method: &str, args: &[JsValue]) -> serde_json::Valu
 }
 
 async fn append(spool: &JsValue, content: &str, now_ms: u64) -> serde_json::Value {
-    let request = common::js(&json!({ "role": "user", "content": content, "token_count": 3 }));
-    let options = common::js(&json!({ "nowMs": now_ms }));
-    ok(
-        spool,
-        "appendEntry",
-        &[WS.into(), KEY.into(), request, options],
-    )
-    .await
+    let request = json!({ "role": "user", "content": content, "token_count": 3 });
+    let args = a(json!({ "key": KEY, "request": request, "now_ms": now_ms }));
+    ok(spool, "appendEntry", &[WS.into(), args]).await
 }
 
 #[wasm_bindgen_test]
@@ -322,7 +334,7 @@ async fn test_reset_writes_an_archive_listed_newest_last() {
     let created = ok(
         &spool,
         "getOrCreate",
-        &[WS.into(), KEY.into(), at("s1", 1000)],
+        &[WS.into(), at(KEY, "s1", 1000, json!({}))],
     )
     .await;
     assert_eq!(created["created"], true);
@@ -330,15 +342,15 @@ async fn test_reset_writes_an_archive_listed_newest_last() {
     append(&spool, "second", 1200).await;
     let state = json!({ "provider": "portable", "state_kind": "structured_summary_v1",
                         "payload": { "goal": "fix" }, "covered_through_id": 2 });
-    let state = common::js(&state);
-    ok(&spool, "saveState", &[WS.into(), KEY.into(), state]).await;
+    let state = a(json!({ "key": KEY, "state": state }));
+    ok(&spool, "saveState", &[WS.into(), state]).await;
     assert_eq!(
         ok(&spool, "listArchives", &[WS.into(), KEY.into()]).await,
         json!([])
     );
 
-    let intent = JsValue::from_str("reset_same_key");
-    let args = [WS.into(), KEY.into(), intent.clone(), at("s2", 5000)];
+    let intent = json!({ "intent": "reset_same_key" });
+    let args = [WS.into(), at(KEY, "s2", 5000, intent.clone())];
     let outcome = ok(&spool, "applyIntent", &args).await;
     assert_eq!(outcome["rotated"], true);
     assert_eq!(outcome["created"], false);
@@ -367,22 +379,19 @@ async fn test_reset_writes_an_archive_listed_newest_last() {
     assert_eq!(archive["transcript_entries"][0]["message_id"], "s1-1");
 
     // The new generation starts empty; the state survives, invalidated.
-    let page = ok(&spool, "readPage", &[WS.into(), KEY.into(), limit(10)]).await;
+    let page = ok(&spool, "readPage", &[WS.into(), limit(10)]).await;
     assert_eq!(page["entries"], json!([]));
-    let valid = ok(&spool, "listStates", &[WS.into(), KEY.into()]).await;
+    let valid = ok(&spool, "listStates", &[WS.into(), key()]).await;
     assert_eq!(valid, json!([]));
-    let all = ok(
-        &spool,
-        "listStates",
-        &[WS.into(), KEY.into(), JsValue::FALSE],
-    )
-    .await;
+    let args = a(json!({ "key": KEY, "valid_only": false }));
+    let all = ok(&spool, "listStates", &[WS.into(), args]).await;
     assert_eq!(all[0]["valid"], false);
     assert_eq!(all[0]["invalid_reason"], "session_reset");
 
     // A second reset (shell-supplied id and time) adds the newer archive last.
     append(&spool, "third", 6000).await;
-    let outcome = ok(&spool, "applyIntent", &[WS.into(), KEY.into(), intent]).await;
+    let args = a(json!({ "key": KEY, "intent": "reset_same_key" }));
+    let outcome = ok(&spool, "applyIntent", &[WS.into(), args]).await;
     let fresh_id = outcome["session"]["session_id"].as_str().expect("an id");
     assert_eq!(fresh_id.len(), 36, "{fresh_id} is not a UUID");
     let archives = ok(&spool, "listArchives", &[WS.into(), KEY.into()]).await;
@@ -406,14 +415,18 @@ async fn test_reset_writes_an_archive_listed_newest_last() {
 #[wasm_bindgen_test]
 async fn test_new_chat_on_an_existing_key_is_a_session_key_conflict() {
     let spool = fresh("new_chat").await;
-    let args = [WS.into(), KEY.into(), "new_chat".into(), at("s1", 1000)];
+    let new_chat = json!({ "intent": "new_chat" });
+    let args = [WS.into(), at(KEY, "s1", 1000, new_chat.clone())];
     let outcome = ok(&spool, "applyIntent", &args).await;
     assert_eq!(outcome["created"], true);
-    let args = [WS.into(), KEY.into(), "new_chat".into(), at("s2", 2000)];
+    let args = [WS.into(), at(KEY, "s2", 2000, new_chat)];
     let (code, message) = rejection(&spool, "applyIntent", &args).await;
     assert_eq!(code, "conflict");
     assert!(message.contains("session_key conflict"), "{message}");
-    let args = [WS.into(), KEY.into(), "continue".into(), at("s3", 3000)];
+    let args = [
+        WS.into(),
+        at(KEY, "s3", 3000, json!({ "intent": "continue" })),
+    ];
     let outcome = ok(&spool, "applyIntent", &args).await;
     assert_eq!(outcome["session"]["session_id"], "s1");
     assert_eq!(outcome["rotated"], false);
@@ -422,130 +435,116 @@ async fn test_new_chat_on_an_existing_key_is_a_session_key_conflict() {
 #[wasm_bindgen_test]
 async fn test_lifecycle_calls_through_the_js_api() {
     let spool = fresh("lifecycle").await;
-    let (ws, key) = (JsValue::from(WS), JsValue::from(KEY));
+    let ws = JsValue::from(WS);
+    let on = |more: serde_json::Value| {
+        let mut args = json!({ "key": KEY });
+        for (field, value) in more.as_object().into_iter().flatten() {
+            args[field] = value.clone();
+        }
+        a(args)
+    };
     ok(
         &spool,
         "getOrCreate",
-        &[ws.clone(), key.clone(), at("s1", 1000)],
+        &[ws.clone(), at(KEY, "s1", 1000, json!({}))],
     )
     .await;
     let entry = append(&spool, "hello", 1100).await;
-    let found = ok(
-        &spool,
-        "getEntry",
-        &[ws.clone(), key.clone(), "s1-1".into()],
-    )
-    .await;
+    let args = on(json!({ "message_id": "s1-1" }));
+    let found = ok(&spool, "getEntry", &[ws.clone(), args]).await;
     assert_eq!(found, entry);
-    let missing = ok(
-        &spool,
-        "getEntry",
-        &[ws.clone(), key.clone(), "nope".into()],
-    )
-    .await;
+    let args = on(json!({ "message_id": "nope" }));
+    let missing = ok(&spool, "getEntry", &[ws.clone(), args]).await;
     assert_eq!(missing, serde_json::Value::Null);
     append(&spool, "again", 1200).await;
-    assert_eq!(
-        ok(&spool, "countEntries", &[ws.clone(), key.clone()]).await,
-        2
-    );
+    assert_eq!(ok(&spool, "countEntries", &[ws.clone(), key()]).await, 2);
 
-    let request = common::js(&json!({ "model": "m1", "metadata": { "a": 1 } }));
-    let options = common::js(&json!({ "nowMs": 2000 }));
-    let session = ok(
-        &spool,
-        "update",
-        &[ws.clone(), key.clone(), request, options],
-    )
-    .await;
+    let args = on(json!({ "request": { "model": "m1", "metadata": { "a": 1 } }, "now_ms": 2000 }));
+    let session = ok(&spool, "update", &[ws.clone(), args]).await;
     assert_eq!(session["model"], "m1");
     assert_eq!(session["metadata"], json!({ "a": 1 }));
-    let options = common::js(&json!({ "nowMs": 2500 }));
-    let session = ok(&spool, "resume", &[ws.clone(), key.clone(), options]).await;
+    let args = on(json!({ "now_ms": 2500 }));
+    let session = ok(&spool, "resume", &[ws.clone(), args]).await;
     assert_eq!(session["updated_at"], 2500);
 
-    let options = common::js(&json!({ "nowMs": 2600, "expectedEpoch": 0 }));
-    let args = [ws.clone(), key.clone(), JsValue::from(1), options];
-    let outcome = ok(&spool, "truncate", &args).await;
+    let args = on(json!({ "max_messages": 1, "now_ms": 2600, "expected_epoch": 0 }));
+    let outcome = ok(&spool, "truncate", &[ws.clone(), args]).await;
     assert_eq!(
         outcome,
         json!({ "truncated": true, "before_count": 2, "after_count": 1 })
     );
 
-    let state = common::js(&json!({ "provider": "portable", "state_kind": "k", "payload": 1 }));
-    ok(&spool, "saveState", &[ws.clone(), key.clone(), state]).await;
-    let args = [
-        ws.clone(),
-        key.clone(),
-        "manual".into(),
-        "k".into(),
-        common::js(&json!({ "nowMs": 2700 })),
-    ];
-    assert_eq!(ok(&spool, "invalidateStates", &args).await, 1);
+    let state = json!({ "provider": "portable", "state_kind": "k", "payload": 1 });
+    ok(
+        &spool,
+        "saveState",
+        &[ws.clone(), on(json!({ "state": state }))],
+    )
+    .await;
+    let args = on(json!({ "reason": "manual", "state_kind": "k", "now_ms": 2700 }));
+    assert_eq!(ok(&spool, "invalidateStates", &[ws.clone(), args]).await, 1);
 
-    let options = common::js(&json!({ "nowMs": 3000, "expectedEpoch": 5 }));
-    let args = [ws.clone(), key.clone(), "failed".into(), options];
-    assert_eq!(rejection(&spool, "finish", &args).await.0, "stale_epoch");
-    let options = common::js(&json!({ "nowMs": 3000 }));
-    let args = [ws.clone(), key.clone(), "failed".into(), options];
-    let session = ok(&spool, "finish", &args).await;
+    let args = on(json!({ "status": "failed", "now_ms": 3000, "expected_epoch": 5 }));
+    assert_eq!(
+        rejection(&spool, "finish", &[ws.clone(), args]).await.0,
+        "stale_epoch"
+    );
+    let args = on(json!({ "status": "failed", "now_ms": 3000 }));
+    let session = ok(&spool, "finish", &[ws.clone(), args]).await;
     assert_eq!(session["status"], "failed");
     assert_eq!(session["ended_at"], 3000);
     assert_eq!(session["runtime_ms"], 2000);
 
-    let other = JsValue::from("agent:helper:x");
+    let other = "agent:helper:x";
     ok(
         &spool,
         "getOrCreate",
-        &[ws.clone(), other.clone(), at("s9", 3100)],
+        &[ws.clone(), at(other, "s9", 3100, json!({}))],
     )
     .await;
-    let options = common::js(&json!({ "nowMs": 3200 }));
+    let options = a(json!({ "nowMs": 3200 }));
     let session = ok(
         &spool,
         "archiveSession",
-        &[ws.clone(), other.clone(), options],
+        &[ws.clone(), other.into(), options],
     )
     .await;
     assert_eq!(session["status"], "done");
-    let filter = common::js(&json!({ "status": "done" }));
-    let args = [ws.clone(), JsValue::from(10), JsValue::NULL, filter];
-    let list = ok(&spool, "listSessions", &args).await;
+    let args = a(json!({ "limit": 10, "cursor": null, "status": "done" }));
+    let list = ok(&spool, "listSessions", &[ws.clone(), args]).await;
     assert_eq!(list["sessions"].as_array().map(Vec::len), Some(1));
     assert_eq!(list["sessions"][0]["key"], "agent:helper:x");
-    let filter = common::js(&json!({ "agent_id": "main" }));
-    let args = [ws.clone(), JsValue::from(10), JsValue::UNDEFINED, filter];
-    let list = ok(&spool, "listSessions", &args).await;
+    let args = a(json!({ "limit": 10, "agent_id": "main" }));
+    let list = ok(&spool, "listSessions", &[ws.clone(), args]).await;
     assert_eq!(list["sessions"][0]["key"], KEY);
 
-    let options = common::js(&json!({ "expectedEpoch": 0 }));
-    let deleted = ok(
+    let args = a(json!({ "key": other, "expected_epoch": 0 }));
+    let deleted = ok(&spool, "deleteSession", &[ws.clone(), args]).await;
+    assert_eq!(deleted, serde_json::Value::Null);
+    let gone = ok(
         &spool,
-        "deleteSession",
-        &[ws.clone(), other.clone(), options],
+        "getSession",
+        &[ws.clone(), a(json!({ "key": other }))],
     )
     .await;
-    assert_eq!(deleted, serde_json::Value::Null);
-    let gone = ok(&spool, "getSession", &[ws.clone(), other]).await;
     assert_eq!(gone, serde_json::Value::Null);
 
     // `KEY` was last touched at 3000: idle 7000 ms at 10000.
-    let options = common::js(&json!({ "nowMs": 10_000 }));
-    let args = [ws.clone(), JsValue::from(8000), options.clone()];
-    assert_eq!(ok(&spool, "pruneStale", &args).await, 0);
+    let args = a(json!({ "max_age_ms": 8000, "now_ms": 10_000 }));
+    assert_eq!(ok(&spool, "pruneStale", &[ws.clone(), args]).await, 0);
     ok(
         &spool,
         "getOrCreate",
-        &[ws.clone(), "agent:b:b".into(), at("sb", 9000)],
+        &[ws.clone(), at("agent:b:b", "sb", 9000, json!({}))],
     )
     .await;
     assert_eq!(
-        ok(&spool, "capEntries", &[ws.clone(), JsValue::from(1)]).await,
+        ok(&spool, "capEntries", &[ws.clone(), a(json!({ "max": 1 }))]).await,
         1
     );
-    let args = [ws.clone(), JsValue::from(500), options];
-    assert_eq!(ok(&spool, "pruneStale", &args).await, 1);
-    let list = ok(&spool, "listSessions", &[ws, JsValue::from(10)]).await;
+    let args = a(json!({ "max_age_ms": 500, "now_ms": 10_000 }));
+    assert_eq!(ok(&spool, "pruneStale", &[ws.clone(), args]).await, 1);
+    let list = ok(&spool, "listSessions", &[ws, a(json!({ "limit": 10 }))]).await;
     assert_eq!(list["sessions"], json!([]));
 }
 
@@ -556,13 +555,30 @@ async fn test_bad_numbers_and_choices_are_invalid_argument() {
     let (ws, key) = (JsValue::from(WS), JsValue::from(KEY));
     let two_53 = 9_007_199_254_740_992.0;
     let numbers = [-1.0, 1.5, two_53, 1e300, f64::NAN, f64::INFINITY];
+    // `{ key?, [field]: n }` with `n` a JS number as JS has it (NaN and Infinity too).
+    let with_number = |key: Option<&str>, field: &str, n: f64| {
+        let args = js_sys::Object::new();
+        if let Some(key) = key {
+            js_sys::Reflect::set(&args, &"key".into(), &key.into()).expect("set key");
+        }
+        js_sys::Reflect::set(&args, &field.into(), &JsValue::from_f64(n)).expect("set number");
+        JsValue::from(args)
+    };
     for n in numbers {
-        let n = JsValue::from_f64(n);
         let cases: Vec<(&str, Vec<JsValue>)> = vec![
-            ("pruneStale", vec![ws.clone(), n.clone()]),
-            ("capEntries", vec![ws.clone(), n.clone()]),
-            ("truncate", vec![ws.clone(), key.clone(), n.clone()]),
-            ("listSessions", vec![ws.clone(), n.clone()]),
+            (
+                "pruneStale",
+                vec![ws.clone(), with_number(None, "max_age_ms", n)],
+            ),
+            ("capEntries", vec![ws.clone(), with_number(None, "max", n)]),
+            (
+                "truncate",
+                vec![ws.clone(), with_number(Some(KEY), "max_messages", n)],
+            ),
+            (
+                "listSessions",
+                vec![ws.clone(), with_number(None, "limit", n)],
+            ),
         ];
         for (method, args) in cases {
             let (code, message) = rejection(&spool, method, &args).await;
@@ -574,44 +590,38 @@ async fn test_bad_numbers_and_choices_are_invalid_argument() {
         let cases: Vec<(&str, Vec<JsValue>)> = vec![
             (
                 "resume",
-                vec![ws.clone(), key.clone(), common::js(&json!({ "nowMs": n }))],
+                vec![ws.clone(), a(json!({ "key": KEY, "now_ms": n }))],
             ),
             (
                 "finish",
                 vec![
                     ws.clone(),
-                    key.clone(),
-                    "done".into(),
-                    common::js(&json!({ "expectedEpoch": n })),
+                    a(json!({ "key": KEY, "status": "done", "expected_epoch": n })),
                 ],
             ),
             (
                 "deleteSession",
-                vec![
-                    ws.clone(),
-                    key.clone(),
-                    common::js(&json!({ "expectedEpoch": n })),
-                ],
+                vec![ws.clone(), a(json!({ "key": KEY, "expected_epoch": n }))],
             ),
             (
                 "getOrCreate",
-                vec![ws.clone(), key.clone(), common::js(&json!({ "nowMs": n }))],
+                vec![ws.clone(), a(json!({ "key": KEY, "now_ms": n }))],
             ),
             (
                 "update",
                 vec![
                     ws.clone(),
-                    key.clone(),
-                    common::js(&json!({ "expected_epoch": n })),
+                    a(json!({ "key": KEY, "request": { "expected_epoch": n } })),
                 ],
             ),
             (
                 "saveState",
                 vec![
                     ws.clone(),
-                    key.clone(),
-                    common::js(&json!({ "provider": "p", "state_kind": "k",
-                                        "payload": null, "covered_through_id": n })),
+                    a(
+                        json!({ "key": KEY, "state": { "provider": "p", "state_kind": "k",
+                                        "payload": null, "covered_through_id": n } }),
+                    ),
                 ],
             ),
         ];
@@ -623,44 +633,46 @@ async fn test_bad_numbers_and_choices_are_invalid_argument() {
     let cases: Vec<(&str, Vec<JsValue>)> = vec![
         (
             "applyIntent",
-            vec![ws.clone(), key.clone(), "restart".into()],
+            vec![ws.clone(), a(json!({ "key": KEY, "intent": "restart" }))],
         ),
         (
             "applyIntent",
-            vec![ws.clone(), key.clone(), JsValue::from(1)],
+            vec![ws.clone(), a(json!({ "key": KEY, "intent": 1 }))],
         ),
-        ("applyIntent", vec![ws.clone(), key.clone()]),
-        ("finish", vec![ws.clone(), key.clone(), "ok".into()]),
-        ("listStates", vec![ws.clone(), key.clone(), "yes".into()]),
-        ("getEntry", vec![ws.clone(), key.clone(), JsValue::from(1)]),
+        ("applyIntent", vec![ws.clone(), a(json!({ "key": KEY }))]),
+        (
+            "finish",
+            vec![ws.clone(), a(json!({ "key": KEY, "status": "ok" }))],
+        ),
+        (
+            "listStates",
+            vec![ws.clone(), a(json!({ "key": KEY, "valid_only": "yes" }))],
+        ),
+        (
+            "getEntry",
+            vec![ws.clone(), a(json!({ "key": KEY, "message_id": 1 }))],
+        ),
         (
             "invalidateStates",
-            vec![ws.clone(), key.clone(), "r".into(), JsValue::from(3)],
+            vec![
+                ws.clone(),
+                a(json!({ "key": KEY, "reason": "r", "state_kind": 3 })),
+            ],
         ),
         (
             "listSessions",
-            vec![
-                ws.clone(),
-                JsValue::from(5),
-                JsValue::NULL,
-                common::js(&json!({ "agentId": "main" })),
-            ],
+            vec![ws.clone(), a(json!({ "limit": 5, "agentId": "main" }))],
         ),
         (
             "update",
             vec![
                 ws.clone(),
-                key.clone(),
-                common::js(&json!({ "modelName": "x" })),
+                a(json!({ "key": KEY, "request": { "modelName": "x" } })),
             ],
         ),
         (
             "getOrCreate",
-            vec![
-                ws.clone(),
-                key.clone(),
-                common::js(&json!({ "expectedEpoch": 0 })),
-            ],
+            vec![ws.clone(), a(json!({ "key": KEY, "expected_epoch": 0 }))],
         ),
         (
             "archiveSession",
@@ -672,7 +684,7 @@ async fn test_bad_numbers_and_choices_are_invalid_argument() {
         ),
         (
             "deleteSession",
-            vec![ws.clone(), key.clone(), common::js(&json!({ "nowMs": 1 }))],
+            vec![ws.clone(), a(json!({ "key": KEY, "now_ms": 1 }))],
         ),
         ("listArchives", vec![ws.clone(), JsValue::NULL]),
     ];
@@ -681,7 +693,12 @@ async fn test_bad_numbers_and_choices_are_invalid_argument() {
         assert_eq!(code, "invalid_argument", "{method}({args:?}): {message}");
     }
     // Nothing above wrote: the session is as created.
-    let session = ok(&spool, "getSession", &[ws, key]).await;
+    let session = ok(
+        &spool,
+        "getSession",
+        &[ws, a(json!({ "key": key.as_string() }))],
+    )
+    .await;
     assert_eq!(session["updated_at"], 1000);
     assert_eq!(session["status"], "running");
 }

@@ -37,6 +37,11 @@ async fn rejection(spool: &JsValue, method: &str, args: &[JsValue]) -> (String, 
     }
 }
 
+/// The arguments naming `KEY` alone.
+fn key() -> JsValue {
+    common::on(KEY, json!({}))
+}
+
 fn time(now_ms: u64) -> JsValue {
     common::js(&json!({ "nowMs": now_ms }))
 }
@@ -44,15 +49,18 @@ fn time(now_ms: u64) -> JsValue {
 /// Creates the session and appends 20 entries of 500 chars with `token_count` 200
 /// (4,000 tokens: well over a 1,000-token window). Returns the contents in order.
 async fn twenty_long_entries(spool: &JsValue) -> Vec<String> {
-    let options = common::js(&json!({ "sessionId": "s1", "nowMs": 1000 }));
-    ok(spool, "createSession", &[WS.into(), KEY.into(), options]).await;
+    let args = common::on(KEY, json!({ "session_id": "s1", "now_ms": 1000 }));
+    ok(spool, "createSession", &[WS.into(), args]).await;
     let mut contents = Vec::new();
     for i in 0..20u64 {
         let head = format!("message {i}: ");
         let content = format!("{head}{}", "x".repeat(500 - head.len()));
         let role = if i % 2 == 0 { "user" } else { "assistant" };
         let request = json!({ "role": role, "content": content, "token_count": 200 });
-        let args = [WS.into(), KEY.into(), common::js(&request), time(2000 + i)];
+        let args = [
+            WS.into(),
+            common::on(KEY, json!({ "request": request, "now_ms": 2000 + i })),
+        ];
         ok(spool, "appendEntry", &args).await;
         contents.push(content);
     }
@@ -73,12 +81,12 @@ fn contents(entries: &Value) -> Vec<String> {
 }
 
 async fn canonical(spool: &JsValue) -> Vec<String> {
-    contents(&ok(spool, "canonicalTranscript", &[WS.into(), KEY.into()]).await)
+    contents(&ok(spool, "canonicalTranscript", &[WS.into(), key()]).await)
 }
 
 async fn active(spool: &JsValue) -> Vec<String> {
-    let page = common::js(&json!({ "limit": 100 }));
-    contents(&ok(spool, "readPage", &[WS.into(), KEY.into(), page]).await["entries"])
+    let page = common::on(KEY, json!({ "request": { "limit": 100 } }));
+    contents(&ok(spool, "readPage", &[WS.into(), page]).await["entries"])
 }
 
 /// A JS function `(prepared) => …` with `body` as its source.
@@ -93,7 +101,13 @@ async fn test_compact_with_the_builtin_summarizer() {
     let result = ok(
         &spool,
         "compact",
-        &[WS.into(), KEY.into(), request(), time(9000)],
+        &[
+            WS.into(),
+            common::on(
+                KEY,
+                json!({ "request": { "context_window_tokens": 1000 }, "now_ms": 9000 }),
+            ),
+        ],
     )
     .await;
     let removed = result["removed_count"].as_u64().expect("removed_count");
@@ -108,7 +122,7 @@ async fn test_compact_with_the_builtin_summarizer() {
     assert_eq!(kept as u64 + removed, 20);
     assert_eq!(canonical(&spool).await, appended);
     assert_eq!(active(&spool).await, appended[removed as usize..]);
-    let summaries = ok(&spool, "listSummaries", &[WS.into(), KEY.into()]).await;
+    let summaries = ok(&spool, "listSummaries", &[WS.into(), key()]).await;
     let summaries = summaries.as_array().expect("summaries");
     assert_eq!(summaries.len(), 1);
     assert_eq!(summaries[0]["summary_format"], "structured_v1");
@@ -117,10 +131,10 @@ async fn test_compact_with_the_builtin_summarizer() {
     assert_eq!(summaries[0]["created_at"], 9000);
     assert_eq!(summaries[0]["compaction_id"], result["compaction_id"]);
     // The removed entries can be read back by compaction id.
-    let id: JsValue = result["compaction_id"].as_str().expect("an id").into();
-    let preimage = ok(&spool, "compactionPreimage", &[WS.into(), KEY.into(), id]).await;
+    let id = common::on(KEY, json!({ "compaction_id": result["compaction_id"] }));
+    let preimage = ok(&spool, "compactionPreimage", &[WS.into(), id]).await;
     assert_eq!(contents(&preimage), appended[..removed as usize]);
-    let session = ok(&spool, "getSession", &[WS.into(), KEY.into()]).await;
+    let session = ok(&spool, "getSession", &[WS.into(), key()]).await;
     assert_eq!(session["compaction_count"], 1);
 }
 
@@ -147,7 +161,7 @@ async fn test_compact_with_a_js_summarizer_is_llm_sourced() {
         "{summary}"
     );
     assert_eq!(canonical(&spool).await, appended);
-    let summaries = ok(&spool, "listSummaries", &[WS.into(), KEY.into()]).await;
+    let summaries = ok(&spool, "listSummaries", &[WS.into(), key()]).await;
     assert_eq!(summaries.as_array().expect("summaries").len(), 1);
     assert_eq!(summaries[0]["summary_source"], "llm");
     assert_eq!(summaries[0]["created_at"], 9000);
@@ -157,7 +171,10 @@ async fn test_compact_with_a_js_summarizer_is_llm_sourced() {
     ok(
         &spool,
         "appendEntry",
-        &[WS.into(), KEY.into(), common::js(&more), time(9100)],
+        &[
+            WS.into(),
+            common::on(KEY, json!({ "request": more, "now_ms": 9100 })),
+        ],
     )
     .await;
     let result = ok(
@@ -200,9 +217,9 @@ async fn test_a_failing_summarizer_rejects_and_writes_nothing() {
     assert_eq!(code, "invalid_argument");
     assert_eq!(canonical(&spool).await, appended);
     assert_eq!(active(&spool).await, appended);
-    let summaries = ok(&spool, "listSummaries", &[WS.into(), KEY.into()]).await;
+    let summaries = ok(&spool, "listSummaries", &[WS.into(), key()]).await;
     assert_eq!(summaries, json!([]));
-    let session = ok(&spool, "getSession", &[WS.into(), KEY.into()]).await;
+    let session = ok(&spool, "getSession", &[WS.into(), key()]).await;
     assert_eq!(session["compaction_count"], 0);
     assert_eq!(session["entry_count"], 20);
     assert_eq!(session["updated_at"], 2019);
@@ -233,7 +250,10 @@ async fn test_two_phase_commit_refuses_a_stale_preimage() {
     let prepared = ok(
         &spool,
         "prepareCompaction",
-        &[WS.into(), KEY.into(), request()],
+        &[
+            WS.into(),
+            common::on(KEY, json!({ "request": { "context_window_tokens": 1000 } })),
+        ],
     )
     .await;
     assert_eq!(prepared["skip_reason"], Value::Null, "{prepared}");
@@ -244,7 +264,10 @@ async fn test_two_phase_commit_refuses_a_stale_preimage() {
     ok(
         &spool,
         "appendEntry",
-        &[WS.into(), KEY.into(), common::js(&late), time(5000)],
+        &[
+            WS.into(),
+            common::on(KEY, json!({ "request": late, "now_ms": 5000 })),
+        ],
     )
     .await;
     appended.push("late".into());
@@ -253,7 +276,10 @@ async fn test_two_phase_commit_refuses_a_stale_preimage() {
         "preimage": preimage,
         "summary_text": "a summary",
     });
-    let args = [WS.into(), KEY.into(), common::js(&commit), time(6000)];
+    let args = [
+        WS.into(),
+        common::on(KEY, json!({ "commit": commit, "now_ms": 6000 })),
+    ];
     let result = ok(&spool, "commitCompaction", &args).await;
     assert_eq!(result["skip_reason"], "stale_preimage", "{result}");
     assert_eq!(result["summary_source"], "skipped");
@@ -262,7 +288,10 @@ async fn test_two_phase_commit_refuses_a_stale_preimage() {
     let prepared = ok(
         &spool,
         "prepareCompaction",
-        &[WS.into(), KEY.into(), request()],
+        &[
+            WS.into(),
+            common::on(KEY, json!({ "request": { "context_window_tokens": 1000 } })),
+        ],
     )
     .await;
     let commit = json!({
@@ -270,7 +299,10 @@ async fn test_two_phase_commit_refuses_a_stale_preimage() {
         "preimage": prepared["preimage"],
         "summary_text": "a summary",
     });
-    let args = [WS.into(), KEY.into(), common::js(&commit), time(7000)];
+    let args = [
+        WS.into(),
+        common::on(KEY, json!({ "commit": commit, "now_ms": 7000 })),
+    ];
     let result = ok(&spool, "commitCompaction", &args).await;
     assert_eq!(result["summary_source"], "llm", "{result}");
     assert_eq!(result["removed_count"], prepared["removed_count"]);
@@ -280,11 +312,14 @@ async fn test_two_phase_commit_refuses_a_stale_preimage() {
 #[wasm_bindgen_test]
 async fn test_persist_an_external_summary() {
     let spool = fresh("persist").await;
-    let options = common::js(&json!({ "sessionId": "s1", "nowMs": 1000 }));
-    ok(&spool, "createSession", &[WS.into(), KEY.into(), options]).await;
+    let args = common::on(KEY, json!({ "session_id": "s1", "now_ms": 1000 }));
+    ok(&spool, "createSession", &[WS.into(), args]).await;
     for i in 0..4u64 {
         let request = json!({ "role": "user", "content": format!("msg {i}"), "token_count": 5 });
-        let args = [WS.into(), KEY.into(), common::js(&request), time(2000 + i)];
+        let args = [
+            WS.into(),
+            common::on(KEY, json!({ "request": request, "now_ms": 2000 + i })),
+        ];
         ok(&spool, "appendEntry", &args).await;
     }
     let persist = json!({
@@ -292,7 +327,10 @@ async fn test_persist_an_external_summary() {
         "kept_entries": [{ "role": "assistant", "content": "latest reply" }],
         "trigger_reason": "agent_compacted",
     });
-    let args = [WS.into(), KEY.into(), common::js(&persist), time(3000)];
+    let args = [
+        WS.into(),
+        common::on(KEY, json!({ "persist": persist, "now_ms": 3000 })),
+    ];
     let result = ok(&spool, "persistCompactionResult", &args).await;
     assert_eq!(result["summary_source"], "external", "{result}");
     assert_eq!(result["removed_count"], 3);
@@ -301,7 +339,7 @@ async fn test_persist_an_external_summary() {
         canonical(&spool).await,
         ["msg 0", "msg 1", "msg 2", "latest reply"]
     );
-    let summaries = ok(&spool, "listSummaries", &[WS.into(), KEY.into()]).await;
+    let summaries = ok(&spool, "listSummaries", &[WS.into(), key()]).await;
     assert_eq!(summaries[0]["kept_count"], 1);
     assert_eq!(summaries[0]["trigger_reason"], "agent_compacted");
 }
@@ -310,48 +348,72 @@ async fn test_persist_an_external_summary() {
 async fn test_degraded_compactions_are_listed_and_repaired() {
     let spool = fresh("degraded").await;
     twenty_long_entries(&spool).await;
-    let unsafe_request = common::js(&json!({
+    let unsafe_request = json!({
         "context_window_tokens": 1000,
         "compaction_id": "cmp-a",
         "flush_receipt_status": "unsafe",
-    }));
-    let result = ok(
+    });
+    let args = common::on(KEY, json!({ "request": unsafe_request, "now_ms": 9000 }));
+    let result = ok(&spool, "compact", &[WS.into(), args]).await;
+    assert_eq!(result["compaction_id"], "cmp-a", "{result}");
+    let degraded = ok(
         &spool,
-        "compact",
-        &[WS.into(), KEY.into(), unsafe_request, time(9000)],
+        "listDegradedCompactions",
+        &[WS.into(), common::js(&json!({}))],
     )
     .await;
-    assert_eq!(result["compaction_id"], "cmp-a", "{result}");
-    let degraded = ok(&spool, "listDegradedCompactions", &[WS.into()]).await;
     assert_eq!(degraded.as_array().expect("a list").len(), 1, "{degraded}");
     assert_eq!(degraded[0]["compaction_id"], "cmp-a");
     assert_eq!(degraded[0]["flush_receipt_status"], "degraded_forensic");
     let mine = ok(
         &spool,
         "listDegradedCompactions",
-        &[WS.into(), "main".into()],
+        &[WS.into(), common::js(&json!({ "agent_id": "main" }))],
     )
     .await;
     assert_eq!(mine.as_array().expect("a list").len(), 1);
     let others = ok(
         &spool,
         "listDegradedCompactions",
-        &[WS.into(), "other".into()],
+        &[WS.into(), common::js(&json!({ "agent_id": "other" }))],
     )
     .await;
     assert_eq!(others, json!([]));
-    let args = [WS.into(), KEY.into(), "cmp-a".into(), "safe".into()];
+    let args = [
+        WS.into(),
+        common::on(KEY, json!({ "compaction_id": "cmp-a", "status": "safe" })),
+    ];
     let summary = ok(&spool, "setFlushReceipt", &args).await;
     assert_eq!(summary["flush_receipt_status"], "safe");
-    let degraded = ok(&spool, "listDegradedCompactions", &[WS.into()]).await;
+    let degraded = ok(
+        &spool,
+        "listDegradedCompactions",
+        &[WS.into(), common::js(&json!({}))],
+    )
+    .await;
     assert_eq!(degraded, json!([]));
-    let args = [WS.into(), KEY.into(), "cmp-a".into(), "repaired".into()];
+    let args = [
+        WS.into(),
+        common::on(
+            KEY,
+            json!({ "compaction_id": "cmp-a", "status": "repaired" }),
+        ),
+    ];
     let summary = ok(&spool, "setRepairStatus", &args).await;
     assert_eq!(summary["repair_status"], "repaired");
-    let args = [WS.into(), KEY.into(), "cmp-none".into(), "repaired".into()];
+    let args = [
+        WS.into(),
+        common::on(
+            KEY,
+            json!({ "compaction_id": "cmp-none", "status": "repaired" }),
+        ),
+    ];
     let (code, _) = rejection(&spool, "setRepairStatus", &args).await;
     assert_eq!(code, "not_found");
-    let args = [WS.into(), KEY.into(), "cmp-a".into(), "bogus".into()];
+    let args = [
+        WS.into(),
+        common::on(KEY, json!({ "compaction_id": "cmp-a", "status": "bogus" })),
+    ];
     let (code, _) = rejection(&spool, "setFlushReceipt", &args).await;
     assert_eq!(code, "invalid_argument");
 }
@@ -362,50 +424,56 @@ async fn test_malformed_compaction_arguments_are_invalid_argument() {
     twenty_long_entries(&spool).await;
     let (ws, key) = (JsValue::from(WS), JsValue::from(KEY));
     let cases: Vec<(&str, Vec<JsValue>)> = vec![
-        ("compact", vec![ws.clone(), key.clone()]),
+        ("compact", vec![ws.clone(), common::on(KEY, json!({}))]),
         (
             "compact",
             vec![
                 ws.clone(),
-                key.clone(),
-                common::js(&json!({ "contextWindowTokens": 1000 })),
+                common::on(KEY, json!({ "request": { "contextWindowTokens": 1000 } })),
             ],
         ),
         (
             "compact",
             vec![
                 ws.clone(),
-                key.clone(),
-                common::js(&json!({ "context_window_tokens": 1000, "config": { "margin": 2 } })),
+                common::on(
+                    KEY,
+                    json!({ "request": { "context_window_tokens": 1000, "config": { "margin": 2 } } }),
+                ),
             ],
         ),
         (
             "compact",
             vec![
                 ws.clone(),
-                key.clone(),
-                request(),
-                common::js(&json!({ "expectedEpoch": 0 })),
+                common::on(
+                    KEY,
+                    json!({ "request": { "context_window_tokens": 1000 }, "expected_epoch": 0 }),
+                ),
             ],
         ),
         (
             "prepareCompaction",
-            vec![ws.clone(), key.clone(), JsValue::from(1000)],
+            vec![ws.clone(), common::on(KEY, json!({ "request": 1000 }))],
         ),
         (
             "commitCompaction",
             vec![
                 ws.clone(),
-                key.clone(),
-                common::js(&json!({ "request": { "context_window_tokens": 1000 } })),
+                common::on(
+                    KEY,
+                    json!({ "commit": { "request": { "context_window_tokens": 1000 } } }),
+                ),
             ],
         ),
         (
             "persistCompactionResult",
             vec![
                 ws.clone(),
-                key.clone(),
-                common::js(&json!({ "summaryText": "x", "kept_entries": [] })),
+                common::on(
+                    KEY,
+                    json!({ "persist": { "summaryText": "x", "kept_entries": [] } }),
+                ),
             ],
         ),
         ("compactWith", vec![ws.clone(), key.clone(), request()]),
@@ -419,23 +487,38 @@ async fn test_malformed_compaction_arguments_are_invalid_argument() {
                 common::js(&json!({ "now": 1 })),
             ],
         ),
-        ("canonicalTranscript", vec![ws.clone(), JsValue::NULL]),
-        ("listSummaries", vec![JsValue::from(1), key.clone()]),
+        (
+            "canonicalTranscript",
+            vec![ws.clone(), common::js(&json!({ "key": null }))],
+        ),
+        (
+            "listSummaries",
+            vec![JsValue::from(1), common::on(KEY, json!({}))],
+        ),
         (
             "listDegradedCompactions",
-            vec![ws.clone(), JsValue::from(1)],
+            vec![ws.clone(), common::js(&json!({ "agent_id": 1 }))],
         ),
         (
             "compactionPreimage",
-            vec![ws.clone(), key.clone(), JsValue::NULL],
+            vec![
+                ws.clone(),
+                common::on(KEY, json!({ "compaction_id": null })),
+            ],
         ),
         (
             "setRepairStatus",
-            vec![ws.clone(), key.clone(), "cmp".into(), JsValue::from(1)],
+            vec![
+                ws.clone(),
+                common::on(KEY, json!({ "compaction_id": "cmp", "status": 1 })),
+            ],
         ),
         (
             "setFlushReceipt",
-            vec![ws.clone(), key.clone(), "cmp".into()],
+            vec![
+                ws.clone(),
+                common::on(KEY, json!({ "compaction_id": "cmp" })),
+            ],
         ),
     ];
     for (method, args) in cases {
@@ -443,7 +526,7 @@ async fn test_malformed_compaction_arguments_are_invalid_argument() {
         assert_eq!(code, "invalid_argument", "{method}({args:?}): {message}");
     }
     // Nothing above wrote.
-    let session = ok(&spool, "getSession", &[ws, key]).await;
+    let session = ok(&spool, "getSession", &[ws, common::on(KEY, json!({}))]).await;
     assert_eq!(session["compaction_count"], 0);
     assert_eq!(session["entry_count"], 20);
 }

@@ -22,8 +22,13 @@ async fn fresh(name: &str) -> JsValue {
     common::open(&common::db_name("js_fork", name)).await
 }
 
-fn at(now_ms: u64) -> JsValue {
-    common::js(&json!({ "nowMs": now_ms }))
+/// The arguments naming the fork operation `id`, at `now_ms` when given.
+fn by_op(id: &str, now_ms: Option<u64>) -> JsValue {
+    let mut args = json!({ "operation_id": id });
+    if let Some(now_ms) = now_ms {
+        args["now_ms"] = now_ms.into();
+    }
+    common::js(&args)
 }
 
 /// Awaits a call that must resolve, as JSON.
@@ -71,8 +76,8 @@ fn id_of(key: &str) -> String {
 /// A session `key` (identity [`id_of`]) with the messages `m1`… (one per content), 10
 /// tokens each.
 async fn session_with(spool: &JsValue, key: &str, contents: &[&str]) {
-    let options = common::js(&json!({ "sessionId": id_of(key), "nowMs": 1 }));
-    ok(spool, "createSession", &[WS.into(), key.into(), options]).await;
+    let args = common::on(key, json!({ "session_id": id_of(key), "now_ms": 1 }));
+    ok(spool, "createSession", &[WS.into(), args]).await;
     for (i, content) in contents.iter().enumerate() {
         let request = json!({
             "role": if i % 2 == 0 { "user" } else { "assistant" },
@@ -80,9 +85,7 @@ async fn session_with(spool: &JsValue, key: &str, contents: &[&str]) {
         });
         let args = [
             WS.into(),
-            key.into(),
-            common::js(&request),
-            at(10 + i as u64),
+            common::on(key, json!({ "request": request, "now_ms": 10 + i as u64 })),
         ];
         ok(spool, "appendEntry", &args).await;
     }
@@ -90,8 +93,13 @@ async fn session_with(spool: &JsValue, key: &str, contents: &[&str]) {
 
 /// The contents of the whole transcript of `key`, oldest first.
 async fn contents(spool: &JsValue, key: &str) -> Vec<String> {
-    let request = common::js(&json!({ "order": "oldest_first", "limit": 100 }));
-    let page = ok(spool, "readPage", &[WS.into(), key.into(), request]).await;
+    let request = json!({ "order": "oldest_first", "limit": 100 });
+    let page = ok(
+        spool,
+        "readPage",
+        &[WS.into(), common::on(key, json!({ "request": request }))],
+    )
+    .await;
     page["entries"]
         .as_array()
         .expect("entries")
@@ -101,14 +109,9 @@ async fn contents(spool: &JsValue, key: &str) -> Vec<String> {
 }
 
 async fn branch(spool: &JsValue, child: &str, request: Value, now_ms: u64) -> Value {
-    let args = [
-        WS.into(),
-        PARENT.into(),
-        child.into(),
-        common::js(&request),
-        at(now_ms),
-    ];
-    ok(spool, "branch", &args).await
+    let args = json!({ "parent_key": PARENT, "child_key": child, "request": request,
+        "now_ms": now_ms });
+    ok(spool, "branch", &[WS.into(), common::js(&args)]).await
 }
 
 #[wasm_bindgen_test]
@@ -149,11 +152,17 @@ async fn test_branch_whole_history_and_before_message() {
     assert_eq!(contents(&spool, "agent:main:before").await, ["q1", "a1"]);
     // The parent is unchanged, its forks counted.
     assert_eq!(contents(&spool, PARENT).await, ["q1", "a1", "q2", "a2"]);
-    let parent = ok(&spool, "lineage", &[WS.into(), PARENT.into()]).await;
+    let parent = ok(
+        &spool,
+        "lineage",
+        &[WS.into(), common::on(PARENT, json!({}))],
+    )
+    .await;
     assert_eq!(parent["fork_count"], 2);
 
     // No request: an empty branch with a fresh identity from crypto.randomUUID().
-    let args = [WS.into(), PARENT.into(), "agent:main:empty".into()];
+    let args = json!({ "parent_key": PARENT, "child_key": "agent:main:empty" });
+    let args = [WS.into(), common::js(&args)];
     let empty = ok(&spool, "branch", &args).await;
     assert_eq!(empty["forked_from_parent"], false);
     assert_eq!(empty["entry_count"], 0);
@@ -166,13 +175,9 @@ async fn test_branch_before_unknown_message_writes_nothing() {
     let spool = fresh("branch-unknown").await;
     session_with(&spool, PARENT, &["q1", "a1"]).await;
     let request = json!({ "child_session_id": "c-1", "fork_before_message_id": "nope" });
-    let args = [
-        WS.into(),
-        PARENT.into(),
-        "agent:main:child".into(),
-        common::js(&request),
-        at(50),
-    ];
+    let args = json!({ "parent_key": PARENT, "child_key": "agent:main:child",
+        "request": request, "now_ms": 50 });
+    let args = [WS.into(), common::js(&args)];
     let error = rejection(&spool, "branch", &args).await;
     assert_eq!(common::code(&error), "not_found");
     assert!(
@@ -183,29 +188,40 @@ async fn test_branch_before_unknown_message_writes_nothing() {
     let child = ok(
         &spool,
         "getSession",
-        &[WS.into(), "agent:main:child".into()],
+        &[WS.into(), common::on("agent:main:child", json!({}))],
     )
     .await;
     assert_eq!(child, Value::Null, "no child written");
-    let children = ok(&spool, "listChildren", &[WS.into(), PARENT.into()]).await;
+    let children = ok(
+        &spool,
+        "listChildren",
+        &[WS.into(), common::on(PARENT, json!({}))],
+    )
+    .await;
     assert_eq!(children, json!([]));
-    let parent = ok(&spool, "lineage", &[WS.into(), PARENT.into()]).await;
+    let parent = ok(
+        &spool,
+        "lineage",
+        &[WS.into(), common::on(PARENT, json!({}))],
+    )
+    .await;
     assert_eq!(parent["fork_count"], 0);
 
     // The other refusals keep their codes: a missing parent, a taken child key, a
     // misspelt field.
-    let args = [
-        WS.into(),
-        "agent:main:missing".into(),
-        "agent:main:c2".into(),
-    ];
+    let args = json!({ "parent_key": "agent:main:missing", "child_key": "agent:main:c2" });
+    let args = [WS.into(), common::js(&args)];
     let error = rejection(&spool, "branch", &args).await;
     assert_eq!(common::code(&error), "not_found");
-    let args = [WS.into(), PARENT.into(), PARENT.into()];
+    let args = [
+        WS.into(),
+        common::js(&json!({ "parent_key": PARENT, "child_key": PARENT })),
+    ];
     let error = rejection(&spool, "branch", &args).await;
     assert_eq!(common::code(&error), "conflict");
-    let misspelt = common::js(&json!({ "forkTranscript": true }));
-    let args = [WS.into(), PARENT.into(), "agent:main:c3".into(), misspelt];
+    let misspelt = json!({ "parent_key": PARENT, "child_key": "agent:main:c3",
+        "request": { "forkTranscript": true } });
+    let args = [WS.into(), common::js(&misspelt)];
     let error = rejection(&spool, "branch", &args).await;
     assert_eq!(common::code(&error), "invalid_argument");
 }
@@ -219,16 +235,17 @@ async fn test_lineage_and_children() {
         let request = json!({ "child_session_id": id_of(child), "fork_transcript": true });
         branch(&spool, child, request, now).await;
     }
-    let args = [
-        WS.into(),
-        "agent:main:a".into(),
-        "agent:main:a1".into(),
-        common::js(&json!({ "child_session_id": "a1-id", "fork_transcript": true })),
-        at(22),
-    ];
+    let args = json!({ "parent_key": "agent:main:a", "child_key": "agent:main:a1",
+        "request": { "child_session_id": "a1-id", "fork_transcript": true }, "now_ms": 22 });
+    let args = [WS.into(), common::js(&args)];
     ok(&spool, "branch", &args).await;
 
-    let root = ok(&spool, "lineage", &[WS.into(), PARENT.into()]).await;
+    let root = ok(
+        &spool,
+        "lineage",
+        &[WS.into(), common::on(PARENT, json!({}))],
+    )
+    .await;
     assert_eq!(root["key"], PARENT);
     assert_eq!(root["parent_session_key"], Value::Null);
     assert_eq!(root["spawn_depth"], 0);
@@ -240,19 +257,30 @@ async fn test_lineage_and_children() {
         .collect();
     assert_eq!(keys, [&json!("agent:main:a"), &json!("agent:main:b")]);
 
-    let grandchild = ok(&spool, "lineage", &[WS.into(), "agent:main:a1".into()]).await;
+    let grandchild = ok(
+        &spool,
+        "lineage",
+        &[WS.into(), common::on("agent:main:a1", json!({}))],
+    )
+    .await;
     assert_eq!(grandchild["parent_session_key"], "agent:main:a");
     assert_eq!(grandchild["spawn_depth"], 2);
     assert_eq!(grandchild["children"], json!([]));
     assert_eq!(contents(&spool, "agent:main:a1").await, ["q1", "a1"]);
 
-    let children = ok(&spool, "listChildren", &[WS.into(), "agent:main:a".into()]).await;
+    let children = ok(
+        &spool,
+        "listChildren",
+        &[WS.into(), common::on("agent:main:a", json!({}))],
+    )
+    .await;
     assert_eq!(children.as_array().expect("a list").len(), 1);
     assert_eq!(children[0]["key"], "agent:main:a1");
     assert_eq!(children[0]["session_id"], "a1-id");
 
     for method in ["lineage", "listChildren"] {
-        let error = rejection(&spool, method, &[WS.into(), "agent:main:none".into()]).await;
+        let args = [WS.into(), common::on("agent:main:none", json!({}))];
+        let error = rejection(&spool, method, &args).await;
         assert_eq!(common::code(&error), "not_found", "{method}");
     }
 }
@@ -270,60 +298,53 @@ async fn test_branch_isolation_both_ways() {
     )
     .await;
 
-    let request = common::js(&json!({ "role": "user", "content": "parent later" }));
-    ok(
-        &spool,
-        "appendEntry",
-        &[WS.into(), PARENT.into(), request, at(31)],
-    )
-    .await;
-    let request = common::js(&json!({ "role": "user", "content": "child later" }));
-    ok(
-        &spool,
-        "appendEntry",
-        &[WS.into(), child.into(), request, at(32)],
-    )
-    .await;
+    let request = json!({ "role": "user", "content": "parent later" });
+    let args = common::on(PARENT, json!({ "request": request, "now_ms": 31 }));
+    ok(&spool, "appendEntry", &[WS.into(), args]).await;
+    let request = json!({ "role": "user", "content": "child later" });
+    let args = common::on(child, json!({ "request": request, "now_ms": 32 }));
+    ok(&spool, "appendEntry", &[WS.into(), args]).await;
 
     assert_eq!(contents(&spool, PARENT).await, ["q1", "a1", "parent later"]);
     assert_eq!(contents(&spool, child).await, ["q1", "a1", "child later"]);
     // Newest first, the child's first page does not see the parent's append either.
-    let request = common::js(&json!({ "order": "newest_first", "limit": 2 }));
-    let page = ok(&spool, "readPage", &[WS.into(), child.into(), request]).await;
+    let request = json!({ "order": "newest_first", "limit": 2 });
+    let args = common::on(child, json!({ "request": request }));
+    let page = ok(&spool, "readPage", &[WS.into(), args]).await;
     assert_eq!(page["entries"][0]["content"], "child later");
     assert_eq!(page["entries"][1]["content"], "a1");
-    let count = ok(&spool, "countEntries", &[WS.into(), child.into()]).await;
+    let count = ok(
+        &spool,
+        "countEntries",
+        &[WS.into(), common::on(child, json!({}))],
+    )
+    .await;
     assert_eq!(count, 3);
 }
 
 /// A source session on a provider with one settled turn (two entries).
 async fn source(spool: &JsValue) {
-    let options = common::js(&json!({ "sessionId": "src-1", "nowMs": 1 }));
-    ok(spool, "createSession", &[WS.into(), SOURCE.into(), options]).await;
+    let args = common::on(SOURCE, json!({ "session_id": "src-1", "now_ms": 1 }));
+    ok(spool, "createSession", &[WS.into(), args]).await;
     let update = json!({
         "model": "gpt-5-codex",
         "model_config": { "provider": "codex", "provider_session_id": "provider-1" },
         "metadata": { "cwd": "/project" },
     });
-    let args = [WS.into(), SOURCE.into(), common::js(&update), at(2)];
+    let args = [
+        WS.into(),
+        common::on(SOURCE, json!({ "request": update, "now_ms": 2 })),
+    ];
     ok(spool, "update", &args).await;
-    let start = common::js(&json!({ "turn_id": "turn-1" }));
-    let turn = ok(
-        spool,
-        "startTurn",
-        &[WS.into(), SOURCE.into(), start, at(3)],
-    )
-    .await;
+    let start = json!({ "turn_id": "turn-1" });
+    let args = common::on(SOURCE, json!({ "request": start, "now_ms": 3 }));
+    let turn = ok(spool, "startTurn", &[WS.into(), args]).await;
     assert_eq!(turn["phase"], "running");
     assert_eq!(turn["seq"], 1);
     // One turn at a time.
-    let again = common::js(&json!({ "turn_id": "turn-x" }));
-    let error = rejection(
-        spool,
-        "startTurn",
-        &[WS.into(), SOURCE.into(), again, at(3)],
-    )
-    .await;
+    let again = json!({ "turn_id": "turn-x" });
+    let args = common::on(SOURCE, json!({ "request": again, "now_ms": 3 }));
+    let error = rejection(spool, "startTurn", &[WS.into(), args]).await;
     assert_eq!(common::code(&error), "conflict");
     for (i, (role, content)) in [("user", "question"), ("assistant", "answer")]
         .into_iter()
@@ -332,51 +353,63 @@ async fn source(spool: &JsValue) {
         let request = json!({ "role": role, "content": content, "turn_id": "turn-1" });
         let args = [
             WS.into(),
-            SOURCE.into(),
-            common::js(&request),
-            at(4 + i as u64),
+            common::on(
+                SOURCE,
+                json!({ "request": request, "now_ms": 4 + i as u64 }),
+            ),
         ];
         ok(spool, "appendEntry", &args).await;
     }
-    let close = common::js(&json!({
+    let close = json!({
         "provider_turn_id": "provider-turn-1", "provider_binding": { "schema_version": 1 },
-    }));
-    let args = [WS.into(), SOURCE.into(), "turn-1".into(), close, at(6)];
+    });
+    let args = common::on(
+        SOURCE,
+        json!({ "turn_id": "turn-1", "close": close, "now_ms": 6 }),
+    );
+    let args = [WS.into(), args];
     let settled = ok(spool, "settleTurn", &args).await;
     assert_eq!(settled["phase"], "settled");
     assert_eq!(
         settled["boundary"],
         json!({ "created_at": 5, "entry_id": 2 })
     );
-    let turns = ok(spool, "sessionTurns", &[WS.into(), SOURCE.into()]).await;
-    assert_eq!(turns["latest"]["turn_id"], "turn-1");
-    assert_eq!(turns["active"], Value::Null);
-    let turn = ok(
+    let turns = ok(
         spool,
-        "getTurn",
-        &[WS.into(), SOURCE.into(), "turn-1".into()],
+        "sessionTurns",
+        &[WS.into(), common::on(SOURCE, json!({}))],
     )
     .await;
+    assert_eq!(turns["latest"]["turn_id"], "turn-1");
+    assert_eq!(turns["active"], Value::Null);
+    let args = common::on(SOURCE, json!({ "turn_id": "turn-1" }));
+    let turn = ok(spool, "getTurn", &[WS.into(), args]).await;
     assert_eq!(turn["provider_turn_id"], "provider-turn-1");
     // Every turn: the request may be left out, and must be an object when given.
-    let listed = ok(spool, "listTurns", &[WS.into(), SOURCE.into()]).await;
+    let listed = ok(
+        spool,
+        "listTurns",
+        &[WS.into(), common::on(SOURCE, json!({}))],
+    )
+    .await;
     assert_eq!(listed["turns"][0]["turn_id"], "turn-1");
     assert_eq!(listed["turns"].as_array().map(Vec::len), Some(1));
     assert_eq!(listed["next_cursor"], Value::Null);
-    let error = rejection(
-        spool,
-        "listTurns",
-        &[WS.into(), SOURCE.into(), "newest_first".into()],
-    )
-    .await;
+    let args = common::on(SOURCE, json!({ "request": "newest_first" }));
+    let error = rejection(spool, "listTurns", &[WS.into(), args]).await;
     assert_eq!(common::code(&error), "invalid_argument");
 }
 
-fn fork_request(request_id: &str, target: &str) -> JsValue {
-    common::js(&json!({
+/// The arguments of a `fork` of `SOURCE` into `target`, with `more` fields.
+fn fork_request(request_id: &str, target: &str, more: Value) -> JsValue {
+    let mut args = json!({ "source_key": SOURCE, "request": {
         "request_id": request_id, "target_key": target,
         "target_session_id": id_of(target), "through_turn_id": "turn-1",
-    }))
+    } });
+    for (field, value) in more.as_object().into_iter().flatten() {
+        args[field] = value.clone();
+    }
+    common::js(&args)
 }
 
 #[wasm_bindgen_test]
@@ -384,18 +417,29 @@ async fn test_provider_fork_accepted_end_to_end() {
     let spool = fresh("fork-accepted").await;
     source(&spool).await;
     let child = "agent:main:child";
-    let request = fork_request("request-1", child);
-    let options = common::js(&json!({ "operationId": "op-1", "nowMs": 10 }));
-    let args = [WS.into(), SOURCE.into(), request.clone(), options];
-    let op = ok(&spool, "fork", &args).await;
-    assert_eq!(op["status"], "accepted");
-    assert_eq!(op["phase"], "frozen");
-    assert_eq!(op["operation_id"], "op-1");
-    assert_eq!(op["source_turn_id"], "turn-1");
+    let args = [
+        WS.into(),
+        fork_request(
+            "request-1",
+            child,
+            json!({ "operation_id": "op-1", "now_ms": 10 }),
+        ),
+    ];
+    let fork = ok(&spool, "fork", &args).await;
+    assert_eq!(fork["status"], "accepted");
+    assert_eq!(fork["phase"], "frozen");
+    assert_eq!(fork["operation_id"], "op-1");
+    assert_eq!(fork["source_turn_id"], "turn-1");
     // The same request again is the same operation (whatever operation id is offered).
-    let again = ok(&spool, "fork", &[WS.into(), SOURCE.into(), request]).await;
+    let request = fork_request("request-1", child, json!({}));
+    let again = ok(&spool, "fork", &[WS.into(), request]).await;
     assert_eq!(again["operation_id"], "op-1");
-    let none = ok(&spool, "getSession", &[WS.into(), child.into()]).await;
+    let none = ok(
+        &spool,
+        "getSession",
+        &[WS.into(), common::on(child, json!({}))],
+    )
+    .await;
     assert_eq!(
         none,
         Value::Null,
@@ -405,7 +449,7 @@ async fn test_provider_fork_accepted_end_to_end() {
     let payload = ok(
         &spool,
         "beginForkDispatch",
-        &[WS.into(), "op-1".into(), at(11)],
+        &[WS.into(), by_op("op-1", Some(11))],
     )
     .await;
     assert_eq!(payload["source_provider_session_id"], "provider-1");
@@ -419,37 +463,49 @@ async fn test_provider_fork_accepted_end_to_end() {
     let error = rejection(
         &spool,
         "beginForkDispatch",
-        &[WS.into(), "op-1".into(), at(11)],
+        &[WS.into(), by_op("op-1", Some(11))],
     )
     .await;
     assert_eq!(common::code(&error), "conflict");
     assert_eq!(reason(&error).as_deref(), Some("stale_transition"));
 
-    let accepted = common::js(&json!({
+    let accepted = json!({
         "disposition": "accepted", "target_provider_session_id": "provider-child",
         "bind_provider_state": true,
-    }));
-    let args = [WS.into(), "op-1".into(), accepted, at(12)];
+    });
+    let args = json!({ "operation_id": "op-1", "disposition": accepted, "now_ms": 12 });
+    let args = [WS.into(), common::js(&args)];
     let op = ok(&spool, "recordForkDisposition", &args).await;
     assert_eq!(op["status"], "accepted");
     assert_eq!(op["phase"], "materializing");
 
-    let op = ok(&spool, "commitFork", &[WS.into(), "op-1".into(), at(13)]).await;
+    let op = ok(&spool, "commitFork", &[WS.into(), by_op("op-1", Some(13))]).await;
     assert_eq!(op["status"], "committed");
     assert_eq!(op["session"]["key"], child);
     assert_eq!(op["session"]["forked_from"]["operation_id"], "op-1");
     assert_eq!(op["lineage"]["source_turn_id"], "turn-1");
     assert_eq!(contents(&spool, child).await, ["question", "answer"]);
     // The child's own identity holds the turn it was forked through.
-    let request = common::js(&json!({ "order": "newest_first", "limit": 5 }));
-    let listed = ok(&spool, "listTurns", &[WS.into(), child.into(), request]).await;
+    let request = json!({ "order": "newest_first", "limit": 5 });
+    let args = common::on(child, json!({ "request": request }));
+    let listed = ok(&spool, "listTurns", &[WS.into(), args]).await;
     assert_eq!(listed["turns"][0]["turn_id"], "turn-1");
     assert_eq!(listed["turns"][0]["session_id"], id_of(child));
 
-    let op = ok(&spool, "getForkOperation", &[WS.into(), "op-1".into()]).await;
+    let op = ok(
+        &spool,
+        "getForkOperation",
+        &[WS.into(), by_op("op-1", None)],
+    )
+    .await;
     assert_eq!(op["status"], "committed");
     assert_eq!(op["acknowledged"], false, "reading never acknowledges");
-    let lineage = ok(&spool, "getForkLineage", &[WS.into(), child.into()]).await;
+    let lineage = ok(
+        &spool,
+        "getForkLineage",
+        &[WS.into(), common::on(child, json!({}))],
+    )
+    .await;
     assert_eq!(lineage["source_key"], SOURCE);
     assert_eq!(lineage["target_session_id"], id_of(child));
 
@@ -457,7 +513,7 @@ async fn test_provider_fork_accepted_end_to_end() {
     let claim = ok(
         &spool,
         "claimForkProviderBinding",
-        &[WS.into(), child.into(), at(14)],
+        &[WS.into(), common::on(child, json!({ "now_ms": 14 }))],
     )
     .await;
     assert_eq!(claim["operation_id"], "op-1");
@@ -465,30 +521,34 @@ async fn test_provider_fork_accepted_end_to_end() {
     let claim = ok(
         &spool,
         "claimForkProviderBinding",
-        &[WS.into(), child.into(), at(15)],
+        &[WS.into(), common::on(child, json!({ "now_ms": 15 }))],
     )
     .await;
     assert_eq!(claim, Value::Null);
-    let args = [WS.into(), "op-1".into(), at(16)];
+    let args = [WS.into(), by_op("op-1", Some(16))];
     let op = ok(&spool, "completeForkProviderBinding", &args).await;
     assert_eq!(op["provider_state_binding"], "bound");
 
     let op = ok(
         &spool,
         "acknowledgeForkOperation",
-        &[WS.into(), "op-1".into(), at(17)],
+        &[WS.into(), by_op("op-1", Some(17))],
     )
     .await;
     assert_eq!(op["acknowledged"], true);
     assert_eq!(op["acknowledged_at"], 17);
 
     // A new fork without an operation id gets one from crypto.randomUUID().
-    let request = fork_request("request-2", "agent:main:child2");
-    let op = ok(&spool, "fork", &[WS.into(), SOURCE.into(), request]).await;
-    assert_eq!(op["operation_id"].as_str().expect("an id").len(), 36);
+    let request = fork_request("request-2", "agent:main:child2", json!({}));
+    let fork = ok(&spool, "fork", &[WS.into(), request]).await;
+    assert_eq!(fork["operation_id"].as_str().expect("an id").len(), 36);
     // Nothing to recover but that prepared operation.
-    let report = ok(&spool, "recoverForkOperations", &[WS.into(), at(18)]).await;
-    assert_eq!(report["to_dispatch"][0]["operation_id"], op["operation_id"]);
+    let args = common::js(&json!({ "now_ms": 18 }));
+    let report = ok(&spool, "recoverForkOperations", &[WS.into(), args]).await;
+    assert_eq!(
+        report["to_dispatch"][0]["operation_id"],
+        fork["operation_id"]
+    );
     assert_eq!(report["marked_unknown"], json!([]));
 }
 
@@ -497,38 +557,44 @@ async fn test_provider_fork_rejected_keeps_error_text() {
     let spool = fresh("fork-rejected").await;
     source(&spool).await;
     let child = "agent:main:child";
-    let options = common::js(&json!({ "operationId": "op-r", "nowMs": 10 }));
-    let args = [
-        WS.into(),
-        SOURCE.into(),
-        fork_request("request-r", child),
-        options,
-    ];
+    let options = json!({ "operation_id": "op-r", "now_ms": 10 });
+    let args = [WS.into(), fork_request("request-r", child, options)];
     ok(&spool, "fork", &args).await;
     ok(
         &spool,
         "beginForkDispatch",
-        &[WS.into(), "op-r".into(), at(11)],
+        &[WS.into(), by_op("op-r", Some(11))],
     )
     .await;
     let text = "Attachments in this thread cannot be forked (file_42.pdf)";
-    let rejected = common::js(&json!({
+    let rejected = json!({
         "disposition": "rejected", "error": text, "reason": "attachment_unsupported",
-    }));
-    let args = [WS.into(), "op-r".into(), rejected, at(12)];
+    });
+    let args = json!({ "operation_id": "op-r", "disposition": rejected, "now_ms": 12 });
+    let args = [WS.into(), common::js(&args)];
     let op = ok(&spool, "recordForkDisposition", &args).await;
     assert_eq!(op["status"], "failed");
     assert_eq!(op["error"], text);
     assert_eq!(op["error_reason"], "attachment_unsupported");
 
-    let op = ok(&spool, "getForkOperation", &[WS.into(), "op-r".into()]).await;
+    let op = ok(
+        &spool,
+        "getForkOperation",
+        &[WS.into(), by_op("op-r", None)],
+    )
+    .await;
     assert_eq!(op["status"], "failed");
     assert_eq!(op["error"], text, "the provider's text, verbatim");
-    let none = ok(&spool, "getSession", &[WS.into(), child.into()]).await;
+    let none = ok(
+        &spool,
+        "getSession",
+        &[WS.into(), common::on(child, json!({}))],
+    )
+    .await;
     assert_eq!(none, Value::Null, "no child");
 
     // Committing a failed operation is a fork conflict that keeps the provider's reason.
-    let error = rejection(&spool, "commitFork", &[WS.into(), "op-r".into(), at(13)]).await;
+    let error = rejection(&spool, "commitFork", &[WS.into(), by_op("op-r", Some(13))]).await;
     assert_eq!(common::code(&error), "conflict");
     assert_eq!(reason(&error).as_deref(), Some("attachment_unsupported"));
     assert!(
@@ -539,14 +605,18 @@ async fn test_provider_fork_rejected_keeps_error_text() {
     // A changed request under the same id is `request_changed`.
     let args = [
         WS.into(),
-        SOURCE.into(),
-        fork_request("request-r", "agent:main:other"),
+        fork_request("request-r", "agent:main:other", json!({})),
     ];
     let error = rejection(&spool, "fork", &args).await;
     assert_eq!(common::code(&error), "conflict");
     assert_eq!(reason(&error).as_deref(), Some("request_changed"));
     // Unknown operations are `not_found`, with no fork reason.
-    let error = rejection(&spool, "getForkOperation", &[WS.into(), "op-none".into()]).await;
+    let error = rejection(
+        &spool,
+        "getForkOperation",
+        &[WS.into(), by_op("op-none", None)],
+    )
+    .await;
     assert_eq!(common::code(&error), "not_found");
     assert_eq!(reason(&error), None);
 }
@@ -587,7 +657,10 @@ async fn test_parse_and_import_claude_code_log_idempotently() {
     let request = json!({
         "key": key, "session_id": "imported-1", "format": "claude_code", "session": session,
     });
-    let args = [WS.into(), common::js(&request), at(100)];
+    let args = [
+        WS.into(),
+        common::js(&json!({ "request": request, "now_ms": 100 })),
+    ];
     let first = ok(&spool, "importSession", &args).await;
     assert_eq!(first["created"], true);
     assert_eq!(first["imported"], 2);
@@ -601,13 +674,21 @@ async fn test_parse_and_import_claude_code_log_idempotently() {
     // The same log again adds nothing; the identity may be left to crypto.randomUUID()
     // (unused: the session exists).
     let request = json!({ "key": key, "format": "claude_code", "session": session });
-    let args = [WS.into(), common::js(&request), at(101)];
+    let args = [
+        WS.into(),
+        common::js(&json!({ "request": request, "now_ms": 101 })),
+    ];
     let second = ok(&spool, "importSession", &args).await;
     assert_eq!(second["created"], false);
     assert_eq!(second["imported"], 0);
     assert_eq!(second["already_present"], 2);
     assert_eq!(second["session"]["session_id"], "imported-1");
-    let count = ok(&spool, "countEntries", &[WS.into(), key.into()]).await;
+    let count = ok(
+        &spool,
+        "countEntries",
+        &[WS.into(), common::on(key, json!({}))],
+    )
+    .await;
     assert_eq!(count, 2);
 
     // A bad format throws (synchronously) an invalid_argument SpoolError.
@@ -628,7 +709,12 @@ async fn test_execute_runs_any_command() {
     assert_eq!(child["parent_session_key"], PARENT);
     let command = common::js(&json!({ "op": "get_session", "key": "agent:main:x" }));
     let via_execute = ok(&spool, "execute", &[WS.into(), command]).await;
-    let via_method = ok(&spool, "getSession", &[WS.into(), "agent:main:x".into()]).await;
+    let via_method = ok(
+        &spool,
+        "getSession",
+        &[WS.into(), common::on("agent:main:x", json!({}))],
+    )
+    .await;
     assert_eq!(via_execute, via_method);
 
     // Errors keep their codes; a malformed command is invalid_argument.

@@ -20,8 +20,18 @@ async fn fresh(name: &str) -> JsValue {
     common::open(&common::db_name("js_resume", name)).await
 }
 
-fn at(now_ms: u64) -> JsValue {
-    common::js(&json!({ "nowMs": now_ms }))
+/// The arguments object of a table call.
+fn a(args: Value) -> JsValue {
+    common::js(&args)
+}
+
+/// The arguments naming the role session `role` and the agent type `agent`, with `more`.
+fn role_and(role: &str, agent: &str, more: Value) -> JsValue {
+    let mut args = json!({ "role_session_id": role, "agent_type": agent });
+    for (field, value) in more.as_object().into_iter().flatten() {
+        args[field] = value.clone();
+    }
+    a(args)
 }
 
 /// Awaits a call that must resolve, as JSON.
@@ -49,52 +59,62 @@ async fn save_role(spool: &JsValue, adapter_state: Value) -> Value {
         "role_session_id": ROLE, "run_id": "run-1", "role_id": "cto",
         "adapter_state": adapter_state,
     });
-    ok(
-        spool,
-        "saveRoleSession",
-        &[WS.into(), common::js(&role), at(1000)],
-    )
-    .await
+    let args = a(json!({ "role": role, "now_ms": 1000 }));
+    ok(spool, "saveRoleSession", &[WS.into(), args]).await
 }
 
 async fn adapter_state(spool: &JsValue, agent: &str) -> Value {
-    ok(
-        spool,
-        "getRoleAdapterState",
-        &[WS.into(), ROLE.into(), agent.into()],
-    )
-    .await
+    let args = role_and(ROLE, agent, json!({}));
+    ok(spool, "getRoleAdapterState", &[WS.into(), args]).await
 }
 
-async fn set_state(spool: &JsValue, agent: &str, state: JsValue, now_ms: u64) -> Value {
-    let args = [WS.into(), ROLE.into(), agent.into(), state, at(now_ms)];
+async fn set_state(spool: &JsValue, agent: &str, state: Value, now_ms: u64) -> Value {
+    let args = [
+        WS.into(),
+        role_and(ROLE, agent, json!({ "state": state, "now_ms": now_ms })),
+    ];
     ok(spool, "updateRoleAdapterState", &args).await
 }
 
 async fn outcome(spool: &JsValue, outcome: Value, now_ms: u64) -> Value {
     let request = json!({ "role_session_id": ROLE, "project_id": "proj1", "outcome": outcome });
-    let args = [WS.into(), common::js(&request), at(now_ms)];
+    let args = [
+        WS.into(),
+        a(json!({ "request": request, "now_ms": now_ms })),
+    ];
     ok(spool, "recordTaskOutcome", &args).await
 }
 
 async fn select(spool: &JsValue, request: Value) -> Value {
-    ok(spool, "selectResume", &[WS.into(), common::js(&request)]).await
+    ok(
+        spool,
+        "selectResume",
+        &[WS.into(), a(json!({ "request": request }))],
+    )
+    .await
 }
 
 async fn plan(spool: &JsValue, dead_thread: Option<&str>) -> Value {
-    let dead = dead_thread.map_or(JsValue::UNDEFINED, JsValue::from);
-    let args = [WS.into(), KEY.into(), "codex".into(), dead];
+    let mut args = json!({ "key": KEY, "agent_type": "codex" });
+    if let Some(dead) = dead_thread {
+        args["dead_thread"] = dead.into();
+    }
+    let args = [WS.into(), a(args)];
     ok(spool, "planProviderThread", &args).await
 }
 
-fn turn(text: &str, thread: Value) -> JsValue {
-    common::js(&json!({
-        "entries": [
-            { "role": "user", "content": text },
-            { "role": "assistant", "content": format!("echo {text}") },
-        ],
-        "thread": thread,
-    }))
+/// `commitTurn`'s arguments: a turn of `text` and its echo on `thread`, at `now_ms`.
+fn turn(text: &str, thread: Value, now_ms: u64) -> JsValue {
+    common::on(
+        KEY,
+        json!({ "turn": {
+            "entries": [
+                { "role": "user", "content": text },
+                { "role": "assistant", "content": format!("echo {text}") },
+            ],
+            "thread": thread,
+        }, "now_ms": now_ms }),
+    )
 }
 
 #[wasm_bindgen_test]
@@ -114,25 +134,27 @@ async fn test_role_state_set_get_and_clear_drops_legacy_keys_and_keeps_the_rest(
     assert_eq!(saved["role_session_id"], ROLE);
     assert_eq!(saved["created_at"], 1000);
     let codex = json!({ "resume_session_id": "thread-abc", "last_task_id": "t1" });
-    assert_eq!(
-        set_state(&spool, "codex", common::js(&codex), 1100).await,
-        true
-    );
+    assert_eq!(set_state(&spool, "codex", codex.clone(), 1100).await, true);
     let claude = json!({ "resume_session_id": "sess-cc" });
     assert_eq!(
-        set_state(&spool, "claude_code", common::js(&claude), 1200).await,
+        set_state(&spool, "claude_code", claude.clone(), 1200).await,
         true
     );
     assert_eq!(adapter_state(&spool, "codex").await, codex);
     assert_eq!(adapter_state(&spool, "opencode").await, Value::Null);
     // Latest wins for one agent: nothing is kept from the earlier entry.
     let newer = json!({ "resume_session_id": "thread-new" });
-    set_state(&spool, "codex", common::js(&newer), 1300).await;
+    set_state(&spool, "codex", newer.clone(), 1300).await;
     assert_eq!(adapter_state(&spool, "codex").await, newer);
 
-    assert_eq!(set_state(&spool, "codex", JsValue::NULL, 1400).await, true);
+    assert_eq!(set_state(&spool, "codex", Value::Null, 1400).await, true);
     assert_eq!(adapter_state(&spool, "codex").await, Value::Null);
-    let role = ok(&spool, "getRoleSession", &[WS.into(), ROLE.into()]).await;
+    let role = ok(
+        &spool,
+        "getRoleSession",
+        &[WS.into(), a(json!({ "role_session_id": ROLE }))],
+    )
+    .await;
     assert_eq!(
         role["adapter_state"],
         json!({ "selected_execution_agent": "codex", "claude_code": claude }),
@@ -143,13 +165,17 @@ async fn test_role_state_set_get_and_clear_drops_legacy_keys_and_keeps_the_rest(
 
     let args = [
         WS.into(),
-        "no::such::session".into(),
-        "codex".into(),
-        common::js(&newer),
-        at(1500),
+        role_and(
+            "no::such::session",
+            "codex",
+            json!({ "state": newer, "now_ms": 1500 }),
+        ),
     ];
     assert_eq!(ok(&spool, "updateRoleAdapterState", &args).await, false);
-    let args = [WS.into(), "no::such::session".into()];
+    let args = [
+        WS.into(),
+        a(json!({ "role_session_id": "no::such::session" })),
+    ];
     assert_eq!(ok(&spool, "getRoleSession", &args).await, Value::Null);
 }
 
@@ -174,7 +200,7 @@ async fn test_done_task_pins_its_token_and_the_next_task_resumes_it() {
         })
     );
     assert_eq!(adapter_state(&spool, "codex").await, entry);
-    let runs = ok(&spool, "listRuns", &[WS.into(), 10.into()]).await;
+    let runs = ok(&spool, "listRuns", &[WS.into(), a(json!({ "limit": 10 }))]).await;
     assert_eq!(runs["runs"].as_array().map(Vec::len), Some(1));
     assert_eq!(runs["runs"][0]["session_id"], "thread-1");
     assert_eq!(runs["runs"][0]["status"], "done");
@@ -256,18 +282,14 @@ async fn test_role_token_whose_newest_run_failed_is_rejected_and_cleared() {
     let spool = fresh("terminal_role_token").await;
     save_role(&spool, json!({ "selected_execution_agent": "codex" })).await;
     let state = json!({ "resume_session_id": "thread-terminal", "last_task_id": "task-old" });
-    set_state(&spool, "codex", common::js(&state), 1100).await;
+    set_state(&spool, "codex", state, 1100).await;
     let run = json!({
         "agent_type": "codex", "project_id": "proj1", "session_id": "thread-terminal",
         "task_id": "task-failed", "status": "failed", "role_session_id": ROLE,
         "workspace_path": "/tmp/ws", "run_mode": "exec",
     });
-    let recorded = ok(
-        &spool,
-        "recordRun",
-        &[WS.into(), common::js(&run), at(1200)],
-    )
-    .await;
+    let args = a(json!({ "run": run, "now_ms": 1200 }));
+    let recorded = ok(&spool, "recordRun", &[WS.into(), args]).await;
     assert_eq!(recorded["updated_at"], 1200);
     assert_eq!(recorded["metadata"], json!({}));
 
@@ -288,7 +310,12 @@ async fn test_role_token_whose_newest_run_failed_is_rejected_and_cleared() {
     );
     // The decision's clear is applied in the same call.
     assert_eq!(adapter_state(&spool, "codex").await, Value::Null);
-    let role = ok(&spool, "getRoleSession", &[WS.into(), ROLE.into()]).await;
+    let role = ok(
+        &spool,
+        "getRoleSession",
+        &[WS.into(), a(json!({ "role_session_id": ROLE }))],
+    )
+    .await;
     assert_eq!(
         role["adapter_state"],
         json!({ "selected_execution_agent": "codex" })
@@ -304,9 +331,10 @@ async fn test_list_runs_pages_with_cursor_and_filter() {
     {
         let run = json!({ "agent_type": agent, "project_id": "proj1", "session_id": token,
             "task_id": format!("task-{i}"), "status": "done" });
-        ok(&spool, "recordRun", &[WS.into(), common::js(&run), at(100)]).await;
+        let args = a(json!({ "run": run, "now_ms": 100 }));
+        ok(&spool, "recordRun", &[WS.into(), args]).await;
     }
-    let first = ok(&spool, "listRuns", &[WS.into(), 2.into()]).await;
+    let first = ok(&spool, "listRuns", &[WS.into(), a(json!({ "limit": 2 }))]).await;
     let tokens = |page: &Value| -> Vec<String> {
         page["runs"]
             .as_array()
@@ -320,19 +348,20 @@ async fn test_list_runs_pages_with_cursor_and_filter() {
         .as_str()
         .expect("a next page")
         .to_owned();
-    let second = ok(&spool, "listRuns", &[WS.into(), 2.into(), cursor.into()]).await;
+    let args = a(json!({ "limit": 2, "cursor": cursor }));
+    let second = ok(&spool, "listRuns", &[WS.into(), args]).await;
     assert_eq!(tokens(&second), ["t-3"]);
     assert_eq!(second["next_cursor"], Value::Null);
-    let filter = common::js(&json!({ "agent_type": "opencode" }));
-    let args = [WS.into(), 10.into(), JsValue::NULL, filter];
+    let args = json!({ "limit": 10, "cursor": null, "filter": { "agent_type": "opencode" } });
+    let args = [WS.into(), a(args)];
     assert_eq!(tokens(&ok(&spool, "listRuns", &args).await), ["t-3"]);
 }
 
 #[wasm_bindgen_test]
 async fn test_thread_binding_resumes_then_rotates_with_one_notice() {
     let spool = fresh("thread_binding").await;
-    let options = common::js(&json!({ "sessionId": "s1", "nowMs": 1000 }));
-    ok(&spool, "createSession", &[WS.into(), KEY.into(), options]).await;
+    let args = common::on(KEY, json!({ "session_id": "s1", "now_ms": 1000 }));
+    ok(&spool, "createSession", &[WS.into(), args]).await;
     let first = plan(&spool, None).await;
     assert_eq!(
         first,
@@ -340,7 +369,7 @@ async fn test_thread_binding_resumes_then_rotates_with_one_notice() {
     );
 
     let binding = json!({ "agent_type": "codex", "thread_id": "thread-1" });
-    let args = [WS.into(), KEY.into(), turn("amber", binding), at(1100)];
+    let args = [WS.into(), turn("amber", binding, 1100)];
     let committed = ok(&spool, "commitTurn", &args).await;
     assert_eq!(committed["entries"].as_array().map(Vec::len), Some(2));
     assert_eq!(committed["entries"][1]["content"], "echo amber");
@@ -364,7 +393,7 @@ async fn test_thread_binding_resumes_then_rotates_with_one_notice() {
     );
     let rotation = json!({ "agent_type": "codex", "thread_id": "thread-2",
         "replaces": dead["replaces"] });
-    let args = [WS.into(), KEY.into(), turn("and now?", rotation), at(1200)];
+    let args = [WS.into(), turn("and now?", rotation, 1200)];
     let rotated = ok(&spool, "commitTurn", &args).await;
     assert_eq!(
         rotated["session"]["model_config"]["codex_thread_id"],
@@ -374,9 +403,14 @@ async fn test_thread_binding_resumes_then_rotates_with_one_notice() {
 
     // A second agent that also saw thread-1 die must not undo the rotation.
     let stale = json!({ "agent_type": "codex", "thread_id": "thread-3", "replaces": "thread-1" });
-    let args = [WS.into(), KEY.into(), turn("late", stale), at(1300)];
+    let args = [WS.into(), turn("late", stale, 1300)];
     assert_eq!(rejection(&spool, "commitTurn", &args).await.0, "conflict");
-    let count = ok(&spool, "countEntries", &[WS.into(), KEY.into()]).await;
+    let count = ok(
+        &spool,
+        "countEntries",
+        &[WS.into(), common::on(KEY, json!({}))],
+    )
+    .await;
     assert_eq!(count, 4, "the refused turn wrote nothing");
     let after = plan(&spool, Some("thread-1")).await;
     assert_eq!(after["action"], "resume");
@@ -391,103 +425,110 @@ async fn test_bad_resume_input_rejects_with_typed_codes() {
     let cases: Vec<(&str, Vec<JsValue>)> = vec![
         (
             "selectResume",
-            vec![WS.into(), common::js(&json!({ "agent_type": "" }))],
+            vec![WS.into(), a(json!({ "request": { "agent_type": "" } }))],
         ),
         // Records take the core's snake_case fields; a camelCase one is a mistake.
         (
             "selectResume",
-            vec![WS.into(), common::js(&json!({ "agentType": "codex" }))],
+            vec![WS.into(), a(json!({ "request": { "agentType": "codex" } }))],
         ),
-        ("selectResume", vec![WS.into(), JsValue::from_str("codex")]),
+        (
+            "selectResume",
+            vec![WS.into(), a(json!({ "request": "codex" }))],
+        ),
         (
             "updateRoleAdapterState",
-            vec![WS.into(), ROLE.into(), "".into(), JsValue::NULL],
+            vec![WS.into(), role_and(ROLE, "", json!({ "state": null }))],
         ),
-        // `undefined` is not `null`: a forgotten state must not clear anything.
+        // A left-out state is not `null`: a forgotten state must not clear anything.
         (
             "updateRoleAdapterState",
-            vec![WS.into(), ROLE.into(), "codex".into(), JsValue::UNDEFINED],
+            vec![WS.into(), role_and(ROLE, "codex", json!({}))],
         ),
         (
             "updateRoleAdapterState",
             vec![
                 WS.into(),
-                ROLE.into(),
-                "codex".into(),
-                common::js(&json!(["not", "a", "map"])),
+                role_and(ROLE, "codex", json!({ "state": ["not", "a", "map"] })),
             ],
         ),
         (
             "getRoleAdapterState",
-            vec![WS.into(), ROLE.into(), 7.into()],
+            vec![
+                WS.into(),
+                a(json!({ "role_session_id": ROLE, "agent_type": 7 })),
+            ],
         ),
-        ("getRoleSession", vec![WS.into(), "".into()]),
+        (
+            "getRoleSession",
+            vec![WS.into(), a(json!({ "role_session_id": "" }))],
+        ),
         (
             "saveRoleSession",
-            vec![WS.into(), common::js(&json!({ "run_id": "run-1" }))],
+            vec![WS.into(), a(json!({ "role": { "run_id": "run-1" } }))],
         ),
         (
             "saveRoleSession",
             vec![
                 WS.into(),
-                common::js(&json!({ "role_session_id": ROLE })),
-                common::js(&json!({ "now_ms": 5 })),
+                a(json!({ "role": { "role_session_id": ROLE }, "nowMs": 5 })),
             ],
         ),
         (
             "recordRun",
             vec![
                 WS.into(),
-                common::js(&json!({ "agent_type": "codex", "project_id": "p",
-                    "session_id": "t", "task_id": "", "status": "done" })),
+                a(json!({ "run": { "agent_type": "codex", "project_id": "p",
+                    "session_id": "t", "task_id": "", "status": "done" } })),
             ],
         ),
-        ("listRuns", vec![WS.into(), JsValue::from(1.5)]),
+        ("listRuns", vec![WS.into(), a(json!({ "limit": 1.5 }))]),
         (
             "listRuns",
             vec![
                 WS.into(),
-                10.into(),
-                JsValue::NULL,
-                common::js(&json!({ "agent": "x" })),
+                a(json!({ "limit": 10, "cursor": null, "filter": { "agent": "x" } })),
             ],
         ),
         (
             "recordTaskOutcome",
             vec![
                 WS.into(),
-                common::js(&json!({ "project_id": "proj1",
-                    "outcome": { "agent_type": "", "task_id": "t", "status": "done" } })),
+                a(json!({ "request": { "project_id": "proj1",
+                    "outcome": { "agent_type": "", "task_id": "t", "status": "done" } } })),
             ],
         ),
-        ("planProviderThread", vec![WS.into(), KEY.into(), "".into()]),
+        (
+            "planProviderThread",
+            vec![WS.into(), common::on(KEY, json!({ "agent_type": "" }))],
+        ),
         (
             "commitTurn",
-            vec![WS.into(), KEY.into(), common::js(&json!({ "entries": [] }))],
+            vec![
+                WS.into(),
+                common::on(KEY, json!({ "turn": { "entries": [] } })),
+            ],
         ),
     ];
     for (method, args) in cases {
         let (code, message) = rejection(&spool, method, &args).await;
         assert_eq!(code, "invalid_argument", "{method}: {message}");
     }
-    let (code, message) = rejection(
-        &spool,
-        "selectResume",
-        &[WS.into(), common::js(&json!({ "agent_type": "" }))],
-    )
-    .await;
+    let args = [WS.into(), a(json!({ "request": { "agent_type": "" } }))];
+    let (code, message) = rejection(&spool, "selectResume", &args).await;
     assert_eq!(code, "invalid_argument");
     assert!(message.contains("agent_type"), "{message}");
     // Well-formed, but about a session that does not exist.
-    let (code, _) = rejection(
-        &spool,
-        "planProviderThread",
-        &[WS.into(), KEY.into(), "codex".into()],
-    )
-    .await;
+    let args = [WS.into(), common::on(KEY, json!({ "agent_type": "codex" }))];
+    let (code, _) = rejection(&spool, "planProviderThread", &args).await;
     assert_eq!(code, "not_found");
     // Nothing above changed the role session.
-    let role = ok(&spool, "getRoleSession", &[WS.into(), ROLE.into()]).await;
+    let role = ok(
+        &spool,
+        "getRoleSession",
+        &[WS.into(), a(json!({ "role_session_id": ROLE }))],
+    )
+    .await;
     assert_eq!(role["adapter_state"], json!({}));
     assert_eq!(role["updated_at"], 1000);
 }

@@ -59,12 +59,12 @@ async fn test_a_write_in_one_tab_notifies_the_others_but_not_itself() {
     let (seen_a, seen_b) = (Rc::default(), Rc::default());
     let _keep_a = on_change(&a, &seen_a);
     let _keep_b = on_change(&b, &seen_b);
-    let options = common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
-    common::call(&b, "createSession", &[WS.into(), KEY.into(), options])
+    let options = common::on(KEY, json!({ "session_id": "s", "now_ms": 1 }));
+    common::call(&b, "createSession", &[WS.into(), options])
         .await
         .expect("createSession");
     // A read writes nothing and tells nobody.
-    common::call(&b, "getSession", &[WS.into(), KEY.into()])
+    common::call(&b, "getSession", &[WS.into(), common::on(KEY, json!({}))])
         .await
         .expect("getSession");
     settle().await;
@@ -79,11 +79,11 @@ async fn test_a_write_in_one_tab_notifies_the_others_but_not_itself() {
         .dyn_into()
         .expect("fn");
     method.call1(&a, &JsValue::NULL).expect("onChange(null)");
-    let request = common::js(&json!({ "role": "user", "content": "hi" }));
+    let request = json!({ "role": "user", "content": "hi" });
     common::call(
         &b,
         "appendEntry",
-        &[WS.into(), KEY.into(), request, JsValue::UNDEFINED],
+        &[WS.into(), common::on(KEY, json!({ "request": request }))],
     )
     .await
     .expect("appendEntry");
@@ -95,8 +95,8 @@ async fn test_a_write_in_one_tab_notifies_the_others_but_not_itself() {
 async fn test_two_tabs_appending_at_once_lose_nothing() {
     let name = common::db_name("tabs", "concurrent");
     let (a, b) = (common::open(&name).await, common::open(&name).await);
-    let options = common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
-    common::call(&a, "createSession", &[WS.into(), KEY.into(), options])
+    let options = common::on(KEY, json!({ "session_id": "s", "now_ms": 1 }));
+    common::call(&a, "createSession", &[WS.into(), options])
         .await
         .expect("createSession");
     // Start every append before awaiting any: the two "tabs" interleave freely.
@@ -104,18 +104,18 @@ async fn test_two_tabs_appending_at_once_lose_nothing() {
     let mut pending = Vec::new();
     for i in 0..per_tab {
         for (tab, spool) in [("a", &a), ("b", &b)] {
-            let request = common::js(&json!({ "role": "user", "content": format!("{tab} {i}") }));
+            let request = json!({ "role": "user", "content": format!("{tab} {i}") });
             pending.push(common::start(
                 spool,
                 "appendEntry",
-                &[WS.into(), KEY.into(), request, JsValue::UNDEFINED],
+                &[WS.into(), common::on(KEY, json!({ "request": request }))],
             ));
         }
     }
     for promise in pending {
         JsFuture::from(promise).await.expect("every append lands");
     }
-    let count = common::call(&b, "countEntries", &[WS.into(), KEY.into()])
+    let count = common::call(&b, "countEntries", &[WS.into(), common::on(KEY, json!({}))])
         .await
         .expect("countEntries");
     assert_eq!(count.as_f64(), Some(f64::from(per_tab * 2)));
@@ -125,16 +125,16 @@ async fn test_two_tabs_appending_at_once_lose_nothing() {
 async fn test_a_tab_reads_what_another_wrote_once_it_let_the_lock_go() {
     let name = common::db_name("tabs", "known");
     let spool = common::open(&name).await;
-    let options = common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
-    common::call(&spool, "createSession", &[WS.into(), KEY.into(), options])
+    let options = common::on(KEY, json!({ "session_id": "s", "now_ms": 1 }));
+    common::call(&spool, "createSession", &[WS.into(), options])
         .await
         .expect("createSession");
     let append = |content: &str| {
-        let request = common::js(&json!({ "role": "user", "content": content }));
+        let request = json!({ "role": "user", "content": content });
         JsFuture::from(common::start(
             &spool,
             "appendEntry",
-            &[WS.into(), KEY.into(), request, JsValue::UNDEFINED],
+            &[WS.into(), common::on(KEY, json!({ "request": request }))],
         ))
     };
     append("ours").await.expect("appendEntry");
@@ -147,9 +147,13 @@ async fn test_a_tab_reads_what_another_wrote_once_it_let_the_lock_go() {
         .expect("their append");
     // What this tab knew from before is not trusted any more.
     let session = common::json(
-        common::call(&spool, "getSession", &[WS.into(), KEY.into()])
-            .await
-            .expect("getSession"),
+        common::call(
+            &spool,
+            "getSession",
+            &[WS.into(), common::on(KEY, json!({}))],
+        )
+        .await
+        .expect("getSession"),
     );
     assert_eq!(session["entry_count"], 2, "{session}");
     let entry = common::json(append("ours again").await.expect("appendEntry"));
@@ -160,8 +164,8 @@ async fn test_a_tab_reads_what_another_wrote_once_it_let_the_lock_go() {
 async fn test_a_tab_steps_aside_for_a_schema_change_and_opens_again() {
     let name = common::db_name("tabs", "version_change");
     let spool = common::open(&name).await;
-    let options = || common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
-    common::call(&spool, "createSession", &[WS.into(), KEY.into(), options()])
+    let options = || common::on(KEY, json!({ "session_id": "s", "now_ms": 1 }));
+    common::call(&spool, "createSession", &[WS.into(), options()])
         .await
         .expect("createSession");
     // Another tab deletes the database: the open connection must not block it …
@@ -169,11 +173,15 @@ async fn test_a_tab_steps_aside_for_a_schema_change_and_opens_again() {
         .await
         .expect("the deletion is not blocked");
     // … and the next call opens it again (empty now) instead of failing.
-    let gone = common::call(&spool, "getSession", &[WS.into(), KEY.into()])
-        .await
-        .expect("getSession after the deletion");
+    let gone = common::call(
+        &spool,
+        "getSession",
+        &[WS.into(), common::on(KEY, json!({}))],
+    )
+    .await
+    .expect("getSession after the deletion");
     assert!(gone.is_null());
-    common::call(&spool, "createSession", &[WS.into(), KEY.into(), options()])
+    common::call(&spool, "createSession", &[WS.into(), options()])
         .await
         .expect("createSession again");
 
@@ -182,9 +190,13 @@ async fn test_a_tab_steps_aside_for_a_schema_change_and_opens_again() {
         .with_version(spool_web::SCHEMA_VERSION + 1)
         .await
         .expect("the upgrade is not blocked");
-    let err = common::call(&spool, "getSession", &[WS.into(), KEY.into()])
-        .await
-        .expect_err("a newer schema");
+    let err = common::call(
+        &spool,
+        "getSession",
+        &[WS.into(), common::on(KEY, json!({}))],
+    )
+    .await
+    .expect_err("a newer schema");
     let code = Reflect::get(&err, &"code".into()).expect("code");
     assert_eq!(code.as_string().as_deref(), Some("storage"));
     let message = Reflect::get(&err, &"message".into()).expect("message");
@@ -204,9 +216,12 @@ async fn read_page(
     order: &str,
     cursor: Option<String>,
 ) -> (Vec<serde_json::Value>, Option<String>) {
-    let request = common::js(&json!({ "order": order, "limit": 7, "cursor": cursor }));
+    let request = common::on(
+        KEY,
+        json!({ "request": { "order": order, "limit": 7, "cursor": cursor } }),
+    );
     let page = common::json(
-        common::call(spool, "readPage", &[WS.into(), KEY.into(), request])
+        common::call(spool, "readPage", &[WS.into(), request])
             .await
             .expect("readPage"),
     );
@@ -227,8 +242,8 @@ async fn test_tabs_appending_with_skewed_clocks_keep_insertion_order_for_cursor_
         tabs.push(common::open(&name).await);
     }
     let reader = tabs.pop().expect("the reader's tab");
-    let options = common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
-    common::call(&reader, "createSession", &[WS.into(), KEY.into(), options])
+    let options = common::on(KEY, json!({ "session_id": "s", "now_ms": 1 }));
+    common::call(&reader, "createSession", &[WS.into(), options])
         .await
         .expect("createSession");
     // Each tab appends in turn with its own clock, seconds behind or ahead of the others.
@@ -238,16 +253,11 @@ async fn test_tabs_appending_with_skewed_clocks_keep_insertion_order_for_cursor_
         wasm_bindgen_futures::spawn_local(async move {
             let skew = [3_000, 0, 5_000, 1_000][w as usize % 4];
             for i in 0..each {
-                let request =
-                    common::js(&json!({ "role": "user", "content": format!("w{w}-{i}") }));
-                let options = common::js(&json!({ "nowMs": 1_000_000 + 10 * i + skew }));
-                common::call(
-                    &tab,
-                    "appendEntry",
-                    &[WS.into(), KEY.into(), request, options],
-                )
-                .await
-                .expect("appendEntry");
+                let request = json!({ "role": "user", "content": format!("w{w}-{i}") });
+                let args = json!({ "request": request, "now_ms": 1_000_000 + 10 * i + skew });
+                common::call(&tab, "appendEntry", &[WS.into(), common::on(KEY, args)])
+                    .await
+                    .expect("appendEntry");
             }
             *finished.borrow_mut() += 1;
         });
@@ -268,9 +278,13 @@ async fn test_tabs_appending_with_skewed_clocks_keep_insertion_order_for_cursor_
         }
         if next.is_none() {
             let session = common::json(
-                common::call(&reader, "getSession", &[WS.into(), KEY.into()])
-                    .await
-                    .expect("getSession"),
+                common::call(
+                    &reader,
+                    "getSession",
+                    &[WS.into(), common::on(KEY, json!({}))],
+                )
+                .await
+                .expect("getSession"),
             );
             let before = session["last_entry_id"].as_u64().expect("last_entry_id");
             let mut newest = Vec::new();
@@ -295,9 +309,13 @@ async fn test_tabs_appending_with_skewed_clocks_keep_insertion_order_for_cursor_
     assert!(passes > 1, "the readers ran beside the writers");
     assert_eq!(oldest, (1..=writers * each).collect::<Vec<_>>());
     let canonical = common::json(
-        common::call(&reader, "canonicalTranscript", &[WS.into(), KEY.into()])
-            .await
-            .expect("canonicalTranscript"),
+        common::call(
+            &reader,
+            "canonicalTranscript",
+            &[WS.into(), common::on(KEY, json!({}))],
+        )
+        .await
+        .expect("canonicalTranscript"),
     );
     let ids: Vec<u64> = canonical
         .as_array()

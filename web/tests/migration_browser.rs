@@ -93,7 +93,7 @@ async fn test_format_v1_fixture_reads_forward_through_the_js_api() {
     let list = ok(
         &spool,
         "listSessions",
-        &["default".into(), JsValue::from(10)],
+        &["default".into(), common::js(&json!({ "limit": 10 }))],
     )
     .await;
     let sessions = list["sessions"].as_array().expect("sessions");
@@ -128,14 +128,14 @@ async fn test_format_v1_fixture_reads_forward_through_the_js_api() {
     let list = ok(
         &spool,
         "listSessions",
-        &["team-b".into(), JsValue::from(10)],
+        &["team-b".into(), common::js(&json!({ "limit": 10 }))],
     )
     .await;
     assert_eq!(list["sessions"][0]["key"], "agent:reviewer:pr-42");
     assert_eq!(list["sessions"].as_array().map(Vec::len), Some(1));
 
-    let request = common::js(&json!({ "limit": 100 }));
-    let page = ok(&spool, "readPage", &["default".into(), key.into(), request]).await;
+    let request = common::on(key, json!({ "request": { "limit": 100 } }));
+    let page = ok(&spool, "readPage", &["default".into(), request]).await;
     let entries = page["entries"].as_array().expect("entries");
     let ids: Vec<_> = entries.iter().map(|e| e["id"].clone()).collect();
     assert_eq!(ids, [1, 2, 3, 4, 5, 6].map(|i| json!(i)));
@@ -149,26 +149,38 @@ async fn test_format_v1_fixture_reads_forward_through_the_js_api() {
 
     let old = &entries[2];
     let message_id = old["message_id"].as_str().expect("a message id");
-    let args = ["default".into(), key.into(), message_id.into()];
+    let args = [
+        "default".into(),
+        common::on(key, json!({ "message_id": message_id })),
+    ];
     let found = ok(&spool, "getEntry", &args).await;
     assert_eq!(&found, old);
     assert_eq!(
-        ok(&spool, "countEntries", &["default".into(), key.into()]).await,
+        ok(
+            &spool,
+            "countEntries",
+            &["default".into(), common::on(key, json!({}))]
+        )
+        .await,
         6
     );
 
-    let request = common::js(&json!({ "role": "user", "content": "and now?", "token_count": 5 }));
-    let options = common::js(&json!({ "nowMs": 1_795_966_600_000_u64 }));
-    let args = ["default".into(), key.into(), request, options];
+    let request = json!({ "role": "user", "content": "and now?", "token_count": 5 });
+    let args = json!({ "request": request, "now_ms": 1_795_966_600_000_u64 });
+    let args = ["default".into(), common::on(key, args)];
     let entry = ok(&spool, "appendEntry", &args).await;
     assert_eq!(entry["id"], 7);
     let args = [
         "default".into(),
-        key.into(),
-        entry["message_id"].as_str().expect("id").into(),
+        common::on(key, json!({ "message_id": entry["message_id"] })),
     ];
     assert_eq!(ok(&spool, "getEntry", &args).await, entry);
-    let session = ok(&spool, "getSession", &["default".into(), key.into()]).await;
+    let session = ok(
+        &spool,
+        "getSession",
+        &["default".into(), common::on(key, json!({}))],
+    )
+    .await;
     assert_eq!(session["entry_count"], 7);
     assert_eq!(session["total_tokens"], 350);
     drop(common::start(&spool, "close", &[]));
@@ -178,8 +190,9 @@ async fn test_format_v1_fixture_reads_forward_through_the_js_api() {
 async fn read_ids(spool: &JsValue, key: &str, order: &str) -> Vec<u64> {
     let (mut ids, mut cursor) = (Vec::new(), serde_json::Value::Null);
     loop {
-        let request = common::js(&json!({ "order": order, "limit": 2, "cursor": cursor }));
-        let page = ok(spool, "readPage", &["default".into(), key.into(), request]).await;
+        let request = json!({ "order": order, "limit": 2, "cursor": cursor });
+        let args = common::on(key, json!({ "request": request }));
+        let page = ok(spool, "readPage", &["default".into(), args]).await;
         let entries = page["entries"].as_array().expect("entries");
         ids.extend(entries.iter().map(|e| e["id"].as_u64().expect("id")));
         cursor = page["next_cursor"].clone();
@@ -213,9 +226,11 @@ async fn test_format_v3_fixture_reads_in_stored_order_and_appends_after_every_en
         (main, vec![6, 2, 4, 1, 5, 3, 7]),
         (branch, vec![2, 4, 1, 5, 6, 3, 7]),
     ] {
-        let request = common::js(&json!({ "role": "user", "content": "late" }));
-        let options = common::js(&json!({ "nowMs": 1_500 }));
-        let args = ["default".into(), key.into(), request, options];
+        let request = json!({ "role": "user", "content": "late" });
+        let args = [
+            "default".into(),
+            common::on(key, json!({ "request": request, "now_ms": 1_500 })),
+        ];
         let entry = ok(&spool, "appendEntry", &args).await;
         assert_eq!(
             (&entry["id"], &entry["created_at"]),

@@ -107,15 +107,18 @@ async fn test_perf_appends_and_newest_page() {
     console_log!("newest page of 50 out of {ENTRIES}: worst of 5 = {worst:.1} ms");
 
     let spool = common::open(&common::db_name("perf", "js")).await;
-    let options = common::js(&json!({ "sessionId": "s", "nowMs": 1 }));
-    common::call(&spool, "createSession", &[WS.into(), KEY.into(), options])
+    let options = common::on(KEY, json!({ "session_id": "s", "now_ms": 1 }));
+    common::call(&spool, "createSession", &[WS.into(), options])
         .await
         .expect("createSession");
-    let request = common::js(&json!({ "role": "user", "content": "hello from JS" }));
+    let request = common::on(
+        KEY,
+        json!({ "request": { "role": "user", "content": "hello from JS" } }),
+    );
     let calls = 3000u32;
     let start = now();
     for _ in 0..calls {
-        let args = [WS.into(), KEY.into(), request.clone(), JsValue::UNDEFINED];
+        let args = [WS.into(), request.clone()];
         common::call(&spool, "appendEntry", &args)
             .await
             .expect("appendEntry");
@@ -164,8 +167,11 @@ fn median(samples: &mut [f64]) -> f64 {
 /// A parent session of `n` entries, written through `commitTurn` in batches of at most
 /// 1000 (the most one turn commits). Returns how long that took, in ms.
 async fn parent_of(spool: &JsValue, key: &str, n: u64) -> f64 {
-    let options = common::js(&json!({ "sessionId": format!("parent-{n}"), "nowMs": 1 }));
-    common::call(spool, "createSession", &[WS.into(), key.into(), options])
+    let options = common::on(
+        key,
+        json!({ "session_id": format!("parent-{n}"), "now_ms": 1 }),
+    );
+    common::call(spool, "createSession", &[WS.into(), options])
         .await
         .expect("createSession");
     let start = now();
@@ -181,9 +187,11 @@ async fn parent_of(spool: &JsValue, key: &str, n: u64) -> f64 {
                 })
             })
             .collect();
-        let turn = common::js(&json!({ "entries": entries }));
-        let options = common::js(&json!({ "nowMs": 10 + written }));
-        common::call(spool, "commitTurn", &[WS.into(), key.into(), turn, options])
+        let turn = common::on(
+            key,
+            json!({ "turn": { "entries": entries }, "now_ms": 10 + written }),
+        );
+        common::call(spool, "commitTurn", &[WS.into(), turn])
             .await
             .expect("commitTurn");
         written += batch;
@@ -205,13 +213,9 @@ async fn time_branch(
         let child = format!("{parent}:{label}-{i}");
         let mut request = request.clone();
         request["child_session_id"] = format!("{}-{label}-{i}", parent.replace(':', "-")).into();
-        let args = [
-            WS.into(),
-            parent.into(),
-            child.as_str().into(),
-            common::js(&request),
-            common::js(&json!({ "nowMs": 1_000_000 + u64::from(i) })),
-        ];
+        let args = json!({ "parent_key": parent, "child_key": child, "request": request,
+            "now_ms": 1_000_000 + u64::from(i) });
+        let args = [WS.into(), common::js(&args)];
         let start = now();
         common::call(spool, "branch", &args).await.expect("branch");
         samples.push(now() - start);
@@ -269,17 +273,16 @@ async fn test_perf_branch_100_and_10000() {
         .await;
         // The child reads through the parent's history: its newest page.
         let child = format!("{parent}:full-0");
-        let request = common::js(&json!({ "order": "newest_first", "limit": 50 }));
+        let request = common::on(
+            &child,
+            json!({ "request": { "order": "newest_first", "limit": 50 } }),
+        );
         let mut reads = Vec::new();
         for _ in 0..5 {
             let start = now();
-            let page = common::call(
-                &spool,
-                "readPage",
-                &[WS.into(), child.as_str().into(), request.clone()],
-            )
-            .await
-            .expect("readPage");
+            let page = common::call(&spool, "readPage", &[WS.into(), request.clone()])
+                .await
+                .expect("readPage");
             reads.push(now() - start);
             let page = common::json(page);
             assert_eq!(

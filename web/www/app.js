@@ -2,7 +2,7 @@
 // answered. No session rule lives here — ordering, accounting, coverage, lineage and
 // resume decisions all come from the engine.
 
-import init, { Spool } from "../pkg/spool_web.js";
+import init, { Spool, spoolCalls } from "../pkg/spool_web.js";
 import { $, h, describeError } from "./dom.js";
 import { detectFormat } from "./import-format.js";
 import { loadDeclarations, renderOperations, updatePrefills } from "./operations.js";
@@ -56,7 +56,7 @@ async function refreshSessions() {
   const sessions = [];
   let cursor = null;
   do {
-    const page = await spool.listSessions(WORKSPACE, 200, cursor);
+    const page = await spool.listSessions(WORKSPACE, { limit: 200, cursor });
     sessions.push(...page.sessions);
     cursor = page.next_cursor;
   } while (cursor && sessions.length < 2000);
@@ -104,7 +104,7 @@ async function select(key) {
 /** Everything shown about the selected session, as the engine has it now. */
 async function renderCurrent() {
   // Turns and states belong to a live session: a deleted one shows none.
-  const live = current ? await spool.getSession(WORKSPACE, current) : null;
+  const live = current ? await spool.getSession(WORKSPACE, { key: current }) : null;
   const shown = live ? page : { ...page, current: () => null };
   await Promise.all([renderSession(), renderLineage(), renderArchives(page), renderStates(shown)]);
   offerTurns(await renderTurns(shown), live ? current : null);
@@ -124,7 +124,7 @@ async function deselect() {
 }
 
 async function createSession(key) {
-  await spool.createSession(WORKSPACE, key);
+  await spool.createSession(WORKSPACE, { key });
   status(`Created ${key}.`);
   await refreshSessions();
   await select(key);
@@ -136,7 +136,7 @@ async function readAll(key) {
   const entries = [];
   let cursor = null;
   do {
-    const page = await spool.readPage(WORKSPACE, key, { order: "oldest_first", cursor, limit: PAGE });
+    const page = await spool.readPage(WORKSPACE, { key, request: { order: "oldest_first", cursor, limit: PAGE } });
     entries.push(...page.entries);
     cursor = page.next_cursor;
   } while (cursor);
@@ -155,7 +155,7 @@ async function renderSession() {
     return;
   }
   const generation = ++renderGeneration;
-  const session = await spool.getSession(WORKSPACE, current);
+  const session = await spool.getSession(WORKSPACE, { key: current });
   if (generation !== renderGeneration) return;
   if (!session) {
     title.textContent = `${current} (not found)`;
@@ -226,7 +226,7 @@ function renderEntry(entry) {
 }
 
 async function appendMessage(key, request) {
-  const entry = await spool.appendEntry(WORKSPACE, key, request);
+  const entry = await spool.appendEntry(WORKSPACE, { key, request });
   return entry;
 }
 
@@ -249,8 +249,8 @@ function readAppendForm(form) {
 async function compact(window, blocking) {
   const request = { context_window_tokens: window, config: { coverage_blocking: blocking } };
   // What the summary must keep, as the engine extracted it (prepare writes nothing).
-  const prepared = await spool.prepareCompaction(WORKSPACE, current, request);
-  const result = await spool.compact(WORKSPACE, current, request);
+  const prepared = await spool.prepareCompaction(WORKSPACE, { key: current, request });
+  const result = await spool.compact(WORKSPACE, { key: current, request });
   renderReport(prepared, result);
   await Promise.all([renderSession(), refreshSessions()]);
   return result;
@@ -290,7 +290,7 @@ function renderReport(prepared, result) {
 async function forkBefore(messageId) {
   const parent = current;
   const child = `${parent}:fork-${Date.now().toString(36)}`;
-  await spool.branch(WORKSPACE, parent, child, { fork_before_message_id: messageId });
+  await spool.branch(WORKSPACE, { parent_key: parent, child_key: child, request: { fork_before_message_id: messageId } });
   status(`Forked ${child} before ${messageId}.`);
   await refreshSessions();
   await select(child);
@@ -309,7 +309,7 @@ async function renderLineage() {
   // Walk up to the root, then draw the tree down from it.
   let root;
   try {
-    root = await spool.lineage(WORKSPACE, current);
+    root = await spool.lineage(WORKSPACE, { key: current });
   } catch (error) {
     panel.replaceChildren(h("p", { class: "muted" }, error.code === "not_found" ? "No such session." : String(error.message)));
     return;
@@ -320,7 +320,7 @@ async function renderLineage() {
     const parent = root.parent_session_key || (from && from.source_key);
     if (!parent) break;
     try {
-      root = await spool.lineage(WORKSPACE, parent);
+      root = await spool.lineage(WORKSPACE, { key: parent });
     } catch {
       break; // the parent was deleted: this branch is the root we can see
     }
@@ -340,7 +340,7 @@ async function providerForks() {
   const keys = allSessions.map((s) => s.key);
   try {
     for (let at = 0; at < keys.length; at += 1000) {
-      const projection = await spool.forkProjection(WORKSPACE, keys.slice(at, at + 1000), "list");
+      const projection = await spool.forkProjection(WORKSPACE, { keys: keys.slice(at, at + 1000), mode: "list" });
       for (const session of projection.sessions) {
         if (!session.forked_from) continue;
         from.set(session.key, session.forked_from);
@@ -370,7 +370,7 @@ async function lineageNode(view, depth, forks) {
   }
   const keys = [...view.children.map((c) => c.key), ...(forks.children.get(view.key) || [])];
   const kids = depth < 8
-    ? await Promise.all(keys.map((key) => spool.lineage(WORKSPACE, key).then((v) => lineageNode(v, depth + 1, forks))))
+    ? await Promise.all(keys.map((key) => spool.lineage(WORKSPACE, { key }).then((v) => lineageNode(v, depth + 1, forks))))
     : [];
   return h("li", { dataset: { key: view.key, fork: from ? "provider" : null } }, label, note, kids.length ? h("ul", {}, kids) : null);
 }
@@ -390,7 +390,7 @@ async function importText(text, chosen) {
     const key = `import:${format}:${session.provider_session_id}`;
     for (let start = 0; start === 0 || start < session.entries.length; start += IMPORT_SLICE) {
       const slice = { ...session, entries: session.entries.slice(start, start + IMPORT_SLICE) };
-      const outcome = await spool.importSession(WORKSPACE, { key, format, session: slice });
+      const outcome = await spool.importSession(WORKSPACE, { request: { key, format, session: slice } });
       imported += outcome.imported;
     }
     keys.push(key);
@@ -410,7 +410,7 @@ async function importFile(file) {
 // ---------------------------------------------------------------- resume
 
 async function refreshRuns() {
-  const list = await spool.listRuns(WORKSPACE, 100);
+  const list = await spool.listRuns(WORKSPACE, { limit: 100 });
   $("runs").tBodies[0].replaceChildren(
     ...list.runs.map((r) =>
       h("tr", {}, [r.agent_type, r.project_id, r.session_id, r.task_id, r.status].map((v) => h("td", {}, v)))),
@@ -466,7 +466,7 @@ function wire() {
     event.preventDefault();
     const run = Object.fromEntries(new FormData(event.currentTarget));
     guarded(async () => {
-      await spool.recordRun(WORKSPACE, run);
+      await spool.recordRun(WORKSPACE, { run });
       status(`Recorded ${run.agent_type} run ${run.session_id} (${run.status}).`);
       await refreshRuns();
     });
@@ -476,7 +476,7 @@ function wire() {
     event.preventDefault();
     const data = Object.fromEntries(new FormData(event.currentTarget));
     const request = { agent_type: data.agent_type, project_id: data.project_id || null };
-    guarded(async () => renderDecision(await spool.selectResume(WORKSPACE, request)));
+    guarded(async () => renderDecision(await spool.selectResume(WORKSPACE, { request })));
   });
 
   const zone = $("drop-zone");
@@ -533,6 +533,7 @@ const page = {
 /** What the Operations panel gets from the page. */
 const panelContext = {
   Spool,
+  spoolCalls,
   spool: () => spool,
   workspace: WORKSPACE,
   dbName: DB_NAME,

@@ -3,7 +3,9 @@
 // argument, a Run button and the engine's answer — the result as JSON, or the typed error
 // with its reason code. Parameter names, types and docs come from the package's own
 // TypeScript declarations (`spool_web.d.ts`, generated from the Rust side) when the page
-// can fetch them, and from the functions' source otherwise.
+// can fetch them, and from the functions' source otherwise. The methods of the engine's
+// operation table all take `(workspace, args)`: their one JSON `args` box is described
+// (fields, which are optional, docs) by the package's `spoolCalls()`, from the same table.
 
 import { h, json, describeError } from "./dom.js";
 
@@ -14,15 +16,32 @@ import { h, json, describeError } from "./dom.js";
  */
 const NOT_CALLABLE = new Set(["constructor", "free", "onChange"]);
 
-/** Parameter names that take the page's current workspace, session or database. */
+/** Parameter names (and fields of a table call's `args`) that take the page's current
+ * workspace, session or database. */
 const PREFILL = {
   workspace: (ctx) => ctx.workspace,
   key: (ctx) => ctx.current(),
-  sourceKey: (ctx) => ctx.current(),
-  parentKey: (ctx) => ctx.current(),
+  source_key: (ctx) => ctx.current(),
+  parent_key: (ctx) => ctx.current(),
   keys: (ctx) => (ctx.current() ? [ctx.current()] : null),
   dbName: (ctx) => ctx.dbName,
 };
+
+/** The pre-fill of a table call's `args`: the fields of `call` that follow the page. */
+function argsPrefill(call, ctx) {
+  const args = {};
+  for (const field of call.fields) {
+    const value = PREFILL[field.name] && PREFILL[field.name](ctx);
+    if (value !== null && value !== undefined) args[field.name] = value;
+  }
+  return Object.keys(args).length ? args : null;
+}
+
+/** The pre-fill of the input of `param` in the row of a method (`call`: its table entry). */
+function prefillOf(param, call, ctx) {
+  if (call && param.name === "args") return argsPrefill(call, ctx);
+  return PREFILL[param.name] ? PREFILL[param.name](ctx) : null;
+}
 
 /** The callable methods of `Spool`: `{ name, isStatic }`, by name. */
 export function spoolMethods(Spool) {
@@ -154,6 +173,8 @@ function isFunctionType(type, types) {
  */
 export function renderOperations(list, ctx, declarations) {
   const methods = spoolMethods(ctx.Spool);
+  // The operation table's calls, by method name.
+  ctx.calls = new Map((ctx.spoolCalls ? ctx.spoolCalls() : []).map((call) => [call.js_name, call]));
   const rows = new Map();
   list.replaceChildren(...methods.map((method) => {
     const row = renderMethod(method, ctx, declarations);
@@ -165,6 +186,7 @@ export function renderOperations(list, ctx, declarations) {
 
 function renderMethod(method, ctx, declarations) {
   const declared = declarations && declarations.methods.get(method.name);
+  const call = method.isStatic ? null : ctx.calls.get(method.name) || null;
   const names = sourceParams(method.fn);
   // The declarations describe this build only when they agree with the function.
   const params = declared && declared.params.length === names.length
@@ -181,12 +203,21 @@ function renderMethod(method, ctx, declarations) {
       placeholder: callback ? "JSON the function returns" : (param.optional ? "optional: leave empty to omit" : "JSON"),
       dataset: { param: param.name, callback: callback ? "true" : null },
     });
+    const table = call && param.name === "args";
+    if (table) {
+      input.placeholder = `{ ${call.fields.map((f) => `${f.name}${f.optional ? "?" : ""}`).join(", ")} }`;
+      input.dataset.fields = call.fields.map((f) => f.name).join(" ");
+    }
     const label = h("label", { for: input.id },
       h("code", {}, `${param.name}${param.optional ? "?" : ""}`),
-      param.type ? h("span", { class: "muted" }, `: ${param.type}`) : null,
+      table ? h("span", { class: "muted" }, `: the call's fields in snake_case (its Command JSON without "op")`)
+        : param.type ? h("span", { class: "muted" }, `: ${param.type}`) : null,
       callback ? h("span", { class: "muted" }, " — the panel passes a function returning this JSON (a stand-in for your LLM or callback)") : null);
     const refs = param.type ? referencedTypes(param.type, types) : [];
-    const help = refs.length
+    const help = table
+      ? h("details", { class: "type-help" }, h("summary", {}, `Fields of ${call.name}`),
+        h("pre", {}, call.fields.map((f) => `${f.name}${f.optional ? "?" : ""}: ${f.type}`).join("\n")))
+      : refs.length
       ? h("details", { class: "type-help" }, h("summary", {}, `Declaration of ${refs.map(([n]) => n).join(", ")}`),
         h("pre", {}, refs.map(([, text]) => text).join("\n")))
       : null;
@@ -198,7 +229,7 @@ function renderMethod(method, ctx, declarations) {
   });
   const signature = `${method.isStatic ? "Spool." : ""}${method.name}(${params.map((p) => `${p.name}${p.optional ? "?" : ""}`).join(", ")})`;
   const reset = () => {
-    for (const { param, input } of fields) fill(input, PREFILL[param.name] && PREFILL[param.name](ctx));
+    for (const { param, input } of fields) fill(input, prefillOf(param, call, ctx));
   };
   const form = h("form", { class: "stack", "aria-label": `Arguments of ${method.name}` },
     ...fields.map((f) => f.field),
@@ -206,15 +237,16 @@ function renderMethod(method, ctx, declarations) {
       h("button", { type: "submit", "aria-label": `Run ${method.name}` }, "Run"),
       h("button", { type: "button", class: "secondary", "aria-label": `Reset the arguments of ${method.name}`, onclick: reset }, "Reset")),
     output);
-  const row = { method, fields, output, reset, element: null, lastValue: undefined };
+  const row = { method, call, fields, output, reset, element: null, lastValue: undefined };
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     run(row, ctx);
   });
-  row.element = h("li", { dataset: { method: method.name, static: method.isStatic ? "true" : null } },
+  row.element = h("li", { dataset: { method: method.name, static: method.isStatic ? "true" : null, table: call ? "true" : null } },
     h("details", {},
       h("summary", {}, h("code", {}, signature), declared ? h("span", { class: "muted" }, ` → ${declared.returns}`) : null),
-      declared && declared.doc ? h("p", { class: "doc" }, declared.doc) : null,
+      declared && declared.doc ? h("p", { class: "doc" }, declared.doc)
+        : call ? h("p", { class: "doc" }, call.doc) : null,
       form));
   reset();
   return row;
@@ -282,8 +314,8 @@ async function run(row, ctx) {
 export function updatePrefills(rows, ctx) {
   for (const row of rows.values()) {
     for (const { param, input } of row.fields) {
-      if (!PREFILL[param.name] || input.value !== input.dataset.prefilled) continue;
-      fill(input, PREFILL[param.name](ctx));
+      if (input.value !== input.dataset.prefilled) continue;
+      fill(input, prefillOf(param, row.call, ctx));
     }
   }
 }

@@ -65,7 +65,7 @@ async function step(page, name, call) {
     return undefined;
   } finally {
     if (operation) {
-      const fresh = await page.spool().getForkOperation(page.workspace, operation.operation_id).catch(() => null);
+      const fresh = await page.spool().getForkOperation(page.workspace, { operation_id: operation.operation_id }).catch(() => null);
       if (fresh) show(fresh);
     }
   }
@@ -89,20 +89,20 @@ export function wireProviderFork(page) {
     };
     $("fork-payload").replaceChildren();
     return step(page, "prepare", async () => {
-      show(await page.spool().fork(ws(), source, request));
+      show(await page.spool().fork(ws(), { source_key: source, request }));
       $("fork-target").dataset.auto = "true";
     });
   });
 
   $("fork-dispatch").addEventListener("click", () => step(page, "dispatch", async () => {
-    const payload = await page.spool().beginForkDispatch(ws(), id());
+    const payload = await page.spool().beginForkDispatch(ws(), { operation_id: id() });
     // What the host sends its provider: here it lands on the page, and the user answers.
     $("fork-payload").replaceChildren(h("details", { open: true },
       h("summary", {}, "Sent to the simulated provider"), h("pre", {}, json(payload))));
   }));
 
   const answer = (name, disposition) => step(page, name, async () => {
-    show(await page.spool().recordForkDisposition(ws(), id(), disposition()));
+    show(await page.spool().recordForkDisposition(ws(), { operation_id: id(), disposition: disposition() }));
   });
   $("fork-accept").addEventListener("click", () => answer("accept", () => ({
     disposition: "accepted",
@@ -119,10 +119,10 @@ export function wireProviderFork(page) {
   })));
 
   $("fork-commit").addEventListener("click", () => step(page, "commit", async () => {
-    show(await page.spool().commitFork(ws(), id()));
+    show(await page.spool().commitFork(ws(), { operation_id: id() }));
     await page.refresh();
   }));
   $("fork-ack").addEventListener("click", () => step(page, "acknowledge", async () => {
-    show(await page.spool().acknowledgeForkOperation(ws(), id()));
+    show(await page.spool().acknowledgeForkOperation(ws(), { operation_id: id() }));
   }));
 }

@@ -46,7 +46,7 @@ export function wireSessionActions(page) {
     const keep = Number($("truncate-keep").value);
     return page.guarded(async () => {
       if (!(await confirmAction(`Keep only the newest ${keep} message(s) of ${key}? The others are deleted.`, "Truncate"))) return;
-      const outcome = await page.spool().truncate(page.workspace, key, keep);
+      const outcome = await page.spool().truncate(page.workspace, { key, max_messages: keep });
       report(outcome.truncated
         ? `Truncated: ${outcome.before_count} → ${outcome.after_count} messages.`
         : `Nothing to truncate (${outcome.before_count} messages).`);
@@ -59,7 +59,7 @@ export function wireSessionActions(page) {
     if (!key) return page.status("Select or create a session first.", "error");
     return page.guarded(async () => {
       if (!(await confirmAction(`Reset ${key}? Its transcript is archived and the key starts a new session.`, "Reset"))) return;
-      const outcome = await page.spool().applyIntent(page.workspace, key, "reset_same_key");
+      const outcome = await page.spool().applyIntent(page.workspace, { key, intent: "reset_same_key" });
       const archive = outcome.archive;
       report(`Reset: now session ${outcome.session.session_id} (epoch ${outcome.session.epoch}); ` +
         (archive && archive.written ? "the old one is archived." : `archive not written${archive && archive.error ? `: ${archive.error}` : ""}.`));
@@ -75,7 +75,7 @@ export function wireSessionActions(page) {
         report("Delete cancelled.");
         return;
       }
-      await page.spool().deleteSession(page.workspace, key);
+      await page.spool().deleteSession(page.workspace, { key });
       report(`Deleted ${key}.`);
       await page.deselect();
     });

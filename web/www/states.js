@@ -8,7 +8,7 @@ export async function renderStates(page) {
   const key = page.current();
   if (!key) return body.replaceChildren();
   const validOnly = !$("states-all").checked;
-  const states = await page.spool().listStates(page.workspace, key, validOnly);
+  const states = await page.spool().listStates(page.workspace, { key, valid_only: validOnly });
   if (key !== page.current()) return undefined;
   body.replaceChildren(...states.map((s) => h("tr", { dataset: { stateId: String(s.id), valid: String(s.valid) } },
     h("td", {}, String(s.id)),
@@ -32,7 +32,7 @@ export function wireStates(page) {
         state_kind: data.get("state_kind"),
         payload: JSON.parse(String(data.get("payload") || "null")),
       };
-      const saved = await page.spool().saveState(page.workspace, page.current(), state);
+      const saved = await page.spool().saveState(page.workspace, { key: page.current(), state });
       page.status(`Saved state #${saved.id} (${saved.state_kind}).`);
       await renderStates(page);
     });
@@ -43,7 +43,7 @@ export function wireStates(page) {
     const data = new FormData(event.currentTarget);
     const kind = String(data.get("state_kind") || "").trim() || null;
     return page.guarded(async () => {
-      const n = await page.spool().invalidateStates(page.workspace, page.current(), String(data.get("reason")), kind);
+      const n = await page.spool().invalidateStates(page.workspace, { key: page.current(), reason: String(data.get("reason")), state_kind: kind });
       $("states-report").textContent = `Invalidated ${n} state(s).`;
       await renderStates(page);
     });

@@ -24,12 +24,12 @@ async function loadTurns(page, key) {
   const turns = [];
   let cursor = null;
   for (let read = 0; read < pages; read++) {
-    const found = await spool.listTurns(page.workspace, key, { order: "newest_first", limit: turnPaging.size, cursor });
+    const found = await spool.listTurns(page.workspace, { key, request: { order: "newest_first", limit: turnPaging.size, cursor } });
     turns.push(...found.turns);
     cursor = found.next_cursor;
     if (!cursor) break;
   }
-  const { latest, active } = await spool.sessionTurns(page.workspace, key);
+  const { latest, active } = await spool.sessionTurns(page.workspace, { key });
   return { latest, active, turns, more: cursor !== null };
 }
 
@@ -69,7 +69,7 @@ export async function renderTurns(page) {
 
 function close(page, turnId, method) {
   return page.guarded(async () => {
-    const turn = await page.spool()[method](page.workspace, page.current(), turnId);
+    const turn = await page.spool()[method](page.workspace, { key: page.current(), turn_id: turnId });
     page.status(`Turn ${turn.turn_id} is ${turn.phase}.`);
     await page.refresh();
   });
@@ -89,7 +89,7 @@ export function wireTurns(page) {
     const providerTurn = $("provider-turn-id").value.trim();
     if (providerTurn) request.provider_turn_id = providerTurn;
     return page.guarded(async () => {
-      const turn = await page.spool().startTurn(page.workspace, page.current(), request);
+      const turn = await page.spool().startTurn(page.workspace, { key: page.current(), request });
       input.value = "";
       $("provider-turn-id").value = "";
       page.status(`Turn ${turn.turn_id} started (#${turn.seq}).`);

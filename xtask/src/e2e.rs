@@ -511,7 +511,7 @@ fn reload(browser: &Browser) -> Result<Option<f64>, String> {
 fn two_tabs(browser: &Browser, page: &str) -> Result<Outcome, String> {
     let first = browser.window()?;
     browser.js_async(
-        "await window.spoolDemo.spool.createSession(window.spoolDemo.workspace, arguments[0]);",
+        "await window.spoolDemo.spool.createSession(window.spoolDemo.workspace, { key: arguments[0] });",
         json!([TWIN_KEY]),
     )?;
     let url = format!("{page}#{}", TWIN_KEY.replace(':', "%3A"));
@@ -539,7 +539,7 @@ fn two_tabs(browser: &Browser, page: &str) -> Result<Outcome, String> {
     }
     let total = 2 * BURST;
     let stored = browser.js_async(
-        "return await window.spoolDemo.spool.countEntries(window.spoolDemo.workspace, arguments[0]);",
+        "return await window.spoolDemo.spool.countEntries(window.spoolDemo.workspace, { key: arguments[0] });",
         json!([TWIN_KEY]),
     )?;
     ensure(stored == total, || {
@@ -552,7 +552,7 @@ fn two_tabs(browser: &Browser, page: &str) -> Result<Outcome, String> {
     }
     let contents = browser.js_async(
         "const s = window.spoolDemo.spool, ws = window.spoolDemo.workspace;\n\
-         const page = await s.readPage(ws, arguments[0], { order: 'oldest_first', limit: 1000 });\n\
+         const page = await s.readPage(ws, { key: arguments[0], request: { order: 'oldest_first', limit: 1000 } });\n\
          return page.entries.map(e => e.content);",
         json!([TWIN_KEY]),
     )?;

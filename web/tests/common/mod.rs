@@ -119,3 +119,12 @@ fn as_js_numbers(value: &serde_json::Value) -> serde_json::Value {
 pub(crate) fn json(value: JsValue) -> serde_json::Value {
     serde_wasm_bindgen::from_value(value).expect("the result is JSON")
 }
+
+/// The arguments of a table call on the session `key`: `{ key, ...more }` as JS.
+pub(crate) fn on(key: &str, more: serde_json::Value) -> JsValue {
+    let mut args = serde_json::json!({ "key": key });
+    for (field, value) in more.as_object().into_iter().flatten() {
+        args[field] = value.clone();
+    }
+    js(&args)
+}

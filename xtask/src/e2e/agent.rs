@@ -272,7 +272,7 @@ pub(super) fn provider_fork(browser: &Browser) -> Result<Outcome, String> {
     )?;
     // The child holds the source's history through turn-1's boundary, not the entry after.
     let copied = browser.js_async(
-        "return await window.spoolDemo.spool.countEntries(window.spoolDemo.workspace, arguments[0])",
+        "return await window.spoolDemo.spool.countEntries(window.spoolDemo.workspace, { key: arguments[0] })",
         json!([CHILD]),
     )?;
     ensure(copied == 2, || {

@@ -35,8 +35,10 @@ struct Panel<'a> {
 }
 
 impl Panel<'_> {
-    /// Resets the row of `method`, types `args` (JSON per named parameter; the others
-    /// keep the page's pre-fill or stay empty), clicks Run and reads the answer.
+    /// Resets the row of `method`, types `args` (JSON per named parameter; for a table
+    /// method, whose one `args` box takes the call's fields, a name that is a field of the
+    /// call is written into that box over its pre-fill; the others keep the page's pre-fill
+    /// or stay empty), clicks Run and reads the answer.
     fn run(&mut self, method: &str, args: Value) -> Result<Answer, String> {
         let out = self.browser.js_async(
             "const [name, args] = arguments;\n\
@@ -46,11 +48,17 @@ impl Panel<'_> {
              li.querySelector('button[aria-label^=\"Reset\"]').click();\n\
              const inputs = [...li.querySelectorAll('[data-param]')];\n\
              const prefills = Object.fromEntries(inputs.map(i => [i.dataset.param, i.value]));\n\
+             const table = li.dataset.table === 'true' ? inputs.find(i => i.dataset.param === 'args') : null;\n\
+             let merged = null;\n\
              for (const [param, value] of Object.entries(args)) {\n\
                const input = inputs.find(i => i.dataset.param === param);\n\
-               if (!input) throw new Error(`${name} has no parameter ${param} (${inputs.map(i => i.dataset.param)})`);\n\
-               input.value = JSON.stringify(value);\n\
+               if (input) { input.value = JSON.stringify(value); continue; }\n\
+               const fields = table ? table.dataset.fields.split(' ') : [];\n\
+               if (!fields.includes(param)) throw new Error(`${name} has no parameter or field ${param} (${inputs.map(i => i.dataset.param)} ${fields})`);\n\
+               merged = merged ?? (table.value.trim() ? JSON.parse(table.value) : {});\n\
+               merged[param] = value;\n\
              }\n\
+             if (merged) table.value = JSON.stringify(merged);\n\
              const out = li.querySelector('output');\n\
              const runs = Number(out.dataset.runs);\n\
              li.querySelector('button[type=submit]').click();\n\
@@ -121,7 +129,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     };
     p.ok(
         "createSession",
-        json!({ "key": OPS, "options": { "sessionId": "ops-sid-1" } }),
+        json!({ "key": OPS, "session_id": "ops-sid-1" }),
         |v| v["key"] == OPS && v["session_id"] == "ops-sid-1",
     )?;
     p.fails("createSession", json!({ "key": OPS }), "conflict")?;
@@ -129,7 +137,8 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     browser.js_async("await window.spoolDemo.select(arguments[0])", json!([OPS]))?;
     let answer = p.run("getSession", json!({}))?;
     ensure(
-        answer.prefills == json!({ "workspace": "\"default\"", "key": json!(OPS).to_string() }),
+        answer.prefills
+            == json!({ "workspace": "\"default\"", "args": json!({ "key": OPS }).to_string() }),
         || format!("pre-filled arguments: {}", answer.prefills),
     )?;
     ensure(answer.value["key"] == OPS, || {
@@ -169,7 +178,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         "invalid_argument",
     )?;
     p.ok("countEntries", json!({}), |v| *v == 4)?;
-    p.ok("getEntry", json!({ "messageId": "ops-m1" }), |v| {
+    p.ok("getEntry", json!({ "message_id": "ops-m1" }), |v| {
         v["role"] == "user"
     })?;
     p.ok("canonicalTranscript", json!({}), |v| len(v) == 4)?;
@@ -184,9 +193,11 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         json!({ "request": { "model": "gpt-5-codex", "metadata": { "ui": "demo" } } }),
         |v| v["model"] == "gpt-5-codex" && v["metadata"]["ui"] == "demo",
     )?;
-    p.ok("planProviderThread", json!({ "agentType": "codex" }), |v| {
-        v["action"] == "resume" && v["thread_id"] == "thread-ops-1"
-    })?;
+    p.ok(
+        "planProviderThread",
+        json!({ "agent_type": "codex" }),
+        |v| v["action"] == "resume" && v["thread_id"] == "thread-ops-1",
+    )?;
     p.ok("applyIntent", json!({ "intent": "continue" }), |v| {
         v["created"] == false && v["rotated"] == false
     })?;
@@ -200,19 +211,19 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     p.ok("sessionTurns", json!({}), |v| {
         v["active"]["turn_id"] == "ops-t1"
     })?;
-    p.ok("settleTurn", json!({ "turnId": "ops-t1" }), |v| {
+    p.ok("settleTurn", json!({ "turn_id": "ops-t1" }), |v| {
         v["phase"] == "settled" && !v["boundary"].is_null()
     })?;
-    p.fails("settleTurn", json!({ "turnId": "ops-t1" }), "conflict")?;
+    p.fails("settleTurn", json!({ "turn_id": "ops-t1" }), "conflict")?;
     p.ok(
         "startTurn",
         json!({ "request": { "turn_id": "ops-t2" } }),
         |v| v["seq"] == 2,
     )?;
-    p.ok("interruptTurn", json!({ "turnId": "ops-t2" }), |v| {
+    p.ok("interruptTurn", json!({ "turn_id": "ops-t2" }), |v| {
         v["phase"] == "interrupted"
     })?;
-    p.ok("getTurn", json!({ "turnId": "ops-t1" }), |v| {
+    p.ok("getTurn", json!({ "turn_id": "ops-t1" }), |v| {
         v["phase"] == "settled" && v["provider_turn_id"] == "p-ops-t1"
     })?;
     // Every turn, a page at a time: no request reads them all in start order; pages of
@@ -276,12 +287,12 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     })?;
     p.ok(
         "compactionPreimage",
-        json!({ "compactionId": "ops-c1" }),
+        json!({ "compaction_id": "ops-c1" }),
         |v| len(v) > 0 && len(v) != usize::MAX,
     )?;
     p.ok(
         "setFlushReceipt",
-        json!({ "compactionId": "ops-c1", "status": "unsafe" }),
+        json!({ "compaction_id": "ops-c1", "status": "unsafe" }),
         |v| v["flush_receipt_status"] == "degraded_forensic",
     )?;
     p.ok("listDegradedCompactions", json!({}), |v| {
@@ -290,7 +301,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     })?;
     p.ok(
         "setRepairStatus",
-        json!({ "compactionId": "ops-c1", "status": "repaired" }),
+        json!({ "compaction_id": "ops-c1", "status": "repaired" }),
         |v| v["repair_status"] == "repaired",
     )?;
     p.ok(
@@ -332,7 +343,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     // Branches.
     p.ok(
         "branch",
-        json!({ "childKey": BRANCH, "request": { "fork_transcript": true } }),
+        json!({ "child_key": BRANCH, "request": { "fork_transcript": true } }),
         |v| v["parent_session_key"] == OPS && v["forked_from_parent"] == true,
     )?;
     p.ok("lineage", json!({}), |v| {
@@ -345,18 +356,18 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     })?;
 
     // A provider fork through ops-t1, every step by hand, with a provider-state binding.
-    let op = json!({ "operationId": "ops-op-1" });
+    let op = json!({ "operation_id": "ops-op-1" });
     p.ok(
         "fork",
         json!({ "request": { "request_id": "ops-r1", "target_key": FORKED,
             "target_session_id": "ops-fork-sid", "through_turn_id": "ops-t1" },
-            "options": op }),
+            "operation_id": "ops-op-1" }),
         |v| v["status"] == "accepted" && v["phase"] == "frozen",
     )?;
     p.ok("getForkOperation", op.clone(), |v| v["state"] == "prepared")?;
     p.fails(
         "getForkOperation",
-        json!({ "operationId": "no-such-op" }),
+        json!({ "operation_id": "no-such-op" }),
         "not_found",
     )?;
     p.ok("beginForkDispatch", op.clone(), |v| {
@@ -366,7 +377,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         "target_provider_session_id": "sim-ops-1", "bind_provider_state": true });
     p.ok(
         "recordForkDisposition",
-        json!({ "operationId": "ops-op-1", "disposition": accepted }),
+        json!({ "operation_id": "ops-op-1", "disposition": accepted }),
         |v| v["state"] == "provider_accepted",
     )?;
     p.ok("commitFork", op.clone(), |v| {
@@ -374,7 +385,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     })?;
     let again = p.fails(
         "recordForkDisposition",
-        json!({ "operationId": "ops-op-1", "disposition": accepted }),
+        json!({ "operation_id": "ops-op-1", "disposition": accepted }),
         "conflict",
     )?;
     ensure(again.contains("(reason: stale_transition)"), || {
@@ -412,18 +423,18 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     )?;
     p.ok(
         "getRoleSession",
-        json!({ "roleSessionId": "role-ops" }),
+        json!({ "role_session_id": "role-ops" }),
         |v| v["role_id"] == "cto",
     )?;
     p.ok(
         "updateRoleAdapterState",
-        json!({ "roleSessionId": "role-ops", "agentType": "codex",
+        json!({ "role_session_id": "role-ops", "agent_type": "codex",
             "state": { "resume_session_id": "thread-ops-1" } }),
         |v| *v == true,
     )?;
     p.ok(
         "getRoleAdapterState",
-        json!({ "roleSessionId": "role-ops", "agentType": "codex" }),
+        json!({ "role_session_id": "role-ops", "agent_type": "codex" }),
         |v| v["resume_session_id"] == "thread-ops-1",
     )?;
     p.ok(
@@ -467,7 +478,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         json!({ "request": { "role": "assistant", "content": "Split done." } }),
         |v| v["role"] == "assistant",
     )?;
-    p.ok("truncate", json!({ "maxMessages": 1 }), |v| {
+    p.ok("truncate", json!({ "max_messages": 1 }), |v| {
         v["truncated"] == true && v["before_count"] == 2 && v["after_count"] == 1
     })?;
     p.ok("rollback", json!({ "turns": 0 }), |v| {
@@ -493,7 +504,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     )?;
     p.ok("deleteSession", json!({ "key": BRANCH }), Value::is_null)?;
     p.ok("getSession", json!({ "key": BRANCH }), Value::is_null)?;
-    p.ok("pruneStale", json!({ "maxAgeMs": TEN_YEARS_MS }), |v| {
+    p.ok("pruneStale", json!({ "max_age_ms": TEN_YEARS_MS }), |v| {
         *v == 0
     })?;
     p.ok("capEntries", json!({ "max": 1000 }), |v| *v == 0)?;

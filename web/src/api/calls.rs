@@ -1,0 +1,208 @@
+//! The table calls of [`Spool`]: one method per entry of the core's operation table
+//! ([`spool::for_each_op!`]), derived from it, so a new entry gets its JS method with no
+//! code here.
+//!
+//! Every table method takes the same two arguments: `spool.jsName(workspace, args)`, where
+//! `args` is a plain object with the call's fields in `snake_case`: exactly the core
+//! `Command` JSON minus `"op"` (`spool.appendEntry("default", { key, request: { role:
+//! "user", content: "hi" } })`). The shell fills in what the core never reads itself
+//! before the arguments are read ([`defaults`]): `now_ms` (`Date.now()`) and the ids a
+//! call gives what it creates (`crypto.randomUUID()`). The arguments are then read into
+//! the call's struct (`spool::ops::AppendEntry`, …) with its own `serde` rules (unknown
+//! fields reject), its operation is driven like every other (the workspace's Web Lock,
+//! one transaction, change notifications) and its result crosses as plain JSON.
+
+use js_sys::Promise;
+use serde_json::{Map, Value};
+use spool::{Error, Op, Operation};
+use wasm_bindgen::prelude::*;
+
+use super::Spool;
+use crate::js;
+
+/// Calls whose `operation_id` names the operation they create (drawn when absent); every
+/// other call's `operation_id` names an existing operation and must be given.
+const CREATES_OPERATION: &[&str] = &["fork"];
+
+/// Ids inside a call's object argument that the shell draws when absent: `(call, field,
+/// id field)`. The object itself defaults to `{}`.
+const NESTED_IDS: &[(&str, &str, &str)] = &[
+    ("branch", "request", "child_session_id"),
+    ("import_session", "request", "session_id"),
+];
+
+/// Whether a field is absent (`undefined` and `null` read as absent).
+fn absent(args: &Map<String, Value>, field: &str) -> bool {
+    args.get(field).is_none_or(Value::is_null)
+}
+
+/// Fills in the shell's defaults of the call `name`, whose fields are `fields`: `now_ms`,
+/// a created session's `session_id`, a created operation's `operation_id`, and the ids of
+/// [`NESTED_IDS`]. Only fields the call has are filled, so a misplaced one still rejects.
+fn defaults(name: &str, fields: &[Field], args: &mut Map<String, Value>) -> Result<(), Error> {
+    let has = |field: &str| fields.iter().any(|(name, _)| *name == field);
+    if has("now_ms") && absent(args, "now_ms") {
+        args.insert("now_ms".into(), js::now_ms().into());
+    }
+    if has("session_id") && absent(args, "session_id") {
+        args.insert("session_id".into(), js::random_uuid("session_id")?.into());
+    }
+    if CREATES_OPERATION.contains(&name) && absent(args, "operation_id") {
+        args.insert(
+            "operation_id".into(),
+            js::random_uuid("operation_id")?.into(),
+        );
+    }
+    for (call, field, id) in NESTED_IDS {
+        if *call != name {
+            continue;
+        }
+        if absent(args, field) {
+            args.insert((*field).to_owned(), Value::Object(Map::new()));
+        }
+        if let Some(object) = args.get_mut(*field).and_then(Value::as_object_mut)
+            && absent(object, id)
+        {
+            object.insert((*id).to_owned(), js::random_uuid(field)?.into());
+        }
+    }
+    Ok(())
+}
+
+/// A field of a table call: its name, and whether the core defaults it when absent.
+type Field = (&'static str, bool);
+
+/// The operation of the table call `O` (whose fields are `fields`) in `workspace` with the
+/// JS `args`. A field the core does not default must be given, even one that may be
+/// `null` (`updateRoleAdapterState`'s `state`, whose `null` clears: a forgotten one must
+/// not). `field_error` names the argument that does not parse, when one alone does not.
+fn operation<O: Op>(
+    fields: &[Field],
+    workspace: &JsValue,
+    args: JsValue,
+    field_error: fn(&Map<String, Value>) -> Result<(), Error>,
+) -> Result<Operation<O::Output>, Error> {
+    let workspace = js::string(workspace, "workspace")?;
+    let mut args = js::args(args)?;
+    defaults(O::NAME, fields, &mut args)?;
+    for (field, defaulted) in fields {
+        if !defaulted && !args.contains_key(*field) {
+            return Err(Error::invalid(field, "missing (give null for none)"));
+        }
+    }
+    let op: O = match serde_json::from_value(Value::Object(args.clone())) {
+        Ok(op) => op,
+        Err(e) => {
+            field_error(&args)?;
+            return Err(Error::unparsed("args", "does not parse", &e));
+        }
+    };
+    Ok(op.operation(&workspace))
+}
+
+/// One method per table entry, and the names of the methods.
+macro_rules! js_calls {
+    ($(
+        $(#[doc = $doc:literal])*
+        $name:ident $js:ident $Op:ident {
+            $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
+        } -> $out:ty = $f:path;
+    )*) => {
+        #[wasm_bindgen]
+        impl Spool {
+            $(
+                $(#[doc = $doc])*
+                ///
+                /// `args`: the call's fields in `snake_case` (its `Command` JSON without
+                /// `op`); `now_ms` defaults to `Date.now()`, a created identity to
+                /// `crypto.randomUUID()`.
+                #[wasm_bindgen(js_name = $js, unchecked_return_type = "Promise<any>")]
+                pub fn $name(
+                    &self,
+                    #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
+                    #[wasm_bindgen(unchecked_optional_param_type = "Record<string, any>")]
+                    args: JsValue,
+                ) -> Promise {
+                    self.run(operation::<spool::ops::$Op>(
+                        &[$((
+                            stringify!($field),
+                            stringify!($(#[$attr])*).contains("default"),
+                        )),*],
+                        &workspace,
+                        args,
+                        |args| {
+                            $(
+                                if let Some(value) = args.get(stringify!($field)) {
+                                    serde_json::from_value::<$ty>(value.clone()).map_err(|e| {
+                                        Error::unparsed(stringify!($field), "does not parse", &e)
+                                    })?;
+                                }
+                            )*
+                            let _ = args;
+                            Ok(())
+                        },
+                    ))
+                }
+            )*
+        }
+
+        /// Every table call's name and the name of its JS method, in table order.
+        pub const JS_NAMES: &[(&str, &str)] = &[$((stringify!($name), stringify!($js))),*];
+
+        /// The table calls as data, for tooling (the demo page's Operations panel): one
+        /// `{ name, js_name, doc, fields: [{ name, type, optional }] }` per call, in table
+        /// order. A field is optional when the core defaults it or the shell fills it in.
+        #[wasm_bindgen(js_name = spoolCalls, unchecked_return_type = "SpoolCall[]")]
+        pub fn spool_calls() -> JsValue {
+            let calls = vec![$(
+                CallInfo {
+                    name: stringify!($name),
+                    js_name: stringify!($js),
+                    doc: concat!($($doc, "\n"),*),
+                    fields: vec![$(
+                        FieldInfo::new(
+                            stringify!($name),
+                            stringify!($field),
+                            stringify!($ty),
+                            stringify!($(#[$attr])*),
+                        )
+                    ),*],
+                }
+            ),*];
+            js::to_js(&calls).unwrap_or(JsValue::NULL)
+        }
+    };
+}
+
+spool::for_each_op!(js_calls);
+
+/// One entry of [`spool_calls`].
+#[derive(serde::Serialize)]
+struct CallInfo {
+    name: &'static str,
+    js_name: &'static str,
+    doc: &'static str,
+    fields: Vec<FieldInfo>,
+}
+
+/// One field of a [`CallInfo`].
+#[derive(serde::Serialize)]
+struct FieldInfo {
+    name: &'static str,
+    #[serde(rename = "type")]
+    ty: String,
+    optional: bool,
+}
+
+impl FieldInfo {
+    /// The field `name` of the call `call`, of Rust type `ty` with attributes `attrs`.
+    fn new(call: &str, name: &'static str, ty: &str, attrs: &str) -> FieldInfo {
+        let ty = ty.replace("$crate :: ", "").replace(" :: ", "::");
+        let drawn = name == "now_ms"
+            || name == "session_id"
+            || (name == "operation_id" && CREATES_OPERATION.contains(&call))
+            || NESTED_IDS.iter().any(|(c, f, _)| *c == call && *f == name);
+        let optional = drawn || attrs.contains("default") || ty.starts_with("Option");
+        FieldInfo { name, ty, optional }
+    }
+}
