@@ -1,6 +1,7 @@
-//! Provider thread bindings (ARCHITECTURE.md, "Resume selection"): a session remembers the provider-side
-//! thread its turns ran on (e.g. `codex_thread_id` in its `model_config`), so an agent
-//! rebuilt for the same session resumes that thread instead of starting an empty one.
+//! Provider thread bindings (ARCHITECTURE.md, "Resume selection"): a session remembers the
+//! provider-side thread its turns ran on (e.g. `codex_thread_id` in its `model_config`), so
+//! an agent rebuilt for the same session resumes that thread instead of starting an empty
+//! one.
 //!
 //! - The binding is written only by [`commit_turn`], in the same commit that makes the
 //!   turn's entries durable: a crash can never leave a binding to a thread whose turn

@@ -1,4 +1,5 @@
-//! Turns: one user request and everything the agent did for it (ARCHITECTURE.md, "Turns and provider forks").
+//! Turns: one user request and everything the agent did for it (ARCHITECTURE.md, "Turns and
+//! provider forks").
 //!
 //! A session identity records its turns in start order (`T · session_id · seq`, with a
 //! turn-id index `U · session_id · turn_id`), so "latest turn" is one reverse range read.

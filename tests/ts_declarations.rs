@@ -1,8 +1,8 @@
 //! The browser package's TypeScript declarations (`web/src/ts.rs`, emitted into the
 //! `.d.ts`) against the JSON the core really returns: every scenario vector runs, each
-//! result is matched with the JS method of the same operation (its `js_name` and
-//! `unchecked_return_type` read from `web/src/api*.rs`), and the declared type must name
-//! every field the value has and every field it always has must be declared required.
+//! result is matched with the declaration named after its call's result type in the
+//! operation table (`spool::ops::OUTPUTS`), and the declared type must name every field
+//! the value has and every field it always has must be declared required.
 //! A field added on the Rust side without its declaration (or the reverse) fails here.
 #![cfg(not(target_arch = "wasm32"))]
 
@@ -14,14 +14,6 @@ use serde_json::Value;
 use spool::{Command, MemoryStorage};
 
 const TS: &str = include_str!("../web/src/ts.rs");
-const API: [&str; 6] = [
-    include_str!("../web/src/api.rs"),
-    include_str!("../web/src/api/branch.rs"),
-    include_str!("../web/src/api/fork.rs"),
-    include_str!("../web/src/api/import.rs"),
-    include_str!("../web/src/api/resume.rs"),
-    include_str!("../web/src/api/turns.rs"),
-];
 
 /// Fields of a declared object type: all of them, and the required ones.
 #[derive(Debug, Default, Clone)]
@@ -190,73 +182,29 @@ fn shape(name: &str, decls: &BTreeMap<String, String>, depth: usize) -> Option<S
     Some(total)
 }
 
-/// `createSession` → `create_session`.
-fn snake(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.chars() {
-        if c.is_uppercase() {
-            out.push('_');
-            out.extend(c.to_lowercase());
-        } else {
-            out.push(c);
+/// The declared result of every call, by core operation name, from the operation table
+/// (`spool::ops::OUTPUTS`): the TypeScript name of its Rust result type (`Entry`,
+/// `Session | null` for an `Option`, `Entry[]` for a `Vec`); `None` for a primitive.
+fn returns() -> BTreeMap<String, Option<String>> {
+    fn ts(rust: &str) -> Option<String> {
+        let rust: String = rust.chars().filter(|c| !c.is_whitespace()).collect();
+        if let Some(inner) = rust
+            .strip_prefix("Option<")
+            .and_then(|r| r.strip_suffix('>'))
+        {
+            return ts(inner).map(|t| format!("{t} | null"));
         }
-    }
-    out
-}
-
-/// The JS methods' declared results, by core operation name: `js_name` and
-/// `unchecked_return_type = "Promise<T>"` from each method's attribute.
-fn returns() -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for source in API {
-        let mut at = 0;
-        while let Some(found) = source[at..].find("#[wasm_bindgen(") {
-            let begin = at + found;
-            let end = source[begin..]
-                .find(")]")
-                .map_or(source.len(), |e| begin + e);
-            let attribute = &source[begin..end];
-            at = end;
-            let field = |key: &str| {
-                let k = attribute.find(key)? + key.len();
-                let rest = attribute[k..].trim_start().strip_prefix('=')?.trim_start();
-                let rest = rest.strip_prefix('"').unwrap_or(rest);
-                let value: String = rest
-                    .chars()
-                    .take_while(|c| *c != '"' && *c != ',' && !c.is_whitespace())
-                    .collect();
-                Some(value)
-            };
-            // Without `js_name`, the JS name is the Rust one: the `fn` that follows.
-            let rust_name = || {
-                let after = &source[end..];
-                let f = after.find("pub fn ")? + "pub fn ".len();
-                Some(
-                    after[f..]
-                        .chars()
-                        .take_while(|c| c.is_alphanumeric() || *c == '_')
-                        .collect::<String>(),
-                )
-            };
-            let (Some(js_name), Some(returned)) = (
-                field("js_name").or_else(rust_name),
-                attribute.find("unchecked_return_type").and_then(|k| {
-                    let rest = &attribute[k..];
-                    let open = rest.find('"')? + 1;
-                    let close = rest[open..].find('"')? + open;
-                    Some(rest[open..close].to_owned())
-                }),
-            ) else {
-                continue;
-            };
-            let inner = returned
-                .strip_prefix("Promise<")
-                .and_then(|r| r.strip_suffix('>'))
-                .unwrap_or(&returned);
-            out.insert(snake(&js_name), inner.to_owned());
+        if let Some(inner) = rust.strip_prefix("Vec<").and_then(|r| r.strip_suffix('>')) {
+            return ts(inner).map(|t| format!("{t}[]"));
         }
+        let name = rust.rsplit("::").next().unwrap_or_default();
+        let primitive = matches!(name, "()" | "u64" | "u32" | "bool" | "String" | "JsonMap");
+        (!primitive).then(|| name.to_owned())
     }
-    out
+    spool::ops::OUTPUTS
+        .iter()
+        .map(|(op, rust)| ((*op).to_owned(), ts(rust)))
+        .collect()
 }
 
 /// An archive store that keeps nothing and reports success.
@@ -316,8 +264,23 @@ fn test_declared_result_types_match_the_core_json() {
     }));
     let mut problems = BTreeSet::new();
     let mut checked = BTreeSet::new();
+    // Every record a call returns is declared.
+    let undeclared: Vec<String> = returns
+        .iter()
+        .filter_map(|(op, declared)| {
+            let name = declared
+                .as_deref()?
+                .trim_end_matches(" | null")
+                .trim_end_matches("[]");
+            (!decls.contains_key(name)).then(|| format!("{op} → {name}"))
+        })
+        .collect();
+    assert!(
+        undeclared.is_empty(),
+        "results without a declaration: {undeclared:?}"
+    );
     for (op, value) in results.borrow().iter() {
-        let Some(declared) = returns.get(op) else {
+        let Some(Some(declared)) = returns.get(op) else {
             continue;
         };
         let declared = declared.trim_end_matches(" | null");

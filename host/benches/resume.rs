@@ -1,6 +1,7 @@
-//! Resume selection (ARCHITECTURE.md, "Resume selection") over 10,000 external run rows: `select_resume` through the
-//! wasmtime component on `SqliteStorage`, and natively in the core (on the same SQLite
-//! file, on `MemoryStorage`, and the plain function over the whole history in memory).
+//! Resume selection (ARCHITECTURE.md, "Resume selection") over 10,000 external run rows:
+//! `select_resume` through the wasmtime component on `SqliteStorage`, and natively in the
+//! core (on the same SQLite file, on `MemoryStorage`, and the plain function over the whole
+//! history in memory).
 //!
 //! The history mixes agents (`codex`, `claude_code`, `opencode`), ten projects and
 //! statuses (`done`, `failed`, `working`, `cancelled`). Selection is timed two ways:

@@ -1,4 +1,5 @@
-//! The resume-selection and provider-thread subcommands of the `spool` binary (ARCHITECTURE.md, "Resume selection"):
+//! The resume-selection and provider-thread subcommands of the `spool` binary
+//! (ARCHITECTURE.md, "Resume selection"):
 //! `resume select|record|role`, `runs list`, `thread plan|commit-turn` — decisions,
 //! human output, JSON shapes and exit codes.
 

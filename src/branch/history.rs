@@ -24,7 +24,7 @@
 //! to materialize. A session's own destructive writes materialize its own base first in
 //! the same way, so a session with a base has never compacted, truncated or replaced
 //! anything since its fork. The frozen snapshots of provider fork operations pinned on
-//! the identity (`P`) are copied in the same step (`fork_ops::keep_snapshots`).
+//! the identity (`P`) are copied in the same step (`provider_fork::keep_snapshots`).
 //!
 //! Why one pass suffices for chains: a session drops all its layers at once, and a
 //! branch of a session that still reads identity D reads D too (it copied the layer).

@@ -8,7 +8,7 @@
 //! message, as its transcript, and no summaries or states.
 //!
 //! The transcript and archive are **not copied**: the child's record names the
-//! identities it reads and the fork-time filter (see `shared.rs`), so a fork writes
+//! identities it reads and the fork-time filter (see `history.rs`), so a fork writes
 //! O(1) records whatever the parent's length (plus one per summary and context state).
 //! A fork before a message, and any fork with a token budget, reads the inherited
 //! entries once to count them; it still writes O(1).

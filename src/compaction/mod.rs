@@ -9,18 +9,14 @@
 //! - [`mod@coverage`]: the check, back-fill and blocking decision.
 
 pub mod coverage;
-mod model;
 pub mod obligations;
 mod ops;
 pub mod plan;
 pub mod summarize;
 pub mod tokens;
+mod types;
 
 pub use coverage::{Coverage, check};
-pub use model::{
-    ArchivedEntry, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared,
-    Summary,
-};
 pub use obligations::{Obligation, ObligationKind, extract};
 pub use ops::{
     canonical_transcript, commit_compaction, compact, compaction_preimage,
@@ -31,3 +27,7 @@ pub(crate) use ops::{repair_key, repairs, summaries_of, summary_key};
 pub use plan::{CompactionConfig, Plan, plan};
 pub use summarize::{render, summarize};
 pub use tokens::{entry_tokens, estimate};
+pub use types::{
+    ArchivedEntry, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared,
+    Summary,
+};

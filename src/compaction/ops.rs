@@ -14,14 +14,14 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use super::coverage::budget;
-use super::model::{
-    ArchivedEntry, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared,
-    Summary,
-};
 use super::obligations::{Obligation, extract};
 use super::plan::{Plan, plan};
 use super::summarize::{fingerprint, render, summarize};
 use super::tokens::{entry_tokens, estimate};
+use super::types::{
+    ArchivedEntry, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared,
+    Summary,
+};
 use super::{Coverage, check};
 use crate::engine::error::Error;
 use crate::engine::op::{Abort, Io, OpResult, Operation};

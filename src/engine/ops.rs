@@ -417,6 +417,10 @@ macro_rules! define_ops {
         /// The names of every call, in table order.
         pub const NAMES: &[&str] = &[$(stringify!($name)),*];
 
+        /// Every call's name with its result type as written in the table (for checks
+        /// of the other surfaces' declarations, e.g. the TypeScript one).
+        pub const OUTPUTS: &[(&str, &str)] = &[$((stringify!($name), stringify!($out))),*];
+
         impl Command {
             /// The call's name.
             pub fn name(&self) -> &'static str {

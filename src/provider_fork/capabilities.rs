@@ -1,5 +1,5 @@
-//! Fork capabilities of session projections (ARCHITECTURE.md, "Turns and provider forks"), as plain functions plus one thin
-//! read operation.
+//! Fork capabilities of session projections (ARCHITECTURE.md, "Turns and provider forks"),
+//! as plain functions plus one thin read operation.
 //!
 //! Whether a session can be forked is the provider runtime's call, so the core never
 //! guesses: it lists the **probes** a projection needs, the host asks the provider and

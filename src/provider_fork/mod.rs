@@ -1,5 +1,5 @@
-//! Provider fork operations (ARCHITECTURE.md, "Turns and provider forks") as storage operations over the rules in
-//! `fork_model.rs`.
+//! Provider fork operations (ARCHITECTURE.md, "Turns and provider forks") as storage
+//! operations over the rules in `types.rs`.
 //!
 //! A provider fork asks the agent's provider (e.g. Codex) to fork its own session, and
 //! materializes the child in Spool once the provider agreed. The provider call is the
@@ -19,8 +19,8 @@
 //! 4. [`commit_fork`] materializes the child from the frozen snapshot (not the live
 //!    source) and writes its lineage in the same atomic commit → `committed`. The
 //!    snapshot is pinned: a write that would change the source's entries other than by
-//!    an append copies the frozen entries into the operation first ([`keep_snapshots`],
-//!    called by `shared::release`), and the commit reads that copy.
+//!    an append copies the frozen entries into the operation first (`keep_snapshots`,
+//!    called by `branch::history::release`), and the commit reads that copy.
 //! 5. [`get_fork_operation`] returns the operation (a committed one with its immutable
 //!    child and lineage, even after the child was deleted) and never acknowledges;
 //!    [`acknowledge_fork_operation`] does, once, and releases the barrier.
@@ -637,7 +637,7 @@ async fn frozen_entries(
     ))
 }
 
-/// Copy-on-destroy for fork snapshots, called (by `shared::release`) before any write
+/// Copy-on-destroy for fork snapshots, called (by `branch::history::release`) before any write
 /// other than an append changes the entries of identity `data_id`: every active
 /// operation pinned on it gets its frozen history copied into `Q · operation_id`
 /// (guarded by its record, which is marked `snapshot_copied`), so its commit

@@ -1,7 +1,7 @@
-//! Provider fork operations (ARCHITECTURE.md, "Turns and provider forks"): the data, and the pure rules over it — the state
-//! machine's transitions, the public status, the turn barrier, the target context policy
-//! and the identity check of a committed operation. The storage operations that use
-//! them are in `fork_ops.rs`.
+//! Provider fork operations (ARCHITECTURE.md, "Turns and provider forks"): the data, and
+//! the pure rules over it — the state machine's transitions, the public status, the turn
+//! barrier, the target context policy and the identity check of a committed operation. The
+//! storage operations that use them are in `mod.rs`.
 //!
 //! ```text
 //!    fork          begin_fork_dispatch    record_fork_disposition       commit_fork

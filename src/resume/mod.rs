@@ -1,6 +1,7 @@
 //! Role sessions and external run records: the storage side of resume selection
-//! (ARCHITECTURE.md, "Resume selection"). The rules themselves are the plain functions of [`resume`](mod@crate::resume::rules); the
-//! operations here read what they need, apply the decision and write it in one commit.
+//! (ARCHITECTURE.md, "Resume selection"). The rules themselves are the plain functions of
+//! [`rules`](mod@crate::resume::rules); the operations here read what they need, apply the
+//! decision and write it in one commit.
 //!
 //! A **role session** (e.g. `role-runtime::run-1::cto`) keeps adapter state keyed by
 //! agent type in `adapter_state`, beside any other keys its owner put there (legacy flat

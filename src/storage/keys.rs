@@ -12,10 +12,10 @@
 //! | `m` | `m · session_id · message_id` | `created_at · entry_id` of the entry (message-id index) |
 //! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
 //! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive and summaries |
-//! | `o`, `u`, `v` | role sessions, run records, per-token write counters | see [`crate::resume`] |
-//! | `d`, `p`, `w`, `z` | empty: indexes of `done` runs (all, by project, of live tokens, of tokens live in their project) | see [`crate::resume`] |
+//! | `o`, `u`, `v` | role sessions, run records, per-token write counters | see [`crate::resume`](mod@crate::resume) |
+//! | `d`, `p`, `w`, `z` | empty: indexes of `done` runs (all, by project, of live tokens, of tokens live in their project) | see [`crate::resume`](mod@crate::resume) |
 //! | `q` | `q · key · index` | a degraded compaction waiting for repair (`crate::compaction`) |
-//! | `b` | `b · data_id · holder_key` | empty: the session `holder_key` reads the entries of identity `data_id` through its shared base (see `shared.rs`) |
+//! | `b` | `b · data_id · holder_key` | empty: the session `holder_key` reads the entries of identity `data_id` through its shared base (see `branch/history.rs`) |
 //! | `k` | `k · parent_key · child_key` | empty: lineage index, the sessions branched from `parent_key` |
 //! | `T` | `T · session_id · seq` | turn record, in start order (`crate::turns`) |
 //! | `U` | `U · session_id · turn_id` | `seq` of the turn (turn-id index) |

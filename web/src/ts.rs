@@ -352,6 +352,8 @@ export interface ForkOperation {
   provider_state_binding: ProviderStateBinding; acknowledged_at: number | null;
   created_at: number; updated_at: number;
 }
+/** What the fork calls return: the operation (`ForkOperationView` in the core). */
+export type ForkOperationView = ForkOperation;
 /** What to send the provider for a fork (`beginForkDispatch`). */
 export interface DispatchPayload {
   operation_id: string; source_key: string; source_session_id: string;

@@ -1,6 +1,6 @@
-//! Resume selection (ARCHITECTURE.md, "Resume selection") through the public JS API, in a real browser: role adapter
-//! state, the decision before a task and what a finished task leaves behind, and the
-//! provider thread binding a session's turns run on.
+//! Resume selection (ARCHITECTURE.md, "Resume selection") through the public JS API, in a
+//! real browser: role adapter state, the decision before a task and what a finished task
+//! leaves behind, and the provider thread binding a session's turns run on.
 #![cfg(target_arch = "wasm32")]
 
 mod common;

@@ -1,4 +1,5 @@
-//! Branches, turns and provider forks (ARCHITECTURE.md, "Branches" and "Turns and provider forks"): `spool branch`, `spool tree`,
+//! Branches, turns and provider forks (ARCHITECTURE.md, "Branches" and "Turns and provider
+//! forks"): `spool branch`, `spool tree`,
 //! `spool fork run|status|ack|continue|recover`, `spool turn start|settle|interrupt|list`
 //! and `spool turns`. Every decision is the component's; this file parses and prints.
 

@@ -1,6 +1,6 @@
-//! Resume selection for external agent CLIs (ARCHITECTURE.md, "Resume selection"): `spool resume select|record|role`
-//! and `spool runs list`. The decisions come from the component; this file converts the
-//! arguments and prints the results.
+//! Resume selection for external agent CLIs (ARCHITECTURE.md, "Resume selection"): `spool
+//! resume select|record|role` and `spool runs list`. The decisions come from the component;
+//! this file converts the arguments and prints the results.
 
 use std::collections::BTreeMap;
 

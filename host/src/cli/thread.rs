@@ -1,5 +1,5 @@
-//! Provider thread bindings (ARCHITECTURE.md, "Resume selection"): `spool thread plan` and `spool thread
-//! commit-turn`. The plan and the binding rules come from the component.
+//! Provider thread bindings (ARCHITECTURE.md, "Resume selection"): `spool thread plan` and
+//! `spool thread commit-turn`. The plan and the binding rules come from the component.
 
 use std::io::Read;
 
