@@ -340,31 +340,65 @@ pub fn truncate(
     expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> Operation<TruncateOutcome> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = validate::workspace(workspace)
+    cut(
+        workspace,
+        key,
+        Cut::KeepNewest(max_messages),
+        expected_epoch,
+        now_ms,
+    )
+}
+
+/// What [`truncate`] and [`rollback`] remove.
+#[derive(Clone, Copy)]
+enum Cut {
+    /// Everything but the newest `n` entries.
+    KeepNewest(u64),
+    /// The last `n` turns.
+    DropTurns(u64),
+}
+
+/// The operation of [`truncate`] and [`rollback`]: the same checks, the same fenced
+/// load, then the cut.
+fn cut(
+    workspace: &str,
+    key: &str,
+    cut: Cut,
+    expected_epoch: Option<u64>,
+    now_ms: u64,
+) -> Operation<TruncateOutcome> {
+    let (field, count) = match cut {
+        Cut::KeepNewest(n) => ("max_messages", n),
+        Cut::DropTurns(n) => ("turns", n),
+    };
+    if let Err(e) = validate::now_ms(now_ms)
+        .and_then(|()| validate::workspace(workspace))
         .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::count("max_messages", max_messages))
+        .and_then(|()| validate::count(field, count))
     {
         return Operation::failed(workspace, e);
     }
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();
-        async move { truncate_body(&io, &key, max_messages, expected_epoch, now_ms).await }
+        async move {
+            let loaded = require(&io, &key).await?;
+            crate::session::lifecycle::fence(&loaded, expected_epoch)?;
+            match cut {
+                Cut::KeepNewest(n) => truncate_body(&io, &key, loaded, n, now_ms).await,
+                Cut::DropTurns(n) => rollback_body(&io, &key, loaded, n, now_ms).await,
+            }
+        }
     })
 }
 
 async fn truncate_body(
     io: &Io,
     key: &str,
+    mut loaded: Loaded,
     max_messages: u64,
-    expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> OpResult<TruncateOutcome> {
-    let mut loaded = require(io, key).await?;
-    crate::session::lifecycle::fence(&loaded, expected_epoch)?;
     let before = loaded.session.entry_count;
     if before <= max_messages {
         return Ok(TruncateOutcome {
@@ -456,29 +490,22 @@ pub fn rollback(
     expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> Operation<TruncateOutcome> {
-    if let Err(e) = validate::now_ms(now_ms)
-        .and_then(|()| validate::workspace(workspace))
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::count("turns", turns))
-    {
-        return Operation::failed(workspace, e);
-    }
-    let key = key.to_owned();
-    Operation::new(workspace, move |io| {
-        let key = key.clone();
-        async move { rollback_body(&io, &key, turns, expected_epoch, now_ms).await }
-    })
+    cut(
+        workspace,
+        key,
+        Cut::DropTurns(turns),
+        expected_epoch,
+        now_ms,
+    )
 }
 
 async fn rollback_body(
     io: &Io,
     key: &str,
+    mut loaded: Loaded,
     turns: u64,
-    expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> OpResult<TruncateOutcome> {
-    let mut loaded = require(io, key).await?;
-    crate::session::lifecycle::fence(&loaded, expected_epoch)?;
     let before = loaded.session.entry_count;
     let unchanged = TruncateOutcome {
         truncated: false,

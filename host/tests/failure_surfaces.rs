@@ -82,16 +82,7 @@ fn test_backend_failure_is_storage_error_with_its_cause() {
         .expect("runtime")
         .instantiate(Broken, spool::NoArchive)
         .expect("instance");
-    let err = instance
-        .call(
-            WS,
-            spool::ops::CreateSession {
-                key: "agent:a:main".to_owned(),
-                session_id: "s1".to_owned(),
-                now_ms: 1,
-            },
-        )
-        .expect_err("broken disk");
+    let err = instance.call(WS, create_main()).expect_err("broken disk");
     assert_eq!(err.code(), "storage");
     assert!(err.to_string().contains("disk I/O error"), "{err}");
     let err = instance
@@ -115,16 +106,7 @@ fn test_guest_over_memory_limit_fails_with_error_and_recovers() {
         .expect("runtime")
         .instantiate_with_memory_limit(storage, spool::NoArchive, 8 * 1024 * 1024)
         .expect("instance under an 8 MiB cap");
-    instance
-        .call(
-            WS,
-            spool::ops::CreateSession {
-                key: "agent:a:main".to_owned(),
-                session_id: "s1".to_owned(),
-                now_ms: 1,
-            },
-        )
-        .expect("create");
+    instance.call(WS, create_main()).expect("create");
     // A 4 MiB entry is valid, but copying and encoding it needs more than 8 MiB.
     let big = AppendRequest::new(Role::Tool, "x".repeat(4 * 1024 * 1024));
     let err = instance
@@ -186,16 +168,7 @@ fn test_guest_over_execution_limit_fails_with_resource_limit_and_recovers() {
         .expect("runtime")
         .instantiate_with_limits(storage, spool::NoArchive, limits)
         .expect("instance with a small execution limit");
-    instance
-        .call(
-            WS,
-            spool::ops::CreateSession {
-                key: "agent:a:main".to_owned(),
-                session_id: "s1".to_owned(),
-                now_ms: 1,
-            },
-        )
-        .expect("a small call fits");
+    instance.call(WS, create_main()).expect("a small call fits");
     // Parsing 20,000 log lines (about 4 MB) takes far more than 10 million fuel.
     let line = concat!(
         r#"{"type":"user","uuid":"u1","sessionId":"s-1","cwd":"/src/app","#,
@@ -265,4 +238,13 @@ fn test_reopening_keeps_the_schema_version_and_data() {
         .pragma_query_value(None, "journal_mode", |row| row.get(0))
         .expect("journal_mode");
     assert_eq!(mode, "wal");
+}
+
+/// Creates the session `agent:a:main` (id `s1`, at 1).
+fn create_main() -> spool::ops::CreateSession {
+    spool::ops::CreateSession {
+        key: "agent:a:main".to_owned(),
+        session_id: "s1".to_owned(),
+        now_ms: 1,
+    }
 }

@@ -155,12 +155,9 @@ where
 struct Component;
 
 macro_rules! exports {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident $js:ident $Op:ident {
-            $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
-        } -> $out:ty = $f:path;
-    )*) => {
+    // One entry of the table (see `for_each_op!`).
+    ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
         impl wit::Guest for Component {
             $(
                 fn $name(

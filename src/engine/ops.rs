@@ -370,12 +370,9 @@ pub fn list_sessions(
 }
 
 macro_rules! define_ops {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident $js:ident $Op:ident {
-            $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
-        } -> $out:ty = $f:path;
-    )*) => {
+    // One entry of the table (see `for_each_op!`).
+    ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
         $(
             $(#[$doc])*
             #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -280,12 +280,9 @@ pub trait Call: Op {
 }
 
 macro_rules! calls {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident $js:ident $Op:ident {
-            $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
-        } -> $out:ty = $f:path;
-    )*) => {$(
+    // One entry of the table (see `for_each_op!`).
+    ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {$(
         impl Call for spool::ops::$Op {
             fn call(
                 self,
@@ -313,12 +310,9 @@ macro_rules! calls {
 spool::for_each_op!(calls);
 
 macro_rules! call_command {
-    ($(
-        $(#[$doc:meta])*
-        $name:ident $js:ident $Op:ident {
-            $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
-        } -> $out:ty = $f:path;
-    )*) => {
+    // One entry of the table (see `for_each_op!`).
+    ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
         impl crate::runtime::Instance {
             /// Performs `command` through the typed export of its call (unlike
             /// [`execute`](Self::execute), which hands the JSON to the component), with

@@ -102,12 +102,9 @@ fn operation<O: Op>(
 
 /// One method per table entry, and the names of the methods.
 macro_rules! js_calls {
-    ($(
-        $(#[doc = $doc:literal])*
-        $name:ident $js:ident $Op:ident {
-            $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)?
-        } -> $out:ty = $f:path;
-    )*) => {
+    // One entry of the table (see `for_each_op!`).
+    ($( $(#[doc = $doc:literal])* $name:ident $js:ident $Op:ident {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
         #[wasm_bindgen]
         impl Spool {
             $(
