@@ -4,6 +4,8 @@
 //!
 //! This is the only file that sees generated types; everything else speaks core types.
 
+use std::any::Any;
+use std::cell::RefCell;
 use std::collections::HashMap;
 
 use spool::{
@@ -11,7 +13,10 @@ use spool::{
     StorageError,
 };
 use wasmtime::Store;
-use wasmtime::component::{ComponentExportIndex, HasSelf, Instance, InstancePre, Linker};
+use wasmtime::component::{
+    ComponentExportIndex, ComponentNamedList, ComponentType, HasSelf, Instance, InstancePre, Lift,
+    Linker, Lower, TypedFunc,
+};
 
 use crate::error::Error;
 
@@ -206,6 +211,7 @@ impl Pre {
         Ok(Exports {
             instance,
             calls: self.calls.clone(),
+            typed: RefCell::default(),
         })
     }
 }
@@ -214,33 +220,95 @@ impl Pre {
 pub struct Exports {
     instance: Instance,
     calls: HashMap<&'static str, ComponentExportIndex>,
+    /// The table calls' typed functions, type-checked once per instance (each is a
+    /// `TypedFunc` of its call's own parameter and result types).
+    typed: RefCell<HashMap<&'static str, Box<dyn Any + Send>>>,
+}
+
+/// A failure of the host's side of a call to the export `name`.
+fn failed(name: &str, message: &str) -> Error {
+    Error::Wasm {
+        context: format!("the component failed in `{}`", name.replace('_', "-")),
+        message: message.into(),
+        backtrace: None,
+    }
+}
+
+/// A trap (or a type mismatch) in the call to the export `name`.
+fn trapped(name: &str, error: &wasmtime::Error) -> Error {
+    Error::wasm(
+        format!("the component failed in `{}`", name.replace('_', "-")),
+        error,
+    )
 }
 
 /// What a typed export returns: the component's answer or its refusal.
 type Answer<T> = (Result<T, wit::Error>,);
 
 impl Exports {
+    /// The function exported as `name`, typed as taking `P` and answering `R`.
+    fn typed<P, R>(
+        &self,
+        store: &mut Store<HostState>,
+        name: &str,
+    ) -> Result<TypedFunc<P, Answer<R>>, Error>
+    where
+        P: ComponentNamedList + Lower,
+        R: ComponentType + Lift + 'static,
+    {
+        let index = self
+            .calls
+            .get(name)
+            .ok_or_else(|| failed(name, "no such export"))?;
+        let func = self
+            .instance
+            .get_func(&mut *store, index)
+            .ok_or_else(|| failed(name, "the export is not a function"))?;
+        func.typed::<P, Answer<R>>(&*store)
+            .map_err(|e| trapped(name, &e))
+    }
+
     /// Calls the export `name` with `params`; a trap is the outer error, the
     /// component's refusal the inner one.
     fn invoke<P, R>(&self, store: &mut Store<HostState>, name: &str, params: P) -> Result<R, Error>
     where
-        P: wasmtime::component::ComponentNamedList + wasmtime::component::Lower,
-        R: wasmtime::component::ComponentType + wasmtime::component::Lift + 'static,
+        P: ComponentNamedList + Lower,
+        R: ComponentType + Lift + 'static,
     {
-        let export = name.replace('_', "-");
-        let failed =
-            |e: wasmtime::Error| Error::wasm(format!("the component failed in `{export}`"), &e);
-        let index = self.calls.get(name).ok_or_else(|| Error::Wasm {
-            context: format!("the component failed in `{export}`"),
-            message: "no such export".into(),
-            backtrace: None,
-        })?;
-        let func = self
-            .instance
-            .get_func(&mut *store, index)
-            .ok_or_else(|| failed(wasmtime::format_err!("export is not a function")))?;
-        let typed = func.typed::<P, Answer<R>>(&*store).map_err(failed)?;
-        let (answer,) = typed.call(&mut *store, params).map_err(failed)?;
+        let typed = self.typed::<P, R>(store, name)?;
+        let (answer,) = typed
+            .call(&mut *store, params)
+            .map_err(|e| trapped(name, &e))?;
+        answer.map_err(from_wit_error)
+    }
+
+    /// [`invoke`](Self::invoke) for a table call, whose typed function is checked once.
+    fn call<P, R>(
+        &self,
+        store: &mut Store<HostState>,
+        name: &'static str,
+        params: P,
+    ) -> Result<R, Error>
+    where
+        P: ComponentNamedList + Lower + Send + 'static,
+        R: ComponentType + Lift + Send + 'static,
+    {
+        let known = self
+            .typed
+            .borrow()
+            .get(name)
+            .and_then(|f| f.downcast_ref::<TypedFunc<P, Answer<R>>>().copied());
+        let typed = match known {
+            Some(typed) => typed,
+            None => {
+                let typed = self.typed::<P, R>(store, name)?;
+                self.typed.borrow_mut().insert(name, Box::new(typed));
+                typed
+            }
+        };
+        let (answer,) = typed
+            .call(&mut *store, params)
+            .map_err(|e| trapped(name, &e))?;
         answer.map_err(from_wit_error)
     }
 
@@ -291,10 +359,10 @@ macro_rules! calls {
                 workspace: &str,
             ) -> Result<$out, Error> {
                 let spool::ops::$Op { $($field),* } = self;
-                let answer: <$out as Wit>::W = exports.invoke::<
-                    (&str, $(<$ty as Wit>::W,)*),
+                let answer: <$out as Wit>::W = exports.call::<
+                    (String, $(<$ty as Wit>::W,)*),
                     <$out as Wit>::W,
-                >(store, stringify!($name), (workspace, $(Wit::into_wit($field),)*))?;
+                >(store, stringify!($name), (workspace.to_owned(), $(Wit::into_wit($field),)*))?;
                 <$out as Wit>::from_wit(answer, "result").map_err(|e| Error::Spool {
                     code: "internal".to_owned(),
                     message: format!(
