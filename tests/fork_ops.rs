@@ -699,3 +699,44 @@ fn test_a_truncation_racing_the_commit_never_shrinks_the_child() {
         assert_eq!(snapshot_keys(&storage), 0);
     }
 }
+
+#[test]
+fn test_next_step_dispatches_only_the_callers_own_prepared_operation() {
+    use spool::provider_fork::ForkStep;
+    let storage = source();
+    let req = request("request-1", CHILD, "child-1");
+    let fork = |req: ForkRequest, id: &str| run(&storage, spool::fork(WS, SRC, req, id, 10));
+    let prepared = fork(req.clone(), "operation-1").expect("prepared");
+    assert_eq!(prepared.next_step(), ForkStep::Dispatch);
+    // The same request again is the caller's own, but it was dispatched (or is being)
+    // by the first call: never a second dispatch.
+    let again = fork(req, "operation-2").expect("the same operation");
+    assert_eq!(again.operation.operation_id, "operation-1");
+    assert_eq!(again.next_step(), ForkStep::Done);
+    // Another request on the same fork point finds the barrier held: never advanced.
+    let other = fork(
+        request("request-2", "agent:main:other", "other-1"),
+        "operation-3",
+    );
+    assert_eq!(other.expect("barrier held").next_step(), ForkStep::Done);
+    // A view read back (no origin) of a prepared operation is dispatched after a restart.
+    let read = run(&storage, spool::get_fork_operation(WS, "operation-1")).expect("ok");
+    assert_eq!(read.next_step(), ForkStep::Dispatch);
+    run(&storage, spool::begin_fork_dispatch(WS, "operation-1", 11)).expect("ok");
+    let dispatching = run(&storage, spool::get_fork_operation(WS, "operation-1")).expect("ok");
+    assert_eq!(
+        dispatching.next_step(),
+        ForkStep::Done,
+        "in flight elsewhere"
+    );
+    let answered = spool::record_fork_disposition(WS, "operation-1", accepted(), 12);
+    assert_eq!(
+        run(&storage, answered).expect("ok").next_step(),
+        ForkStep::Commit
+    );
+    // The caller's own request again after the provider accepted: commit it.
+    let accepted_again = fork(request("request-1", CHILD, "child-1"), "operation-4");
+    assert_eq!(accepted_again.expect("ok").next_step(), ForkStep::Commit);
+    let done = run(&storage, spool::commit_fork(WS, "operation-1", 13)).expect("ok");
+    assert_eq!(done.next_step(), ForkStep::Done);
+}
