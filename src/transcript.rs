@@ -2,6 +2,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::branch::history::View;
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
@@ -275,8 +276,8 @@ async fn page(
     let whole = cursor.is_none();
     let (items, more) = crate::branch::history::page(
         io,
-        &loaded.session,
-        &loaded.base,
+        &View::of(&loaded),
+        false,
         order,
         cursor.as_deref(),
         limit as usize,
@@ -323,8 +324,7 @@ pub fn get_entry(workspace: &str, key: &str, message_id: &str) -> Operation<Opti
         async move {
             let loaded = require(&io, &key).await?;
             let found =
-                crate::branch::history::locate(&io, &loaded.session, &loaded.base, &message_id)
-                    .await?;
+                crate::branch::history::locate(&io, &View::of(&loaded), &message_id).await?;
             crate::branch::history::confirm(&io, &loaded).await?;
             Ok(found.map(|i| i.entry))
         }
@@ -409,6 +409,8 @@ async fn truncate_body(
     }
     let sid = loaded.session.session_id.clone();
     let prefix = keys::entries(&sid);
+    // What is archived (below the active start) stays.
+    let start = active_start(&loaded);
     let mut batch = Batch::default();
     // Branches that read these entries get their own copy before any goes.
     let mut done = BTreeSet::from([key.to_owned()]);
@@ -428,10 +430,7 @@ async fn truncate_body(
                 .await?;
             kept.last().map(|kv| kv.key.clone())
         };
-        let doomed = KeyRange {
-            start: prefix.clone(),
-            end,
-        };
+        let doomed = KeyRange { start, end };
         for kv in crate::session::lifecycle::read_all(io, doomed.clone()).await? {
             let entry: Entry = record::decode(&kv.key, &kv.value)?;
             batch.delete(keys::message(&sid, &entry.message_id));
@@ -441,13 +440,13 @@ async fn truncate_body(
     } else {
         // A branch truncating its shared history: it takes its own copy, then cuts it
         // like its own transcript.
-        let items =
-            crate::branch::history::items(io, &loaded.session, &loaded.base, false, None).await?;
+        let items = crate::branch::history::items(io, &View::of(&loaded), false, None).await?;
         let keep = usize::try_from(max_messages)
             .unwrap_or(usize::MAX)
             .min(items.len());
         let cut = items.len() - keep;
-        crate::branch::history::materialize(io, &mut batch, &loaded.session, &loaded.base).await?;
+        crate::branch::history::materialize(io, &mut batch, &loaded.session, &loaded.base, &done)
+            .await?;
         loaded.base.clear();
         for item in &items[..cut] {
             batch.delete(keys::message(&sid, &item.entry.message_id));
@@ -461,10 +460,7 @@ async fn truncate_body(
             }
             None => prefix_end(&prefix),
         };
-        batch.delete_range(KeyRange {
-            start: prefix.clone(),
-            end,
-        });
+        batch.delete_range(KeyRange { start, end });
     }
     let mut updated = loaded.session.clone();
     updated.entry_count = before.saturating_sub(removed);
@@ -499,6 +495,16 @@ pub fn rollback(
     )
 }
 
+/// The first key of the active entries of the identity of `loaded`: its entries below
+/// the active start are archived.
+fn active_start(loaded: &Loaded) -> Vec<u8> {
+    let mut start = keys::entries(&loaded.session.session_id);
+    if let Some((at, id)) = loaded.active_from {
+        start.extend_from_slice(&keys::position(at, id));
+    }
+    start
+}
+
 async fn rollback_body(
     io: &Io,
     key: &str,
@@ -529,7 +535,7 @@ async fn rollback_body(
             let page = io
                 .range(RangeQuery {
                     range: KeyRange {
-                        start: prefix.clone(),
+                        start: active_start(&loaded),
                         end: end.clone(),
                     },
                     limit: validate::MAX_PAGE,
@@ -553,9 +559,9 @@ async fn rollback_body(
         }
     } else {
         // A branch rolling back into its shared history takes its own copy first.
-        let items =
-            crate::branch::history::items(io, &loaded.session, &loaded.base, false, None).await?;
-        crate::branch::history::materialize(io, &mut batch, &loaded.session, &loaded.base).await?;
+        let items = crate::branch::history::items(io, &View::of(&loaded), false, None).await?;
+        crate::branch::history::materialize(io, &mut batch, &loaded.session, &loaded.base, &done)
+            .await?;
         loaded.base.clear();
         for item in items.into_iter().rev() {
             let mut entry_key = prefix.clone();

@@ -237,7 +237,7 @@ fn test_a_page_of_a_branch_does_not_read_what_its_parent_appended_later() {
 }
 
 #[test]
-fn test_session_records_are_format_4_and_other_records_stay_format_2() {
+fn test_session_records_are_format_5_and_other_records_stay_format_2() {
     use spool::Storage;
     let storage = parent_with(2);
     run(
@@ -251,9 +251,10 @@ fn test_session_records_are_format_4_and_other_records_stay_format_2() {
     )
     .expect("branch");
     let version = |key: &[u8]| storage.get(WS, key).expect("get").expect("record")[0];
-    // Every session record carries the entry clock: a build that reads up to format 3
-    // refuses it instead of appending out of order (and, for a branch, instead of
-    // reading one without its history or rewriting its parent without releasing it).
+    // Every session record carries the entry clock and the active start: a build that
+    // reads up to format 4 refuses it instead of reading archived entries as active (or,
+    // up to format 3, appending out of order; for a branch, reading one without its
+    // history or rewriting its parent without releasing it).
     for key in [CHILD, PARENT, "agent:main:other"] {
         assert_eq!(
             version(&spool::keys::session(key)),
@@ -276,7 +277,7 @@ fn test_session_records_are_format_4_and_other_records_stay_format_2() {
         .expect("range");
     assert_eq!(first[0].value[0], spool::record::FORMAT_VERSION);
     assert_eq!(spool::record::FORMAT_VERSION, 2);
-    assert_eq!(spool::record::SESSION_FORMAT_VERSION, 4);
+    assert_eq!(spool::record::SESSION_FORMAT_VERSION, 5);
 }
 
 /// Keeps reset archives.

@@ -13,18 +13,27 @@
 //! ordered ranges, never a walk up the chain. Entry ids and positions stay unique across
 //! the merge: a branch's own ids continue after its parent's newest id.
 //!
-//! The layered view is exact as long as the shared entries do not change. Appends never
-//! change them (they are filtered out by id). Every other write to an identity's entries
-//! — compaction, `persist_compaction_result`, truncation, reset, deletion, prune and cap —
-//! first **materializes** every session that reads them ([`release`]): the view it reads
-//! is copied into its own identity (same positions, ids, message ids and archive tags)
-//! and its base is dropped, in the same commit as the write. That copy is O(n), but only
-//! on operations that already read or delete O(n) entries; a fork and an append stay
-//! O(1) in the parent's length. The back-references `b · data_id · holder_key` say who
-//! to materialize. A session's own destructive writes materialize its own base first in
-//! the same way, so a session with a base has never compacted, truncated or replaced
-//! anything since its fork. The frozen snapshots of provider fork operations pinned on
-//! the identity (`P`) are copied in the same step (`provider_fork::keep_snapshots`).
+//! The layered view is exact as long as the shared entries do not change, and most
+//! writes never change them:
+//! - appends add entries the layers filter out by id;
+//! - a compaction moves the active start of one session's view (`active_from` in its
+//!   record), not entries: what a branch reads is where it was;
+//! - deleting or resetting a session whose identity others read **retires** it
+//!   ([`retire`]): everything of it goes but the ranges the readers read (entries,
+//!   message index, archive), which stay behind a retirement record `R · data_id` until
+//!   the last reader drops its back-reference ([`drop_references`], in the reader's own
+//!   delete, reset or materialization), which deletes them. The commit is a few range
+//!   deletes whatever the history's size; the back-references `b · data_id ·
+//!   holder_key` are the reference records.
+//!
+//! The writes that do remove shared entries — `persist_compaction_result` (the tail it
+//! replaces), truncation and rollback — first **materialize** every session that reads
+//! them ([`release`]): the view it reads is copied into its own identity (same
+//! positions, ids, message ids and archive tags) and its base is dropped, in the same
+//! commit as the write. That copy is O(n) in the shared history. A session's own such
+//! writes materialize its own base first in the same way. The frozen snapshots of
+//! provider fork operations pinned on the identity (`P`) are copied in the same step
+//! (`provider_fork::keep_snapshots`); a retired source fails their commit anyway.
 //!
 //! Why one pass suffices for chains: a session drops all its layers at once, and a
 //! branch of a session that still reads identity D reads D too (it copied the layer).
@@ -44,7 +53,7 @@ use crate::compaction::ArchivedEntry;
 use crate::engine::error::Error;
 use crate::engine::op::{Abort, Io, OpResult};
 use crate::session::lifecycle::{CHUNK, read_all};
-use crate::session::{Loaded, load, write_update};
+use crate::session::{Loaded, Tail, load, write_record};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
@@ -81,15 +90,42 @@ impl Layer {
     }
 }
 
-/// An entry of a session's view: its position, and for an archived entry the
-/// compaction that archived it.
+/// An entry of a session's view: its position, and whether it is archived (canonical,
+/// not active), with the compaction tag of an entry of the archive range `x`.
 #[derive(Debug, Clone)]
 pub(crate) struct Item {
     /// `created_at · id`, 16 bytes: the key suffix and the transcript cursor.
     pub(crate) position: Vec<u8>,
     pub(crate) entry: Entry,
-    /// `Some((compaction_id, compaction_index))` for an entry of the canonical archive.
-    pub(crate) archived: Option<(String, u64)>,
+    /// Archived by a compaction: below the view's active start, or in the archive range.
+    pub(crate) archived: bool,
+    /// `Some((compaction_id, compaction_index))` for an entry of the archive range `x`
+    /// (written by builds before record format 5).
+    pub(crate) tag: Option<(String, u64)>,
+}
+
+/// What one session reads: its own identity and its shared base, active from
+/// `active_from` on (see [`crate::session::Stored`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct View<'a> {
+    pub(crate) session: &'a Session,
+    pub(crate) base: &'a [Layer],
+    pub(crate) active_from: Option<(u64, u64)>,
+}
+
+impl<'a> View<'a> {
+    /// The view of a session as read.
+    pub(crate) fn of(loaded: &'a Loaded) -> View<'a> {
+        View {
+            session: &loaded.session,
+            base: &loaded.base,
+            active_from: loaded.active_from,
+        }
+    }
+
+    fn from(&self) -> Option<Vec<u8>> {
+        self.active_from.map(|(at, id)| keys::position(at, id))
+    }
 }
 
 /// One ordered range of a view.
@@ -141,16 +177,32 @@ fn sources<'a>(session: &Session, base: &'a [Layer], canonical: bool) -> Vec<Sou
     out
 }
 
-/// Reads `source` between the exclusive positions `after` and `below`, in order (or
-/// reversed), keeping what its layer admits, until `want` items (0: all).
+/// The bounds of one read of a source, as positions: from `from` (inclusive) or after
+/// `after` (exclusive), whichever is later, and below `below`; entries below `active`
+/// read as archived.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bounds<'a> {
+    from: Option<&'a [u8]>,
+    after: Option<&'a [u8]>,
+    below: Option<&'a [u8]>,
+    active: Option<&'a [u8]>,
+}
+
+/// Reads `source` within `bounds`, in order (or reversed), keeping what its layer
+/// admits, until `want` items (0: all).
 async fn scan(
     io: &Io,
     source: &Source<'_>,
-    after: Option<&[u8]>,
-    below: Option<&[u8]>,
+    bounds: Bounds<'_>,
     reverse: bool,
     want: usize,
 ) -> Result<Vec<Item>, Error> {
+    let Bounds {
+        from,
+        after,
+        below,
+        active,
+    } = bounds;
     let prefix = &source.prefix;
     let at = |position: &[u8]| {
         let mut key = prefix.clone();
@@ -165,6 +217,9 @@ async fn scan(
         }
         None => prefix.clone(),
     };
+    if let Some(from) = from {
+        start = start.max(at(from));
+    }
     let mut end = match below {
         Some(p) => Some(at(p)),
         None => prefix_end(prefix),
@@ -202,15 +257,18 @@ async fn scan(
             } else {
                 (record::decode::<Entry>(&kv.key, &kv.value)?, None)
             };
-            let archived = match source.layer {
+            let tag = match source.layer {
                 Some(layer) if !layer.admits(&entry, tags.as_ref().map(|t| t.1)) => continue,
                 Some(layer) if layer.flatten => None,
                 _ => tags,
             };
+            let position = kv.key[prefix.len()..].to_vec();
+            let archived = tag.is_some() || active.is_some_and(|a| position.as_slice() < a);
             out.push(Item {
-                position: kv.key[prefix.len()..].to_vec(),
+                position,
                 entry,
                 archived,
+                tag,
             });
             if want > 0 && out.len() == want {
                 return Ok(out);
@@ -224,57 +282,61 @@ async fn scan(
 
 /// Every item of a session's view in position order: its active transcript, or with
 /// `canonical` its canonical transcript (archived entries too); only positions below
-/// `below` when given.
+/// `below` when given. Holds the whole view: for bounded reads, page with [`page`].
 pub(crate) async fn items(
     io: &Io,
-    session: &Session,
-    base: &[Layer],
+    view: &View<'_>,
     canonical: bool,
     below: Option<&[u8]>,
 ) -> Result<Vec<Item>, Error> {
     let mut all = Vec::new();
-    for source in sources(session, base, canonical) {
+    let active = view.from();
+    for source in sources(view.session, view.base, canonical) {
         let bound = lower(
             source.layer.and_then(Layer::below),
             below.map(<[u8]>::to_vec),
         );
-        all.extend(scan(io, &source, None, bound.as_deref(), false, 0).await?);
+        let bounds = Bounds {
+            from: if canonical { None } else { active.as_deref() },
+            after: None,
+            below: bound.as_deref(),
+            active: active.as_deref(),
+        };
+        all.extend(scan(io, &source, bounds, false, 0).await?);
     }
     all.sort_by(|a, b| a.position.cmp(&b.position));
     Ok(all)
 }
 
-/// One page of a session's active transcript after `cursor` (a position) in `order`:
-/// the items and whether more follow. Each range is read only up to `limit + 1` items.
+/// One page of a session's active transcript (canonical with `canonical`) after
+/// `cursor` (a position) in `order`: the items and whether more follow. Each range is
+/// read only up to `limit + 1` items.
 pub(crate) async fn page(
     io: &Io,
-    session: &Session,
-    base: &[Layer],
+    view: &View<'_>,
+    canonical: bool,
     order: Order,
     cursor: Option<&[u8]>,
     limit: usize,
 ) -> Result<(Vec<Item>, bool), Error> {
     let reverse = order == Order::NewestFirst;
     let cursor = cursor.map(<[u8]>::to_vec);
+    let active = view.from();
     let mut all = Vec::new();
-    for source in sources(session, base, false) {
+    for source in sources(view.session, view.base, canonical) {
         let bound = source.layer.and_then(Layer::below);
         let (after, below) = if reverse {
             (None, lower(bound, cursor.clone()))
         } else {
             (cursor.clone(), bound)
         };
-        all.extend(
-            scan(
-                io,
-                &source,
-                after.as_deref(),
-                below.as_deref(),
-                reverse,
-                limit + 1,
-            )
-            .await?,
-        );
+        let bounds = Bounds {
+            from: if canonical { None } else { active.as_deref() },
+            after: after.as_deref(),
+            below: below.as_deref(),
+            active: active.as_deref(),
+        };
+        all.extend(scan(io, &source, bounds, reverse, limit + 1).await?);
     }
     all.sort_by(|a, b| a.position.cmp(&b.position));
     if reverse {
@@ -292,7 +354,11 @@ pub(crate) async fn newest_in_base(io: &Io, base: &[Layer]) -> Result<Option<Vec
     for layer in base {
         let below = layer.below();
         for source in sources_of_layer(layer) {
-            let found = scan(io, &source, None, below.as_deref(), true, 1).await?;
+            let bounds = Bounds {
+                below: below.as_deref(),
+                ..Bounds::default()
+            };
+            let found = scan(io, &source, bounds, true, 1).await?;
             newest = newest.max(found.into_iter().next().map(|item| item.position));
         }
     }
@@ -315,7 +381,8 @@ async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Opti
             return Ok(Some(Item {
                 position,
                 entry,
-                archived: None,
+                archived: false,
+                tag: None,
             }));
         }
         // A compaction moved it to the canonical archive, at the same position.
@@ -332,7 +399,8 @@ async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Opti
         return Ok(Some(Item {
             position,
             entry: a.entry,
-            archived: Some((a.compaction_id, a.compaction_index)),
+            archived: true,
+            tag: Some((a.compaction_id, a.compaction_index)),
         }));
     }
     // An identity older than the index: scan its transcript.
@@ -343,7 +411,8 @@ async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Opti
             return Ok(Some(Item {
                 position: kv.key[prefix.len()..].to_vec(),
                 entry,
-                archived: None,
+                archived: false,
+                tag: None,
             }));
         }
     }
@@ -397,7 +466,11 @@ pub(crate) async fn locate_in_base(
         let below = layer.below();
         if !layer.indexed {
             for source in sources_of_layer(layer) {
-                let found = scan(io, &source, None, below.as_deref(), false, 0)
+                let bounds = Bounds {
+                    below: below.as_deref(),
+                    ..Bounds::default()
+                };
+                let found = scan(io, &source, bounds, false, 0)
                     .await?
                     .into_iter()
                     .find(|i| i.entry.message_id == message_id);
@@ -423,7 +496,8 @@ pub(crate) async fn locate_in_base(
                 return Ok(Some(Item {
                     position,
                     entry,
-                    archived: None,
+                    archived: false,
+                    tag: None,
                 }));
             }
             continue;
@@ -433,11 +507,12 @@ pub(crate) async fn locate_in_base(
             let a: ArchivedEntry = record::decode(&archived_key, &bytes)?;
             indexed_as(&index_key, &a.entry, message_id)?;
             if layer.admits(&a.entry, Some(a.compaction_index)) {
-                let archived = (!layer.flatten).then_some((a.compaction_id, a.compaction_index));
+                let tag = (!layer.flatten).then_some((a.compaction_id, a.compaction_index));
                 return Ok(Some(Item {
                     position,
                     entry: a.entry,
-                    archived,
+                    archived: tag.is_some(),
+                    tag,
                 }));
             }
         }
@@ -464,14 +539,18 @@ fn sources_of_layer(layer: &Layer) -> [Source<'_>; 2] {
 /// position.
 pub(crate) async fn locate(
     io: &Io,
-    session: &Session,
-    base: &[Layer],
+    view: &View<'_>,
     message_id: &str,
 ) -> Result<Option<Item>, Error> {
-    match locate_own(io, session, message_id).await? {
-        Some(item) => Ok(Some(item)),
-        None => locate_in_base(io, base, message_id).await,
-    }
+    let found = match locate_own(io, view.session, message_id).await? {
+        Some(item) => Some(item),
+        None => locate_in_base(io, view.base, message_id).await?,
+    };
+    let active = view.from();
+    Ok(found.map(|mut item| {
+        item.archived |= active.as_ref().is_some_and(|a| item.position < *a);
+        item
+    }))
 }
 
 /// Copies what a session reads through `base` into its own identity — active entries to
@@ -484,17 +563,33 @@ pub(crate) async fn materialize(
     batch: &mut Batch,
     session: &Session,
     base: &[Layer],
+    done: &BTreeSet<String>,
+) -> Result<(), Error> {
+    copy_base(io, batch, session, base).await?;
+    drop_references(io, batch, &session.key, base, done).await
+}
+
+/// The copy of [`materialize`], without dropping the back-references.
+async fn copy_base(
+    io: &Io,
+    batch: &mut Batch,
+    session: &Session,
+    base: &[Layer],
 ) -> Result<(), Error> {
     let sid = &session.session_id;
     for layer in base {
         let below = layer.below();
         for source in sources_of_layer(layer) {
-            for item in scan(io, &source, None, below.as_deref(), false, 0).await? {
+            let bounds = Bounds {
+                below: below.as_deref(),
+                ..Bounds::default()
+            };
+            for item in scan(io, &source, bounds, false, 0).await? {
                 batch.put(
                     keys::message(sid, &item.entry.message_id),
                     item.position.clone(),
                 );
-                match item.archived {
+                match item.tag {
                     None => {
                         let mut key = keys::entries(sid);
                         key.extend_from_slice(&item.position);
@@ -514,7 +609,114 @@ pub(crate) async fn materialize(
                 }
             }
         }
-        batch.delete(keys::holder(&layer.data_id, &session.key));
+    }
+    Ok(())
+}
+
+/// The sessions that read identity `data_id` through their base, but those in `done`
+/// (handled in the same batch), with their back-reference keys. A back-reference nobody
+/// holds any more is dropped in `batch`.
+async fn readers(
+    io: &Io,
+    batch: &mut Batch,
+    data_id: &str,
+    done: &BTreeSet<String>,
+) -> Result<Vec<(Vec<u8>, Loaded)>, Error> {
+    let prefix = keys::holders(data_id);
+    let mut out = Vec::new();
+    for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
+        let Some((holder, _)) = keys::read_str(&kv.key, prefix.len()) else {
+            return Err(Error::Corruption {
+                key: keys::display(&kv.key),
+                detail: "not a back-reference key".into(),
+            });
+        };
+        if done.contains(&holder) {
+            continue;
+        }
+        match load(io, &holder).await? {
+            Some(loaded) if loaded.base.iter().any(|l| l.data_id == data_id) => {
+                out.push((kv.key, loaded));
+            }
+            _ => batch.delete(kv.key),
+        }
+    }
+    Ok(out)
+}
+
+/// Adds to `batch` the deletion of every range of identity `data_id`.
+pub(crate) fn delete_identity(batch: &mut Batch, data_id: &str) {
+    for tag in keys::IDENTITY_TAGS {
+        batch.delete_range(KeyRange::prefix(&keys::identity(tag, data_id)));
+    }
+}
+
+/// Deletes identity `data_id` (its session is deleted or reset) in `batch` — or, while
+/// sessions not in `done` still read it through their base, everything of it but the
+/// ranges they read ([`keys::SHARED_TAGS`]), which stay behind a retirement record
+/// (`R · data_id`) until the last reader drops its reference ([`drop_references`]).
+/// Nothing is copied: the commit is a few range deletes whatever the history's size.
+/// Guarded by every reader's back-reference still being there.
+pub(crate) async fn retire(
+    io: &Io,
+    batch: &mut Batch,
+    data_id: &str,
+    done: &BTreeSet<String>,
+) -> Result<(), Error> {
+    let readers = readers(io, batch, data_id, done).await?;
+    if readers.is_empty() {
+        delete_identity(batch, data_id);
+        batch.delete(keys::retired(data_id));
+        return Ok(());
+    }
+    for (reference, _) in readers {
+        batch.require_equals(reference, Vec::new());
+    }
+    for tag in keys::IDENTITY_TAGS {
+        if !keys::SHARED_TAGS.contains(&tag) {
+            batch.delete_range(KeyRange::prefix(&keys::identity(tag, data_id)));
+        }
+    }
+    let retired = keys::retired(data_id);
+    if io.get(retired.clone()).await?.is_none() {
+        batch.put(retired, 0u64.to_be_bytes().to_vec());
+    }
+    Ok(())
+}
+
+/// Adds to `batch` the removal of the back-references of session `holder_key` to the
+/// identities of `base` (it stops reading them). A retired identity whose last reader
+/// this was is deleted with it; one that keeps readers has its retirement record
+/// advanced, so that two last-but-one readers leaving at once conflict instead of each
+/// leaving the history to the other. Readers in `done` are leaving in the same batch.
+pub(crate) async fn drop_references(
+    io: &Io,
+    batch: &mut Batch,
+    holder_key: &str,
+    base: &[Layer],
+    done: &BTreeSet<String>,
+) -> Result<(), Error> {
+    for layer in base {
+        batch.delete(keys::holder(&layer.data_id, holder_key));
+        let retired = keys::retired(&layer.data_id);
+        let Some(count) = io.get(retired.clone()).await? else {
+            continue;
+        };
+        let mut leaving = done.clone();
+        leaving.insert(holder_key.to_owned());
+        let others = readers(io, batch, &layer.data_id, &leaving).await?;
+        batch.require_equals(retired.clone(), count.clone());
+        if others.is_empty() {
+            delete_identity(batch, &layer.data_id);
+            batch.delete(retired);
+        } else {
+            let next = count
+                .get(..8)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map_or(0, u64::from_be_bytes)
+                .wrapping_add(1);
+            batch.put(retired, next.to_be_bytes().to_vec());
+        }
     }
     Ok(())
 }
@@ -553,16 +755,13 @@ pub(crate) async fn release(
                 continue;
             }
         };
-        materialize(io, batch, &loaded.session, &loaded.base).await?;
-        let cleared = Loaded {
-            base: Vec::new(),
-            session: loaded.session.clone(),
-            lineage: loaded.lineage.clone(),
-            // The copy keeps the positions: the clock stays what it was.
-            newest_entry_at: loaded.newest_entry_at,
-            bytes: loaded.bytes.clone(),
+        materialize(io, batch, &loaded.session, &loaded.base, done).await?;
+        // The copy keeps the positions: the clock and the active start stay.
+        let tail = Tail {
+            base: &[],
+            ..Tail::of(&loaded)
         };
-        write_update(batch, &cleared, &loaded.session)?;
+        write_record(batch, &loaded, &loaded.session, tail)?;
     }
     Ok(())
 }

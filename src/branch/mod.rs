@@ -15,13 +15,15 @@
 
 pub(crate) mod history;
 
-use crate::branch::history::{Layer, items, locate};
-use crate::compaction::{Summary, entry_tokens, estimate, repair_key, summaries_of, summary_key};
+use crate::branch::history::{Layer, View, items, locate};
+use crate::compaction::{
+    Summary, boundaries_of, entry_tokens, estimate, repair_key, summaries_of, summary_key,
+};
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::session::lifecycle::read_all;
-use crate::session::{Stored, load, require, write_record};
+use crate::session::{Stored, Tail, load, require, write_record};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange};
@@ -129,11 +131,24 @@ async fn branch_body(
     // parent's readers and this fork cannot interleave unseen.
     let mut parent_lineage = parent.lineage.clone();
     parent_lineage.fork_count += 1;
-    write_record(&mut batch, &parent, p, &parent_lineage, &parent.base)?;
+    let tail = Tail {
+        lineage: &parent_lineage,
+        ..Tail::of(&parent)
+    };
+    write_record(&mut batch, &parent, p, tail)?;
 
     let mut base = Vec::new();
     let mut clock = 0;
+    let mut active_from = None;
     if let Some(inherited) = inherited {
+        // A full fork reads the parent's view as it is, compactions included; a fork
+        // before a message reads its canonical prefix as its transcript.
+        if request.fork_before_message_id.is_none() {
+            active_from = parent.active_from;
+            for (index, bytes) in boundaries_of(io, &p.session_id).await? {
+                batch.put(keys::boundary(child_sid, index), bytes);
+            }
+        }
         clock = inherited.newest_entry_at;
         child.entry_count = inherited.entry_count;
         child.last_entry_id = p.last_entry_id;
@@ -165,7 +180,13 @@ async fn branch_body(
         lineage.forked_from_parent = true;
         lineage.fork_point = Some(inherited.point);
     }
-    let bytes = Stored::encode(&child, &lineage, &base, Some(clock))?;
+    let tail = Tail {
+        lineage: &lineage,
+        base: &base,
+        newest_entry_at: Some(clock),
+        active_from,
+    };
+    let bytes = Stored::encode(&child, tail)?;
     batch.require_absent(keys::session(child_key));
     batch.put(keys::session(child_key), bytes.clone());
     batch.put(keys::recency(child.updated_at, child_key), bytes);
@@ -193,7 +214,7 @@ async fn whole(io: &Io, parent: &crate::session::Loaded, measure: bool) -> OpRes
         .collect::<Result<Vec<_>, _>>()?;
     let mut tokens = validate::total(summaries.iter().map(|s| estimate(&s.summary_text)));
     if measure {
-        let active = items(io, p, &parent.base, false, None).await?;
+        let active = items(io, &View::of(parent), false, None).await?;
         let active = validate::total(active.iter().map(|i| entry_tokens(&i.entry)));
         tokens = validate::add(tokens, active);
     }
@@ -245,7 +266,7 @@ async fn before_message(
     message_id: &str,
 ) -> OpResult<Inherited> {
     let p = &parent.session;
-    let Some(at) = locate(io, p, &parent.base, message_id).await? else {
+    let Some(at) = locate(io, &View::of(parent), message_id).await? else {
         return Err(Error::NotFound {
             what: "Transcript message",
             key: format!("`{message_id}` in session `{}`", p.key),
@@ -253,7 +274,7 @@ async fn before_message(
         .into());
     };
     let before = (at.entry.created_at, at.entry.id);
-    let prefix = items(io, p, &parent.base, true, Some(&at.position)).await?;
+    let prefix = items(io, &View::of(parent), true, Some(&at.position)).await?;
     let mut base: Vec<Layer> = parent
         .base
         .iter()

@@ -18,13 +18,14 @@ mod types;
 
 pub use coverage::{Coverage, check};
 pub use obligations::{Obligation, ObligationKind, extract};
+pub use ops::MAX_PREPARED_INPUT_BYTES;
+pub(crate) use ops::{boundaries_of, repair_key, repairs, summaries_of, summary_key};
 pub use ops::{
     canonical_transcript, commit_compaction, compact, compaction_preimage,
     list_degraded_compactions, list_summaries, persist_compaction_result, prepare_compaction,
     render_input, set_flush_receipt, set_repair_status,
 };
-pub(crate) use ops::{repair_key, repairs, summaries_of, summary_key};
-pub use plan::{CompactionConfig, Plan, plan};
+pub use plan::{CompactionConfig, Plan, Shape, plan, plan_shapes};
 pub use summarize::{render, summarize};
 pub use tokens::{entry_tokens, estimate};
 pub use types::{

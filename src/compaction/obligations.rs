@@ -8,6 +8,8 @@
 //! extracted, however many there are (the same fact twice is one): coverage then carries
 //! each into the summary or reports it.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use serde::{Deserialize, Serialize};
 
 use super::plan::call_ids;
@@ -219,40 +221,84 @@ fn from_text(entry: &Entry, out: &mut Vec<Obligation>) {
 /// (a tool call is pending when no entry in it answers the call); `carried` are the
 /// facts an earlier summary carried forward.
 pub fn extract(removed: &[Entry], transcript: &[Entry], carried: &[String]) -> Vec<Obligation> {
-    let answered: Vec<&str> = transcript
+    let answered: BTreeSet<&str> = transcript
         .iter()
         .filter_map(|e| e.tool_call_id.as_deref())
         .collect();
-    let mut out: Vec<Obligation> = carried
-        .iter()
-        .map(|fact| Obligation::new(ObligationKind::CarryForward, fact.clone()))
-        .collect();
+    let mut extractor = Extractor::new(carried);
     for entry in removed {
-        from_text(entry, &mut out);
+        extractor.feed(entry, |id| answered.contains(id));
+    }
+    extractor.finish()
+}
+
+/// [`extract`] one entry at a time, for a compaction that reads what it removes in
+/// pages: it holds the distinct obligations seen so far, not the entries.
+#[derive(Debug, Default)]
+pub struct Extractor {
+    /// Each distinct obligation with where it was last seen.
+    seen: BTreeMap<(ObligationKind, String), u64>,
+    next: u64,
+    scratch: Vec<Obligation>,
+}
+
+impl Extractor {
+    /// Starts with the facts an earlier summary carried forward.
+    pub fn new(carried: &[String]) -> Extractor {
+        let mut out = Extractor::default();
+        for fact in carried {
+            out.add(Obligation::new(ObligationKind::CarryForward, fact.clone()));
+        }
+        out
+    }
+
+    fn add(&mut self, obligation: Obligation) {
+        if obligation.text.is_empty() {
+            return;
+        }
+        self.seen
+            .insert((obligation.kind, obligation.text), self.next);
+        self.next += 1;
+    }
+
+    /// Takes in the next removed entry; `answered(id)` says whether the active transcript
+    /// answers tool call `id`.
+    pub fn feed(&mut self, entry: &Entry, answered: impl Fn(&str) -> bool) {
+        let mut found = std::mem::take(&mut self.scratch);
+        from_text(entry, &mut found);
         if let Some(calls) = &entry.tool_calls {
             for id in call_ids(calls) {
-                let kind = if answered.contains(&id.as_str()) {
+                let kind = if answered(&id) {
                     ObligationKind::ToolCall
                 } else {
                     ObligationKind::PendingTool
                 };
-                out.push(Obligation::new(kind, id));
+                found.push(Obligation::new(kind, id));
             }
         }
         if let Some(id) = &entry.tool_call_id {
-            out.push(Obligation::new(ObligationKind::ToolCall, id.clone()));
+            found.push(Obligation::new(ObligationKind::ToolCall, id.clone()));
         }
+        for obligation in found.drain(..) {
+            self.add(obligation);
+        }
+        self.scratch = found;
     }
-    // The same fact twice is one obligation (kept where it was last seen). There is no
-    // cap: every obligation is checked, and one the summary cannot hold is reported.
-    let mut seen = std::collections::BTreeSet::new();
-    let mut kept: Vec<Obligation> = out
-        .into_iter()
-        .rev()
-        .filter(|o| !o.text.is_empty() && seen.insert((o.kind, o.text.clone())))
-        .collect();
-    kept.reverse();
-    kept
+
+    /// The obligations: the same fact twice is one obligation, placed where it was last
+    /// seen. There is no cap: every obligation is checked, and one the summary cannot
+    /// hold is reported.
+    pub fn finish(self) -> Vec<Obligation> {
+        let mut last: Vec<(u64, ObligationKind, String)> = self
+            .seen
+            .into_iter()
+            .map(|((kind, text), at)| (at, kind, text))
+            .collect();
+        last.sort_unstable_by_key(|(at, _, _)| *at);
+        last.into_iter()
+            .map(|(_, kind, text)| Obligation::new(kind, text))
+            .collect()
+    }
 }
 
 #[cfg(test)]

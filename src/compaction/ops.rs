@@ -2,40 +2,47 @@
 //! the built-in summarizer), persist an external result, and the reads and repairs of
 //! what compaction stored.
 //!
-//! A compaction commits once: the removed entries move to the canonical archive
-//! (`x · session id · position`, tagged with the compaction id and index), the summary is
-//! stored (`y · session id · index`), a portable context state carries the payload and
-//! the compaction id, the session's `compaction_count` grows, and a degraded compaction
-//! enters the repair queue (`q · key · index`). Any change to the transcript between
-//! planning and commit refuses it as `stale_preimage`, writing nothing.
+//! A compaction writes a boundary, not a copy: the removed entries stay where they are,
+//! and the session record's active start (`active_from`) moves past them, so they are
+//! canonical and no longer active. Its one commit is small whatever it removes: the
+//! summary (`y · session id · index`), the range it archived (`j · session id · index` →
+//! `[from, to)`), a portable context state carrying the payload and the compaction id,
+//! the session record (active start, `compaction_count`, `entry_count`), and for a
+//! degraded compaction its repair-queue entry (`q · key · index`). Nothing shared moves,
+//! so branches reading the session's history and pinned fork snapshots are untouched.
+//! Entries archived by builds before record format 5 were moved to `x · session id ·
+//! position` with their compaction tag, and are read from there.
+//!
+//! A compaction reads the active transcript twice, a page at a time: once for the
+//! plan (a [`Shape`] per entry: its tokens and tool-call links, a few dozen bytes), once
+//! for what it removes (obligations, the built-in summary, the two-phase input) and
+//! keeps (the result's `kept_entries`). Any change to the transcript between planning
+//! and commit refuses it as `stale_preimage`, writing nothing.
 
 use std::collections::BTreeSet;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::coverage::budget;
-use super::obligations::{Obligation, extract};
-use super::plan::{Plan, plan};
-use super::summarize::{fingerprint, render, summarize};
+use super::obligations::{Extractor, Obligation};
+use super::plan::{Plan, Shape, plan_shapes};
+use super::summarize::{Digest, fingerprint, render};
 use super::tokens::{entry_tokens, estimate};
 use super::types::{
-    ArchivedEntry, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared,
-    Summary,
+    CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
 };
 use super::{Coverage, check};
+use crate::branch::history::{Item, View};
 use crate::engine::error::Error;
 use crate::engine::op::{Abort, Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::session::lifecycle::read_all;
-use crate::session::{Loaded, require, write_update};
+use crate::session::{Loaded, Tail, require, write_record};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery};
-use crate::types::{AppendRequest, ContextState, Entry, Role, Session};
-
-fn archive_key(session_id: &str, position: &[u8]) -> Vec<u8> {
-    keys::archived(session_id, position)
-}
+use crate::types::{AppendRequest, ContextState, Entry, Order, Role, Session};
 
 pub(crate) fn summary_key(session_id: &str, index: u64) -> Vec<u8> {
     keys::KeyBuf::new(keys::SUMMARY)
@@ -56,34 +63,65 @@ pub(crate) fn repairs(session_key: &str) -> Vec<u8> {
     keys::KeyBuf::new(keys::REPAIR).str(session_key).finish()
 }
 
-/// What a compaction reads: the session and its active transcript, with entry keys.
+/// Entries per page of a compaction's passes: small, so that a page of large entries
+/// stays far below the component's memory.
+const PASS_PAGE: usize = 32;
+
+/// Most bytes of summarizer input a two-phase prepare hands out: when the removed
+/// entries render to more, the input holds the newest of them that fit, after a line
+/// saying how many older ones it leaves out (their obligations are listed all the same).
+pub const MAX_PREPARED_INPUT_BYTES: usize = 1 << 20;
+
+/// What a compaction's first pass keeps of the session's active transcript: per entry,
+/// its [`Shape`], id and summarizer-input size, oldest first.
 struct Snapshot {
     loaded: Loaded,
-    /// Storage keys of the active entries, parallel to `entries`.
-    keys: Vec<Vec<u8>>,
-    /// The active transcript, oldest first.
-    entries: Vec<Entry>,
+    shapes: Vec<Shape>,
+    ids: Vec<u64>,
+    rendered: Vec<u32>,
     previous: Option<Summary>,
+}
+
+/// One page of the active transcript of `loaded` after `cursor`, oldest first.
+async fn active_page(
+    io: &Io,
+    loaded: &Loaded,
+    cursor: Option<&[u8]>,
+) -> Result<(Vec<Item>, bool), Error> {
+    crate::branch::history::page(
+        io,
+        &View::of(loaded),
+        false,
+        Order::OldestFirst,
+        cursor,
+        PASS_PAGE,
+    )
+    .await
 }
 
 async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
     let loaded = require(io, key).await?;
     let sid = loaded.session.session_id.clone();
-    // The active transcript, shared history included. Entries read through a base get
-    // the key they will have once the base is materialized into this identity.
-    let items =
-        crate::branch::history::items(io, &loaded.session, &loaded.base, false, None).await?;
-    // A compaction of a damaged transcript would rewrite its count to what is left.
-    crate::branch::history::check_count(io, &loaded, items.len()).await?;
-    let mut entries = Vec::with_capacity(items.len());
-    let mut entry_keys = Vec::with_capacity(items.len());
-    let prefix = keys::entries(&sid);
-    for item in items {
-        let mut entry_key = prefix.clone();
-        entry_key.extend_from_slice(&item.position);
-        entries.push(item.entry);
-        entry_keys.push(entry_key);
+    let expected = usize::try_from(loaded.session.entry_count).unwrap_or(0);
+    let reserve = expected.min(1 << 20);
+    let mut shapes = Vec::with_capacity(reserve);
+    let mut ids = Vec::with_capacity(reserve);
+    let mut rendered = Vec::with_capacity(reserve);
+    let mut cursor: Option<Vec<u8>> = None;
+    loop {
+        let (items, more) = active_page(io, &loaded, cursor.as_deref()).await?;
+        for item in &items {
+            shapes.push(Shape::of(&item.entry));
+            ids.push(item.entry.id);
+            rendered.push(u32::try_from(render_entry(&item.entry).len()).unwrap_or(u32::MAX));
+        }
+        cursor = items.last().map(|i| i.position.clone());
+        if !more || cursor.is_none() {
+            break;
+        }
     }
+    // A compaction of a damaged transcript would rewrite its count to what is left.
+    crate::branch::history::check_count(io, &loaded, shapes.len()).await?;
     let latest = io
         .range(RangeQuery {
             range: KeyRange::prefix(&keys::identity(keys::SUMMARY, &sid)),
@@ -98,10 +136,22 @@ async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
     crate::branch::history::confirm(io, &loaded).await?;
     Ok(Snapshot {
         loaded,
-        keys: entry_keys,
-        entries,
+        shapes,
+        ids,
+        rendered,
         previous,
     })
+}
+
+/// What a compaction's second pass reads of the entries it removes and keeps.
+struct Pass {
+    obligations: Vec<Obligation>,
+    digest: Digest,
+    /// The two-phase input (empty unless asked for).
+    input: String,
+    kept: Vec<Entry>,
+    /// Where the kept entries start (`None` when nothing is kept).
+    kept_from: Option<(u64, u64)>,
 }
 
 impl Snapshot {
@@ -109,7 +159,92 @@ impl Snapshot {
         &self.loaded.session
     }
 
-    /// Starts the batch of a compaction that will rewrite entries: branches reading this
+    fn tokens(&self) -> u64 {
+        validate::total(self.shapes.iter().map(|s| s.tokens))
+    }
+
+    /// The newest id among the oldest `removed` entries.
+    fn covered_through(&self, removed: usize) -> u64 {
+        self.ids[..removed].iter().copied().max().unwrap_or(0)
+    }
+
+    /// The first of the oldest `removed` entries the two-phase input shows: the input
+    /// holds the newest removed entries whose blocks fit [`MAX_PREPARED_INPUT_BYTES`].
+    fn first_shown(&self, removed: usize) -> usize {
+        let mut bytes = 0usize;
+        let mut first = removed;
+        while first > 0 {
+            bytes = bytes.saturating_add(self.rendered[first - 1] as usize);
+            if bytes > MAX_PREPARED_INPUT_BYTES - 256 {
+                break;
+            }
+            first -= 1;
+        }
+        first
+    }
+
+    /// Reads the active transcript again: the obligations, digest and (with `input`) the
+    /// two-phase input of the oldest `removed` entries, and the entries after them. A
+    /// transcript that changed since the first pass starts the operation over.
+    async fn pass(&self, io: &Io, removed: usize, input: bool) -> OpResult<Pass> {
+        let answered: BTreeSet<&str> = self
+            .shapes
+            .iter()
+            .filter_map(|s| s.answers.as_deref())
+            .collect();
+        let mut extractor = Extractor::new(&self.carried());
+        let mut digest = Digest::default();
+        let first_shown = self.first_shown(removed);
+        let mut text = String::new();
+        if input && first_shown > 0 {
+            let left: u64 = self.rendered[..first_shown]
+                .iter()
+                .map(|&n| u64::from(n))
+                .sum();
+            text.push_str(&format!(
+                "[{first_shown} older entries ({left} bytes) are left out of this input; their obligations are listed with it]\n\n"
+            ));
+        }
+        let mut kept = Vec::new();
+        let mut kept_from = None;
+        let mut index = 0usize;
+        let mut cursor: Option<Vec<u8>> = None;
+        loop {
+            let (items, more) = active_page(io, &self.loaded, cursor.as_deref()).await?;
+            cursor = items.last().map(|i| i.position.clone());
+            for item in items {
+                if index < removed {
+                    extractor.feed(&item.entry, |id| answered.contains(id));
+                    digest.feed(&item.entry);
+                    if input && index >= first_shown {
+                        text.push_str(&render_entry(&item.entry));
+                    }
+                } else {
+                    if index == removed {
+                        kept_from = Some((item.entry.created_at, item.entry.id));
+                    }
+                    kept.push(item.entry);
+                }
+                index += 1;
+            }
+            if !more || cursor.is_none() {
+                break;
+            }
+        }
+        if index != self.shapes.len() {
+            return Err(Abort::Retry);
+        }
+        crate::branch::history::confirm(io, &self.loaded).await?;
+        Ok(Pass {
+            obligations: extractor.finish(),
+            digest,
+            input: text,
+            kept,
+            kept_from,
+        })
+    }
+
+    /// Starts the batch of a write that will remove entries: branches reading this
     /// identity get their own copy, and this session's own shared history becomes its
     /// own (then its record is written with an empty base). Returns how many
     /// preconditions (on released branches) the batch starts with.
@@ -119,7 +254,8 @@ impl Snapshot {
         crate::branch::history::release(io, batch, &session.session_id, &mut done).await?;
         let released = batch.preconditions.len() as u32;
         if !self.loaded.base.is_empty() {
-            crate::branch::history::materialize(io, batch, &session, &self.loaded.base).await?;
+            crate::branch::history::materialize(io, batch, &session, &self.loaded.base, &done)
+                .await?;
             self.loaded.base.clear();
         }
         Ok(released)
@@ -153,45 +289,50 @@ impl Snapshot {
     }
 }
 
-/// The text a summarizer is given: the removed entries, one block each. Tool payloads
-/// over 400 characters appear as size, hash and preview.
-pub fn render_input(removed: &[Entry]) -> String {
-    let mut out = String::new();
-    for entry in removed {
-        out.push_str(&format!(
-            "[{} #{}]\n{}\n",
-            entry.role.as_str(),
-            entry.id,
-            entry.content
-        ));
-        if let Some(calls) = &entry.tool_calls {
-            let text = calls.to_string();
-            if text.len() > 400 {
-                let preview: String = text.chars().take(60).collect();
-                out.push_str(&format!(
-                    "tool_calls: ({} bytes, fnv64 {}) {preview}…\n",
-                    text.len(),
-                    fingerprint(text.as_bytes())
-                ));
-            } else {
-                out.push_str(&format!("tool_calls: {text}\n"));
-            }
+/// The block of summarizer input of one entry. Tool payloads over 400 characters appear
+/// as size, hash and preview.
+fn render_entry(entry: &Entry) -> String {
+    let mut out = format!(
+        "[{} #{}]\n{}\n",
+        entry.role.as_str(),
+        entry.id,
+        entry.content
+    );
+    if let Some(calls) = &entry.tool_calls {
+        let text = calls.to_string();
+        if text.len() > 400 {
+            let preview: String = text.chars().take(60).collect();
+            out.push_str(&format!(
+                "tool_calls: ({} bytes, fnv64 {}) {preview}…\n",
+                text.len(),
+                fingerprint(text.as_bytes())
+            ));
+        } else {
+            out.push_str(&format!("tool_calls: {text}\n"));
         }
-        if let Some(id) = &entry.tool_call_id {
-            out.push_str(&format!("tool_call_id: {id}\n"));
-        }
-        out.push('\n');
     }
+    if let Some(id) = &entry.tool_call_id {
+        out.push_str(&format!("tool_call_id: {id}\n"));
+    }
+    out.push('\n');
     out
 }
 
-fn skipped(reason: &str, tokens_before: u64, kept: Vec<Entry>) -> CompactionResult {
+/// The text a summarizer is given: the removed entries, one block each. Tool payloads
+/// over 400 characters appear as size, hash and preview.
+pub fn render_input(removed: &[Entry]) -> String {
+    removed.iter().map(render_entry).collect()
+}
+
+/// The result of a compaction that wrote nothing: the transcript is as it was (read it
+/// with `read_page`; `kept_entries` is empty, whatever the transcript's size).
+fn skipped(reason: &str, tokens_before: u64) -> CompactionResult {
     CompactionResult {
         summary: String::new(),
         summary_source: "skipped".into(),
         summary_payload: None,
         removed_count: 0,
-        kept_entries: kept,
+        kept_entries: Vec::new(),
         tokens_before,
         tokens_after: tokens_before,
         chunks_processed: 0,
@@ -251,17 +392,15 @@ fn check_summary(text: &str, payload: Option<&Value>) -> Result<(), Error> {
     })
 }
 
-/// A planned cut with its obligations.
+/// A planned cut.
 struct Cut {
     removed: usize,
     tokens_before: u64,
     tokens_kept: u64,
-    obligations: Vec<Obligation>,
 }
 
 fn cut(snap: &Snapshot, request: &CompactRequest) -> Result<Cut, (&'static str, u64)> {
-    let entries = &snap.entries;
-    match plan(entries, request.context_window_tokens, &request.config) {
+    match plan_shapes(&snap.shapes, request.context_window_tokens, &request.config) {
         Plan::Skip {
             reason,
             tokens_before,
@@ -274,15 +413,18 @@ fn cut(snap: &Snapshot, request: &CompactRequest) -> Result<Cut, (&'static str, 
             removed,
             tokens_before,
             tokens_kept,
-            obligations: extract(&entries[..removed], entries, &snap.carried()),
         }),
     }
 }
 
 /// The summary side of a compaction, as [`write`] stores it.
 struct Written {
+    /// How many of the active entries it archives (the oldest).
+    removed: usize,
     /// The active entries after the compaction.
     kept: Vec<Entry>,
+    /// Where they start: the new active start.
+    active_from: (u64, u64),
     /// The session's newest entry id after it.
     last_entry_id: u64,
     text: String,
@@ -293,19 +435,61 @@ struct Written {
     tokens_kept: u64,
 }
 
-/// Everything a compaction writes, in one batch: the oldest `removed` entries of `snap`
-/// to the archive, the summary, the portable context state, and the session with the
-/// written kept entries and newest id. Returns the result.
+/// The positions a compaction archived: `[from, to)` of its session's view (`from`:
+/// `None` for the start).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Boundary {
+    pub(crate) from: Option<(u64, u64)>,
+    pub(crate) to: (u64, u64),
+}
+
+impl Boundary {
+    fn holds(&self, position: &[u8]) -> bool {
+        let from = self.from.map(|(at, id)| keys::position(at, id));
+        from.is_none_or(|f| position >= f.as_slice())
+            && position < keys::position(self.to.0, self.to.1).as_slice()
+    }
+}
+
+/// The boundary records of identity `session_id`, as stored: `(compaction_index, value)`.
+pub(crate) async fn boundaries_of(io: &Io, session_id: &str) -> Result<Vec<(u64, Vec<u8>)>, Error> {
+    let prefix = keys::identity(keys::BOUNDARY, session_id);
+    read_all(io, KeyRange::prefix(&prefix))
+        .await?
+        .into_iter()
+        .map(|kv| match keys::read_u64(&kv.key, prefix.len()) {
+            Some((index, _)) => Ok((index, kv.value)),
+            None => Err(Error::Corruption {
+                key: keys::display(&kv.key),
+                detail: "not a compaction boundary key".into(),
+            }),
+        })
+        .collect()
+}
+
+/// The active start past every entry the session under `loaded` holds or reads: where
+/// nothing is kept. Later entries sort at or after it (their clock is at least the
+/// identity's entry clock and their ids are larger).
+async fn past_everything(io: &Io, loaded: &Loaded) -> Result<(u64, u64), Error> {
+    let clock = crate::transcript::entry_clock(io, loaded).await?;
+    Ok((clock, loaded.session.last_entry_id.saturating_add(1)))
+}
+
+/// Everything a compaction writes, in one batch whatever it removes: the summary, the
+/// archived range, the portable context state, and the session with its new active
+/// start, count and newest id. Returns the result.
 fn write(
     batch: &mut Batch,
     snap: &Snapshot,
-    removed: usize,
     written: Written,
     request: &CompactRequest,
     now_ms: u64,
+    newest_entry_at: Option<u64>,
 ) -> Result<CompactionResult, Error> {
     let Written {
+        removed,
         kept,
+        active_from,
         last_entry_id,
         text,
         payload,
@@ -321,20 +505,12 @@ fn write(
         .compaction_id
         .clone()
         .unwrap_or_else(|| format!("cmp-{sid}-{index}"));
-    let removed_entries = &snap.entries[..removed];
-    for (key, entry) in snap.keys[..removed].iter().zip(removed_entries) {
-        batch.delete(key.clone());
-        let archived = ArchivedEntry {
-            entry: entry.clone(),
-            compaction_id: compaction_id.clone(),
-            compaction_index: index,
-        };
-        batch.put(
-            archive_key(sid, &key[keys::entries(sid).len()..]),
-            record::encode(&archived)?,
-        );
-    }
-    let covered_through_id = removed_entries.iter().map(|e| e.id).max().unwrap_or(0);
+    let boundary = Boundary {
+        from: snap.loaded.active_from,
+        to: active_from,
+    };
+    batch.put(keys::boundary(sid, index), record::encode(&boundary)?);
+    let covered_through_id = snap.covered_through(removed);
     let tokens_after = validate::add(tokens_kept, estimate(&text));
     let structured = payload.is_some();
     let summary = Summary {
@@ -405,7 +581,12 @@ fn write(
         invalid_reason: None,
     };
     batch.put(keys::state(&session.key, state.id), record::encode(&state)?);
-    write_update(batch, &snap.loaded, &updated)?;
+    let tail = Tail {
+        newest_entry_at: newest_entry_at.or(snap.loaded.newest_entry_at),
+        active_from: Some(active_from),
+        ..Tail::of(&snap.loaded)
+    };
+    write_record(batch, &snap.loaded, &updated, tail)?;
     Ok(CompactionResult {
         summary: text,
         summary_source: source.into(),
@@ -432,23 +613,20 @@ async fn summarize_and_commit(
     summary: Option<(String, Option<Value>)>,
     now_ms: u64,
 ) -> OpResult<CompactionResult> {
-    let mut snap = snap;
     let cut = match cut(&snap, request) {
         Ok(cut) => cut,
-        Err((reason, tokens_before)) => {
-            return Ok(skipped(reason, tokens_before, snap.entries));
-        }
+        Err((reason, tokens_before)) => return Ok(skipped(reason, tokens_before)),
     };
-    let removed = &snap.entries[..cut.removed];
+    let pass = snap.pass(io, cut.removed, false).await?;
     let (source, mut text, mut payload): (&'static str, _, _) = match summary {
         Some((text, payload)) => ("llm", text, payload),
         None => {
-            let payload = summarize(removed, &cut.obligations);
+            let payload = pass.digest.summarize(&pass.obligations);
             ("fallback", render(&payload), Some(payload))
         }
     };
     if text.trim().is_empty() {
-        return Ok(skipped("empty_summary", cut.tokens_before, snap.entries));
+        return Ok(skipped("empty_summary", cut.tokens_before));
     }
     let mut scratch = payload
         .take()
@@ -456,7 +634,7 @@ async fn summarize_and_commit(
     let coverage = check(
         &mut text,
         &mut scratch,
-        &cut.obligations,
+        &pass.obligations,
         request.config.coverage_blocking,
         budget(
             request.context_window_tokens,
@@ -465,26 +643,23 @@ async fn summarize_and_commit(
         ),
     );
     if coverage.status == "fail_blocked" {
-        let mut result = skipped("coverage_blocked", cut.tokens_before, snap.entries);
+        let mut result = skipped("coverage_blocked", cut.tokens_before);
         result.coverage_status = coverage.status;
         result.missing_obligations = coverage.missing;
         return Ok(result);
     }
     if !shrinks(cut.tokens_before, cut.tokens_kept, &text) {
-        return Ok(skipped(
-            "context_not_reduced",
-            cut.tokens_before,
-            snap.entries,
-        ));
+        return Ok(skipped("context_not_reduced", cut.tokens_before));
     }
     payload = Some(scratch);
-    // From here `snap.entries` holds the removed entries only; the kept ones move into
-    // the result without a copy.
-    let mut batch = Batch::default();
-    let released = snap.prepare_rewrite(io, &mut batch).await?;
-    let kept = snap.entries.split_off(cut.removed);
+    let active_from = match pass.kept_from {
+        Some(at) => at,
+        None => past_everything(io, &snap.loaded).await?,
+    };
     let written = Written {
-        kept,
+        removed: cut.removed,
+        kept: pass.kept,
+        active_from,
         last_entry_id: snap.session().last_entry_id,
         text,
         payload,
@@ -493,18 +668,13 @@ async fn summarize_and_commit(
         tokens_before: cut.tokens_before,
         tokens_kept: cut.tokens_kept,
     };
-    let result = write(&mut batch, &snap, cut.removed, written, request, now_ms)?;
+    let mut batch = Batch::default();
+    let result = write(&mut batch, &snap, written, request, now_ms, None)?;
     match io.try_commit(batch).await? {
         Ok(()) => Ok(result),
-        // A branch released by this compaction changed meanwhile: plan again.
-        Err(index) if index < released => Err(Abort::Retry),
         // The session record changed after it was read: an append (or another writer)
         // landed. Nothing was written; the late write survives.
-        Err(_) => {
-            let mut all = snap.entries;
-            all.extend(result.kept_entries);
-            Ok(skipped("stale_preimage", cut.tokens_before, all))
-        }
+        Err(_) => Ok(skipped("stale_preimage", cut.tokens_before)),
     }
 }
 
@@ -562,32 +732,31 @@ pub fn prepare_compaction(
         async move {
             let snap = snapshot(&io, &key).await?;
             let preimage = snap.preimage(&request);
-            let entries = &snap.entries;
+            let count = snap.shapes.len() as u64;
             Ok(match cut(&snap, &request) {
                 Err((reason, tokens_before)) => Prepared {
                     skip_reason: Some(reason.into()),
                     input: String::new(),
                     obligations: Vec::new(),
                     removed_count: 0,
-                    kept_count: entries.len() as u64,
+                    kept_count: count,
                     covered_through_id: 0,
                     tokens_before,
                     preimage,
                 },
-                Ok(cut) => Prepared {
-                    skip_reason: None,
-                    input: render_input(&entries[..cut.removed]),
-                    obligations: cut.obligations,
-                    removed_count: cut.removed as u64,
-                    kept_count: (entries.len() - cut.removed) as u64,
-                    covered_through_id: entries[..cut.removed]
-                        .iter()
-                        .map(|e| e.id)
-                        .max()
-                        .unwrap_or(0),
-                    tokens_before: cut.tokens_before,
-                    preimage,
-                },
+                Ok(cut) => {
+                    let pass = snap.pass(&io, cut.removed, true).await?;
+                    Prepared {
+                        skip_reason: None,
+                        input: pass.input,
+                        obligations: pass.obligations,
+                        removed_count: cut.removed as u64,
+                        kept_count: count - cut.removed as u64,
+                        covered_through_id: snap.covered_through(cut.removed),
+                        tokens_before: cut.tokens_before,
+                        preimage,
+                    }
+                }
             })
         }
     })
@@ -611,8 +780,7 @@ pub fn commit_compaction(
         async move {
             let snap = snapshot(&io, &key).await?;
             if snap.preimage(&commit.request) != commit.preimage {
-                let tokens = validate::total(snap.entries.iter().map(entry_tokens));
-                return Ok(skipped("stale_preimage", tokens, snap.entries));
+                return Ok(skipped("stale_preimage", snap.tokens()));
             }
             let summary = Some((commit.summary_text.clone(), commit.summary_payload.clone()));
             summarize_and_commit(&io, snap, &commit.request, summary, now_ms).await
@@ -689,9 +857,9 @@ pub fn persist_compaction_result(
         let (persist, request) = (persist.clone(), request.clone());
         async move {
             let mut snap = snapshot(&io, &key).await?;
-            let tokens_before = validate::total(snap.entries.iter().map(entry_tokens));
+            let tokens_before = snap.tokens();
             if persist.summary_text.trim().is_empty() {
-                return Ok(skipped("empty_summary", tokens_before, snap.entries));
+                return Ok(skipped("empty_summary", tokens_before));
             }
             let tokens_kept = validate::total(
                 persist
@@ -700,24 +868,37 @@ pub fn persist_compaction_result(
                     .map(|k| entry_tokens(&appended(k, 0, String::new(), 0))),
             );
             if !shrinks(tokens_before, tokens_kept, &persist.summary_text) {
-                return Ok(skipped("context_not_reduced", tokens_before, snap.entries));
+                return Ok(skipped("context_not_reduced", tokens_before));
             }
             // The kept entries are new entries: they sort after everything the identity
             // holds (`write` stores the advanced clock with the session record).
             let mut clock = crate::transcript::entry_clock(&io, &snap.loaded).await?;
             let mut batch = Batch::default();
-            snap.prepare_rewrite(&io, &mut batch).await?;
-            let split = snap
-                .entries
-                .len()
-                .saturating_sub(persist.kept_entries.len());
+            let count = snap.shapes.len();
+            let split = count.saturating_sub(persist.kept_entries.len());
+            // The replaced tail disappears (the agent's version stands in for it): the
+            // only entries this compaction deletes, as many as it is given.
+            if split < count {
+                let (tail, _) = crate::branch::history::page(
+                    &io,
+                    &View::of(&snap.loaded),
+                    false,
+                    Order::NewestFirst,
+                    None,
+                    count - split,
+                )
+                .await?;
+                snap.prepare_rewrite(&io, &mut batch).await?;
+                let sid = &snap.session().session_id;
+                for item in tail {
+                    let mut entry_key = keys::entries(sid);
+                    entry_key.extend_from_slice(&item.position);
+                    batch.delete(entry_key);
+                    batch.delete(keys::message(sid, &item.entry.message_id));
+                }
+            }
             let session = snap.session();
             let sid = session.session_id.clone();
-            // The replaced tail disappears (the agent's version stands in for it).
-            for (key, entry) in snap.keys[split..].iter().zip(&snap.entries[split..]) {
-                batch.delete(key.clone());
-                batch.delete(keys::message(&sid, &entry.message_id));
-            }
             let mut kept = Vec::new();
             let mut next_id = session.last_entry_id;
             for request in &persist.kept_entries {
@@ -738,9 +919,16 @@ pub fn persist_compaction_result(
                 );
                 kept.push(entry);
             }
+            let active_from = kept
+                .first()
+                .map_or((clock, next_id.saturating_add(1)), |first| {
+                    (first.created_at, first.id)
+                });
             let written = Written {
+                removed: split,
                 tokens_kept,
                 kept,
+                active_from,
                 last_entry_id: next_id,
                 text: persist.summary_text.clone(),
                 payload: None,
@@ -752,8 +940,7 @@ pub fn persist_compaction_result(
                 },
                 tokens_before,
             };
-            snap.loaded.newest_entry_at = Some(clock);
-            let mut result = write(&mut batch, &snap, split, written, &request, now_ms)?;
+            let mut result = write(&mut batch, &snap, written, &request, now_ms, Some(clock))?;
             io.commit(batch).await?;
             result.kept_entries.sort_by_key(|e| (e.created_at, e.id));
             Ok(result)
@@ -766,9 +953,8 @@ pub fn persist_compaction_result(
 pub fn canonical_transcript(workspace: &str, key: &str) -> Operation<Vec<Entry>> {
     op(workspace, key, Ok(()), |io, key| async move {
         let loaded = require(&io, &key).await?;
-        let items =
-            crate::branch::history::items(&io, &loaded.session, &loaded.base, true, None).await?;
-        let active = items.iter().filter(|i| i.archived.is_none()).count();
+        let items = crate::branch::history::items(&io, &View::of(&loaded), true, None).await?;
+        let active = items.iter().filter(|i| !i.archived).count();
         crate::branch::history::check_count(&io, &loaded, active).await?;
         crate::branch::history::confirm(&io, &loaded).await?;
         Ok(items.into_iter().map(|i| i.entry).collect())
@@ -839,31 +1025,51 @@ pub fn compaction_preimage(
         async move {
             let loaded = require(&io, &key).await?;
             let sid = loaded.session.session_id.clone();
-            // The archive of a branch includes what it inherited through its base.
-            let out: Vec<Entry> =
-                crate::branch::history::items(&io, &loaded.session, &loaded.base, true, None)
-                    .await?
-                    .into_iter()
-                    .filter(|i| {
-                        i.archived
-                            .as_ref()
-                            .is_some_and(|(id, _)| *id == compaction_id)
-                    })
-                    .map(|i| i.entry)
-                    .collect();
-            crate::branch::history::confirm(&io, &loaded).await?;
-            if out.is_empty()
-                && !summaries_of(&io, &sid)
-                    .await?
-                    .iter()
-                    .any(|(_, s)| s.compaction_id == compaction_id)
-            {
+            let Some((_, summary)) = summaries_of(&io, &sid)
+                .await?
+                .into_iter()
+                .find(|(_, s)| s.compaction_id == compaction_id)
+            else {
                 return Err(Error::NotFound {
                     what: "compaction",
                     key: compaction_id,
                 }
                 .into());
+            };
+            // A compaction of this build archived a range of positions; one of an
+            // earlier build moved its entries to the archive range, tagged.
+            let boundary_key = keys::boundary(&sid, summary.compaction_index);
+            let boundary = io
+                .get(boundary_key.clone())
+                .await?
+                .map(|bytes| record::decode::<Boundary>(&boundary_key, &bytes))
+                .transpose()?;
+            let mut out = Vec::new();
+            let mut cursor: Option<Vec<u8>> = None;
+            loop {
+                // The archive of a branch includes what it inherited through its base.
+                let (items, more) = crate::branch::history::page(
+                    &io,
+                    &View::of(&loaded),
+                    true,
+                    Order::OldestFirst,
+                    cursor.as_deref(),
+                    PASS_PAGE,
+                )
+                .await?;
+                cursor = items.last().map(|i| i.position.clone());
+                out.extend(items.into_iter().filter_map(|i| {
+                    let ours = match &i.tag {
+                        Some((id, _)) => *id == compaction_id,
+                        None => i.archived && boundary.is_some_and(|b| b.holds(&i.position)),
+                    };
+                    ours.then_some(i.entry)
+                }));
+                if !more || cursor.is_none() {
+                    break;
+                }
             }
+            crate::branch::history::confirm(&io, &loaded).await?;
             Ok(out)
         }
     })

@@ -88,6 +88,42 @@ pub fn call_ids(tool_calls: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
+/// What planning reads of one entry: a few dozen bytes however large the entry, so a
+/// compaction plans a transcript of any size from one pass over it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// Its tokens ([`entry_tokens`]).
+    pub tokens: u64,
+    /// Its role.
+    pub role: Role,
+    /// For an assistant entry with tool calls, the ids they name (possibly none).
+    pub calls: Option<Box<[String]>>,
+    /// The tool call a tool result answers.
+    pub answers: Option<Box<str>>,
+    /// A tool result that reports a failure.
+    pub fails: bool,
+}
+
+impl Shape {
+    /// The shape of `entry`.
+    pub fn of(entry: &Entry) -> Shape {
+        Shape {
+            tokens: entry_tokens(entry),
+            role: entry.role,
+            calls: calls_tools(entry).then(|| {
+                entry
+                    .tool_calls
+                    .as_ref()
+                    .map(call_ids)
+                    .unwrap_or_default()
+                    .into_boxed_slice()
+            }),
+            answers: entry.tool_call_id.as_deref().map(Into::into),
+            fails: entry.role == Role::Tool && reports_failure(&entry.content),
+        }
+    }
+}
+
 /// The units of a transcript and what is live in it.
 struct Units {
     /// Unsplittable units, oldest first: `(first index, length)`.
@@ -109,40 +145,38 @@ fn calls_tools(entry: &Entry) -> bool {
 /// Groups entries into units. A result joins the newest earlier call with its id; a
 /// result without an id joins the entry just before it when that one is a tool call or
 /// result. A call and its result make every entry between them one unit.
-fn units(entries: &[Entry]) -> Units {
+fn units(shapes: &[Shape]) -> Units {
     // The newest call of each id, and which calls (index, id) some result answers.
-    let mut calls: BTreeMap<String, usize> = BTreeMap::new();
-    let mut answered: BTreeSet<(usize, String)> = BTreeSet::new();
-    let mut has_result = vec![false; entries.len()];
+    let mut calls: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut answered: BTreeSet<(usize, &str)> = BTreeSet::new();
+    let mut has_result = vec![false; shapes.len()];
     // reach[i]: the newest entry that must stay in the same unit as entry i.
-    let mut reach: Vec<usize> = (0..entries.len()).collect();
-    for (j, entry) in entries.iter().enumerate() {
-        if entry.role == Role::Tool {
-            let call = match &entry.tool_call_id {
+    let mut reach: Vec<usize> = (0..shapes.len()).collect();
+    for (j, shape) in shapes.iter().enumerate() {
+        if shape.role == Role::Tool {
+            let call = match shape.answers.as_deref() {
                 Some(id) => calls.get(id).copied().inspect(|&i| {
-                    answered.insert((i, id.clone()));
+                    answered.insert((i, id));
                 }),
                 None => j
                     .checked_sub(1)
-                    .filter(|&i| calls_tools(&entries[i]) || entries[i].role == Role::Tool),
+                    .filter(|&i| shapes[i].calls.is_some() || shapes[i].role == Role::Tool),
             };
             if let Some(i) = call {
                 reach[i] = reach[i].max(j);
                 has_result[i] = true;
             }
         }
-        if let (Role::Assistant, Some(tool_calls)) = (&entry.role, &entry.tool_calls) {
-            for id in call_ids(tool_calls) {
-                calls.insert(id, j);
-            }
+        for id in shape.calls.iter().flatten() {
+            calls.insert(id, j);
         }
     }
-    let newest_pending = entries.iter().enumerate().rev().find_map(|(i, entry)| {
-        let ids = call_ids(entry.tool_calls.as_ref().filter(|_| calls_tools(entry))?);
+    let newest_pending = shapes.iter().enumerate().rev().find_map(|(i, shape)| {
+        let ids = shape.calls.as_ref()?;
         let pending = if ids.is_empty() {
             !has_result[i]
         } else {
-            ids.into_iter().any(|id| !answered.contains(&(i, id)))
+            ids.iter().any(|id| !answered.contains(&(i, id.as_str())))
         };
         pending.then_some(i)
     });
@@ -165,7 +199,7 @@ impl Units {
     /// Where the live tail begins: the unit of the newest pending tool call (unless a
     /// user message came after it: then the call was abandoned, and the summary carries
     /// its id), or the last unit when one of its tool results failed (whichever is older).
-    fn live_from(&self, entries: &[Entry]) -> Option<usize> {
+    fn live_from(&self, shapes: &[Shape]) -> Option<usize> {
         let unit_of = |index: usize| {
             self.spans
                 .iter()
@@ -174,12 +208,12 @@ impl Units {
         };
         let pending = self
             .newest_pending
-            .filter(|&i| entries[i..].iter().all(|e| e.role != Role::User))
+            .filter(|&i| shapes[i..].iter().all(|e| e.role != Role::User))
             .and_then(unit_of);
         let failing = self.spans.last().and_then(|&(start, len)| {
-            entries[start..start + len]
+            shapes[start..start + len]
                 .iter()
-                .any(|e| e.role == Role::Tool && reports_failure(&e.content))
+                .any(|e| e.fails)
                 .then_some(start)
         });
         pending.into_iter().chain(failing).min()
@@ -189,31 +223,37 @@ impl Units {
 /// Plans a compaction of `entries` (the active transcript, oldest first) for a context
 /// window of `window` tokens.
 pub fn plan(entries: &[Entry], window: u64, config: &CompactionConfig) -> Plan {
-    let tokens: Vec<u64> = entries.iter().map(entry_tokens).collect();
-    let tokens_before = crate::engine::validate::total(tokens.iter().copied());
+    let shapes: Vec<Shape> = entries.iter().map(Shape::of).collect();
+    plan_shapes(&shapes, window, config)
+}
+
+/// [`plan`] from the entries' [`Shape`]s.
+pub fn plan_shapes(shapes: &[Shape], window: u64, config: &CompactionConfig) -> Plan {
+    let total = |shapes: &[Shape]| crate::engine::validate::total(shapes.iter().map(|s| s.tokens));
+    let tokens_before = total(shapes);
     if (tokens_before as f64) * config.safety_margin <= window as f64 {
         return Plan::Skip {
             reason: "below_threshold",
             tokens_before,
         };
     }
-    let units = units(entries);
-    let live_from = units.live_from(entries).unwrap_or(entries.len());
-    let live = crate::engine::validate::total(tokens[live_from..].iter().copied());
-    if live >= window && live_from < entries.len() {
+    let units = units(shapes);
+    let live_from = units.live_from(shapes).unwrap_or(shapes.len());
+    let live = total(&shapes[live_from..]);
+    if live >= window && live_from < shapes.len() {
         return Plan::Skip {
             reason: "protected_tail_exhausts_compaction_window",
             tokens_before,
         };
     }
     let budget = window / 2;
-    let protected_from = entries
+    let protected_from = shapes
         .len()
         .saturating_sub(config.protected_recent as usize);
-    let mut kept_from = entries.len();
+    let mut kept_from = shapes.len();
     let mut tokens_kept = 0u64;
     for &(start, len) in units.spans.iter().rev() {
-        let unit = crate::engine::validate::total(tokens[start..start + len].iter().copied());
+        let unit = total(&shapes[start..start + len]);
         let protected = start + len > protected_from || start >= live_from;
         if !protected && crate::engine::validate::add(tokens_kept, unit) > budget {
             break;
@@ -365,7 +405,8 @@ mod tests {
             answering(Some("b")),
             e(Role::User, "last", 1),
         ];
-        let units = units(&entries);
+        let shapes: Vec<Shape> = entries.iter().map(Shape::of).collect();
+        let units = units(&shapes);
         assert_eq!(units.spans, [(0, 6), (6, 1)]);
         assert_eq!(units.newest_pending, None);
     }
@@ -379,7 +420,8 @@ mod tests {
             e(Role::User, "next", 1),
             answering(None),
         ];
-        let units = units(&entries);
+        let shapes: Vec<Shape> = entries.iter().map(Shape::of).collect();
+        let units = units(&shapes);
         assert_eq!(units.spans, [(0, 3), (3, 1), (4, 1)]);
         assert_eq!(units.newest_pending, None);
     }
@@ -393,14 +435,21 @@ mod tests {
             answering(Some("x")),
             calling(None, serde_json::json!([])),
         ];
-        let units = units(&entries);
+        let shapes: Vec<Shape> = entries.iter().map(Shape::of).collect();
+        let units = units(&shapes);
         // `y` of entry 2 has no result; an empty `tool_calls` calls nothing.
         assert_eq!(units.newest_pending, Some(2));
         assert_eq!(units.spans, [(0, 2), (2, 2), (4, 1)]);
-        assert_eq!(units.live_from(&entries), Some(2));
+        assert_eq!(units.live_from(&shapes), Some(2));
         // A user message after it: the call was abandoned, nothing is live.
         let mut later = entries.clone();
         later.push(e(Role::User, "never mind", 1));
-        assert_eq!(super::units(&later).live_from(&later), None);
+        assert_eq!(
+            {
+                let later: Vec<Shape> = later.iter().map(Shape::of).collect();
+                super::units(&later).live_from(&later)
+            },
+            None
+        );
     }
 }

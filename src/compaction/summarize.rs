@@ -67,47 +67,78 @@ fn texts(obligations: &[Obligation], kind: ObligationKind) -> Vec<String> {
     of_kind[skip..].iter().map(|o| clip(&o.text)).collect()
 }
 
+/// How many large tool payloads the structured fields reference: the newest ones (the
+/// others stay in the canonical transcript, and their ids are obligations).
+const SHOWN_PAYLOADS: usize = 32;
+
 /// Builds the `structured_v1` payload for `removed` entries (its `critical_carry_forward`
 /// starts empty: coverage fills it).
 pub fn summarize(removed: &[Entry], obligations: &[Obligation]) -> Value {
-    use ObligationKind as K;
-    let first = |kind| texts(obligations, kind).into_iter().next();
-    let status = removed
-        .iter()
-        .rev()
-        .find(|e| e.role == Role::Assistant && !e.content.trim().is_empty())
-        .map(|e| clip(e.content.lines().next().unwrap_or_default()));
-    let mut tool_payloads = Vec::new();
+    let mut digest = Digest::default();
     for entry in removed {
+        digest.feed(entry);
+    }
+    digest.summarize(obligations)
+}
+
+/// What the built-in summarizer keeps of the removed entries as it reads them in
+/// pages: the newest status line, the newest large payloads' references and a count.
+#[derive(Debug, Default)]
+pub struct Digest {
+    status: Option<String>,
+    tool_payloads: std::collections::VecDeque<Value>,
+    removed: u64,
+}
+
+impl Digest {
+    fn payload(&mut self, reference: Value) {
+        if self.tool_payloads.len() == SHOWN_PAYLOADS {
+            self.tool_payloads.pop_front();
+        }
+        self.tool_payloads.push_back(reference);
+    }
+
+    /// Takes in the next removed entry.
+    pub fn feed(&mut self, entry: &Entry) {
+        self.removed += 1;
+        if entry.role == Role::Assistant && !entry.content.trim().is_empty() {
+            self.status = Some(clip(entry.content.lines().next().unwrap_or_default()));
+        }
         if let Some(calls) = &entry.tool_calls {
             let text = calls.to_string();
             if text.len() > LARGE {
-                tool_payloads.push(payload_ref("tool_calls", &text));
+                self.payload(payload_ref("tool_calls", &text));
             }
         }
         if entry.role == Role::Tool && entry.content.len() > LARGE {
-            tool_payloads.push(payload_ref("tool_result", &entry.content));
+            self.payload(payload_ref("tool_result", &entry.content));
         }
     }
-    let failures = texts(obligations, K::Failure);
-    json!({
-        "schema_version": SCHEMA_VERSION,
-        "goal": first(K::Goal),
-        "constraints": texts(obligations, K::Constraint),
-        "current_status": status,
-        "next_action": first(K::NextAction),
-        "files": texts(obligations, K::File),
-        "commands": texts(obligations, K::Command),
-        "failures": failures,
-        "decisions": texts(obligations, K::Decision),
-        "pending_tool_ids": texts(obligations, K::PendingTool),
-        "identifiers": texts(obligations, K::Identifier),
-        "questions": texts(obligations, K::Question),
-        "do_not_repeat": texts(obligations, K::Failure),
-        "tool_payloads": tool_payloads,
-        "removed_messages": removed.len(),
-        "critical_carry_forward": [],
-    })
+
+    /// The payload for what was fed.
+    pub fn summarize(self, obligations: &[Obligation]) -> Value {
+        use ObligationKind as K;
+        let first = |kind| texts(obligations, kind).into_iter().next();
+        let failures = texts(obligations, K::Failure);
+        json!({
+            "schema_version": SCHEMA_VERSION,
+            "goal": first(K::Goal),
+            "constraints": texts(obligations, K::Constraint),
+            "current_status": self.status,
+            "next_action": first(K::NextAction),
+            "files": texts(obligations, K::File),
+            "commands": texts(obligations, K::Command),
+            "failures": failures,
+            "decisions": texts(obligations, K::Decision),
+            "pending_tool_ids": texts(obligations, K::PendingTool),
+            "identifiers": texts(obligations, K::Identifier),
+            "questions": texts(obligations, K::Question),
+            "do_not_repeat": texts(obligations, K::Failure),
+            "tool_payloads": Vec::from(self.tool_payloads),
+            "removed_messages": self.removed,
+            "critical_carry_forward": [],
+        })
+    }
 }
 
 /// Renders a `structured_v1` payload as the summary text a model reads.

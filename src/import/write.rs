@@ -8,7 +8,7 @@ use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::resume::rules::RunRecord;
-use crate::session::{Loaded, Stored, load, write_appended};
+use crate::session::{Loaded, Stored, Tail, load, write_appended};
 use crate::storage::Batch;
 use crate::storage::keys;
 use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
@@ -335,7 +335,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         Some(old) => write_appended(&mut batch, old, &session, clock)?,
         None => {
             let record_key = keys::session(&session.key);
-            let bytes = Stored::encode(&session, &Default::default(), &[], Some(clock))?;
+            let bytes = Stored::encode(&session, Tail::fresh(clock))?;
             batch.require_absent(record_key.clone());
             batch.put(record_key, bytes.clone());
             batch.put(keys::recency(session.updated_at, &session.key), bytes);

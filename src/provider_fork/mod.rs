@@ -599,7 +599,7 @@ async fn materialize_child(
     }
     // The copied history keeps its positions; the child's own entries sort after it.
     let clock = entries.iter().map(|e| e.created_at).max().unwrap_or(0);
-    let bytes = crate::session::Stored::encode(&child, &Default::default(), &[], Some(clock))?;
+    let bytes = crate::session::Stored::encode(&child, crate::session::Tail::fresh(clock))?;
     batch.require_absent(keys::session(&child.key));
     batch.put(keys::session(&child.key), bytes.clone());
     batch.put(keys::recency(child.updated_at, &child.key), bytes);
@@ -626,9 +626,13 @@ async fn frozen_entries(
     // Exclusive: just past the boundary's position.
     let mut below = keys::position(boundary.created_at, boundary.entry_id);
     below.push(0);
-    let items =
-        crate::branch::history::items(io, &source.session, &source.base, true, Some(&below))
-            .await?;
+    let items = crate::branch::history::items(
+        io,
+        &crate::branch::history::View::of(&source),
+        true,
+        Some(&below),
+    )
+    .await?;
     Ok(Some(
         items
             .into_iter()

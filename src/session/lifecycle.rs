@@ -5,10 +5,11 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
+use crate::branch::history;
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::{Loaded, load, require, write_record, write_update};
+use crate::session::{Loaded, Tail, load, require, write_record, write_update};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange, Kv, RangeQuery, prefix_end};
@@ -63,34 +64,27 @@ fn checked(workspace: &str, key: &str) -> Result<(), Error> {
     validate::workspace(workspace).and_then(|()| validate::session_key(key))
 }
 
-/// Adds to `batch` the deletion of everything a session identity owns.
-fn delete_identity(batch: &mut Batch, session_id: &str) {
-    for tag in keys::IDENTITY_TAGS {
-        batch.delete_range(KeyRange::prefix(&keys::identity(tag, session_id)));
-    }
-}
-
 /// Adds to `batch` the deletion of a session and everything it owns: its records, its
+/// identity (kept for the branches that still read it, [`history::retire`]), its
 /// back-references to shared history and its entry in its parent's lineage index.
-/// Sessions that read its entries must have been released first.
-fn delete_everything(batch: &mut Batch, loaded: &Loaded) {
+/// Sessions in `done` are deleted in the same batch.
+async fn delete_everything(
+    io: &Io,
+    batch: &mut Batch,
+    loaded: &Loaded,
+    done: &BTreeSet<String>,
+) -> Result<(), Error> {
     let session = &loaded.session;
     batch.delete(keys::session(&session.key));
     batch.delete(keys::recency(session.updated_at, &session.key));
-    delete_identity(batch, &session.session_id);
-    drop_base(batch, loaded);
+    history::retire(io, batch, &session.session_id, done).await?;
+    history::drop_references(io, batch, &session.key, &loaded.base, done).await?;
     if let Some(parent) = &loaded.lineage.parent_session_key {
         batch.delete(keys::child(parent, &session.key));
     }
     batch.delete_range(KeyRange::prefix(&keys::states(&session.key)));
     batch.delete_range(KeyRange::prefix(&crate::compaction::repairs(&session.key)));
-}
-
-/// Adds to `batch` the removal of a session's back-references (its base is discarded).
-fn drop_base(batch: &mut Batch, loaded: &Loaded) {
-    for layer in &loaded.base {
-        batch.delete(keys::holder(&layer.data_id, &loaded.session.key));
-    }
+    Ok(())
 }
 
 fn create_batch(session: &Session) -> Result<Batch, Error> {
@@ -177,10 +171,11 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     // The archive holds the canonical transcript: entries archived by compaction and the
     // active ones, merged back into their original order.
     // A branch's shared history is part of it.
-    let items = crate::branch::history::items(io, old, &loaded.base, true, None).await?;
+    let view = history::View::of(&loaded);
+    let items = history::items(io, &view, true, None).await?;
     // An archive of a damaged transcript would keep less than the reset deletes.
-    let active = items.iter().filter(|i| i.archived.is_none()).count();
-    crate::branch::history::check_count(io, &loaded, active).await?;
+    let active = items.iter().filter(|i| !i.archived).count();
+    history::check_count(io, &loaded, active).await?;
     let entries: Vec<Entry> = items.into_iter().map(|i| i.entry).collect();
     let summaries = read_all(
         io,
@@ -220,18 +215,22 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     fresh.last_state_id = old.last_state_id;
 
     let mut batch = Batch::default();
-    // Branches that read the old identity's entries get their own copy first.
-    let mut done = BTreeSet::from([old.key.clone()]);
-    crate::branch::history::release(io, &mut batch, &old.session_id, &mut done).await?;
+    // Branches that read the old identity's entries keep reading them: its shared
+    // ranges stay until the last of them goes.
+    let done = BTreeSet::from([old.key.clone()]);
+    history::retire(io, &mut batch, &old.session_id, &done).await?;
     // The new generation keeps its place in the tree but inherits no history.
     let lineage = BranchLineage {
         parent_session_key: loaded.lineage.parent_session_key.clone(),
         spawn_depth: loaded.lineage.spawn_depth,
         ..BranchLineage::default()
     };
-    write_record(&mut batch, &loaded, &fresh, &lineage, &[])?;
-    drop_base(&mut batch, &loaded);
-    delete_identity(&mut batch, &old.session_id);
+    let tail = Tail {
+        lineage: &lineage,
+        ..Tail::fresh(0)
+    };
+    write_record(&mut batch, &loaded, &fresh, tail)?;
+    history::drop_references(io, &mut batch, &old.key, &loaded.base, &done).await?;
     batch.delete_range(KeyRange::prefix(&crate::compaction::repairs(&old.key)));
     for kv in states {
         let mut state: ContextState = record::decode(&kv.key, &kv.value)?;
@@ -419,10 +418,7 @@ pub fn delete_session(workspace: &str, key: &str, expected_epoch: Option<u64>) -
             fence(&loaded, expected_epoch)?;
             let mut batch = Batch::default();
             batch.require_equals(keys::session(&key), loaded.bytes.clone());
-            let sid = loaded.session.session_id.clone();
-            crate::branch::history::release(&io, &mut batch, &sid, &mut BTreeSet::from([key]))
-                .await?;
-            delete_everything(&mut batch, &loaded);
+            delete_everything(&io, &mut batch, &loaded, &BTreeSet::from([key])).await?;
             io.commit(batch).await
         }
     })
@@ -500,13 +496,11 @@ async fn delete_sessions(io: &Io, doomed: Vec<Kv>) -> OpResult<u64> {
         .into_iter()
         .map(|kv| crate::session::decode(&kv.key, kv.value))
         .collect::<Result<Vec<_>, _>>()?;
-    // Sessions deleted here need no copy of anything.
-    let mut done: BTreeSet<String> = doomed.iter().map(|l| l.session.key.clone()).collect();
+    // Sessions deleted here are no readers to keep history for.
+    let done: BTreeSet<String> = doomed.iter().map(|l| l.session.key.clone()).collect();
     for loaded in &doomed {
         batch.require_equals(keys::session(&loaded.session.key), loaded.bytes.clone());
-        crate::branch::history::release(io, &mut batch, &loaded.session.session_id, &mut done)
-            .await?;
-        delete_everything(&mut batch, loaded);
+        delete_everything(io, &mut batch, loaded, &done).await?;
     }
     if !doomed.is_empty() {
         io.commit(batch).await?;

@@ -31,30 +31,73 @@ pub(crate) struct Stored {
     /// ([`crate::transcript::entry_clock`]).
     #[serde(default)]
     pub(crate) newest_entry_at: Option<u64>,
+    /// Where the active transcript starts, from format 5 on: the position
+    /// `(created_at, id)` of the first entry a compaction kept. Entries of the session's
+    /// view below it (its own and those read through its base) are archived: canonical,
+    /// not active. `None`: every entry of the view is active (entries archived by builds
+    /// before format 5 live in the archive range `x` instead).
+    #[serde(default)]
+    pub(crate) active_from: Option<(u64, u64)>,
+}
+
+/// What a session record stores besides the [`Session`]: the parts a write keeps or
+/// changes on purpose (see [`Stored`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tail<'a> {
+    pub(crate) lineage: &'a BranchLineage,
+    pub(crate) base: &'a [Layer],
+    pub(crate) newest_entry_at: Option<u64>,
+    pub(crate) active_from: Option<(u64, u64)>,
+}
+
+impl<'a> Tail<'a> {
+    /// The tail of a session with no lineage, no base and no history, whose next entry
+    /// may take any time from `newest_entry_at` on.
+    pub(crate) fn fresh(newest_entry_at: u64) -> Tail<'static> {
+        const NONE: &BranchLineage = &BranchLineage {
+            parent_session_key: None,
+            spawn_depth: 0,
+            forked_from_parent: false,
+            fork_point: None,
+            fork_count: 0,
+        };
+        Tail {
+            lineage: NONE,
+            base: &[],
+            newest_entry_at: Some(newest_entry_at),
+            active_from: None,
+        }
+    }
+
+    /// The tail of `loaded` as read.
+    pub(crate) fn of(loaded: &'a Loaded) -> Tail<'a> {
+        Tail {
+            lineage: &loaded.lineage,
+            base: &loaded.base,
+            newest_entry_at: loaded.newest_entry_at,
+            active_from: loaded.active_from,
+        }
+    }
 }
 
 impl Stored {
     /// Encodes the record (format [`record::SESSION_FORMAT_VERSION`]).
-    pub(crate) fn encode(
-        session: &Session,
-        lineage: &BranchLineage,
-        base: &[Layer],
-        newest_entry_at: Option<u64>,
-    ) -> Result<Vec<u8>, Error> {
+    pub(crate) fn encode(session: &Session, tail: Tail<'_>) -> Result<Vec<u8>, Error> {
         record::encode_as(
             record::SESSION_FORMAT_VERSION,
             &StoredRef {
                 session,
-                lineage: (lineage != &BranchLineage::default()).then_some(lineage),
-                base,
-                newest_entry_at,
+                lineage: (tail.lineage != &BranchLineage::default()).then_some(tail.lineage),
+                base: tail.base,
+                newest_entry_at: tail.newest_entry_at,
+                active_from: tail.active_from,
             },
         )
     }
 
     /// Encodes the record of a session that has no lineage, no base and no entries yet.
     pub(crate) fn encode_fresh(session: &Session) -> Result<Vec<u8>, Error> {
-        Stored::encode(session, &BranchLineage::default(), &[], Some(0))
+        Stored::encode(session, Tail::fresh(0))
     }
 }
 
@@ -68,6 +111,8 @@ struct StoredRef<'a> {
     base: &'a [Layer],
     #[serde(skip_serializing_if = "Option::is_none")]
     newest_entry_at: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    active_from: Option<(u64, u64)>,
 }
 
 /// A session record as read, with the exact bytes it was read from (the commit's
@@ -80,6 +125,8 @@ pub(crate) struct Loaded {
     pub(crate) base: Vec<Layer>,
     /// The entry clock, `None` in a record of a format before 4 (see [`Stored`]).
     pub(crate) newest_entry_at: Option<u64>,
+    /// Where its active transcript starts (see [`Stored`]).
+    pub(crate) active_from: Option<(u64, u64)>,
     pub(crate) bytes: Vec<u8>,
 }
 
@@ -91,6 +138,7 @@ pub(crate) fn decode(record_key: &[u8], bytes: Vec<u8>) -> Result<Loaded, Error>
         lineage: stored.lineage.unwrap_or_default(),
         base: stored.base,
         newest_entry_at: stored.newest_entry_at,
+        active_from: stored.active_from,
         bytes,
     })
 }
@@ -115,28 +163,11 @@ pub(crate) async fn require(io: &Io, key: &str) -> Result<Loaded, Error> {
 /// Adds to `batch` the writes that replace `old` by `new`, guarded by `old` still being
 /// what was read: the record and its recency index entry, which holds a copy of the
 /// record so that listing by recency is one range read.
-/// The lineage and shared base of `old` are kept as they are in `old` (a caller that
-/// materialized the base clears `old.base` first), and so is its entry clock unless the
-/// identity changes (a new identity has no entries). A write that adds entries uses
-/// [`write_appended`].
+/// The lineage, shared base, active start and entry clock of `old` are kept as they are
+/// in `old` (a caller that materialized the base clears `old.base` first). A write that
+/// changes them uses [`write_record`].
 pub(crate) fn write_update(batch: &mut Batch, old: &Loaded, new: &Session) -> Result<(), Error> {
-    write_record(batch, old, new, &old.lineage, &old.base)
-}
-
-/// Like [`write_update`], with the lineage and base given.
-pub(crate) fn write_record(
-    batch: &mut Batch,
-    old: &Loaded,
-    new: &Session,
-    lineage: &BranchLineage,
-    base: &[Layer],
-) -> Result<(), Error> {
-    let clock = if old.session.session_id == new.session_id {
-        old.newest_entry_at
-    } else {
-        Some(0)
-    };
-    put_record(batch, old, new, lineage, base, clock)
+    write_record(batch, old, new, Tail::of(old))
 }
 
 /// Like [`write_update`] for a write that added entries: `newest_entry_at` is the
@@ -147,26 +178,22 @@ pub(crate) fn write_appended(
     new: &Session,
     newest_entry_at: u64,
 ) -> Result<(), Error> {
-    put_record(
-        batch,
-        old,
-        new,
-        &old.lineage,
-        &old.base,
-        Some(newest_entry_at),
-    )
+    let tail = Tail {
+        newest_entry_at: Some(newest_entry_at),
+        ..Tail::of(old)
+    };
+    write_record(batch, old, new, tail)
 }
 
-fn put_record(
+/// Like [`write_update`], with the stored tail given.
+pub(crate) fn write_record(
     batch: &mut Batch,
     old: &Loaded,
     new: &Session,
-    lineage: &BranchLineage,
-    base: &[Layer],
-    newest_entry_at: Option<u64>,
+    tail: Tail<'_>,
 ) -> Result<(), Error> {
     let record_key = keys::session(&new.key);
-    let bytes = Stored::encode(new, lineage, base, newest_entry_at)?;
+    let bytes = Stored::encode(new, tail)?;
     batch.require_equals(record_key.clone(), old.bytes.clone());
     batch.put(record_key, bytes.clone());
     if old.session.updated_at != new.updated_at {

@@ -11,11 +11,13 @@
 //! | `e` | `e · session_id · created_at · entry_id` | entry record |
 //! | `m` | `m · session_id · message_id` | `created_at · entry_id` of the entry (message-id index) |
 //! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
-//! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive and summaries |
+//! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive (written before record format 5) and summaries |
+//! | `j` | `j · session_id · compaction_index` | the positions `[from, to)` a compaction archived by moving the active start (`crate::compaction`) |
 //! | `o`, `u`, `v` | role sessions, run records, per-token write counters | see [`crate::resume`](mod@crate::resume) |
 //! | `d`, `p`, `w`, `z` | empty: indexes of `done` runs (all, by project, of live tokens, of tokens live in their project) | see [`crate::resume`](mod@crate::resume) |
 //! | `q` | `q · key · index` | a degraded compaction waiting for repair (`crate::compaction`) |
 //! | `b` | `b · data_id · holder_key` | empty: the session `holder_key` reads the entries of identity `data_id` through its shared base (see `branch/history.rs`) |
+//! | `R` | `R · data_id` | a counter: identity `data_id` was deleted or reset while branches read it; its shared ranges stay until the last reader goes |
 //! | `k` | `k · parent_key · child_key` | empty: lineage index, the sessions branched from `parent_key` |
 //! | `T` | `T · session_id · seq` | turn record, in start order (`crate::turns`) |
 //! | `U` | `U · session_id · turn_id` | `seq` of the turn (turn-id index) |
@@ -43,8 +45,12 @@ pub const STATE: u8 = b'c';
 pub const ARCHIVE: u8 = b'x';
 /// Tag of compaction summaries.
 pub const SUMMARY: u8 = b'y';
+/// Tag of compaction boundaries (`j · session_id · compaction_index` → `from · to`).
+pub const BOUNDARY: u8 = b'j';
 /// Tag of shared-history back-references (who reads an identity's entries).
 pub const HOLDER: u8 = b'b';
+/// Tag of retired identities kept for their readers (`R · data_id` → counter).
+pub const RETIRED: u8 = b'R';
 /// Tag of the lineage index (children by parent key).
 pub const CHILD: u8 = b'k';
 /// Tag of turn records (`T · session_id · seq`).
@@ -88,7 +94,7 @@ pub const RUN_TOKEN: u8 = b'v';
 
 /// Every tag of the key space, each once: a new kind of record takes a tag not listed
 /// here (the tests check no two kinds share one, and that no tag is declared elsewhere).
-pub const TAGS: [u8; 28] = [
+pub const TAGS: [u8; 30] = [
     SESSION,
     RECENCY,
     ENTRY,
@@ -96,7 +102,9 @@ pub const TAGS: [u8; 28] = [
     STATE,
     ARCHIVE,
     SUMMARY,
+    BOUNDARY,
     HOLDER,
+    RETIRED,
     CHILD,
     TURN,
     TURN_ID,
@@ -119,9 +127,15 @@ pub const TAGS: [u8; 28] = [
     RUN_TOKEN,
 ];
 /// Tags of every record owned by one session identity (entries, message index, the
-/// compaction summaries `y` and archive `x`, turns and their index, fork lineage):
-/// deleting an identity deletes these ranges.
-pub const IDENTITY_TAGS: [u8; 7] = [ENTRY, MESSAGE, ARCHIVE, SUMMARY, TURN, TURN_ID, LINEAGE];
+/// compaction summaries `y`, boundaries `j` and archive `x`, turns and their index, fork
+/// lineage): deleting an identity deletes these ranges.
+pub const IDENTITY_TAGS: [u8; 8] = [
+    ENTRY, MESSAGE, ARCHIVE, SUMMARY, BOUNDARY, TURN, TURN_ID, LINEAGE,
+];
+
+/// The ranges of an identity that sessions reading it through their base read (entries,
+/// message index, archive): a retired identity keeps these while it has readers.
+pub const SHARED_TAGS: [u8; 3] = [ENTRY, MESSAGE, ARCHIVE];
 
 /// Builds a tuple key.
 #[derive(Debug, Clone)]
@@ -217,11 +231,21 @@ pub fn identity(tag: u8, session_id: &str) -> Vec<u8> {
     KeyBuf::new(tag).str(session_id).finish()
 }
 
+/// Key of the boundary record of compaction `index` of an identity.
+pub fn boundary(session_id: &str, index: u64) -> Vec<u8> {
+    KeyBuf::new(BOUNDARY).str(session_id).u64(index).finish()
+}
+
 /// Key of an archived entry: the same position as it had in the transcript.
 pub fn archived(session_id: &str, position: &[u8]) -> Vec<u8> {
     let mut key = identity(ARCHIVE, session_id);
     key.extend_from_slice(position);
     key
+}
+
+/// Key of the record of a retired identity kept for its readers.
+pub fn retired(data_id: &str) -> Vec<u8> {
+    KeyBuf::new(RETIRED).str(data_id).finish()
 }
 
 /// Prefix of the back-references to the entries of identity `data_id`.

@@ -29,8 +29,11 @@ pub const BRANCHED_FORMAT_VERSION: u8 = 3;
 /// transcript order insertion order. A record of an earlier format reads without it and
 /// the next write of an entry derives it from the stored entries; a build that reads
 /// only up to format 3 refuses these records (`corruption`) rather than appending out of
-/// order.
-pub const SESSION_FORMAT_VERSION: u8 = 4;
+/// order. Format 5 adds `active_from`, where compaction left the active transcript to
+/// start (a compaction no longer moves what it removes; see `crate::compaction`); a
+/// build that reads only up to format 4 refuses these records rather than reading
+/// archived entries as active ones.
+pub const SESSION_FORMAT_VERSION: u8 = 5;
 
 /// The oldest record format this build reads.
 pub const OLDEST_READABLE: u8 = 1;
