@@ -83,7 +83,9 @@ pub use storage::{
     AsyncStorage, Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
     SyncAdapter, prefix_end,
 };
-pub use transcript::{append_entry, count_entries, get_entry, read_page, rollback, truncate};
+pub use transcript::{
+    append_entry, count_entries, get_entry, read_canonical_page, read_page, rollback, truncate,
+};
 pub use turns::{get_turn, interrupt_turn, list_turns, session_turns, settle_turn, start_turn};
 pub use types::{
     AppendRequest, ArchiveStatus, ArchivedReset, Branch, BranchLineage, BranchRequest,

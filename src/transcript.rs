@@ -244,8 +244,21 @@ pub(crate) fn account(session: &mut crate::Session, entry: &Entry) {
 }
 
 /// Reads one page of the transcript of the session under `key`, in insertion order
-/// (`(created_at, id)`, the key order) or its reverse.
+/// (`(created_at, id)`, the key order) or its reverse. A page holds at most
+/// `request.limit` entries and, past its first entry, about 1 MiB of them: a page of
+/// large entries is shorter, and `next_cursor` says whether more follow.
 pub fn read_page(workspace: &str, key: &str, request: PageRequest) -> Operation<Page> {
+    paged(workspace, key, request, false)
+}
+
+/// Reads one page of the canonical transcript of the session under `key` (entries
+/// archived by compactions and active ones, as appended), like [`read_page`]: the
+/// canonical transcript of a session of any size, a bounded page at a time.
+pub fn read_canonical_page(workspace: &str, key: &str, request: PageRequest) -> Operation<Page> {
+    paged(workspace, key, request, true)
+}
+
+fn paged(workspace: &str, key: &str, request: PageRequest, canonical: bool) -> Operation<Page> {
     let parsed = validate::page(
         workspace,
         key,
@@ -261,7 +274,7 @@ pub fn read_page(workspace: &str, key: &str, request: PageRequest) -> Operation<
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let (key, cursor) = (key.clone(), cursor.clone());
-        async move { page(&io, &key, request.order, cursor, request.limit).await }
+        async move { page(&io, &key, request.order, cursor, request.limit, canonical).await }
     })
 }
 
@@ -271,13 +284,14 @@ async fn page(
     order: Order,
     cursor: Option<Vec<u8>>,
     limit: u32,
+    canonical: bool,
 ) -> OpResult<Page> {
     let loaded = require(io, key).await?;
     let whole = cursor.is_none();
     let (items, more) = crate::branch::history::page(
         io,
         &View::of(&loaded),
-        false,
+        canonical,
         order,
         cursor.as_deref(),
         limit as usize,
@@ -285,7 +299,8 @@ async fn page(
     .await?;
     // A first page that is the whole transcript must hold every entry the record counts.
     if whole && !more {
-        crate::branch::history::check_count(io, &loaded, items.len()).await?;
+        let active = items.iter().filter(|i| !i.archived).count();
+        crate::branch::history::check_count(io, &loaded, active).await?;
     }
     crate::branch::history::confirm(io, &loaded).await?;
     let next_cursor = match (more, items.last()) {

@@ -172,12 +172,22 @@ fn row(e: &spool::Entry) -> Row {
 }
 
 fn read_all(storage: &MemoryStorage, key: u8, order: Order, limit: u32) -> Vec<Row> {
+    read_pages(storage, key, order, limit, spool::read_page)
+}
+
+fn read_pages(
+    storage: &MemoryStorage,
+    key: u8,
+    order: Order,
+    limit: u32,
+    read: fn(&str, &str, PageRequest) -> spool::Operation<spool::Page>,
+) -> Vec<Row> {
     let mut seen = Vec::new();
     let mut cursor = None;
     loop {
         let page = run(
             storage,
-            spool::read_page(
+            read(
                 WS,
                 &name(key),
                 PageRequest {
@@ -237,6 +247,28 @@ fn check(
             &canonical,
             &m.canonical(),
             "canonical transcript of {}",
+            name(key)
+        );
+        let paged = read_pages(
+            storage,
+            key,
+            Order::OldestFirst,
+            limit,
+            spool::read_canonical_page,
+        );
+        prop_assert_eq!(&paged, &canonical, "canonical pages of {}", name(key));
+        let mut paged = read_pages(
+            storage,
+            key,
+            Order::NewestFirst,
+            limit,
+            spool::read_canonical_page,
+        );
+        paged.reverse();
+        prop_assert_eq!(
+            &paged,
+            &canonical,
+            "newest-first canonical pages of {}",
             name(key)
         );
         for r in m.canonical() {

@@ -312,21 +312,29 @@ fn codex_log(provider_id: &str, texts: &[&str]) -> String {
     lines.iter().map(|l| format!("{l}\n")).collect()
 }
 
+/// The whole transcript, page by page (a page holds about a megabyte).
 fn transcript(storage: &MemoryStorage, key: &str) -> Vec<spool::Entry> {
-    run(
-        storage,
-        spool::read_page(
-            "w",
-            key,
-            PageRequest {
-                order: spool::Order::OldestFirst,
-                cursor: None,
-                limit: 100,
-            },
-        ),
-    )
-    .expect("page")
-    .entries
+    let (mut entries, mut cursor) = (Vec::new(), None);
+    loop {
+        let page = run(
+            storage,
+            spool::read_page(
+                "w",
+                key,
+                PageRequest {
+                    order: spool::Order::OldestFirst,
+                    cursor,
+                    limit: 100,
+                },
+            ),
+        )
+        .expect("page");
+        entries.extend(page.entries);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return entries,
+        }
+    }
 }
 
 #[test]

@@ -125,7 +125,9 @@ fn test_no_summary_is_asked_for_below_the_trigger() {
         })
         .expect("skipped");
     assert_eq!(result.skip_reason.as_deref(), Some("below_threshold"));
-    assert_eq!((result.removed_count, result.kept_entries.len()), (0, 20));
+    // A skip hands nothing back, whatever the transcript's size; it is unchanged.
+    assert_eq!((result.removed_count, result.kept_entries.len()), (0, 0));
+    assert_eq!(spool.count_entries(KEY).expect("count"), 20);
 }
 
 #[test]

@@ -188,15 +188,32 @@ struct Bounds<'a> {
     active: Option<&'a [u8]>,
 }
 
+/// About how many bytes of values one range read of a transcript asks for: reads start
+/// at [`FIRST_READ`] pairs and then ask for as many as fit, judged by the largest value
+/// seen, so a range of multi-megabyte entries is read a few at a time.
+const READ_BYTES: usize = 1 << 20;
+/// Pairs in the first range read of a scan.
+const FIRST_READ: u32 = 8;
+/// Most bytes of entry values one page holds (at least one entry, whatever its size).
+pub(crate) const PAGE_BYTES: usize = 1 << 20;
+
+/// What a [`scan`] read, and whether the source has nothing more within the bounds.
+struct Scanned {
+    items: Vec<Item>,
+    exhausted: bool,
+}
+
 /// Reads `source` within `bounds`, in order (or reversed), keeping what its layer
-/// admits, until `want` items (0: all).
+/// admits, until `want` items (0: all) or `budget` bytes of values (then with at least
+/// one item).
 async fn scan(
     io: &Io,
     source: &Source<'_>,
     bounds: Bounds<'_>,
     reverse: bool,
     want: usize,
-) -> Result<Vec<Item>, Error> {
+    budget: usize,
+) -> Result<Scanned, Error> {
     let Bounds {
         from,
         after,
@@ -224,11 +241,13 @@ async fn scan(
         Some(p) => Some(at(p)),
         None => prefix_end(prefix),
     };
-    let chunk = if want == 0 {
+    let cap = if want == 0 {
         CHUNK
     } else {
         u32::try_from(want).unwrap_or(CHUNK).clamp(1, CHUNK)
     };
+    let mut chunk = FIRST_READ.min(cap);
+    let (mut largest, mut bytes) = (1usize, 0usize);
     let mut out = Vec::new();
     loop {
         let pairs = io
@@ -251,6 +270,8 @@ async fn scan(
             }
         }
         for kv in pairs {
+            largest = largest.max(kv.value.len());
+            let size = kv.value.len();
             let (entry, tags) = if source.archive {
                 let a: ArchivedEntry = record::decode(&kv.key, &kv.value)?;
                 (a.entry, Some((a.compaction_id, a.compaction_index)))
@@ -270,13 +291,27 @@ async fn scan(
                 archived,
                 tag,
             });
-            if want > 0 && out.len() == want {
-                return Ok(out);
+            bytes = bytes.saturating_add(size);
+            if (want > 0 && out.len() == want) || bytes >= budget {
+                return Ok(Scanned {
+                    items: out,
+                    exhausted: false,
+                });
             }
         }
         if !full {
-            return Ok(out);
+            return Ok(Scanned {
+                items: out,
+                exhausted: true,
+            });
         }
+        let room = (READ_BYTES.min(budget - bytes) / largest).max(1);
+        let left = if want == 0 {
+            cap as usize
+        } else {
+            want - out.len()
+        };
+        chunk = u32::try_from(room.min(left)).unwrap_or(cap).clamp(1, cap);
     }
 }
 
@@ -302,7 +337,7 @@ pub(crate) async fn items(
             below: bound.as_deref(),
             active: active.as_deref(),
         };
-        all.extend(scan(io, &source, bounds, false, 0).await?);
+        all.extend(scan(io, &source, bounds, false, 0, usize::MAX).await?.items);
     }
     all.sort_by(|a, b| a.position.cmp(&b.position));
     Ok(all)
@@ -310,7 +345,8 @@ pub(crate) async fn items(
 
 /// One page of a session's active transcript (canonical with `canonical`) after
 /// `cursor` (a position) in `order`: the items and whether more follow. Each range is
-/// read only up to `limit + 1` items.
+/// read only up to `limit + 1` items and about [`PAGE_BYTES`] of values, so a page holds
+/// fewer than `limit` entries when they are large (never none while more follow).
 pub(crate) async fn page(
     io: &Io,
     view: &View<'_>,
@@ -323,6 +359,8 @@ pub(crate) async fn page(
     let cursor = cursor.map(<[u8]>::to_vec);
     let active = view.from();
     let mut all = Vec::new();
+    // The merge is exact up to the last position read from each range that has more.
+    let mut cut: Option<Vec<u8>> = None;
     for source in sources(view.session, view.base, canonical) {
         let bound = source.layer.and_then(Layer::below);
         let (after, below) = if reverse {
@@ -336,13 +374,33 @@ pub(crate) async fn page(
             below: below.as_deref(),
             active: active.as_deref(),
         };
-        all.extend(scan(io, &source, bounds, reverse, limit + 1).await?);
+        let read = scan(io, &source, bounds, reverse, limit + 1, PAGE_BYTES).await?;
+        if !read.exhausted
+            && let Some(last) = read.items.last()
+        {
+            let last = last.position.clone();
+            cut = Some(match cut {
+                Some(c) if reverse => c.max(last),
+                Some(c) => c.min(last),
+                None => last,
+            });
+        }
+        all.extend(read.items);
     }
     all.sort_by(|a, b| a.position.cmp(&b.position));
     if reverse {
         all.reverse();
     }
-    let more = all.len() > limit;
+    let more = cut.is_some() || all.len() > limit;
+    if let Some(cut) = cut {
+        all.retain(|i| {
+            if reverse {
+                i.position >= cut
+            } else {
+                i.position <= cut
+            }
+        });
+    }
     all.truncate(limit);
     Ok((all, more))
 }
@@ -358,7 +416,7 @@ pub(crate) async fn newest_in_base(io: &Io, base: &[Layer]) -> Result<Option<Vec
                 below: below.as_deref(),
                 ..Bounds::default()
             };
-            let found = scan(io, &source, bounds, true, 1).await?;
+            let found = scan(io, &source, bounds, true, 1, usize::MAX).await?.items;
             newest = newest.max(found.into_iter().next().map(|item| item.position));
         }
     }
@@ -470,8 +528,9 @@ pub(crate) async fn locate_in_base(
                     below: below.as_deref(),
                     ..Bounds::default()
                 };
-                let found = scan(io, &source, bounds, false, 0)
+                let found = scan(io, &source, bounds, false, 0, usize::MAX)
                     .await?
+                    .items
                     .into_iter()
                     .find(|i| i.entry.message_id == message_id);
                 if found.is_some() {
@@ -584,7 +643,7 @@ async fn copy_base(
                 below: below.as_deref(),
                 ..Bounds::default()
             };
-            for item in scan(io, &source, bounds, false, 0).await? {
+            for item in scan(io, &source, bounds, false, 0, usize::MAX).await?.items {
                 batch.put(
                     keys::message(sid, &item.entry.message_id),
                     item.position.clone(),

@@ -396,7 +396,7 @@ mod tests {
 
     #[test]
     fn test_units_follow_call_ids_across_other_entries() {
-        let entries = vec![
+        let entries = [
             calling(Some("a"), serde_json::json!([{"id": "a"}])),
             e(Role::User, "meanwhile", 1),
             calling(Some("b"), serde_json::json!([{"id": "b"}])),
@@ -413,7 +413,7 @@ mod tests {
 
     #[test]
     fn test_a_result_without_an_id_joins_the_call_before_it() {
-        let entries = vec![
+        let entries = [
             calling(None, serde_json::json!([{"type": "function"}])),
             answering(None),
             answering(None),

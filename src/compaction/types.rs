@@ -223,9 +223,10 @@ pub struct CompactionResult {
     pub summary_source: String,
     /// The structured payload written.
     pub summary_payload: Option<Value>,
-    /// Entries moved to the archive.
+    /// Entries archived (no longer active; still canonical).
     pub removed_count: u64,
-    /// The active entries after the compaction.
+    /// The active entries after the compaction; empty when it was skipped (it wrote
+    /// nothing: the transcript is as it was, whatever its size).
     pub kept_entries: Vec<Entry>,
     /// Active-transcript tokens before.
     pub tokens_before: u64,

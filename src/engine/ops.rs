@@ -99,6 +99,11 @@ macro_rules! for_each_op {
             /// One page of the session's transcript.
             read_page readPage ReadPage { key: String, request: $crate::PageRequest }
                 -> $crate::Page = $crate::read_page;
+            /// One page of the session's canonical transcript (archived entries too).
+            read_canonical_page readCanonicalPage ReadCanonicalPage {
+                key: String,
+                request: $crate::PageRequest,
+            } -> $crate::Page = $crate::read_canonical_page;
             /// Sessions, most recently updated first, `limit` at a time, only those of
             /// `agent_id` and/or in `status` when given.
             list_sessions listSessions ListSessions {

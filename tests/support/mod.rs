@@ -31,3 +31,47 @@ impl Storage for FailingCommits {
         Err(StorageError::Backend(self.cause.into()))
     }
 }
+
+/// What one commit wrote: its mutations and bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    pub mutations: usize,
+    pub bytes: usize,
+}
+
+/// Stores like the storage it wraps, and records every commit's size and the largest
+/// range answer (in bytes of values).
+#[derive(Default)]
+pub struct Recording {
+    pub inner: MemoryStorage,
+    pub commits: std::cell::RefCell<Vec<Written>>,
+    pub largest_range: std::cell::Cell<usize>,
+}
+
+impl Recording {
+    /// The commits recorded since the last call.
+    pub fn take(&self) -> Vec<Written> {
+        std::mem::take(&mut *self.commits.borrow_mut())
+    }
+}
+
+impl Storage for Recording {
+    fn get(&self, ws: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.inner.get(ws, key)
+    }
+    fn range(&self, ws: &str, q: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
+        let pairs = self.inner.range(ws, q)?;
+        let bytes = pairs.iter().map(|kv| kv.value.len()).sum::<usize>();
+        self.largest_range.set(self.largest_range.get().max(bytes));
+        Ok(pairs)
+    }
+    fn commit(&self, ws: &str, batch: Batch) -> Result<(), StorageError> {
+        let written = Written {
+            mutations: batch.mutations.len(),
+            bytes: batch.written_bytes(),
+        };
+        self.inner.commit(ws, batch)?;
+        self.commits.borrow_mut().push(written);
+        Ok(())
+    }
+}

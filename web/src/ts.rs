@@ -443,6 +443,7 @@ export type Command =
   | { op: "get_session"; key: string; }
   | { op: "append_entry"; key: string; request: AppendRequest; now_ms: number; }
   | { op: "read_page"; key: string; request: PageRequest; }
+  | { op: "read_canonical_page"; key: string; request: PageRequest; }
   | { op: "list_sessions"; limit: number; cursor?: string | null; agent_id?: string | null;
       status?: SessionStatus | null; }
   | { op: "get_or_create"; key: string; session_id: string; now_ms: number; }

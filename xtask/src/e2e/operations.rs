@@ -182,6 +182,11 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         v["role"] == "user"
     })?;
     p.ok("canonicalTranscript", json!({}), |v| len(v) == 4)?;
+    p.ok(
+        "readCanonicalPage",
+        json!({ "request": { "order": "newest_first", "limit": 3 } }),
+        |v| len(&v["entries"]) == 3 && v["next_cursor"].is_string(),
+    )?;
     p.ok("listSessions", json!({ "limit": 200 }), |v| {
         v["sessions"]
             .as_array()
