@@ -55,8 +55,8 @@ pub use storage::{keys, record};
 pub use branch::{branch, lineage, list_children};
 pub use engine::error::Error;
 pub use engine::op::{
-    Archiver, MAX_ATTEMPTS, NoArchive, Operation, ReadRequest, ReadResult, Step, read_sync, run,
-    run_async, run_with,
+    ArchiveInProgress, ArchivePart, ArchiveWriter, Archiver, MAX_ATTEMPTS, NoArchive, Operation,
+    ReadRequest, ReadResult, Step, read_sync, run, run_async, run_with,
 };
 pub use ops::{Command, Op, execute, execute_with};
 pub use provider_fork::{

@@ -99,6 +99,56 @@ pub struct Spool {
     ids: Ids,
 }
 
+/// Which transcript [`Spool::pages`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transcript {
+    /// The active transcript (what the next model call sees).
+    Active,
+    /// The canonical transcript: entries compactions archived and active ones, as
+    /// appended.
+    Canonical,
+}
+
+/// The pages of a transcript, oldest first (see [`Spool::pages`]).
+pub struct Pages<'a> {
+    spool: &'a mut Spool,
+    key: String,
+    which: Transcript,
+    cursor: Option<String>,
+    done: bool,
+}
+
+impl Iterator for Pages<'_> {
+    type Item = Result<Vec<Entry>, Error>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let request = PageRequest {
+            order: Order::OldestFirst,
+            cursor: self.cursor.take(),
+            limit: spool::MAX_PAGE,
+        };
+        let key = self.key.clone();
+        let page = match self.which {
+            Transcript::Active => self.spool.call(ops::ReadPage { key, request }),
+            Transcript::Canonical => self.spool.call(ops::ReadCanonicalPage { key, request }),
+        };
+        match page {
+            Ok(page) => {
+                self.cursor = page.next_cursor;
+                self.done = self.cursor.is_none();
+                Some(Ok(page.entries))
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 impl std::fmt::Debug for Spool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Spool")
@@ -167,24 +217,39 @@ impl Spool {
         })
     }
 
-    /// The whole transcript of the session under `key`, oldest entry first.
+    /// The whole transcript of the session under `key`, oldest entry first (held in
+    /// memory: for a session of any size, iterate [`pages`](Self::pages)).
     pub fn transcript(&mut self, key: &str) -> Result<Vec<Entry>, Error> {
         let mut entries = Vec::new();
-        let mut cursor = None;
-        loop {
-            let page = self.read_page(
-                key,
-                PageRequest {
-                    order: Order::OldestFirst,
-                    cursor,
-                    limit: spool::MAX_PAGE,
-                },
-            )?;
-            entries.extend(page.entries);
-            match page.next_cursor {
-                Some(next) => cursor = Some(next),
-                None => return Ok(entries),
-            }
+        for page in self.pages(key, Transcript::Active) {
+            entries.extend(page?);
+        }
+        Ok(entries)
+    }
+
+    /// The transcript of the session under `key` (active or canonical), oldest entry
+    /// first, a page at a time: each item is one page of entries (up to 1000 and about
+    /// a megabyte), so memory does not grow with the session. A failed read ends the
+    /// iteration after yielding its error.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), spool_host::Error> {
+    /// let mut spool = spool_host::Spool::open("spool.sqlite")?;
+    /// for page in spool.pages("agent:main:main", spool_host::Transcript::Canonical) {
+    ///     for entry in page? {
+    ///         println!("{}", entry.content);
+    ///     }
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn pages<'a>(&'a mut self, key: &str, which: Transcript) -> Pages<'a> {
+        Pages {
+            spool: self,
+            key: key.to_owned(),
+            which,
+            cursor: None,
+            done: false,
         }
     }
 

@@ -118,14 +118,17 @@ mod provider;
 mod runtime;
 mod storage;
 
-pub use client::{BranchOptions, DEFAULT_WORKSPACE, Spool, SpoolBuilder, random_id, system_clock};
+pub use client::{
+    BranchOptions, DEFAULT_WORKSPACE, Pages, Spool, SpoolBuilder, Transcript, random_id,
+    system_clock,
+};
 pub use command::CommandSummarizer;
 pub use error::{CompactWithError, Error};
 pub use provider::{CommandProvider, ForkProvider, TestProvider};
 pub use runtime::cache::{CacheStatus, default_cache_dir};
 pub use runtime::wit::Call;
 pub use runtime::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
-pub use storage::archive::{ArchiveDir, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
+pub use storage::archive::{ArchiveDir, ArchiveFile, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
 pub use storage::sqlite::{APPLICATION_ID, SqliteStorage};
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped

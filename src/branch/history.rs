@@ -343,6 +343,47 @@ pub(crate) async fn items(
     Ok(all)
 }
 
+/// How many entries a session's view holds (active, or with `canonical` all; only
+/// positions below `below` when given) and their tokens, read a page at a time.
+pub(crate) async fn tally(
+    io: &Io,
+    view: &View<'_>,
+    canonical: bool,
+    below: Option<&[u8]>,
+) -> Result<(u64, u64), Error> {
+    let (mut count, mut tokens) = (0u64, 0u64);
+    let active = view.from();
+    for source in sources(view.session, view.base, canonical) {
+        let bound = lower(
+            source.layer.and_then(Layer::below),
+            below.map(<[u8]>::to_vec),
+        );
+        let mut after: Option<Vec<u8>> = None;
+        loop {
+            let bounds = Bounds {
+                from: if canonical { None } else { active.as_deref() },
+                after: after.as_deref(),
+                below: bound.as_deref(),
+                active: active.as_deref(),
+            };
+            let read = scan(io, &source, bounds, false, CHUNK as usize, PAGE_BYTES).await?;
+            count += read.items.len() as u64;
+            tokens = crate::engine::validate::total(
+                std::iter::once(tokens).chain(
+                    read.items
+                        .iter()
+                        .map(|i| crate::compaction::entry_tokens(&i.entry)),
+                ),
+            );
+            after = read.items.last().map(|i| i.position.clone());
+            if read.exhausted || after.is_none() {
+                break;
+            }
+        }
+    }
+    Ok((count, tokens))
+}
+
 /// One page of a session's active transcript (canonical with `canonical`) after
 /// `cursor` (a position) in `order`: the items and whether more follow. Each range is
 /// read only up to `limit + 1` items and about [`PAGE_BYTES`] of values, so a page holds

@@ -15,10 +15,8 @@
 
 pub(crate) mod history;
 
-use crate::branch::history::{Layer, View, items, locate};
-use crate::compaction::{
-    Summary, boundaries_of, entry_tokens, estimate, repair_key, summaries_of, summary_key,
-};
+use crate::branch::history::{Layer, View, locate, tally};
+use crate::compaction::{Summary, boundaries_of, estimate, repair_key, summaries_of, summary_key};
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
@@ -214,8 +212,7 @@ async fn whole(io: &Io, parent: &crate::session::Loaded, measure: bool) -> OpRes
         .collect::<Result<Vec<_>, _>>()?;
     let mut tokens = validate::total(summaries.iter().map(|s| estimate(&s.summary_text)));
     if measure {
-        let active = items(io, &View::of(parent), false, None).await?;
-        let active = validate::total(active.iter().map(|i| entry_tokens(&i.entry)));
+        let (_, active) = tally(io, &View::of(parent), false, None).await?;
         tokens = validate::add(tokens, active);
     }
     let mut base = parent.base.clone();
@@ -274,7 +271,7 @@ async fn before_message(
         .into());
     };
     let before = (at.entry.created_at, at.entry.id);
-    let prefix = items(io, &View::of(parent), true, Some(&at.position)).await?;
+    let (inherited, tokens) = tally(io, &View::of(parent), true, Some(&at.position)).await?;
     let mut base: Vec<Layer> = parent
         .base
         .iter()
@@ -294,8 +291,8 @@ async fn before_message(
     });
     Ok(Inherited {
         base,
-        entry_count: prefix.len() as u64,
-        tokens: validate::total(prefix.iter().map(|i| entry_tokens(&i.entry))),
+        entry_count: inherited,
+        tokens,
         summaries: Vec::new(),
         states: Vec::new(),
         point: ForkPoint {
@@ -303,7 +300,7 @@ async fn before_message(
             parent_last_entry_id: p.last_entry_id,
             before_message_id: Some(message_id.to_owned()),
             before_position: Some(before),
-            inherited_entries: prefix.len() as u64,
+            inherited_entries: inherited,
             inherited_summaries: 0,
         },
         // The inherited prefix lies strictly below the message's position.

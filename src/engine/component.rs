@@ -2,7 +2,7 @@
 //!
 //! This is the only file that sees generated types; everything else speaks core types.
 
-use crate::engine::op::{Archiver, Operation};
+use crate::engine::op::{ArchiveWriter, Archiver, Operation};
 use crate::engine::ops::Op;
 use crate::storage::{
     Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
@@ -17,23 +17,57 @@ wit_bindgen::generate!({
 use exports::spool::engine::api as wit;
 use spool::engine::{archive as host_archive, storage as host, types};
 
-/// The host's reset-archive store, reached through the WIT import.
+/// The host's reset-archive store, reached through the WIT imports: it keeps an archive
+/// as its parts arrive.
 struct HostArchive;
+
+/// The archive being handed to the host, part by part.
+struct HostArchiveWriter {
+    workspace: String,
+}
+
+fn json_text(value: &impl serde::Serialize) -> Result<String, String> {
+    serde_json::to_string(value).map_err(|e| format!("archive does not encode: {e}"))
+}
+
+impl ArchiveWriter for HostArchiveWriter {
+    fn append(&mut self, entries: &[crate::types::Entry]) -> Result<(), String> {
+        host_archive::append_reset_archive(&self.workspace, &json_text(&entries)?)
+    }
+
+    fn finish(self: Box<Self>, summaries: &[serde_json::Value]) -> Result<(), String> {
+        host_archive::finish_reset_archive(&self.workspace, &json_text(&summaries)?)
+    }
+}
 
 impl Archiver for HostArchive {
     fn write_archive(&self, workspace: &str, archive: &ResetArchive) -> Result<(), String> {
-        let json =
-            serde_json::to_string(archive).map_err(|e| format!("archive does not encode: {e}"))?;
-        host_archive::write_reset_archive(
+        let mut writer = self
+            .archive_writer(workspace, archive)
+            .unwrap_or_else(|| Err("no archive writer".into()))?;
+        writer.append(&archive.transcript_entries)?;
+        writer.finish(&archive.summaries)
+    }
+
+    fn archive_writer(
+        &self,
+        workspace: &str,
+        head: &ResetArchive,
+    ) -> Option<Result<Box<dyn ArchiveWriter + Send>, String>> {
+        let begun = host_archive::begin_reset_archive(
             workspace,
-            &host_archive::ResetArchive {
-                session_key: archive.session_key.clone(),
-                session_id: archive.session_id.clone(),
-                epoch: archive.epoch,
-                archived_at: archive.archived_at,
-                json,
+            &host_archive::ArchiveHead {
+                session_key: head.session_key.clone(),
+                session_id: head.session_id.clone(),
+                epoch: head.epoch,
+                archived_at: head.archived_at,
             },
-        )
+        );
+        Some(begun.map(|()| {
+            Box::new(HostArchiveWriter {
+                workspace: workspace.to_owned(),
+            }) as Box<dyn ArchiveWriter + Send>
+        }))
     }
 }
 

@@ -65,12 +65,13 @@ pub enum Step<T> {
     /// Commit this batch atomically in the operation's workspace and pass the result to
     /// [`Operation::handle_commit`].
     Commit(Batch),
-    /// Keep this record of a session generation that is about to be reset (a file, an
-    /// archive store) and pass the outcome to [`Operation::handle_archive`]. A failure
-    /// does not stop the reset; its result reports it. A kept archive counts only if
-    /// the reset then commits: the commit records it ([`crate::list_reset_archives`]),
-    /// and hosts list only recorded archives.
-    Archive(ResetArchive),
+    /// Keep this part of the archive of a session generation that is about to be reset
+    /// (a file, an archive store) and pass the outcome to [`Operation::handle_archive`]
+    /// ([`ArchiveInProgress`] does both for an [`Archiver`]). A failure does not stop
+    /// the reset; its result reports it. A kept archive counts only if the reset then
+    /// commits: the commit records it ([`crate::list_reset_archives`]), and hosts list
+    /// only recorded archives.
+    Archive(ArchivePart),
     /// The operation finished.
     Done(Result<T, Error>),
 }
@@ -107,7 +108,7 @@ enum Slot {
 enum Want {
     Read(ReadRequest),
     Commit(Batch),
-    Archive(ResetArchive),
+    Archive(ArchivePart),
 }
 
 #[derive(Debug)]
@@ -190,8 +191,8 @@ impl Io {
         }
     }
 
-    /// Hands the host a reset archive to keep; `Err` carries the host's reason.
-    pub(crate) async fn archive(&self, archive: ResetArchive) -> Result<Result<(), String>, Error> {
+    /// Hands the host a part of a reset archive to keep; `Err` carries the host's reason.
+    pub(crate) async fn archive(&self, archive: ArchivePart) -> Result<Result<(), String>, Error> {
         if self.shared.borrow().committed {
             return Err(Error::internal("archive after the operation's commit"));
         }
@@ -420,6 +421,21 @@ pub fn read_sync<S: Storage + ?Sized>(
     }
 }
 
+/// One part of the archive a reset keeps, in this order: its head (a [`ResetArchive`]
+/// without entries and summaries), its canonical transcript a page at a time (about a
+/// megabyte each), then its summaries, which complete it. A reset of a session of any
+/// size hands its archive over in bounded parts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArchivePart {
+    /// The archive starts: who and when, no entries and no summaries yet.
+    Begin(ResetArchive),
+    /// The next entries of its canonical transcript, in order.
+    Entries(Vec<crate::types::Entry>),
+    /// Its compaction summaries: the archive is complete, to be kept durably before
+    /// the answer.
+    Finish(Vec<serde_json::Value>),
+}
+
 /// Where a host keeps the archive of a session generation a reset replaces. Archives
 /// are kept per workspace, and listed only when the reset's commit recorded them
 /// ([`crate::list_reset_archives`]).
@@ -427,6 +443,89 @@ pub trait Archiver {
     /// Keeps `archive` of `workspace` (durably, before returning `Ok`; never where
     /// another workspace's archive could replace it); `Err` says why it could not.
     fn write_archive(&self, workspace: &str, archive: &ResetArchive) -> Result<(), String>;
+
+    /// A writer that keeps the archive whose head is `head` as its parts arrive (its
+    /// memory bounded by a part), or `None` (the default) to be handed the whole
+    /// archive by [`write_archive`](Self::write_archive) once it is complete.
+    fn archive_writer(
+        &self,
+        _workspace: &str,
+        _head: &ResetArchive,
+    ) -> Option<Result<Box<dyn ArchiveWriter + Send>, String>> {
+        None
+    }
+}
+
+/// Keeps one archive part by part (see [`Archiver::archive_writer`]). Dropped before
+/// [`finish`](Self::finish), it leaves no archive.
+pub trait ArchiveWriter {
+    /// Keeps the next entries.
+    fn append(&mut self, entries: &[crate::types::Entry]) -> Result<(), String>;
+    /// Keeps the summaries and makes the archive whole and durable.
+    fn finish(self: Box<Self>, summaries: &[serde_json::Value]) -> Result<(), String>;
+}
+
+/// The archive an operation is handing over, part by part, to an [`Archiver`]: written
+/// as the parts arrive by an archiver with a writer, gathered and handed over whole to
+/// one without. Hosts answer each [`Step::Archive`] with [`handle`](Self::handle).
+#[derive(Default)]
+pub struct ArchiveInProgress(Option<Keeping>);
+
+enum Keeping {
+    Writing(Box<dyn ArchiveWriter + Send>),
+    Gathering(ResetArchive),
+}
+
+impl std::fmt::Debug for ArchiveInProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match &self.0 {
+            None => "ArchiveInProgress(none)",
+            Some(Keeping::Writing(_)) => "ArchiveInProgress(writing)",
+            Some(Keeping::Gathering(_)) => "ArchiveInProgress(gathering)",
+        })
+    }
+}
+
+impl ArchiveInProgress {
+    /// Hands `part` to `archiver`; `Err` is its reason (the archive is then abandoned).
+    pub fn handle(
+        &mut self,
+        archiver: &(impl Archiver + ?Sized),
+        workspace: &str,
+        part: ArchivePart,
+    ) -> Result<(), String> {
+        let not_begun = || "an archive part came before its head".to_owned();
+        match part {
+            ArchivePart::Begin(head) => {
+                self.0 = None;
+                self.0 = Some(match archiver.archive_writer(workspace, &head) {
+                    Some(writer) => Keeping::Writing(writer?),
+                    None => Keeping::Gathering(head),
+                });
+                Ok(())
+            }
+            ArchivePart::Entries(entries) => {
+                let kept = match self.0.as_mut().ok_or_else(not_begun)? {
+                    Keeping::Writing(writer) => writer.append(&entries),
+                    Keeping::Gathering(archive) => {
+                        archive.transcript_entries.extend(entries);
+                        Ok(())
+                    }
+                };
+                if kept.is_err() {
+                    self.0 = None;
+                }
+                kept
+            }
+            ArchivePart::Finish(summaries) => match self.0.take().ok_or_else(not_begun)? {
+                Keeping::Writing(writer) => writer.finish(&summaries),
+                Keeping::Gathering(mut archive) => {
+                    archive.summaries = summaries;
+                    archiver.write_archive(workspace, &archive)
+                }
+            },
+        }
+    }
 }
 
 /// The archiver of a host that keeps no reset archives: every reset reports its
@@ -453,10 +552,11 @@ pub fn run_with<T, S: Storage + ?Sized, A: Archiver + ?Sized>(
     archiver: &A,
     mut op: Operation<T>,
 ) -> Result<T, Error> {
+    let mut archive = ArchiveInProgress::default();
     loop {
         match op.poll() {
-            Step::Archive(archive) => {
-                let result = archiver.write_archive(op.workspace(), &archive);
+            Step::Archive(part) => {
+                let result = archive.handle(archiver, op.workspace(), part);
                 op.handle_archive(result);
             }
             Step::Read(request) => {
@@ -478,10 +578,32 @@ pub async fn run_async<T, S: AsyncStorage + ?Sized>(
     storage: &S,
     mut op: Operation<T>,
 ) -> Result<T, Error> {
+    // The browser's archive store takes an archive whole: it is gathered here.
+    let mut gathered: Option<ResetArchive> = None;
     loop {
         match op.poll() {
-            Step::Archive(archive) => {
-                let result = storage.write_archive(op.workspace(), &archive).await;
+            Step::Archive(part) => {
+                let not_begun = || "an archive part came before its head".to_owned();
+                let result = match part {
+                    ArchivePart::Begin(head) => {
+                        gathered = Some(head);
+                        Ok(())
+                    }
+                    ArchivePart::Entries(entries) => match gathered.as_mut() {
+                        Some(archive) => {
+                            archive.transcript_entries.extend(entries);
+                            Ok(())
+                        }
+                        None => Err(not_begun()),
+                    },
+                    ArchivePart::Finish(summaries) => match gathered.take() {
+                        Some(mut archive) => {
+                            archive.summaries = summaries;
+                            storage.write_archive(op.workspace(), &archive).await
+                        }
+                        None => Err(not_begun()),
+                    },
+                };
                 op.handle_archive(result);
             }
             Step::Read(ReadRequest::Get(key)) => {

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::branch::history;
 use crate::engine::error::Error;
-use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::op::{ArchivePart, Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::session::{Loaded, Tail, load, require, write_record, write_update};
 use crate::storage::keys;
@@ -169,14 +169,44 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
         return Err(Error::invalid("session_id", "a reset needs a new session id").into());
     }
     // The archive holds the canonical transcript: entries archived by compaction and the
-    // active ones, merged back into their original order.
-    // A branch's shared history is part of it.
+    // active ones, in their original order, a page at a time. A branch's shared history
+    // is part of it.
+    let head = ResetArchive {
+        session_key: old.key.clone(),
+        session_id: old.session_id.clone(),
+        epoch: old.epoch,
+        archived_at: now_ms,
+        transcript_entries: Vec::new(),
+        summaries: Vec::new(),
+    };
+    let mut archived = io.archive(ArchivePart::Begin(head)).await?;
     let view = history::View::of(&loaded);
-    let items = history::items(io, &view, true, None).await?;
+    let (mut entries, mut active) = (0u64, 0usize);
+    let mut cursor: Option<Vec<u8>> = None;
+    loop {
+        let (items, more) = history::page(
+            io,
+            &view,
+            true,
+            crate::types::Order::OldestFirst,
+            cursor.as_deref(),
+            validate::MAX_PAGE as usize,
+        )
+        .await?;
+        cursor = items.last().map(|i| i.position.clone());
+        entries += items.len() as u64;
+        active += items.iter().filter(|i| !i.archived).count();
+        if archived.is_ok() && !items.is_empty() {
+            let page: Vec<Entry> = items.into_iter().map(|i| i.entry).collect();
+            archived = io.archive(ArchivePart::Entries(page)).await?;
+        }
+        if !more || cursor.is_none() {
+            break;
+        }
+    }
     // An archive of a damaged transcript would keep less than the reset deletes.
-    let active = items.iter().filter(|i| !i.archived).count();
     history::check_count(io, &loaded, active).await?;
-    let entries: Vec<Entry> = items.into_iter().map(|i| i.entry).collect();
+    history::confirm(io, &loaded).await?;
     let summaries = read_all(
         io,
         KeyRange::prefix(&keys::identity(keys::SUMMARY, &old.session_id)),
@@ -192,18 +222,12 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
         session_id: old.session_id.clone(),
         epoch: old.epoch,
         archived_at: now_ms,
-        transcript_entries: entries.len() as u64,
+        transcript_entries: entries,
         summaries: summaries.len() as u64,
     };
-    let archive = ResetArchive {
-        session_key: old.key.clone(),
-        session_id: old.session_id.clone(),
-        epoch: old.epoch,
-        archived_at: now_ms,
-        transcript_entries: entries,
-        summaries,
-    };
-    let archived = io.archive(archive).await?;
+    if archived.is_ok() {
+        archived = io.archive(ArchivePart::Finish(summaries)).await?;
+    }
 
     let mut fresh = Session::new(&old.key, session_id, now_ms);
     fresh.epoch = old.epoch + 1;

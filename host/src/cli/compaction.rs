@@ -8,11 +8,11 @@ use spool::AppendRequest;
 use spool::compaction::{
     CompactRequest, CompactionConfig, CompactionResult, PersistRequest, Summary,
 };
-use spool_host::{CommandSummarizer, CompactWithError, Error, Spool};
+use spool_host::{CommandSummarizer, CompactWithError, Error, Spool, Transcript};
 
 use crate::cli::lifecycle::{KeyArgs, plural};
 use crate::cli::parse::parse_duration_ms;
-use crate::cli::{print_json, render};
+use crate::cli::{pages, print_entries, print_json, render};
 
 /// `spool compact`.
 #[derive(Debug, Args)]
@@ -282,25 +282,33 @@ fn outcome(key: &str, args: &CompactArgs, r: &CompactionResult) -> String {
 }
 
 /// `spool canonical KEY`: archived and active entries, as appended.
+/// Streams, page by page (a session of any size in bounded memory): the text form
+/// reads the pages twice, to count before it lists.
 pub(crate) fn canonical(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
-    let entries = spool.canonical_transcript(&args.key)?;
     if args.json {
-        return print_json(&entries);
+        print_entries(pages(spool, &args.key, Transcript::Canonical)?, 0)?;
+        outln!();
+        return Ok(());
+    }
+    let mut count = 0u64;
+    for page in spool.pages(&args.key, Transcript::Canonical) {
+        count += page?.len() as u64;
     }
     let active = spool
         .get_session(&args.key)?
         .map_or(0, |s| s.entry_count)
-        .min(entries.len() as u64);
+        .min(count);
     outln!(
-        "canonical transcript of {}: {} entr{} ({} archived by compactions, {active} active)",
+        "canonical transcript of {}: {count} entr{} ({} archived by compactions, {active} active)",
         args.key,
-        entries.len(),
-        if entries.len() == 1 { "y" } else { "ies" },
-        entries.len() as u64 - active
+        if count == 1 { "y" } else { "ies" },
+        count - active
     );
-    for entry in &entries {
-        outln!();
-        out!("{}", render::entry(entry));
+    for page in spool.pages(&args.key, Transcript::Canonical) {
+        for entry in page? {
+            outln!();
+            out!("{}", render::entry(&entry));
+        }
     }
     Ok(())
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::Serialize;
 use serde_json::json;
-use spool_host::{Error, Spool};
+use spool_host::{Error, Spool, Transcript};
 
 use crate::cli::not_found;
 
@@ -30,13 +30,10 @@ pub(crate) struct ExportArgs {
     out: Option<PathBuf>,
 }
 
-/// `spool export KEY [--archive] [--out FILE]`.
+/// `spool export KEY [--archive] [--out FILE]`. The transcript is written page by page
+/// (a session of any size in bounded memory); a file is written beside its place,
+/// synced, then renamed into place, so it is complete or absent.
 pub(crate) fn run(spool: &mut Spool, args: &ExportArgs) -> Result<(), Error> {
-    let lines = if args.archive {
-        archive_lines(spool, &args.key)?
-    } else {
-        transcript_lines(spool, &args.key)?
-    };
     let failed = |source| Error::Io {
         context: match &args.out {
             Some(path) => format!("cannot write {}", path.display()),
@@ -46,23 +43,48 @@ pub(crate) fn run(spool: &mut Spool, args: &ExportArgs) -> Result<(), Error> {
     };
     match &args.out {
         Some(path) => {
-            let mut out = BufWriter::new(File::create(path).map_err(failed)?);
-            write_lines(&mut out, &lines).map_err(failed)?;
-            out.into_inner()
-                .map_err(|e| failed(e.into_error()))?
-                .sync_all()
-                .map_err(failed)
+            let mut partial = path.clone().into_os_string();
+            partial.push(".partial");
+            let partial = PathBuf::from(partial);
+            let mut out = BufWriter::new(File::create(&partial).map_err(failed)?);
+            let written = write(spool, args, &mut out, failed).and_then(|()| {
+                out.into_inner()
+                    .map_err(|e| failed(e.into_error()))?
+                    .sync_all()
+                    .map_err(failed)
+            });
+            match written {
+                Ok(()) => std::fs::rename(&partial, path).map_err(failed),
+                Err(e) => {
+                    let _ = std::fs::remove_file(&partial);
+                    Err(e)
+                }
+            }
         }
-        None => write_lines(&mut std::io::stdout().lock(), &lines).map_err(failed),
+        None => write(spool, args, &mut std::io::stdout().lock(), failed),
     }
 }
 
-fn write_lines(out: &mut impl Write, lines: &[String]) -> std::io::Result<()> {
-    for line in lines {
-        out.write_all(line.as_bytes())?;
-        out.write_all(b"\n")?;
+/// Writes the export's lines to `out` as they are read.
+fn write(
+    spool: &mut Spool,
+    args: &ExportArgs,
+    out: &mut impl Write,
+    failed: impl Fn(std::io::Error) -> Error,
+) -> Result<(), Error> {
+    let mut emit = |line: String| -> Result<(), Error> {
+        out.write_all(line.as_bytes())
+            .and_then(|()| out.write_all(b"\n"))
+            .map_err(&failed)
+    };
+    if args.archive {
+        for line in archive_lines(spool, &args.key)? {
+            emit(line)?;
+        }
+    } else {
+        transcript_lines(spool, &args.key, &mut emit)?;
     }
-    out.flush()
+    out.flush().map_err(failed)
 }
 
 fn line(value: &impl Serialize) -> Result<String, Error> {
@@ -73,21 +95,24 @@ fn line(value: &impl Serialize) -> Result<String, Error> {
 }
 
 /// The canonical transcript (entries compactions archived, then the active ones, in the
-/// order they were appended), then the summaries.
-fn transcript_lines(spool: &mut Spool, key: &str) -> Result<Vec<String>, Error> {
+/// order they were appended), then the summaries, each line to `emit` as it is read.
+fn transcript_lines(
+    spool: &mut Spool,
+    key: &str,
+    emit: &mut impl FnMut(String) -> Result<(), Error>,
+) -> Result<(), Error> {
     if spool.get_session(key)?.is_none() {
         return Err(not_found(format!("session not found: {key}")));
     }
-    let entries = spool.canonical_transcript(key)?;
-    let summaries = spool.list_summaries(key)?;
-    let mut lines = Vec::with_capacity(entries.len() + summaries.len());
-    for entry in &entries {
-        lines.push(line(entry)?);
+    for page in crate::cli::pages(spool, key, Transcript::Canonical)? {
+        for entry in page? {
+            emit(line(&entry)?)?;
+        }
     }
-    for summary in &summaries {
-        lines.push(line(&json!({ "summary": summary }))?);
+    for summary in &spool.list_summaries(key)? {
+        emit(line(&json!({ "summary": summary }))?)?;
     }
-    Ok(lines)
+    Ok(())
 }
 
 /// The reset archives of `key` in this workspace, oldest first: those of committed

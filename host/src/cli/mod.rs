@@ -45,7 +45,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use spool::{AppendRequest, ListFilter, Role, SessionStatus, TurnUsage};
-use spool_host::{Error, Spool};
+use spool_host::{Error, Spool, Transcript};
 
 use crate::cli::compaction::{CompactArgs, CompactionIdArgs, PersistArgs, RepairsArgs, StatusArgs};
 use crate::cli::entries::{EntryArgs, RollbackArgs, TruncateArgs};
@@ -538,6 +538,73 @@ fn open(cli: &Cli) -> Result<Spool, Error> {
     .open()
 }
 
+fn json_text(value: &impl Serialize) -> Result<String, Error> {
+    serde_json::to_string_pretty(value).map_err(|e| Error::Spool {
+        code: "internal".into(),
+        message: format!("cannot print JSON: {e}"),
+    })
+}
+
+/// Prints a JSON array `depth` levels deep one element at a time, exactly as
+/// [`print_json`] would print it whole: the CLI streams transcripts of any size.
+pub(crate) struct JsonArray {
+    depth: usize,
+    empty: bool,
+}
+
+impl JsonArray {
+    /// Prints the opening bracket.
+    pub(crate) fn open(depth: usize) -> JsonArray {
+        out!("[");
+        JsonArray { depth, empty: true }
+    }
+
+    /// Prints one element.
+    pub(crate) fn push(&mut self, value: &impl Serialize) -> Result<(), Error> {
+        let indent = "  ".repeat(self.depth + 1);
+        let text = json_text(value)?.replace('\n', &format!("\n{indent}"));
+        out!("{}\n{indent}{text}", if self.empty { "" } else { "," });
+        self.empty = false;
+        Ok(())
+    }
+
+    /// Prints the closing bracket.
+    pub(crate) fn close(self) {
+        if self.empty {
+            out!("]");
+        } else {
+            out!("\n{}]", "  ".repeat(self.depth));
+        }
+    }
+}
+
+/// The pages of a transcript, the first read before anything is printed: a read that
+/// fails at once (a missing session, a damaged transcript) prints nothing.
+pub(crate) fn pages<'a>(
+    spool: &'a mut Spool,
+    key: &str,
+    which: Transcript,
+) -> Result<impl Iterator<Item = Result<Vec<spool::Entry>, Error>> + 'a, Error> {
+    let mut pages = spool.pages(key, which);
+    let first = pages.next().transpose()?;
+    Ok(first.map(Ok).into_iter().chain(pages))
+}
+
+/// Prints every entry of the pages as a JSON array `depth` levels deep.
+pub(crate) fn print_entries(
+    pages: impl Iterator<Item = Result<Vec<spool::Entry>, Error>>,
+    depth: usize,
+) -> Result<(), Error> {
+    let mut array = JsonArray::open(depth);
+    for page in pages {
+        for entry in page? {
+            array.push(&entry)?;
+        }
+    }
+    array.close();
+    Ok(())
+}
+
 /// A `not_found` failure raised by the CLI itself (e.g. `show` of a missing key).
 pub(crate) fn not_found(message: String) -> Error {
     Error::Spool {
@@ -547,11 +614,7 @@ pub(crate) fn not_found(message: String) -> Error {
 }
 
 pub(crate) fn print_json(value: &impl Serialize) -> Result<(), Error> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| Error::Spool {
-        code: "internal".into(),
-        message: format!("cannot print JSON: {e}"),
-    })?;
-    outln!("{text}");
+    outln!("{}", json_text(value)?);
     Ok(())
 }
 
@@ -689,14 +752,21 @@ fn show(spool: &mut Spool, key: &str, json: bool) -> Result<(), Error> {
     let session = spool
         .get_session(key)?
         .ok_or_else(|| not_found(format!("session not found: {key}")))?;
-    let entries = spool.transcript(key)?;
+    // Page by page: the output of a session of any size, in bounded memory.
+    let entries = pages(spool, key, Transcript::Active)?;
     if json {
-        return print_json(&serde_json::json!({ "session": session, "entries": entries }));
+        let head = json_text(&session)?.replace('\n', "\n  ");
+        out!("{{\n  \"session\": {head},\n  \"entries\": ");
+        print_entries(entries, 1)?;
+        outln!("\n}}");
+        return Ok(());
     }
     out!("{}", render::session(&session));
-    for entry in &entries {
-        outln!();
-        out!("{}", render::entry(entry));
+    for page in entries {
+        for entry in page? {
+            outln!();
+            out!("{}", render::entry(&entry));
+        }
     }
     Ok(())
 }

@@ -249,6 +249,7 @@ fn new_store(
         HostState {
             storage,
             archiver,
+            archive: spool::ArchiveInProgress::default(),
             limits: GuestLimits {
                 max_memory_bytes: limits.max_memory_bytes,
                 refused: None,

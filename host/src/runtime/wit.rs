@@ -9,8 +9,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use spool::{
-    Archiver, Batch, KeyRange, Kv, Mutation, Op, Precondition, RangeQuery, ResetArchive, Storage,
-    StorageError,
+    ArchiveInProgress, ArchivePart, Archiver, Batch, KeyRange, Kv, Mutation, Op, Precondition,
+    RangeQuery, ResetArchive, Storage, StorageError,
 };
 use wasmtime::Store;
 use wasmtime::component::{
@@ -37,35 +37,52 @@ use bindings::spool::engine::{archive as host_archive, storage as host, types};
 pub struct HostState {
     pub(crate) storage: Box<dyn Storage + Send>,
     pub(crate) archiver: Box<dyn Archiver + Send>,
+    /// The reset archive the guest is handing over, part by part.
+    pub(crate) archive: ArchiveInProgress,
     pub(crate) limits: crate::runtime::GuestLimits,
 }
 
 impl host_archive::Host for HostState {
-    fn write_reset_archive(
+    fn begin_reset_archive(
         &mut self,
         workspace: String,
-        archive: host_archive::ResetArchive,
+        head: host_archive::ArchiveHead,
     ) -> wasmtime::Result<Result<(), String>> {
-        // The component's JSON is the archive; the record's other fields repeat its
-        // header. A JSON that does not decode is reported as an unwritten archive (the
-        // reset still completes), never as a trap.
-        let decoded = serde_json::from_str::<ResetArchive>(&archive.json).map_err(|e| {
-            format!(
-                "the reset archive of `{}` ({}) is not valid archive JSON: {e}",
-                archive.session_key, archive.session_id
-            )
-        });
-        Ok(decoded.and_then(|decoded| {
-            if decoded.session_key != archive.session_key
-                || decoded.session_id != archive.session_id
-            {
-                return Err(format!(
-                    "the reset archive of `{}` ({}) names another session in its JSON",
-                    archive.session_key, archive.session_id
-                ));
-            }
-            self.archiver.write_archive(&workspace, &decoded)
-        }))
+        let head = ResetArchive {
+            session_key: head.session_key,
+            session_id: head.session_id,
+            epoch: head.epoch,
+            archived_at: head.archived_at,
+            transcript_entries: Vec::new(),
+            summaries: Vec::new(),
+        };
+        Ok(self
+            .archive
+            .handle(&*self.archiver, &workspace, ArchivePart::Begin(head)))
+    }
+
+    fn append_reset_archive(
+        &mut self,
+        workspace: String,
+        entries: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        // JSON that does not decode is reported as an unwritten archive (the reset still
+        // completes), never as a trap.
+        let part = serde_json::from_str(&entries)
+            .map(ArchivePart::Entries)
+            .map_err(|e| format!("reset archive entries are not valid JSON: {e}"));
+        Ok(part.and_then(|part| self.archive.handle(&*self.archiver, &workspace, part)))
+    }
+
+    fn finish_reset_archive(
+        &mut self,
+        workspace: String,
+        summaries: String,
+    ) -> wasmtime::Result<Result<(), String>> {
+        let part = serde_json::from_str(&summaries)
+            .map(ArchivePart::Finish)
+            .map_err(|e| format!("reset archive summaries are not valid JSON: {e}"));
+        Ok(part.and_then(|part| self.archive.handle(&*self.archiver, &workspace, part)))
     }
 }
 

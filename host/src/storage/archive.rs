@@ -10,8 +10,10 @@
 //!
 //! 1. the directories are created with mode `0700` (existing ones are tightened to
 //!    `0700`);
-//! 2. the JSON goes to a fresh temporary file (mode `0600`) in the same directory, which
-//!    is `fsync`ed;
+//! 2. the JSON goes to a fresh temporary file (mode `0600`) in the same directory as the
+//!    reset hands it over — its head, each page of its transcript, its summaries
+//!    ([`ArchiveDir::begin`], [`ArchiveFile`]), so memory does not grow with the
+//!    archive — and the file is `fsync`ed;
 //! 3. the temporary file is renamed to its final name and the directory is `fsync`ed,
 //!    so the new name survives a crash.
 //!
@@ -31,7 +33,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::{Deserialize, Serialize};
 use spool::compaction::summarize::fingerprint;
-use spool::{ArchivedReset, Archiver, ResetArchive};
+use spool::{ArchiveWriter, ArchivedReset, Archiver, Entry, ResetArchive};
 
 /// The name of the default archive directory, beside the database file.
 pub const DEFAULT_ARCHIVE_DIR_NAME: &str = "spool-archives";
@@ -72,6 +74,65 @@ struct Stored<A> {
     workspace: String,
     #[serde(flatten)]
     archive: A,
+}
+
+/// One archive being written, part by part ([`ArchiveDir::begin`]): complete once
+/// [`finish`](Self::finish) returns, absent if it is dropped before.
+#[derive(Debug)]
+pub struct ArchiveFile {
+    out: Option<io::BufWriter<fs::File>>,
+    temp: PathBuf,
+    target: PathBuf,
+    dir: PathBuf,
+    root: PathBuf,
+    empty: bool,
+}
+
+impl ArchiveFile {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
+        match &mut self.out {
+            Some(out) => out.write_all(bytes),
+            None => Err(io::Error::other("the archive is already finished")),
+        }
+    }
+
+    /// Writes the next entries of the transcript.
+    pub fn append(&mut self, entries: &[Entry]) -> io::Result<()> {
+        for entry in entries {
+            let mut json = if self.empty { Vec::new() } else { vec![b','] };
+            serde_json::to_writer(&mut json, entry).map_err(io::Error::other)?;
+            self.write(&json)?;
+            self.empty = false;
+        }
+        Ok(())
+    }
+
+    /// Writes the summaries, syncs the file, renames it into place and syncs the
+    /// directories; returns its path.
+    pub fn finish(mut self, summaries: &[serde_json::Value]) -> io::Result<PathBuf> {
+        let mut json = br#"],"summaries":"#.to_vec();
+        serde_json::to_writer(&mut json, summaries).map_err(io::Error::other)?;
+        json.push(b'}');
+        self.write(&json)?;
+        let out = self.out.take().expect("written above");
+        out.into_inner()
+            .map_err(io::IntoInnerError::into_error)?
+            .sync_all()?;
+        fs::rename(&self.temp, &self.target)?;
+        sync_dir(&self.dir)?;
+        sync_dir(&self.root)?;
+        Ok(self.target.clone())
+    }
+}
+
+impl Drop for ArchiveFile {
+    fn drop(&mut self) {
+        // Unfinished (or failed to rename): best effort, a leftover temporary file is
+        // harmless but untidy.
+        if self.out.take().is_some() || !self.target.exists() {
+            let _ = fs::remove_file(&self.temp);
+        }
+    }
 }
 
 /// Why a recorded archive cannot be read back.
@@ -146,25 +207,56 @@ impl ArchiveDir {
 
     /// Writes `archive` of `workspace` durably; returns the path of the file.
     pub fn write(&self, workspace: &str, archive: &ResetArchive) -> io::Result<PathBuf> {
-        let json = serde_json::to_vec(&Stored {
-            workspace: workspace.to_owned(),
-            archive,
+        let mut file = self.begin(workspace, archive)?;
+        file.append(&archive.transcript_entries)?;
+        file.finish(&archive.summaries)
+    }
+
+    /// Starts the archive of `workspace` whose head is `head` (its entries and summaries
+    /// are ignored): a temporary file the parts are written to as they come, renamed
+    /// into place by [`ArchiveFile::finish`] (dropped before, it is removed).
+    pub fn begin(&self, workspace: &str, head: &ResetArchive) -> io::Result<ArchiveFile> {
+        #[derive(Serialize)]
+        struct Head<'a> {
+            workspace: &'a str,
+            session_key: &'a str,
+            session_id: &'a str,
+            epoch: u64,
+            archived_at: u64,
+        }
+        let mut json = serde_json::to_vec(&Head {
+            workspace,
+            session_key: &head.session_key,
+            session_id: &head.session_id,
+            epoch: head.epoch,
+            archived_at: head.archived_at,
         })
         .map_err(io::Error::other)?;
+        // The same object as a whole archive's JSON, left open for its entries.
+        json.pop();
+        json.extend_from_slice(br#","transcript_entries":["#);
         ensure_private_dir(&self.dir)?;
         let dir = self.workspace_dir(workspace);
         ensure_private_dir(&dir)?;
-        let target = dir.join(Self::file_name(archive));
         let temp = dir.join(temp_name());
-        let written = write_synced(&temp, &json).and_then(|()| fs::rename(&temp, &target));
-        if let Err(e) = written {
-            // Best effort: a leftover temporary file is harmless but untidy.
-            let _ = fs::remove_file(&temp);
-            return Err(e);
+        let mut options = OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
         }
-        sync_dir(&dir)?;
-        sync_dir(&self.dir)?;
-        Ok(target)
+        let file = options.open(&temp)?;
+        let mut out = ArchiveFile {
+            out: Some(io::BufWriter::new(file)),
+            target: dir.join(Self::file_name(head)),
+            temp,
+            dir,
+            root: self.dir.clone(),
+            empty: true,
+        };
+        out.write(&json)?;
+        Ok(out)
     }
 
     /// Reads back the archive `record` names in `workspace` and checks that the file
@@ -196,15 +288,58 @@ impl ArchiveDir {
     }
 }
 
+/// Why the archive of `session_key` could not be kept in `dir`.
+fn failed(session_key: &str, dir: &Path, e: &io::Error) -> String {
+    format!(
+        "cannot write the reset archive of `{session_key}` to {}: {e}",
+        dir.display()
+    )
+}
+
+/// An [`ArchiveFile`] as the core's [`ArchiveWriter`].
+struct Writing {
+    file: ArchiveFile,
+    session_key: String,
+}
+
+impl ArchiveWriter for Writing {
+    fn append(&mut self, entries: &[Entry]) -> Result<(), String> {
+        self.file
+            .append(entries)
+            .map_err(|e| failed(&self.session_key, &self.file.root, &e))
+    }
+
+    fn finish(self: Box<Self>, summaries: &[serde_json::Value]) -> Result<(), String> {
+        let root = self.file.root.clone();
+        let Writing { file, session_key } = *self;
+        file.finish(summaries)
+            .map(drop)
+            .map_err(|e| failed(&session_key, &root, &e))
+    }
+}
+
 impl Archiver for ArchiveDir {
     fn write_archive(&self, workspace: &str, archive: &ResetArchive) -> Result<(), String> {
-        self.write(workspace, archive).map(drop).map_err(|e| {
-            format!(
-                "cannot write the reset archive of `{}` to {}: {e}",
-                archive.session_key,
-                self.dir.display()
-            )
-        })
+        self.write(workspace, archive)
+            .map(drop)
+            .map_err(|e| failed(&archive.session_key, &self.dir, &e))
+    }
+
+    fn archive_writer(
+        &self,
+        workspace: &str,
+        head: &ResetArchive,
+    ) -> Option<Result<Box<dyn ArchiveWriter + Send>, String>> {
+        Some(
+            self.begin(workspace, head)
+                .map(|file| {
+                    Box::new(Writing {
+                        file,
+                        session_key: head.session_key.clone(),
+                    }) as Box<dyn ArchiveWriter + Send>
+                })
+                .map_err(|e| failed(&head.session_key, &self.dir, &e)),
+        )
     }
 }
 
@@ -280,19 +415,6 @@ fn ensure_private_dir(dir: &Path) -> io::Result<()> {
 #[cfg(not(unix))]
 fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)
-}
-
-fn write_synced(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
 }
 
 #[cfg(unix)]
