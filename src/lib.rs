@@ -80,8 +80,8 @@ pub use session::states::{invalidate_states, list_states, save_state};
 pub use session::{agent_id, create_session, get_session, list_sessions, list_sessions_where};
 pub use storage::memory::MemoryStorage;
 pub use storage::{
-    AsyncStorage, Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
-    SyncAdapter, prefix_end,
+    AsyncStorage, Batch, KeyRange, Kv, MAX_BATCH_BYTES, MAX_BATCH_MUTATIONS, Mutation,
+    Precondition, RangeQuery, Storage, StorageError, SyncAdapter, prefix_end,
 };
 pub use transcript::{
     append_entry, count_entries, get_entry, read_canonical_page, read_page, rollback, truncate,

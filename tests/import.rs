@@ -446,3 +446,33 @@ fn test_a_provider_id_over_128_bytes_is_sanitized_not_refused() {
     assert_eq!(import::sanitize_id(&long_id), recorded);
     assert_ne!(import::sanitize_id(&format!("{long_id}8")), recorded);
 }
+
+#[test]
+fn test_import_slices_hold_at_most_a_thousand_entries_and_about_eight_megabytes() {
+    let entry = |size: usize| -> spool::import::ImportedEntry {
+        serde_json::from_value(serde_json::json!({
+            "message_id": format!("m{size}"), "role": "user",
+            "content": "x".repeat(size), "created_at": 1
+        }))
+        .expect("an entry")
+    };
+    let small: Vec<_> = (0..2_500).map(|_| entry(10)).collect();
+    let sizes: Vec<usize> = spool::import::slices(&small)
+        .iter()
+        .map(|s| s.len())
+        .collect();
+    assert_eq!(sizes, [1000, 1000, 500]);
+    let large: Vec<_> = (0..7).map(|_| entry(3 << 20)).collect();
+    let sizes: Vec<usize> = spool::import::slices(&large)
+        .iter()
+        .map(|s| s.len())
+        .collect();
+    assert_eq!(sizes, [2, 2, 2, 1]);
+    assert_eq!(
+        spool::import::slices(&[]).len(),
+        1,
+        "an empty session is one empty slice"
+    );
+    let whole: usize = spool::import::slices(&large).iter().map(|s| s.len()).sum();
+    assert_eq!(whole, 7);
+}

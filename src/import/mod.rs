@@ -25,7 +25,10 @@ use crate::types::{Role, TurnUsage};
 pub use claude::parse_claude_code;
 pub use codex::parse_codex;
 pub use time::parse_rfc3339_ms;
-pub use write::{AdjustedEntry, ImportOutcome, ImportRequest, MAX_IMPORT_ENTRIES, import_session};
+pub use write::{
+    AdjustedEntry, ImportOutcome, ImportRequest, MAX_IMPORT_ENTRIES, MAX_IMPORT_SLICE_BYTES,
+    import_session, slices,
+};
 
 /// A provider session id reduced to what keys and ids may hold: ASCII letters, digits,
 /// `-`, `_`, `.` and `@` (any other character becomes `_`), at most 64 of them, then `~`

@@ -15,8 +15,36 @@ use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
 use crate::types::{AppendRequest, Session};
 
 /// The most entries one [`import_session`] call writes; a host imports a longer
-/// session in slices of at most this many entries, in order.
+/// session in slices of at most this many entries, in order ([`slices`]).
 pub const MAX_IMPORT_ENTRIES: usize = 1000;
+
+/// About the most bytes of entries (content and tool calls) one slice of [`slices`]
+/// holds, so that its commit stays within [`crate::MAX_BATCH_BYTES`] (an entry larger
+/// than this is a slice of its own; content is cut to
+/// [`crate::validate::MAX_CONTENT_BYTES`] on import).
+pub const MAX_IMPORT_SLICE_BYTES: usize = 8 * 1024 * 1024;
+
+/// Cuts a session's entries into the slices a host imports one [`import_session`] call
+/// at a time, in order: at most [`MAX_IMPORT_ENTRIES`] entries and about
+/// [`MAX_IMPORT_SLICE_BYTES`] each. No entries make one empty slice (the call still
+/// creates the session).
+pub fn slices(entries: &[super::ImportedEntry]) -> Vec<&[super::ImportedEntry]> {
+    let mut out = Vec::new();
+    let (mut start, mut bytes) = (0, 0usize);
+    for (i, entry) in entries.iter().enumerate() {
+        let size = entry.content.len().min(validate::MAX_CONTENT_BYTES)
+            + entry.tool_calls.as_ref().map_or(0, |c| c.to_string().len());
+        if i > start && (i - start == MAX_IMPORT_ENTRIES || bytes + size > MAX_IMPORT_SLICE_BYTES) {
+            out.push(&entries[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += size;
+    }
+    if start < entries.len() || out.is_empty() {
+        out.push(&entries[start..]);
+    }
+    out
+}
 
 /// One parsed session (or a slice of its entries, in order) to write under `key`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,12 +4,30 @@
 //! ordered `range` and an atomic `commit` with preconditions. Backends are dumb: they
 //! never interpret keys or values. Consistency: read-your-writes; commits are atomic,
 //! durable on return and serializable per workspace; nothing crosses workspaces.
+//!
+//! Size: a backend accepts any batch of up to [`MAX_BATCH_MUTATIONS`] mutations and
+//! [`MAX_BATCH_BYTES`] written bytes ([`Batch::written_bytes`]); the conformance suite
+//! checks it. The core's commits stay within these whatever a session's size — appends,
+//! compactions (a boundary, not a copy), resets, deletes and branches write a few
+//! records — except these, which grow with what they are given or remove:
+//! `persist_compaction_result` with many kept entries, `truncate` and `rollback` (a
+//! delete per removed entry's message index), `prune_stale` and `cap_entries` (every
+//! doomed session in one commit), an import slice of large entries, and any write that
+//! must first copy shared history into its branches (`persist_compaction_result`,
+//! truncation and rollback of a session that branches read).
 
 pub mod keys;
 pub(crate) mod memory;
 pub mod record;
 
 use std::future::Future;
+
+/// The most mutations a backend must accept in one batch.
+pub const MAX_BATCH_MUTATIONS: usize = 4096;
+
+/// The most written bytes ([`Batch::written_bytes`]) a backend must accept in one
+/// batch: four entries of the largest content with room to spare.
+pub const MAX_BATCH_BYTES: usize = 24 * 1024 * 1024;
 
 /// A key with its value.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -38,6 +38,7 @@ macro_rules! conformance_tests {
             test_preconditions_that_hold_let_the_commit_through,
             test_data_survives_close_and_reopen,
             test_one_mebibyte_value_round_trips,
+            test_a_batch_of_the_documented_maximum_commits,
             test_workspace_isolation
         );
     };
@@ -443,6 +444,25 @@ pub async fn test_one_mebibyte_value_round_trips<B: Backend>(backend: &B) {
     );
     let pairs = store.range(WS, &all()).await.expect("range");
     assert_eq!(pairs, vec![kv(b"big", &value)]);
+}
+
+pub async fn test_a_batch_of_the_documented_maximum_commits<B: Backend>(backend: &B) {
+    let store = backend.open("max_batch").await;
+    let n = spool::MAX_BATCH_MUTATIONS;
+    let value = vec![7u8; spool::MAX_BATCH_BYTES / n - 8];
+    let mut batch = Batch::default();
+    for i in 0..n as u64 {
+        batch.put(i.to_be_bytes().to_vec(), value.clone());
+    }
+    assert!(batch.written_bytes() <= spool::MAX_BATCH_BYTES);
+    assert!(batch.written_bytes() > spool::MAX_BATCH_BYTES * 9 / 10);
+    store
+        .commit(WS, batch)
+        .await
+        .expect("a batch of the maximum size");
+    let pairs = store.range(WS, &all()).await.expect("range");
+    assert_eq!(pairs.len(), n);
+    assert!(pairs.iter().all(|kv| kv.value == value));
 }
 
 pub async fn test_workspace_isolation<B: Backend>(backend: &B) {

@@ -12,7 +12,8 @@
 //!   (a provider id that is too long or holds characters other than ASCII letters,
 //!   digits, `-`, `_`, `.` and `@` is reduced to those, cut, and suffixed with a hash
 //!   of the original; the report says so), with a fresh session id, in slices of at
-//!   most [`MAX_IMPORT_ENTRIES`] entries, in order.
+//!   most [`MAX_IMPORT_ENTRIES`](spool::import::MAX_IMPORT_ENTRIES) entries and about 8 MiB ([`spool::import::slices`]), in
+//!   order.
 //! - A branch session (a rewound Claude Code turn: `fork_of` set) is attached to its
 //!   parent when it is first imported and the parent is in the database: it is created
 //!   with the core's `branch`, sharing the parent's canonical transcript up to and
@@ -31,9 +32,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
-use spool::import::{
-    AdjustedEntry, ImportFormat, ImportedFork, ImportedLog, ImportedSession, MAX_IMPORT_ENTRIES,
-};
+use spool::import::{AdjustedEntry, ImportFormat, ImportedFork, ImportedLog, ImportedSession};
 use spool_host::{BranchOptions, Error, Spool};
 
 use crate::cli::lifecycle::plural;
@@ -394,7 +393,7 @@ fn progress_bar(show: bool, path: &Path, total: u64) -> ProgressBar {
     bar
 }
 
-/// Writes one parsed session in slices of at most [`MAX_IMPORT_ENTRIES`] entries.
+/// Writes one parsed session in slices ([`spool::import::slices`]).
 fn import_one(
     spool: &mut Spool,
     format: ImportFormat,
@@ -417,12 +416,7 @@ fn import_one(
             link_branch(spool, &key, fork, written, &mut report)?;
         }
         // One call per slice, in order; an empty session is still created.
-        let slices: Vec<&[spool::import::ImportedEntry]> = if entries.is_empty() {
-            vec![&[]]
-        } else {
-            entries.chunks(MAX_IMPORT_ENTRIES).collect()
-        };
-        for slice in slices {
+        for slice in spool::import::slices(&entries) {
             let part = ImportedSession {
                 entries: slice.to_vec(),
                 ..session.clone()
