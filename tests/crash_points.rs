@@ -129,10 +129,10 @@ fn import_slices() -> Vec<ImportRequest> {
         .collect()
 }
 
-/// The operations, each as the calls it makes (most are one call with one commit).
 /// One operation, as the calls it makes.
 type Calls = Box<dyn Fn(&FailAt) -> Result<(), spool::Error>>;
 
+/// The operations, each as the calls it makes (most are one call with one commit).
 fn operations() -> Vec<(&'static str, Calls)> {
     fn ok<T>(r: Result<T, spool::Error>) -> Result<(), spool::Error> {
         r.map(drop)
