@@ -836,25 +836,8 @@ pub(crate) async fn release(
     if done.insert(format!("\u{0}fork-snapshots:{data_id}")) {
         crate::provider_fork::keep_snapshots(io, batch, data_id).await?;
     }
-    let prefix = keys::holders(data_id);
-    for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
-        let Some((holder, _)) = keys::read_str(&kv.key, prefix.len()) else {
-            return Err(Error::Corruption {
-                key: keys::display(&kv.key),
-                detail: "not a back-reference key".into(),
-            });
-        };
-        if !done.insert(holder.clone()) {
-            continue;
-        }
-        let loaded = match load(io, &holder).await? {
-            Some(loaded) if loaded.base.iter().any(|l| l.data_id == data_id) => loaded,
-            // A back-reference nobody holds any more: drop it.
-            _ => {
-                batch.delete(kv.key);
-                continue;
-            }
-        };
+    for (_, loaded) in readers(io, batch, data_id, done).await? {
+        done.insert(loaded.session.key.clone());
         materialize(io, batch, &loaded.session, &loaded.base, done).await?;
         // The copy keeps the positions: the clock and the active start stay.
         let tail = Tail {
