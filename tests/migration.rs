@@ -275,3 +275,196 @@ fn test_format_3_transcripts_read_in_stored_order_and_grow_after_every_entry() {
         assert_eq!(record[0], record::SESSION_FORMAT_VERSION, "{key}");
     }
 }
+
+/// The dump of a database written by the release before compaction boundaries (record
+/// format 4, `tests/fixtures/format-v4/`): compactions moved what they removed to the
+/// archive range `x`, and a compaction of a parent copied its history into its branch.
+fn restored_v4() -> MemoryStorage {
+    let dump: Dump =
+        serde_json::from_str(include_str!("fixtures/format-v4/kv-dump.json")).expect("dump parses");
+    assert_eq!(dump.format_version, 4);
+    let storage = MemoryStorage::new();
+    let mut sessions = 0;
+    for pair in dump.pairs {
+        let (key, value) = (unhex(&pair.key), unhex(&pair.value));
+        if key[0] == spool::keys::SESSION {
+            assert_eq!(value[0], 4, "the fixture holds format-4 session records");
+            sessions += 1;
+        }
+        let mut batch = Batch::default();
+        batch.put(key, value);
+        storage.commit(&pair.workspace, batch).expect("restore");
+    }
+    assert_eq!(sessions, 5);
+    storage
+}
+
+/// `(id, message id)` of `m{from}..=m{to}` as the format-4 generator wrote them.
+fn written(from: u64, to: u64) -> Vec<(u64, String)> {
+    (from..=to).map(|n| (n, format!("m{n:02}"))).collect()
+}
+
+fn and(mut entries: Vec<(u64, String)>, more: &[(u64, &str)]) -> Vec<(u64, String)> {
+    entries.extend(more.iter().map(|&(id, m)| (id, m.to_owned())));
+    entries
+}
+
+fn named(entries: &[spool::Entry]) -> Vec<(u64, String)> {
+    entries
+        .iter()
+        .map(|e| (e.id, e.message_id.clone()))
+        .collect()
+}
+
+/// Asserts that `key` reads `active` by pages of 3 (oldest first, and newest first
+/// reversed) and `canonical` whole.
+fn assert_v4_reads(
+    storage: &MemoryStorage,
+    key: &str,
+    active: &[(u64, String)],
+    canonical: &[(u64, String)],
+) {
+    for order in [Order::OldestFirst, Order::NewestFirst] {
+        let (mut read, mut cursor) = (Vec::new(), None);
+        loop {
+            let request = PageRequest {
+                order,
+                cursor: cursor.take(),
+                limit: 3,
+            };
+            let page = run(storage, spool::read_page("default", key, request)).expect("page");
+            read.extend(named(&page.entries));
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => break,
+            }
+        }
+        if order == Order::NewestFirst {
+            read.reverse();
+        }
+        assert_eq!(read, active, "{key}: active, {order:?}");
+    }
+    let whole = run(
+        storage,
+        spool::compaction::canonical_transcript("default", key),
+    )
+    .expect("canonical");
+    assert_eq!(named(&whole), canonical, "{key}: canonical");
+}
+
+fn preimage_v4(storage: &MemoryStorage, key: &str, id: &str) -> Vec<(u64, String)> {
+    let entries = run(
+        storage,
+        spool::compaction::compaction_preimage("default", key, id),
+    )
+    .unwrap_or_else(|e| panic!("preimage {id} of {key}: {e:?}"));
+    named(&entries)
+}
+
+#[test]
+fn test_format_4_archives_read_compact_again_and_outlive_their_parent() {
+    let storage = restored_v4();
+    let (main, branch, late) = ("agent:demo:main", "agent:demo:branch", "agent:demo:late");
+    let branch_active = and(written(21, 35), &[(36, "b01")]);
+    let branch_whole = and(written(1, 35), &[(36, "b01")]);
+    let late_active = and(written(34, 38), &[(39, "l01")]);
+    let late_whole = and(written(1, 38), &[(39, "l01")]);
+    assert_v4_reads(&storage, main, &written(34, 38), &written(1, 38));
+    assert_v4_reads(&storage, branch, &branch_active, &branch_whole);
+    assert_v4_reads(&storage, late, &late_active, &late_whole);
+    assert_eq!(preimage_v4(&storage, main, "cmp-demo-1-0"), written(1, 20));
+    assert_eq!(preimage_v4(&storage, main, "cmp-demo-1-1"), written(21, 33));
+    assert_eq!(
+        preimage_v4(&storage, branch, "cmp-demo-1-0"),
+        written(1, 20)
+    );
+    assert_eq!(preimage_v4(&storage, late, "cmp-demo-1-1"), written(21, 33));
+
+    // A compaction after the upgrade: 500 active tokens for a window of 400.
+    let request = spool::compaction::CompactRequest {
+        context_window_tokens: 400,
+        config: spool::compaction::CompactionConfig::default(),
+        compaction_id: None,
+        trigger_reason: None,
+        flush_receipt_status: None,
+    };
+    let result = run(
+        &storage,
+        spool::compaction::compact("default", main, request, 400_000),
+    )
+    .expect("compact");
+    assert_eq!(
+        (result.compaction_id.as_deref(), result.removed_count),
+        (Some("cmp-demo-1-2"), 3),
+        "{result:?}"
+    );
+    assert_eq!(named(&result.kept_entries), written(37, 38));
+    assert_v4_reads(&storage, main, &written(37, 38), &written(1, 38));
+    assert_eq!(preimage_v4(&storage, main, "cmp-demo-1-1"), written(21, 33));
+    assert_eq!(preimage_v4(&storage, main, "cmp-demo-1-2"), written(34, 36));
+    let summaries =
+        run(&storage, spool::compaction::list_summaries("default", main)).expect("summaries");
+    let ids: Vec<&str> = summaries.iter().map(|s| s.compaction_id.as_str()).collect();
+    assert_eq!(ids, ["cmp-demo-1-0", "cmp-demo-1-1", "cmp-demo-1-2"]);
+    let record = |key: &str| {
+        storage
+            .get("default", &spool::keys::session(key))
+            .expect("get")
+            .map(|r| r[0])
+    };
+    assert_eq!(record(main), Some(record::SESSION_FORMAT_VERSION));
+    assert_eq!(record::SESSION_FORMAT_VERSION, 5);
+    assert_v4_reads(&storage, late, &late_active, &late_whole);
+    let entry = run(
+        &storage,
+        spool::append_entry("default", main, AppendRequest::new(Role::User, "m39"), 1),
+    )
+    .expect("append");
+    assert_eq!((entry.id, entry.created_at), (39, 141_000));
+    assert_v4_reads(
+        &storage,
+        main,
+        &and(written(37, 38), &[(39, &entry.message_id)]),
+        &and(written(1, 38), &[(39, &entry.message_id)]),
+    );
+
+    // The parent goes: both branches read exactly what they read before.
+    run(&storage, spool::delete_session("default", main, None)).expect("delete");
+    assert_eq!(record(main), None);
+    assert_v4_reads(&storage, branch, &branch_active, &branch_whole);
+    assert_v4_reads(&storage, late, &late_active, &late_whole);
+    assert_eq!(preimage_v4(&storage, late, "cmp-demo-1-0"), written(1, 20));
+
+    // The late branch resets: it starts empty, and with it the last reader of the
+    // parent's identity goes, and so does everything of that identity.
+    let outcome = run(
+        &storage,
+        spool::apply_intent(
+            "default",
+            late,
+            spool::Intent::ResetSameKey,
+            "late-2",
+            400_100,
+        ),
+    )
+    .expect("reset");
+    assert!(outcome.rotated);
+    assert_eq!((outcome.session.epoch, outcome.session.entry_count), (1, 0));
+    assert_eq!(record(late), Some(record::SESSION_FORMAT_VERSION));
+    assert_v4_reads(&storage, late, &[], &[]);
+    let tags = spool::keys::IDENTITY_TAGS.into_iter();
+    for tag in tags.chain([spool::keys::HOLDER, spool::keys::RETIRED]) {
+        let left = storage
+            .range(
+                "default",
+                &spool::RangeQuery {
+                    range: spool::KeyRange::prefix(&spool::keys::identity(tag, "demo-1")),
+                    limit: 0,
+                    reverse: false,
+                },
+            )
+            .expect("range");
+        assert!(left.is_empty(), "tag {}: {} left", tag as char, left.len());
+    }
+    assert_v4_reads(&storage, branch, &branch_active, &branch_whole);
+}
