@@ -63,9 +63,9 @@ pub(crate) fn repairs(session_key: &str) -> Vec<u8> {
     keys::KeyBuf::new(keys::REPAIR).str(session_key).finish()
 }
 
-/// Entries per page of a compaction's passes: small, so that a page of large entries
-/// stays far below the component's memory.
-const PASS_PAGE: usize = 32;
+/// Entries per page of a compaction's passes (a page also stops at about a megabyte,
+/// so that a page of large entries stays far below the component's memory).
+const PASS_PAGE: usize = validate::MAX_PAGE as usize;
 
 /// Most bytes of summarizer input a two-phase prepare hands out: when the removed
 /// entries render to more, the input holds the newest of them that fit, after a line

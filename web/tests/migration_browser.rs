@@ -188,11 +188,17 @@ async fn test_format_v1_fixture_reads_forward_through_the_js_api() {
 
 /// Every id of `key`'s transcript in `order`, by pages of 2.
 async fn read_ids(spool: &JsValue, key: &str, order: &str) -> Vec<u64> {
+    read_ids_with(spool, "readPage", key, order).await
+}
+
+/// Every id `method` (`readPage` or `readCanonicalPage`) reads of `key` in `order`, by
+/// pages of 2.
+async fn read_ids_with(spool: &JsValue, method: &str, key: &str, order: &str) -> Vec<u64> {
     let (mut ids, mut cursor) = (Vec::new(), serde_json::Value::Null);
     loop {
         let request = json!({ "order": order, "limit": 2, "cursor": cursor });
         let args = common::on(key, json!({ "request": request }));
-        let page = ok(spool, "readPage", &["default".into(), args]).await;
+        let page = ok(spool, method, &["default".into(), args]).await;
         let entries = page["entries"].as_array().expect("entries");
         ids.extend(entries.iter().map(|e| e["id"].as_u64().expect("id")));
         cursor = page["next_cursor"].clone();
@@ -238,6 +244,47 @@ async fn test_format_v3_fixture_reads_in_stored_order_and_appends_after_every_en
         );
         assert_reads(&spool, key, &expected).await;
     }
+    drop(common::start(&spool, "close", &[]));
+}
+
+/// The database of the release before compaction boundaries (session record format 4:
+/// compacted entries moved to the archive range, a branch holding its own copy, a late
+/// branch reading its parent's history).
+const KV_DUMP_V4: &str = include_str!("../../tests/fixtures/format-v4/kv-dump.json");
+
+#[wasm_bindgen_test]
+async fn test_format_v4_fixture_reads_compacts_and_deletes_over_moved_archives() {
+    let name = common::db_name("migration", "fixture-v4");
+    restore_dump(&name, KV_DUMP_V4, 4).await;
+    let spool = common::open(&name).await;
+    let (main, late) = ("agent:demo:main", "agent:demo:late");
+    let every: Vec<u64> = (1..=38).collect();
+    assert_reads(&spool, main, &[34, 35, 36, 37, 38]).await;
+    assert_eq!(
+        read_ids_with(&spool, "readCanonicalPage", main, "oldest_first").await,
+        every
+    );
+    let late_canonical = read_ids_with(&spool, "readCanonicalPage", late, "oldest_first").await;
+    assert_eq!(late_canonical.len(), 39);
+    // A compaction of this build archives by moving the active start.
+    let args = common::on(
+        main,
+        json!({ "request": { "context_window_tokens": 400 }, "now_ms": 9_000_000 }),
+    );
+    let result = ok(&spool, "compact", &["default".into(), args]).await;
+    assert_eq!(result["removed_count"], 3, "{result}");
+    assert_reads(&spool, main, &[37, 38]).await;
+    let mut canonical = read_ids_with(&spool, "readCanonicalPage", main, "newest_first").await;
+    canonical.reverse();
+    assert_eq!(canonical, every);
+    // Deleting the parent leaves the late branch reading exactly what it read.
+    let args = common::on(main, json!({}));
+    ok(&spool, "deleteSession", &["default".into(), args]).await;
+    assert_eq!(
+        read_ids_with(&spool, "readCanonicalPage", late, "oldest_first").await,
+        late_canonical
+    );
+    assert_reads(&spool, late, &[34, 35, 36, 37, 38, late_canonical[38]]).await;
     drop(common::start(&spool, "close", &[]));
 }
 
