@@ -157,6 +157,42 @@ fn test_guest_over_memory_limit_fails_with_error_and_recovers() {
 }
 
 #[test]
+fn test_peak_guest_memory_counts_every_growth_and_outlives_a_trap() {
+    const LIMIT: usize = 8 * 1024 * 1024;
+    let storage = SqliteStorage::open_in_memory().expect("open");
+    let mut instance = Runtime::shared()
+        .expect("runtime")
+        .instantiate_with_memory_limit(storage, spool::NoArchive, LIMIT)
+        .expect("instance under an 8 MiB cap");
+    // The initial memory counts: a fresh instance already holds its stack and data.
+    let fresh = instance.peak_memory_bytes();
+    assert!((64 * 1024..LIMIT).contains(&fresh), "fresh: {fresh}");
+    instance.call(WS, create_main()).expect("create");
+    let append = |content: String, now_ms| spool::ops::AppendEntry {
+        key: "agent:a:main".to_owned(),
+        request: AppendRequest::new(Role::Tool, content),
+        now_ms,
+    };
+    // A 1 MiB entry crosses into the guest and is encoded there: at least that much more.
+    instance
+        .call(WS, append("x".repeat(1024 * 1024), 2))
+        .expect("a 1 MiB append fits");
+    let grown = instance.peak_memory_bytes();
+    assert!(grown >= fresh + 1024 * 1024, "{fresh} → {grown}");
+    // A refused growth is not counted, and the peak of the retired store stays.
+    let err = instance
+        .call(WS, append("x".repeat(4 * 1024 * 1024), 3))
+        .expect_err("over the cap");
+    assert_eq!(err.code(), "resource_limit");
+    let at_trap = instance.peak_memory_bytes();
+    assert!(grown <= at_trap && at_trap <= LIMIT, "{grown} → {at_trap}");
+    instance
+        .call(WS, append("small".into(), 4))
+        .expect("the next call runs on a fresh store");
+    assert!(instance.peak_memory_bytes() >= at_trap);
+}
+
+#[test]
 fn test_guest_over_execution_limit_fails_with_resource_limit_and_recovers() {
     let dir = tempfile::tempdir().expect("temp dir");
     let storage = SqliteStorage::open(dir.path().join("spool.db")).expect("open");

@@ -38,11 +38,14 @@ Commands:
                         screenshots in target/e2e/ and reports the cold start.
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
-  bench                 Run the benchmarks (release build): appends through component + SQLite
-                        vs raw SQLite, compaction of 1k/10k/100k-entry sessions in the
-                        component and in the native core, resume selection over 10k run
-                        rows (component on SQLite vs native core), and branching parents of
-                        100/10k/100k entries (component on SQLite: time, bytes per fork).
+  bench [NAME...]       Run the benchmarks (release build), or those named: appends through
+                        component + SQLite vs raw SQLite (append), compaction of
+                        1k/10k/100k-entry sessions in the component (compact) and in the
+                        native core (compact_core), resume selection over 10k run rows
+                        (resume), branching parents of 100/10k/100k entries (fork), and the
+                        size ladder (size_ladder): every operation on 10 MiB, 100 MiB and
+                        1 GiB sessions, time, peak host RSS and guest memory beside raw
+                        SQLite; SPOOL_LADDER_SIZES=10M,100M skips the 1 GiB one.
   bench-web             The browser benchmarks in headless Chromium (release build):
                         appendEntry calls/s into IndexedDB (goal 1000/s), the newest page of a
                         10,000-entry session (goal 20 ms), branch times.
@@ -79,7 +82,7 @@ fn main() -> ExitCode {
             println!("browser: {} passed, {} failed", tally.passed, tally.failed);
             Ok(())
         }),
-        "bench" => bench(),
+        "bench" => bench(rest),
         "bench-web" => setup::run(&setup::Options { browser: true }).and_then(|t| bench_web(&t)),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
@@ -264,33 +267,63 @@ fn bench_web(toolchain: &setup::Toolchain) -> Result<(), String> {
     step.run("bench: IndexedDB in headless Chromium (appends/s, newest page, branch)")
 }
 
-fn bench() -> Result<(), String> {
+/// The benchmarks `cargo xtask bench` runs: name, package, what it measures.
+const BENCHES: &[(&str, &str, &str)] = &[
+    (
+        "append",
+        "spool-host",
+        "appends, component + SQLite vs raw SQLite",
+    ),
+    (
+        "compact",
+        "spool-host",
+        "compaction of 1k, 10k, 100k-entry sessions in the component on SQLite",
+    ),
+    (
+        "resume",
+        "spool-host",
+        "resume selection over 10k run rows, component on SQLite vs native core",
+    ),
+    (
+        "fork",
+        "spool-host",
+        "branching parents of 100, 10k, 100k entries in the component on SQLite",
+    ),
+    (
+        "compact_core",
+        "spool",
+        "compaction in the native core (no wasm, no database)",
+    ),
+    (
+        "size_ladder",
+        "spool-host",
+        "the size ladder: every operation on 10 MiB, 100 MiB, 1 GiB sessions (SPOOL_LADDER_SIZES)",
+    ),
+];
+
+/// Runs every benchmark, or those named in `names`.
+fn bench(names: &[String]) -> Result<(), String> {
+    if let Some(unknown) = names
+        .iter()
+        .find(|n| !BENCHES.iter().any(|(name, ..)| name == n))
+    {
+        let known: Vec<&str> = BENCHES.iter().map(|(name, ..)| *name).collect();
+        return Err(format!(
+            "no benchmark `{unknown}`; there are {}",
+            known.join(", ")
+        ));
+    }
     let toolchain = setup::run(&setup::Options { browser: false })?;
-    cargo(
-        &toolchain,
-        &["bench", "--package", "spool-host", "--bench", "append"],
-    )
-    .run("bench: appends, component + SQLite vs raw SQLite")?;
-    cargo(
-        &toolchain,
-        &["bench", "--package", "spool-host", "--bench", "compact"],
-    )
-    .run("bench: compaction of 1k, 10k, 100k-entry sessions in the component on SQLite")?;
-    cargo(
-        &toolchain,
-        &["bench", "--package", "spool-host", "--bench", "resume"],
-    )
-    .run("bench: resume selection over 10k run rows, component on SQLite vs native core")?;
-    cargo(
-        &toolchain,
-        &["bench", "--package", "spool-host", "--bench", "fork"],
-    )
-    .run("bench: branching parents of 100, 10k, 100k entries in the component on SQLite")?;
-    cargo(
-        &toolchain,
-        &["bench", "--package", "spool", "--bench", "compact_core"],
-    )
-    .run("bench: compaction in the native core (no wasm, no database)")
+    for (name, package, what) in BENCHES {
+        if names.is_empty() || names.iter().any(|n| n == name) {
+            cargo(
+                &toolchain,
+                &["bench", "--package", package, "--bench", name],
+            )
+            .run(&format!("bench: {what}"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs CI's steps in order, timing each and adding up the tests they ran.

@@ -200,22 +200,27 @@ impl Runtime {
             store,
             exports: Some(exports),
             limits,
+            retired_peak: 0,
         })
     }
 }
 
 /// The store's memory limiter: refuses (as a trap) growth past the limit and remembers
-/// that it did, so the failed call can be reported as a resource limit.
+/// that it did, so the failed call can be reported as a resource limit. It sees every
+/// growth (the initial size of a memory included), so it also keeps the store's linear
+/// memory in total: its peak, since linear memory never shrinks.
 pub(crate) struct GuestLimits {
     max_memory_bytes: usize,
     /// The size a refused growth asked for, since the last call began.
     refused: Option<usize>,
+    /// The bytes of linear memory the store's memories have grown to, together.
+    grown: usize,
 }
 
 impl ResourceLimiter for GuestLimits {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
@@ -226,6 +231,7 @@ impl ResourceLimiter for GuestLimits {
                 self.max_memory_bytes
             );
         }
+        self.grown = self.grown.saturating_add(desired.saturating_sub(current));
         Ok(true)
     }
 
@@ -253,6 +259,7 @@ fn new_store(
             limits: GuestLimits {
                 max_memory_bytes: limits.max_memory_bytes,
                 refused: None,
+                grown: 0,
             },
         },
     );
@@ -318,6 +325,8 @@ pub struct Instance {
     store: Store<HostState>,
     exports: Option<Exports>,
     limits: ResourceLimits,
+    /// The peak linear memory of the stores this instance replaced (after a trap).
+    retired_peak: usize,
 }
 
 impl std::fmt::Debug for Instance {
@@ -339,8 +348,30 @@ impl Instance {
         Runtime::shared()?.instantiate(storage, archiver)
     }
 
+    /// The most linear memory this instance's guest has held, in bytes: its initial
+    /// memory plus every growth, up to now (a growth the limit refused is not counted).
+    /// Linear memory never shrinks, so this is also what the guest holds now; to measure
+    /// one call, make it on a fresh instance. After a trap the instance continues on a
+    /// fresh store, and this is the larger of the two peaks.
+    ///
+    /// ```
+    /// use spool::{NoArchive, ops};
+    /// use spool_host::{Runtime, SqliteStorage};
+    ///
+    /// let mut spool = Runtime::shared()?.instantiate(SqliteStorage::open_in_memory()?, NoArchive)?;
+    /// let at_start = spool.peak_memory_bytes();
+    /// assert!(at_start > 0);
+    /// spool.call("default", ops::GetSession { key: "agent:main:main".into() })?;
+    /// assert!(spool.peak_memory_bytes() >= at_start);
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn peak_memory_bytes(&self) -> usize {
+        self.retired_peak.max(self.store.data().limits.grown)
+    }
+
     /// Replaces a retired instance by a fresh one over the same storage and archiver.
     fn revive(&mut self) -> Result<(), Error> {
+        self.retired_peak = self.peak_memory_bytes();
         let data = self.store.data_mut();
         let storage = std::mem::replace(&mut data.storage, Box::new(Detached));
         let archiver = std::mem::replace(&mut data.archiver, Box::new(NoArchive));

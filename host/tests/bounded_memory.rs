@@ -1,0 +1,158 @@
+//! Issue 17, every operation in bounded memory: on a session of more than 50 MB, each
+//! operation of the workload (`common/workload.rs`: append, newest page, two
+//! compactions, export, import of the export, branch, deleting the parent while the
+//! branch reads its history, reset) runs through the component on SQLite in a fresh
+//! instance whose linear memory may grow to 8 MiB at most, and must succeed — not hit
+//! `resource_limit` — and do what it must (each is checked through a second instance
+//! with the default limits). The peak guest memory of each is printed
+//! (`cargo test -p spool-host --test bounded_memory -- --include-ignored --nocapture`).
+//!
+//! Ignored until the core works on whole transcripts in bounded memory (issue 17);
+//! remove the `#[ignore]` when it does.
+
+#[path = "common/workload.rs"]
+mod workload;
+
+use std::time::{Duration, Instant};
+
+use spool_host::{ArchiveDir, Runtime, SqliteStorage};
+use workload::{Before, OPS, Op, Output, Shape};
+
+/// The guest memory every operation must fit in: 8 MiB, or `SPOOL_BOUNDED_MEMORY_MIB`
+/// MiB (to see which operations fit under another limit).
+fn limit() -> usize {
+    std::env::var("SPOOL_BOUNDED_MEMORY_MIB")
+        .ok()
+        .map(|mib| {
+            mib.parse::<usize>()
+                .expect("SPOOL_BOUNDED_MEMORY_MIB: a number of MiB")
+        })
+        .unwrap_or(8)
+        * 1024
+        * 1024
+}
+
+/// 52 MiB of content: 4 KiB entries and three tool outputs of 1 MiB.
+fn shape() -> Shape {
+    Shape::of_bytes(52 * 1024 * 1024, 4096, 3, 1024 * 1024)
+}
+
+#[test]
+#[ignore = "needs bounded-memory core (issue 17)"]
+fn every_operation_fits_in_8_mib_of_guest_memory_on_a_50_mb_session() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("spool.db");
+    let archives = ArchiveDir::new(dir.path().join("archives"));
+    let open = || SqliteStorage::open(&db).expect("open the database");
+    let runtime = Runtime::shared().expect("runtime");
+    let limit = limit();
+    let shape = shape();
+    assert!(shape.content_bytes() >= 50 * 1024 * 1024);
+
+    let started = Instant::now();
+    let mut builder = runtime
+        .instantiate(open(), spool::NoArchive)
+        .expect("instantiate");
+    let built = workload::build(&mut builder, &shape).expect("build the session");
+    drop(builder);
+    assert_eq!(built.entry_count, shape.entries as u64);
+    println!(
+        "built {} entries, {} of content, in {:.1} s",
+        shape.entries,
+        workload::mib(shape.content_bytes()),
+        started.elapsed().as_secs_f64()
+    );
+
+    let mut verifier = runtime
+        .instantiate(open(), spool::NoArchive)
+        .expect("instantiate the verifier");
+    let mut exported = None;
+    let mut rows: Vec<(Op, usize, Duration, Result<String, String>)> = Vec::new();
+    for (k, op) in OPS.into_iter().enumerate() {
+        let before = Before::read(&mut verifier).expect("read the sessions");
+        let mut spool = runtime
+            .instantiate_with_memory_limit(open(), archives.clone(), limit)
+            .expect("instantiate");
+        let now = workload::T_OPS + k as u64;
+        let start = Instant::now();
+        let result = match op {
+            Op::Import => match exported.take() {
+                Some(entries) => workload::import(
+                    &mut spool,
+                    Vec::into_iter(entries).map(workload::to_imported),
+                    now,
+                ),
+                // The export failed: import the same log, rebuilt.
+                None => {
+                    let last = before.parent.as_ref().map_or(0, |p| p.last_entry_id);
+                    workload::import(&mut spool, workload::log(&shape, last), now)
+                }
+            },
+            op => workload::perform(op, &mut spool, now),
+        };
+        let elapsed = start.elapsed();
+        let peak = spool.peak_memory_bytes();
+        drop(spool);
+        let verdict = match result {
+            Ok(output) => {
+                let verdict = workload::check(op, &shape, &before, &output, &mut verifier)
+                    .map_err(|why| format!("wrong result: {why}"));
+                if let (Ok(_), Output::Exported(entries)) = (&verdict, output) {
+                    exported = Some(entries);
+                }
+                verdict
+            }
+            Err(e) => Err(format!("error[{}]: {}", e.code(), e.message())),
+        };
+        rows.push((op, peak, elapsed, verdict));
+    }
+
+    println!(
+        "{:<14} {:>11} {:>9}  result (guest memory limit {})",
+        "operation",
+        "guest peak",
+        "time",
+        workload::mib(limit as u64)
+    );
+    for (op, peak, elapsed, verdict) in &rows {
+        let text = match verdict {
+            Ok(done) => format!("ok: {done}"),
+            Err(why) => why.clone(),
+        };
+        println!(
+            "{:<14} {:>11} {:>7.0}ms  {}",
+            op.name(),
+            workload::mib(*peak as u64),
+            elapsed.as_secs_f64() * 1e3,
+            text
+        );
+    }
+    let failed: Vec<String> = rows
+        .iter()
+        .filter_map(|(op, peak, _, verdict)| {
+            verdict.as_ref().err().map(|why| {
+                format!(
+                    "  {} (guest peak {}): {why}",
+                    op.name(),
+                    workload::mib(*peak as u64)
+                )
+            })
+        })
+        .collect();
+    for (op, peak, _, _) in &rows {
+        assert!(
+            *peak <= limit,
+            "{} grew the guest to {peak} bytes, over the limit",
+            op.name()
+        );
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} operations failed on a {} session under a {} guest memory limit:\n{}",
+        failed.len(),
+        rows.len(),
+        workload::mib(shape.content_bytes()),
+        workload::mib(limit as u64),
+        failed.join("\n")
+    );
+}
