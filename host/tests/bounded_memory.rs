@@ -5,10 +5,7 @@
 //! instance whose linear memory may grow to 8 MiB at most, and must succeed — not hit
 //! `resource_limit` — and do what it must (each is checked through a second instance
 //! with the default limits). The peak guest memory of each is printed
-//! (`cargo test -p spool-host --test bounded_memory -- --include-ignored --nocapture`).
-//!
-//! Ignored until the core works on whole transcripts in bounded memory (issue 17);
-//! remove the `#[ignore]` when it does.
+//! (`cargo test -p spool-host --test bounded_memory -- --nocapture`).
 
 #[path = "common/workload.rs"]
 mod workload;
@@ -38,7 +35,6 @@ fn shape() -> Shape {
 }
 
 #[test]
-#[ignore = "needs bounded-memory core (issue 17)"]
 fn every_operation_fits_in_8_mib_of_guest_memory_on_a_50_mb_session() {
     let dir = tempfile::tempdir().expect("temp dir");
     let db = dir.path().join("spool.db");

@@ -394,9 +394,30 @@ pub fn perform(op: Op, spool: &mut Instance, now_ms: u64) -> Result<Output, Erro
             .map(Output::Page),
         Op::Compact1 => compact(spool, WINDOWS[0]),
         Op::Compact2 => compact(spool, WINDOWS[1]),
-        Op::Export => spool
-            .call(WS, ops::CanonicalTranscript { key: PARENT.into() })
-            .map(Output::Exported),
+        // Page by page, as `spool export` reads it (the harness keeps the entries, to
+        // check them and import them).
+        Op::Export => {
+            let (mut entries, mut cursor) = (Vec::new(), None);
+            loop {
+                let request = PageRequest {
+                    order: Order::OldestFirst,
+                    cursor,
+                    limit: spool::MAX_PAGE,
+                };
+                let page = spool.call(
+                    WS,
+                    ops::ReadCanonicalPage {
+                        key: PARENT.into(),
+                        request,
+                    },
+                )?;
+                entries.extend(page.entries);
+                cursor = page.next_cursor;
+                if cursor.is_none() {
+                    return Ok(Output::Exported(entries));
+                }
+            }
+        }
         Op::Import => panic!("run the import with `workload::import`"),
         Op::Branch => {
             let mut request = BranchRequest::empty("ladder-branch");
