@@ -548,10 +548,10 @@ fn write(
         repair_status: None,
     };
     let summary_bytes = record::encode(&summary)?;
-    batch.put(summary_key(sid, index), summary_bytes.clone());
     if summary.degraded() {
-        batch.put(repair_key(&session.key, index), summary_bytes);
+        batch.put(repair_key(&session.key, index), summary_bytes.clone());
     }
+    batch.put(summary_key(sid, index), summary_bytes);
     let mut updated = session.clone();
     updated.compaction_count += 1;
     updated.entry_count = kept.len() as u64;
