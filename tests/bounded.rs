@@ -228,3 +228,35 @@ fn test_deleting_or_resetting_shared_history_copies_nothing_and_frees_it_with_it
         );
     }
 }
+
+#[test]
+fn test_an_agent_summary_replaces_a_tail_larger_than_a_page() {
+    let storage = session(8, 600_000);
+    let persist = compaction::PersistRequest {
+        summary_text: "the agent's summary".into(),
+        kept_entries: (0..3)
+            .map(|i| AppendRequest::new(Role::Assistant, format!("kept {i}")))
+            .collect(),
+        compaction_id: None,
+        trigger_reason: None,
+    };
+    let result = run(
+        &storage,
+        compaction::persist_compaction_result(WS, PARENT, persist, 9_000),
+    )
+    .expect("persist");
+    assert_eq!(result.removed_count, 5);
+    // The three replaced entries (1.8 MB, more than a page) are gone; the agent's
+    // version follows the five archived ones.
+    let canonical = pages(&storage, PARENT, Order::OldestFirst, true).0;
+    assert_eq!(canonical, [1, 2, 3, 4, 5, 9, 10, 11]);
+    assert_eq!(
+        pages(&storage, PARENT, Order::OldestFirst, false).0,
+        [9, 10, 11]
+    );
+    for id in 6..=8 {
+        let message = format!("p-{id}");
+        let found = run(&storage, spool::get_entry(WS, PARENT, &message)).expect("lookup");
+        assert_eq!(found, None, "{message}");
+    }
+}

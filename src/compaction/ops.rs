@@ -879,22 +879,32 @@ pub fn persist_compaction_result(
             // The replaced tail disappears (the agent's version stands in for it): the
             // only entries this compaction deletes, as many as it is given.
             if split < count {
-                let (tail, _) = crate::branch::history::page(
-                    &io,
-                    &View::of(&snap.loaded),
-                    false,
-                    Order::NewestFirst,
-                    None,
-                    count - split,
-                )
-                .await?;
+                // Newest first, page by page (a page holds about a megabyte).
+                let mut tail = Vec::new();
+                let mut cursor: Option<Vec<u8>> = None;
+                while tail.len() < count - split {
+                    let (items, more) = crate::branch::history::page(
+                        &io,
+                        &View::of(&snap.loaded),
+                        false,
+                        Order::NewestFirst,
+                        cursor.as_deref(),
+                        count - split - tail.len(),
+                    )
+                    .await?;
+                    cursor = items.last().map(|i| i.position.clone());
+                    tail.extend(items.into_iter().map(|i| (i.position, i.entry.message_id)));
+                    if !more || cursor.is_none() {
+                        break;
+                    }
+                }
                 snap.prepare_rewrite(&io, &mut batch).await?;
                 let sid = &snap.session().session_id;
-                for item in tail {
+                for (position, message_id) in tail {
                     let mut entry_key = keys::entries(sid);
-                    entry_key.extend_from_slice(&item.position);
+                    entry_key.extend_from_slice(&position);
                     batch.delete(entry_key);
-                    batch.delete(keys::message(sid, &item.entry.message_id));
+                    batch.delete(keys::message(sid, &message_id));
                 }
             }
             let session = snap.session();
