@@ -1449,4 +1449,12 @@ impl Archiver for BoxedArchiver {
     fn write_archive(&self, workspace: &str, archive: &spool::ResetArchive) -> Result<(), String> {
         self.0.write_archive(workspace, archive)
     }
+
+    fn archive_writer(
+        &self,
+        workspace: &str,
+        head: &spool::ResetArchive,
+    ) -> Option<Result<Box<dyn spool::ArchiveWriter + Send>, String>> {
+        self.0.archive_writer(workspace, head)
+    }
 }

@@ -137,7 +137,12 @@ fn test_entries_lost_from_a_transcript_fail_every_whole_read_with_corruption() {
     // A reset would archive 3 entries and delete the record of 5: refused, nothing
     // written, no archive kept.
     fails(&db, &["reset", KEY], "corruption");
-    assert!(!dir.path().join("spool-archives").exists());
+    let left = common::files_under(&dir.path().join("spool-archives"));
+    assert_eq!(
+        left,
+        Vec::<std::path::PathBuf>::new(),
+        "no archive file is left"
+    );
     assert_eq!(ok(&db, &["count", KEY]), "5\n");
 }
 

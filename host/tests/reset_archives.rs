@@ -189,3 +189,35 @@ fn test_a_damaged_recorded_archive_is_corruption_naming_the_file() {
     std::fs::remove_file(&files[0]).expect("rm");
     common::fails(&db, &["export", KEY, "--archive"], "corruption");
 }
+
+#[test]
+fn test_a_reset_that_fails_after_its_archive_began_leaves_no_file_behind() {
+    let (dir, db) = temp_db();
+    let archives = dir.path().join("spool-archives");
+    let mut spool = Spool::builder()
+        .db_path(&db)
+        .archive_dir(&archives)
+        .open()
+        .expect("open");
+    let created = spool.create_session(KEY).expect("create");
+    for text in ["one", "two", "three"] {
+        spool
+            .append(KEY, AppendRequest::new(Role::User, text))
+            .expect("append");
+    }
+    // One entry record vanishes: the reset reads its first page (the archive has
+    // begun) and then finds the transcript damaged.
+    let prefix = spool::keys::entries(&created.session_id);
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "DELETE FROM kv WHERE key = (SELECT key FROM kv WHERE key > ?1 ORDER BY key LIMIT 1)",
+        rusqlite::params![prefix],
+    )
+    .expect("damage");
+    drop(conn);
+    let err = spool.reset(KEY).expect_err("damaged");
+    assert_eq!(err.code(), "corruption", "{err}");
+    // While this Spool is still open, nothing of the begun archive is left.
+    assert_eq!(common::files_under(&archives), Vec::<PathBuf>::new());
+    assert_eq!(spool.count_entries(KEY).expect("count"), 3);
+}

@@ -411,6 +411,9 @@ impl Instance {
             .map_err(|e| Error::wasm("cannot set the execution limit", &e))?;
         store.data_mut().limits.refused = None;
         let result = f(live, store);
+        // A reset archive the call began and did not finish (the reset failed) is
+        // abandoned now, its temporary file removed, not at the next reset.
+        store.data_mut().archive = spool::ArchiveInProgress::default();
         match result {
             Err(error @ Error::Wasm { .. }) => {
                 *exports = None;

@@ -90,3 +90,21 @@ pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
     let db = dir.path().join("spool.db");
     (dir, db)
 }
+
+/// Every file under `dir` (any depth), temporary ones included; none for a missing
+/// directory.
+pub fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry.expect("dir entry").path();
+        if path.is_dir() {
+            out.extend(files_under(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
