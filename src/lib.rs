@@ -88,9 +88,9 @@ pub use transcript::{
 };
 pub use turns::{get_turn, interrupt_turn, list_turns, session_turns, settle_turn, start_turn};
 pub use types::{
-    AppendRequest, ArchiveStatus, ArchivedReset, Branch, BranchLineage, BranchRequest,
-    ContextState, Entry, FinishStatus, ForkPoint, Intent, IntentOutcome, LineageView, ListFilter,
-    NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session, SessionList,
-    SessionStatus, TruncateOutcome, TurnUsage, UpdateRequest,
+    AppendRequest, ArchiveStatus, ArchivedReset, Attachment, Branch, BranchLineage, BranchRequest,
+    ContextState, Entry, EntryKind, FinishStatus, ForkPoint, Intent, IntentOutcome, LineageView,
+    ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session,
+    SessionList, SessionStatus, ToolStatus, TruncateOutcome, TurnUsage, UpdateRequest,
 };
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

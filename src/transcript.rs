@@ -56,7 +56,13 @@ pub(crate) fn check_append(request: &AppendRequest) -> Result<(), Error> {
         validate::id("turn_usage.model", &usage.model)?;
         validate::count("turn_usage.input_tokens", usage.input_tokens)?;
         validate::count("turn_usage.output_tokens", usage.output_tokens)?;
+        validate::count("turn_usage.cache_read_tokens", usage.cache_read_tokens)?;
+        validate::count("turn_usage.cache_write_tokens", usage.cache_write_tokens)?;
     }
+    if let Some(reasoning) = &request.reasoning {
+        validate::text("reasoning", reasoning, validate::MAX_CONTENT_BYTES)?;
+    }
+    validate::attachments(&request.attachments)?;
     request
         .tool_calls
         .as_ref()
@@ -166,20 +172,11 @@ pub(crate) fn stage_entry(
 ) -> Result<(Entry, u32), Error> {
     let id = session.last_entry_id + 1;
     *clock = now_ms.max(*clock);
-    let entry = Entry {
-        id,
-        message_id: request
-            .message_id
-            .unwrap_or_else(|| format!("{}-{id}", session.session_id)),
-        role: request.role,
-        content: request.content,
-        created_at: *clock,
-        token_count: request.token_count,
-        tool_calls: request.tool_calls,
-        tool_call_id: request.tool_call_id,
-        turn_id: request.turn_id,
-        turn_usage: request.turn_usage,
-    };
+    let message_id = request
+        .message_id
+        .clone()
+        .unwrap_or_else(|| format!("{}-{id}", session.session_id));
+    let entry = Entry::from_request(request, id, message_id, *clock);
     session.last_entry_id = id;
     session.entry_count += 1;
     session.updated_at = now_ms;
@@ -227,7 +224,8 @@ async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpRe
     Ok(entry)
 }
 
-/// Adds an entry's tokens to the session: `turn_usage` goes to input/output tokens, a
+/// Adds an entry's tokens to the session: `turn_usage` goes to input/output (and cache
+/// read/write) tokens, a
 /// bare `token_count` to `total_tokens`; never both, so nothing is counted twice. Sums
 /// saturate at [`validate::MAX_INTEGER`].
 pub(crate) fn account(session: &mut crate::Session, entry: &Entry) {
@@ -235,6 +233,8 @@ pub(crate) fn account(session: &mut crate::Session, entry: &Entry) {
         Some(usage) => {
             session.input_tokens = validate::add(session.input_tokens, usage.input_tokens);
             session.output_tokens = validate::add(session.output_tokens, usage.output_tokens);
+            session.cache_read = validate::add(session.cache_read, usage.cache_read_tokens);
+            session.cache_write = validate::add(session.cache_write, usage.cache_write_tokens);
         }
         None => {
             session.total_tokens =

@@ -218,6 +218,113 @@ pub struct Entry {
     /// Model usage reported with this (assistant) message.
     #[serde(default)]
     pub turn_usage: Option<TurnUsage>,
+    /// How the tool call a `tool` entry answers ended, when the writer said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_status: Option<ToolStatus>,
+    /// The model's reasoning (thinking) behind an assistant message, kept apart from
+    /// its text: compaction counts it as a size, never as words to keep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<String>,
+    /// Files that came with the message (images, documents), described, not stored.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Attachment>,
+    /// What the message is when it is not a plain one of its role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<EntryKind>,
+}
+
+impl Entry {
+    /// The entry `request` becomes as entry `id` with `message_id`, written at `created_at`.
+    pub fn from_request(
+        request: AppendRequest,
+        id: u64,
+        message_id: String,
+        created_at: u64,
+    ) -> Self {
+        Entry {
+            id,
+            message_id,
+            role: request.role,
+            content: request.content,
+            created_at,
+            token_count: request.token_count,
+            tool_calls: request.tool_calls,
+            tool_call_id: request.tool_call_id,
+            turn_id: request.turn_id,
+            turn_usage: request.turn_usage,
+            tool_status: request.tool_status,
+            reasoning: request.reasoning,
+            attachments: request.attachments,
+            kind: request.kind,
+        }
+    }
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    /// It succeeded.
+    Ok,
+    /// It failed (an error result, a non-zero exit, a refusal).
+    Error,
+    /// It was stopped before it finished (interrupted, cancelled, timed out).
+    Cancelled,
+}
+
+impl ToolStatus {
+    /// The status's name as stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Ok => "ok",
+            ToolStatus::Error => "error",
+            ToolStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// What an entry is when it is not a plain message of its role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    /// Context the agent gave the model (instructions, environment, developer
+    /// messages), not words of the user.
+    Context,
+    /// The agent's own summary of earlier history (written when it compacted).
+    Summary,
+    /// A command run inside the agent (`/status`) or its output: never sent to the model.
+    Command,
+}
+
+impl EntryKind {
+    /// The kind's name as stored and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EntryKind::Context => "context",
+            EntryKind::Summary => "summary",
+            EntryKind::Command => "command",
+        }
+    }
+}
+
+/// A file that came with a message, described by what identifies it: Spool keeps the
+/// description, not the bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Attachment {
+    /// What it is: `image`, `document`, `file`, …
+    pub kind: String,
+    /// Its media type (`image/png`), when known.
+    #[serde(default)]
+    pub media_type: Option<String>,
+    /// Its size in bytes (decoded).
+    pub size: u64,
+    /// The SHA-256 of its bytes, lowercase hex, when the bytes were seen.
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// Where it was, when it was referenced rather than inlined (a path or URL).
+    #[serde(default)]
+    pub source: Option<String>,
 }
 
 /// Model usage reported with a message. A message that carries it is accounted in the
@@ -231,6 +338,30 @@ pub struct TurnUsage {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Prompt tokens read from the provider's prompt cache (not in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_read_tokens: u64,
+    /// Prompt tokens written to the provider's prompt cache (not in `input_tokens`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl TurnUsage {
+    /// Usage of `model` with no cache figures.
+    pub fn new(model: impl Into<String>, input_tokens: u64, output_tokens: u64) -> Self {
+        TurnUsage {
+            model: model.into(),
+            input_tokens,
+            output_tokens,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        }
+    }
 }
 
 /// What to append to a transcript. Unknown fields are rejected, so a misspelt option
@@ -260,6 +391,18 @@ pub struct AppendRequest {
     /// Model usage reported with this message (see [`TurnUsage`]).
     #[serde(default)]
     pub turn_usage: Option<TurnUsage>,
+    /// How the tool call a `tool` entry answers ended.
+    #[serde(default)]
+    pub tool_status: Option<ToolStatus>,
+    /// The model's reasoning behind an assistant message.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    /// Files that came with the message (at most [`crate::validate::MAX_ATTACHMENTS`]).
+    #[serde(default)]
+    pub attachments: Vec<Attachment>,
+    /// What the message is when it is not a plain one of its role.
+    #[serde(default)]
+    pub kind: Option<EntryKind>,
     /// When given, the append fails with `stale_epoch` unless the session is at this epoch.
     #[serde(default)]
     pub expected_epoch: Option<u64>,
@@ -277,6 +420,10 @@ impl AppendRequest {
             tool_call_id: None,
             turn_id: None,
             turn_usage: None,
+            tool_status: None,
+            reasoning: None,
+            attachments: Vec::new(),
+            kind: None,
             expected_epoch: None,
         }
     }

@@ -5,18 +5,9 @@ use spool::compaction::{self, CompactionConfig, Plan};
 use spool::{Entry, Role};
 
 fn e(role: Role, content: &str, tokens: u64) -> Entry {
-    Entry {
-        id: 0,
-        message_id: String::new(),
-        role,
-        content: content.into(),
-        created_at: 0,
-        token_count: Some(tokens),
-        tool_calls: None,
-        tool_call_id: None,
-        turn_id: None,
-        turn_usage: None,
-    }
+    let mut request = spool::AppendRequest::new(role, content);
+    request.token_count = Some(tokens);
+    Entry::from_request(request, 0, String::new(), 0)
 }
 
 fn exact(blocking: bool) -> CompactionConfig {

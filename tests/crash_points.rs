@@ -124,6 +124,7 @@ fn import_slices() -> Vec<ImportRequest> {
                 session_id: "imported".into(),
                 format: ImportFormat::Codex,
                 session: slice,
+                parent_key: None,
             }
         })
         .collect()

@@ -181,6 +181,7 @@ fn import_into(
                 session_id: format!("imp-{i}"),
                 format,
                 session,
+                parent_key: None,
             };
             run(
                 storage,
@@ -276,6 +277,7 @@ fn test_import_rejects_oversized_slices_and_bad_keys_without_writing() {
         session_id: "big".into(),
         format: ImportFormat::Codex,
         session,
+        parent_key: None,
     };
     let err = run(&storage, import::import_session("w", request.clone(), 1)).expect_err("too many");
     assert_eq!(err.code(), "invalid_argument");
@@ -388,6 +390,7 @@ fn test_an_entry_that_cannot_be_written_is_left_out_and_reported() {
         session_id: "odd".into(),
         format: ImportFormat::Codex,
         session,
+        parent_key: None,
     };
     let outcome = run(&storage, import::import_session("w", request, 1)).expect("imported");
     assert_eq!(outcome.imported, 2);

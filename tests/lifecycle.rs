@@ -234,6 +234,10 @@ fn plant_compacted(
         tool_call_id: None,
         turn_id: None,
         turn_usage: None,
+        tool_status: None,
+        reasoning: None,
+        attachments: Vec::new(),
+        kind: None,
     };
     let key = spool::keys::KeyBuf::new(b'x')
         .str(session_id)

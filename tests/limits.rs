@@ -194,21 +194,29 @@ fn test_every_call_that_takes_now_ms_refuses_a_time_past_2_pow_53() {
 #[test]
 fn test_token_counts_and_usage_past_2_pow_53_are_invalid_argument() {
     let storage = with_session();
-    let usage = |input_tokens, output_tokens| TurnUsage {
-        model: "m".into(),
-        input_tokens,
-        output_tokens,
-    };
+    let usage = |input_tokens, output_tokens| TurnUsage::new("m", input_tokens, output_tokens);
     let mut counted = AppendRequest::new(Role::User, "x");
     counted.token_count = Some(MAX_INTEGER + 1);
     let mut input = AppendRequest::new(Role::Assistant, "x");
     input.turn_usage = Some(usage(MAX_INTEGER + 1, 0));
     let mut output = AppendRequest::new(Role::Assistant, "x");
     output.turn_usage = Some(usage(0, u64::MAX));
+    let mut cache_read = AppendRequest::new(Role::Assistant, "x");
+    cache_read.turn_usage = Some(TurnUsage {
+        cache_read_tokens: MAX_INTEGER + 1,
+        ..usage(0, 0)
+    });
+    let mut cache_write = AppendRequest::new(Role::Assistant, "x");
+    cache_write.turn_usage = Some(TurnUsage {
+        cache_write_tokens: u64::MAX,
+        ..usage(0, 0)
+    });
     for (field, request) in [
         ("token_count", counted),
         ("turn_usage.input_tokens", input),
         ("turn_usage.output_tokens", output),
+        ("turn_usage.cache_read_tokens", cache_read),
+        ("turn_usage.cache_write_tokens", cache_write),
     ] {
         let err = run(&storage, spool::append_entry("w", KEY, request, 2)).expect_err(field);
         assert!(
@@ -230,9 +238,9 @@ fn test_session_totals_saturate_at_2_pow_53_minus_1() {
         counted.token_count = Some(MAX_INTEGER);
         let mut used = AppendRequest::new(Role::Assistant, "y");
         used.turn_usage = Some(TurnUsage {
-            model: "m".into(),
-            input_tokens: MAX_INTEGER,
-            output_tokens: MAX_INTEGER - 1,
+            cache_read_tokens: MAX_INTEGER,
+            cache_write_tokens: MAX_INTEGER - 2,
+            ..TurnUsage::new("m", MAX_INTEGER, MAX_INTEGER - 1)
         });
         run(&storage, spool::append_entry("w", KEY, counted, now)).expect("the largest count");
         run(&storage, spool::append_entry("w", KEY, used, now)).expect("the largest usage");
@@ -244,9 +252,17 @@ fn test_session_totals_saturate_at_2_pow_53_minus_1() {
         (
             session.total_tokens,
             session.input_tokens,
-            session.output_tokens
+            session.output_tokens,
+            session.cache_read,
+            session.cache_write
         ),
-        (MAX_INTEGER, MAX_INTEGER, MAX_INTEGER)
+        (
+            MAX_INTEGER,
+            MAX_INTEGER,
+            MAX_INTEGER,
+            MAX_INTEGER,
+            MAX_INTEGER
+        )
     );
 }
 

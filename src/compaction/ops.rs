@@ -790,18 +790,7 @@ pub fn commit_compaction(
 
 /// The entry a kept entry of an external compaction becomes.
 fn appended(request: &AppendRequest, id: u64, message_id: String, now_ms: u64) -> Entry {
-    Entry {
-        id,
-        message_id,
-        role: request.role,
-        content: request.content.clone(),
-        created_at: now_ms,
-        token_count: request.token_count,
-        tool_calls: request.tool_calls.clone(),
-        tool_call_id: request.tool_call_id.clone(),
-        turn_id: request.turn_id.clone(),
-        turn_usage: request.turn_usage.clone(),
-    }
+    Entry::from_request(request.clone(), id, message_id, now_ms)
 }
 
 /// Stores a summary an agent produced itself: the kept entries replace the last

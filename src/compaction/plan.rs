@@ -290,6 +290,10 @@ mod tests {
             tool_call_id: None,
             turn_id: None,
             turn_usage: None,
+            tool_status: None,
+            reasoning: None,
+            attachments: Vec::new(),
+            kind: None,
         }
     }
 

@@ -16,6 +16,8 @@ pub const MAX_PAGE: u32 = 1000;
 /// Largest JSON map kept in a session record (`metadata`, `model_config`), in bytes of
 /// JSON each. The record is rewritten by every append, so it stays small.
 pub const MAX_SESSION_MAP_BYTES: usize = 64 * 1024;
+/// Most attachments one entry describes.
+pub const MAX_ATTACHMENTS: usize = 64;
 /// Largest path (a working directory), in bytes.
 pub const MAX_PATH_BYTES: usize = 4096;
 /// Largest time, count or token number: 2^53 − 1, the largest integer every host
@@ -167,6 +169,37 @@ pub fn session_id(value: &str) -> Result<(), Error> {
 /// Entry content: at most [`MAX_CONTENT_BYTES`].
 pub fn content(value: &str) -> Result<(), Error> {
     text("content", value, MAX_CONTENT_BYTES)
+}
+
+/// An entry's attachments: at most [`MAX_ATTACHMENTS`], each with an id-like `kind`, a
+/// `media_type` of at most [`MAX_ID_BYTES`], a `sha256` of 64 lowercase hex digits, a
+/// `source` of at most [`MAX_PATH_BYTES`] and a `size` within [`MAX_INTEGER`].
+pub fn attachments(value: &[crate::types::Attachment]) -> Result<(), Error> {
+    if value.len() > MAX_ATTACHMENTS {
+        return Err(Error::invalid(
+            "attachments",
+            format!("holds {}; the limit is {MAX_ATTACHMENTS}", value.len()),
+        ));
+    }
+    for a in value {
+        id("attachments.kind", &a.kind)?;
+        if let Some(media_type) = &a.media_type {
+            id("attachments.media_type", media_type)?;
+        }
+        count("attachments.size", a.size)?;
+        if let Some(hash) = &a.sha256
+            && !(hash.len() == 64 && hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        {
+            return Err(Error::invalid(
+                "attachments.sha256",
+                format!("{} is not 64 lowercase hex digits", quote(hash)),
+            ));
+        }
+        if let Some(source) = &a.source {
+            text("attachments.source", source, MAX_PATH_BYTES)?;
+        }
+    }
+    Ok(())
 }
 
 /// A page size: 1 to [`MAX_PAGE`].

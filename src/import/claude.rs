@@ -127,6 +127,10 @@ fn entry(id: &str, role: Role, content: String, created_at: u64) -> ImportedEntr
         tool_calls: None,
         tool_call_id: None,
         turn_usage: None,
+        tool_status: None,
+        reasoning: None,
+        attachments: Vec::new(),
+        kind: None,
     }
 }
 
@@ -236,6 +240,8 @@ fn assistant_entry(
                 + u64_field(usage, "cache_creation_input_tokens")
                 + u64_field(usage, "cache_read_input_tokens"),
             output_tokens: u64_field(usage, "output_tokens"),
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
         });
     }
     Some(e)
@@ -305,6 +311,8 @@ fn split_branches(log: &mut ImportedLog, id: &str, meta: &Meta, nodes: Vec<Node>
         git_branch: meta.git_branch.clone(),
         started_at: meta.started_at.unwrap_or(0),
         fork_of: None,
+        spawned_by: None,
+        title: None,
         entries,
     };
     let main: Vec<usize> = main.into_iter().collect();

@@ -39,6 +39,8 @@ pub fn parse_codex(text: &str) -> ImportedLog {
         git_branch: None,
         started_at: 0,
         fork_of: None,
+        spawned_by: None,
+        title: None,
         entries: Vec::new(),
     };
     // The entry a `token_count` belongs to: the last assistant entry without usage.
@@ -115,6 +117,8 @@ pub fn parse_codex(text: &str) -> ImportedLog {
                                 model: session.model.clone().unwrap_or_default(),
                                 input_tokens: u64_field(usage, "input_tokens"),
                                 output_tokens: u64_field(usage, "output_tokens"),
+                                cache_read_tokens: 0,
+                                cache_write_tokens: 0,
                             });
                         }
                         _ => log.skip("event_msg:token_count"),
@@ -146,6 +150,10 @@ fn blank(role: Role, content: String, created_at: u64) -> ImportedEntry {
         tool_calls: None,
         tool_call_id: None,
         turn_usage: None,
+        tool_status: None,
+        reasoning: None,
+        attachments: Vec::new(),
+        kind: None,
     }
 }
 

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::types::{Role, TurnUsage};
+use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
 
 pub use claude::parse_claude_code;
 pub use codex::parse_codex;
@@ -108,9 +108,46 @@ pub struct ImportedEntry {
     /// The tool call a `tool` entry answers.
     #[serde(default)]
     pub tool_call_id: Option<String>,
-    /// Model usage reported with this message.
+    /// Model usage reported with this message: the response's final figures.
     #[serde(default)]
     pub turn_usage: Option<TurnUsage>,
+    /// How the tool call a `tool` entry answers ended.
+    #[serde(default)]
+    pub tool_status: Option<ToolStatus>,
+    /// The model's reasoning (thinking) behind an assistant message.
+    #[serde(default)]
+    pub reasoning: Option<String>,
+    /// Files that came with the message.
+    #[serde(default)]
+    pub attachments: Vec<Attachment>,
+    /// What the message is when it is not a plain one of its role.
+    #[serde(default)]
+    pub kind: Option<EntryKind>,
+}
+
+impl ImportedEntry {
+    /// A plain entry: no parent, tool calls, usage, status, reasoning or attachments.
+    pub fn new(
+        message_id: impl Into<String>,
+        role: Role,
+        content: String,
+        created_at: u64,
+    ) -> Self {
+        ImportedEntry {
+            message_id: message_id.into(),
+            parent_message_id: None,
+            role,
+            content,
+            created_at,
+            tool_calls: None,
+            tool_call_id: None,
+            turn_usage: None,
+            tool_status: None,
+            reasoning: None,
+            attachments: Vec::new(),
+            kind: None,
+        }
+    }
 }
 
 /// One session read from a log.
@@ -135,6 +172,12 @@ pub struct ImportedSession {
     /// For a branch of another session in the same log: where it leaves it.
     #[serde(default)]
     pub fork_of: Option<ImportedFork>,
+    /// For a sub-agent's session: the session that spawned it.
+    #[serde(default)]
+    pub spawned_by: Option<ImportedSpawn>,
+    /// The session's title, when the log gives one.
+    #[serde(default)]
+    pub title: Option<String>,
     /// The entries, in log order.
     pub entries: Vec<ImportedEntry>,
 }
@@ -146,6 +189,16 @@ pub struct ImportedFork {
     pub provider_session_id: String,
     /// The last message the two share.
     pub after_message_id: String,
+}
+
+/// The session that spawned a sub-agent's session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImportedSpawn {
+    /// The parent's provider session id (as in its [`ImportedSession`]).
+    pub provider_session_id: String,
+    /// The parent's tool call that started the sub-agent, when the log says.
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
 }
 
 /// What a parser read from one log file.
@@ -164,6 +217,12 @@ pub struct ImportedLog {
     pub invalid_lines: Vec<u64>,
     /// The last line, when it was cut off mid-write (no newline, not JSON): its number.
     pub truncated_tail: Option<u64>,
+    /// Attachments described on imported entries (their bytes are not stored).
+    #[serde(default)]
+    pub attachments: u64,
+    /// Bytes of those attachments that the log inlined and Spool did not store.
+    #[serde(default)]
+    pub attachment_bytes_not_stored: u64,
 }
 
 impl ImportedLog {
@@ -175,6 +234,8 @@ impl ImportedLog {
             skipped: BTreeMap::new(),
             invalid_lines: Vec::new(),
             truncated_tail: None,
+            attachments: 0,
+            attachment_bytes_not_stored: 0,
         }
     }
 

@@ -12,7 +12,7 @@ use crate::session::{Loaded, Stored, Tail, load, write_appended};
 use crate::storage::Batch;
 use crate::storage::keys;
 use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
-use crate::types::{AppendRequest, Session};
+use crate::types::{AppendRequest, BranchLineage, Session};
 
 /// The most entries one [`import_session`] call writes; a host imports a longer
 /// session in slices of at most this many entries, in order ([`slices`]).
@@ -58,6 +58,10 @@ pub struct ImportRequest {
     pub format: ImportFormat,
     /// The parsed session.
     pub session: ImportedSession,
+    /// The key of the session to link a new session to as its parent (a sub-agent's
+    /// parent, a rewind's main session): it must exist. Ignored when the session exists.
+    #[serde(default)]
+    pub parent_key: Option<String>,
 }
 
 /// What [`import_session`] did.
@@ -166,6 +170,12 @@ pub fn import_session(
 fn check(request: &ImportRequest) -> Result<(), Error> {
     validate::session_key(&request.key)?;
     validate::session_id(&request.session_id)?;
+    if let Some(parent) = &request.parent_key {
+        validate::session_key(parent)?;
+        if *parent == request.key {
+            return Err(Error::invalid("parent_key", "is the session's own key"));
+        }
+    }
     let s = &request.session;
     if s.provider_session_id.is_empty() {
         return Err(Error::invalid("provider_session_id", "must not be empty"));
@@ -193,6 +203,9 @@ fn check(request: &ImportRequest) -> Result<(), Error> {
     if let Some(fork) = &s.fork_of {
         validate::id("fork_of.after_message_id", &fork.after_message_id)?;
     }
+    if let Some(title) = &s.title {
+        validate::text("title", title, validate::MAX_PATH_BYTES)?;
+    }
     Ok(())
 }
 
@@ -214,6 +227,10 @@ impl From<super::ImportedEntry> for AppendRequest {
             tool_call_id: e.tool_call_id,
             turn_id: None,
             turn_usage: e.turn_usage,
+            tool_status: e.tool_status,
+            reasoning: e.reasoning,
+            attachments: e.attachments,
+            kind: e.kind,
             expected_epoch: None,
         }
     }
@@ -323,6 +340,15 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         fork.provider_session_id = recorded_id(&fork.provider_session_id).0;
         fork
     });
+    let spawned_by = imported.spawned_by.clone().map(|mut spawn| {
+        spawn.provider_session_id = recorded_id(&spawn.provider_session_id).0;
+        spawn
+    });
+    if let Some(title) = &imported.title {
+        session
+            .metadata
+            .insert("title".into(), Value::String(title.clone()));
+    }
     if session.model.is_none() {
         session.model.clone_from(&imported.model);
     }
@@ -332,6 +358,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             "format": request.format,
             "provider_session_id": provider_id,
             "fork_of": fork_of,
+            "spawned_by": spawned_by,
             "cwd": imported.cwd,
             "version": imported.version,
             "git_branch": imported.git_branch,
@@ -339,7 +366,9 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     );
     validate::session_map("metadata", &session.metadata)?;
     let mut batch = Batch::default();
-    if imported.fork_of.is_none() && !sanitized {
+    // Only the log's own session can be resumed by its id: not a rewind's branch, not a
+    // sub-agent's session.
+    if imported.fork_of.is_none() && imported.spawned_by.is_none() && !sanitized {
         session.model_config.insert(
             crate::provider_thread::binding_key(agent),
             Value::String(imported.provider_session_id.clone()),
@@ -362,8 +391,21 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     match &loaded {
         Some(old) => write_appended(&mut batch, old, &session, clock)?,
         None => {
+            let mut lineage = BranchLineage::default();
+            if let Some(parent_key) = &request.parent_key {
+                let parent = crate::session::require(io, parent_key).await?;
+                lineage.parent_session_key = Some(parent_key.clone());
+                lineage.spawn_depth = parent.lineage.spawn_depth.saturating_add(1);
+                // The parent must still be there when the link commits.
+                batch.require_equals(keys::session(parent_key), parent.bytes.clone());
+                batch.put(keys::child(parent_key, &session.key), Vec::new());
+            }
+            let tail = Tail {
+                lineage: &lineage,
+                ..Tail::fresh(clock)
+            };
             let record_key = keys::session(&session.key);
-            let bytes = Stored::encode(&session, Tail::fresh(clock))?;
+            let bytes = Stored::encode(&session, tail)?;
             batch.require_absent(record_key.clone());
             batch.put(record_key, bytes.clone());
             batch.put(keys::recency(session.updated_at, &session.key), bytes);
