@@ -291,3 +291,86 @@ fn text_of(content: &Value) -> String {
         other => other.to_string(),
     }
 }
+
+/// An attachment the log inlined as base64 (`data`, optionally a `data:` URL): its
+/// decoded size and SHA-256. `None` when `data` is not base64; the caller reports it.
+fn inline_attachment(kind: &str, media_type: Option<&str>, data: &str) -> Option<Attachment> {
+    let (media_type, data) = match data.strip_prefix("data:") {
+        Some(url) => {
+            let (head, body) = url.split_once(',')?;
+            let head = head.strip_suffix(";base64")?;
+            (media_type.or((!head.is_empty()).then_some(head)), body)
+        }
+        None => (media_type, data),
+    };
+    let bytes = decode_base64(data)?;
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(&bytes);
+    let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
+    Some(Attachment {
+        kind: kind.to_owned(),
+        media_type: media_type.map(str::to_owned),
+        size: bytes.len() as u64,
+        sha256: Some(sha256),
+        source: None,
+    })
+}
+
+/// Standard or URL-safe base64, padded or not, ASCII whitespace ignored.
+fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    let mut padding = false;
+    for b in text.bytes() {
+        let value = match b {
+            b'A'..=b'Z' => b - b'A',
+            b'a'..=b'z' => b - b'a' + 26,
+            b'0'..=b'9' => b - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => {
+                padding = true;
+                continue;
+            }
+            b if b.is_ascii_whitespace() => continue,
+            _ => return None,
+        };
+        if padding {
+            return None;
+        }
+        acc = (acc << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    // Left-over bits must be padding zeros; a lone 6-bit group is not base64.
+    (bits < 6 && acc == 0).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_inline_attachment_decodes_base64_and_data_urls() {
+        let plain = inline_attachment("image", Some("image/png"), "aGVsbG8=").expect("base64");
+        assert_eq!(plain.size, 5);
+        assert_eq!(
+            plain.sha256.as_deref(),
+            Some("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824")
+        );
+        let url = inline_attachment("image", None, "data:image/jpeg;base64,aGVsbG8").expect("url");
+        assert_eq!(
+            (url.size, url.media_type.as_deref()),
+            (5, Some("image/jpeg"))
+        );
+        assert_eq!(url.sha256, plain.sha256);
+        assert!(inline_attachment("image", None, "not base64!").is_none());
+        assert!(inline_attachment("image", None, "data:text/plain,hello").is_none());
+        assert!(decode_base64("QQ").is_some_and(|b| b == b"A"));
+        assert!(decode_base64("Q").is_none(), "a lone group is not a byte");
+    }
+}
