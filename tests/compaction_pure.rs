@@ -1,8 +1,9 @@
 //! The compaction pipeline as plain functions (plan → obligations → summary → coverage)
 //! on the seed conversations, without storage.
 
+use spool::compaction::ObligationKind;
 use spool::compaction::{self, CompactionConfig, Plan};
-use spool::{Entry, Role};
+use spool::{Entry, Role, ToolStatus};
 
 fn e(role: Role, content: &str, tokens: u64) -> Entry {
     let mut request = spool::AppendRequest::new(role, content);
@@ -256,4 +257,71 @@ fn test_live_tail_that_fills_the_window_is_skipped_not_archived() {
         ),
         "{plan:?}"
     );
+}
+
+#[test]
+fn test_a_result_marked_error_is_a_failure_whatever_its_text() {
+    // The text reads like a success; the status says it failed.
+    let mut failed = result("call_deploy", "deploying build 41", 900);
+    failed.tool_status = Some(ToolStatus::Error);
+    let mut entries = history();
+    entries.push(call("call_deploy", 5));
+    entries.push(failed.clone());
+    assert_eq!(removed(&entries, 1000), 3, "a live failure stays raw");
+    let obligations = compaction::extract(&[call("call_deploy", 5), failed], &[], &[]);
+    assert!(
+        obligations.iter().any(|o| o.kind == ObligationKind::Failure
+            && o.text == "tool call call_deploy failed: deploying build 41"),
+        "{obligations:?}"
+    );
+}
+
+#[test]
+fn test_a_result_marked_ok_is_no_failure_whatever_it_quotes() {
+    let mut quoted = result(
+        "call_grep",
+        "src/a.rs: Error: not found is a message we print",
+        900,
+    );
+    quoted.tool_status = Some(ToolStatus::Ok);
+    let mut entries = history();
+    entries.push(call("call_grep", 5));
+    entries.push(quoted.clone());
+    assert_eq!(removed(&entries, 1000), 5, "a successful result is history");
+    let obligations = compaction::extract(&[quoted.clone()], &[], &[]);
+    assert!(
+        !obligations
+            .iter()
+            .any(|o| o.kind == ObligationKind::Failure),
+        "{obligations:?}"
+    );
+    // Without a status, the same text still counts as a failure.
+    quoted.tool_status = None;
+    let obligations = compaction::extract(&[quoted], &[], &[]);
+    assert!(
+        obligations
+            .iter()
+            .any(|o| o.kind == ObligationKind::Failure)
+    );
+}
+
+#[test]
+fn test_summarizer_input_shows_reasoning_and_attachments_as_sizes() {
+    let mut reply = e(Role::Assistant, "The button is fixed.", 5);
+    reply.reasoning = Some("secret chain of thought ".repeat(10));
+    reply.attachments = vec![spool::Attachment {
+        kind: "image".into(),
+        media_type: Some("image/png".into()),
+        size: 2048,
+        sha256: None,
+        source: None,
+    }];
+    let input = compaction::render_input(&[reply]);
+    assert!(!input.contains("secret chain of thought"), "{input}");
+    assert!(input.contains("(reasoning: 240 bytes)"), "{input}");
+    assert!(
+        input.contains("(attachment: image image/png, 2048 bytes)"),
+        "{input}"
+    );
+    assert!(input.contains("The button is fixed."), "{input}");
 }

@@ -26,19 +26,28 @@ fn unhex(text: &str) -> Vec<u8> {
         .collect()
 }
 
-fn restored() -> MemoryStorage {
-    let dump: Dump =
-        serde_json::from_str(include_str!("fixtures/format-v1/kv-dump.json")).expect("dump parses");
-    assert_eq!(dump.format_version, 1);
+/// A fresh storage holding the pairs of the dump `text` of record format `version`;
+/// `check` sees each `(key, value)` first.
+fn restore(text: &str, version: u8, mut check: impl FnMut(&[u8], &[u8])) -> MemoryStorage {
+    let dump: Dump = serde_json::from_str(text).expect("dump parses");
+    assert_eq!(dump.format_version, version);
     let storage = MemoryStorage::new();
     for pair in dump.pairs {
-        let value = unhex(&pair.value);
-        assert_eq!(value[0], 1, "the fixture holds format-1 records only");
+        let (key, value) = (unhex(&pair.key), unhex(&pair.value));
+        check(&key, &value);
         let mut batch = Batch::default();
-        batch.put(unhex(&pair.key), value);
+        batch.put(key, value);
         storage.commit(&pair.workspace, batch).expect("restore");
     }
     storage
+}
+
+fn restored() -> MemoryStorage {
+    restore(
+        include_str!("fixtures/format-v1/kv-dump.json"),
+        1,
+        |_, value| assert_eq!(value[0], 1, "the fixture holds format-1 records only"),
+    )
 }
 
 #[test]
@@ -196,17 +205,11 @@ fn test_format_1_sessions_branch_and_their_branches_read_exactly() {
 /// The dump of a database written by the release before the entry clock (record formats
 /// 2 and 3), whose transcripts hold entries out of insertion order.
 fn restored_v3() -> MemoryStorage {
-    let dump: Dump =
-        serde_json::from_str(include_str!("fixtures/format-v3/kv-dump.json")).expect("dump parses");
-    assert_eq!(dump.format_version, 3);
-    let storage = MemoryStorage::new();
-    for pair in dump.pairs {
-        let value = unhex(&pair.value);
-        let mut batch = Batch::default();
-        batch.put(unhex(&pair.key), value);
-        storage.commit(&pair.workspace, batch).expect("restore");
-    }
-    storage
+    restore(
+        include_str!("fixtures/format-v3/kv-dump.json"),
+        3,
+        |_, _| {},
+    )
 }
 
 fn ids(storage: &MemoryStorage, workspace: &str, key: &str, order: Order) -> Vec<u64> {
@@ -280,21 +283,17 @@ fn test_format_3_transcripts_read_in_stored_order_and_grow_after_every_entry() {
 /// format 4, `tests/fixtures/format-v4/`): compactions moved what they removed to the
 /// archive range `x`, and a compaction of a parent copied its history into its branch.
 fn restored_v4() -> MemoryStorage {
-    let dump: Dump =
-        serde_json::from_str(include_str!("fixtures/format-v4/kv-dump.json")).expect("dump parses");
-    assert_eq!(dump.format_version, 4);
-    let storage = MemoryStorage::new();
     let mut sessions = 0;
-    for pair in dump.pairs {
-        let (key, value) = (unhex(&pair.key), unhex(&pair.value));
-        if key[0] == spool::keys::SESSION {
-            assert_eq!(value[0], 4, "the fixture holds format-4 session records");
-            sessions += 1;
-        }
-        let mut batch = Batch::default();
-        batch.put(key, value);
-        storage.commit(&pair.workspace, batch).expect("restore");
-    }
+    let storage = restore(
+        include_str!("fixtures/format-v4/kv-dump.json"),
+        4,
+        |key, value| {
+            if key[0] == spool::keys::SESSION {
+                assert_eq!(value[0], 4, "the fixture holds format-4 session records");
+                sessions += 1;
+            }
+        },
+    );
     assert_eq!(sessions, 5);
     storage
 }
@@ -467,4 +466,115 @@ fn test_format_4_archives_read_compact_again_and_outlive_their_parent() {
         assert!(left.is_empty(), "tag {}: {} left", tag as char, left.len());
     }
     assert_v4_reads(&storage, branch, &branch_active, &branch_whole);
+}
+
+/// The whole canonical transcript of `key`, page by page.
+fn canonical(storage: &MemoryStorage, key: &str) -> Vec<spool::Entry> {
+    let (mut out, mut cursor) = (Vec::new(), None);
+    loop {
+        let request = PageRequest {
+            order: Order::OldestFirst,
+            cursor,
+            limit: 4,
+        };
+        let page = run(storage, spool::read_canonical_page("default", key, request)).expect("page");
+        out.extend(page.entries);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return out,
+        }
+    }
+}
+
+/// The database written before entries had tool statuses, reasoning, attachments, kinds
+/// and cache tokens (`tests/fixtures/format-v5/`): every old entry reads with those
+/// absent, and the session takes entries that have them, compacts and branches on.
+#[test]
+fn test_entries_written_before_the_richer_entry_model_read_and_mix_with_new_ones() {
+    let mut entries = 0;
+    let storage = restore(
+        include_str!("fixtures/format-v5/kv-dump.json"),
+        5,
+        |key, value| {
+            if key[0] == spool::keys::SESSION {
+                assert_eq!(value[0], 5, "format-5 session records");
+            }
+            let text = String::from_utf8_lossy(value);
+            if key[0] == b'e' {
+                entries += 1;
+                for field in [
+                    "tool_status",
+                    "reasoning",
+                    "attachments",
+                    "cache_read_tokens",
+                ] {
+                    assert!(!text.contains(field), "an old entry has no {field}: {text}");
+                }
+            }
+        },
+    );
+    assert_eq!(
+        entries, 13,
+        "12 entries of the main session and one of its branch"
+    );
+    let main = "agent:demo:main";
+    let old = canonical(&storage, main);
+    assert_eq!(old.len(), 12);
+    assert!(old.iter().all(|e| e.tool_status.is_none()
+        && e.reasoning.is_none()
+        && e.attachments.is_empty()
+        && e.kind.is_none()));
+    let usage = old[2].turn_usage.clone().expect("m03 has usage");
+    assert_eq!((usage.input_tokens, usage.cache_read_tokens), (40, 0));
+
+    let mut failed = AppendRequest::new(Role::Tool, "Exit code 2 again");
+    failed.tool_call_id = Some("call-1".into());
+    failed.tool_status = Some(spool::ToolStatus::Error);
+    failed.message_id = Some("n01".into());
+    let mut reply = AppendRequest::new(Role::Assistant, "Looking closer.");
+    reply.reasoning = Some("the test needs a fixture".into());
+    reply.message_id = Some("n02".into());
+    reply.turn_usage = Some(spool::TurnUsage {
+        cache_read_tokens: 900,
+        ..spool::TurnUsage::new("m", 10, 5)
+    });
+    let before = run(&storage, spool::get_session("default", main))
+        .expect("get")
+        .expect("there");
+    for (now, request) in [(200_000, failed), (200_001, reply)] {
+        run(&storage, spool::append_entry("default", main, request, now)).expect("append");
+    }
+    let after = run(&storage, spool::get_session("default", main))
+        .expect("get")
+        .expect("there");
+    assert_eq!(after.cache_read, before.cache_read + 900);
+    assert_eq!(after.input_tokens, before.input_tokens + 10);
+    let all = canonical(&storage, main);
+    assert_eq!(&all[..12], &old[..], "old entries read as before");
+    assert_eq!(all[12].tool_status, Some(spool::ToolStatus::Error));
+    assert_eq!(
+        all[13].reasoning.as_deref(),
+        Some("the test needs a fixture")
+    );
+
+    let request = spool::compaction::CompactRequest {
+        context_window_tokens: 300,
+        config: spool::compaction::CompactionConfig::default(),
+        compaction_id: None,
+        trigger_reason: None,
+        flush_receipt_status: None,
+    };
+    let result = run(
+        &storage,
+        spool::compaction::compact("default", main, request, 200_002),
+    )
+    .expect("compact");
+    assert!(result.removed_count > 0, "{result:?}");
+    assert_eq!(
+        canonical(&storage, main),
+        all,
+        "compaction keeps every field"
+    );
+    let branch = canonical(&storage, "agent:demo:branch");
+    assert_eq!(branch.last().map(|e| e.message_id.as_str()), Some("b01"));
 }

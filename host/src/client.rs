@@ -865,11 +865,25 @@ impl Spool {
         format: ImportFormat,
         session: ImportedSession,
     ) -> Result<ImportOutcome, Error> {
+        self.import_session_under(key, None, format, session)
+    }
+
+    /// [`Spool::import_session`] that links a session it creates to the existing session
+    /// under `parent_key` as its parent (a sub-agent's session to the one that spawned
+    /// it): `not_found` when there is none.
+    pub fn import_session_under(
+        &mut self,
+        key: &str,
+        parent_key: Option<&str>,
+        format: ImportFormat,
+        session: ImportedSession,
+    ) -> Result<ImportOutcome, Error> {
         let request = ImportRequest {
             key: key.to_owned(),
             session_id: (self.ids)(),
             format,
             session,
+            parent_key: parent_key.map(str::to_owned),
         };
         let now = (self.clock)();
         self.call(ops::ImportSession {

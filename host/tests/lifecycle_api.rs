@@ -323,11 +323,7 @@ fn test_entries_states_and_cleanups_through_spool() {
         let mut request = AppendRequest::new(Role::Assistant, format!("m{i}"));
         request.token_count = Some(10);
         if i == 4 {
-            request.turn_usage = Some(TurnUsage {
-                model: "gpt-5".into(),
-                input_tokens: 100,
-                output_tokens: 20,
-            });
+            request.turn_usage = Some(TurnUsage::new("gpt-5", 100, 20));
         }
         ids.push(spool.append(KEY, request).expect("append").message_id);
     }

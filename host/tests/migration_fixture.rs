@@ -86,11 +86,7 @@ fn test_format_1_database_opens_with_defaults_and_takes_new_writes() {
 
     let mut reply = AppendRequest::new(Role::Assistant, "Back after the upgrade.");
     reply.message_id = Some("after-upgrade".into());
-    reply.turn_usage = Some(TurnUsage {
-        model: "m".into(),
-        input_tokens: 30,
-        output_tokens: 7,
-    });
+    reply.turn_usage = Some(TurnUsage::new("m", 30, 7));
     let appended = spool
         .append(DEMO, reply)
         .expect("append to a format-1 session");
@@ -359,6 +355,10 @@ fn written(message_id: &str) -> Entry {
         tool_call_id: (message_id == "m05").then(|| "call-1".to_owned()),
         turn_id: None,
         turn_usage: None,
+        tool_status: None,
+        reasoning: None,
+        attachments: Vec::new(),
+        kind: None,
     }
 }
 

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 use super::plan::call_ids;
-use crate::types::{Entry, Role};
+use crate::types::{Entry, Role, ToolStatus};
 
 /// What kind of fact an obligation is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -161,6 +161,17 @@ pub(crate) fn reports_failure(text: &str) -> bool {
         .any(|line| failure_line(line) || line.contains("Command failed:"))
 }
 
+/// Whether `entry` is a failed tool result: its status says `error` or `cancelled`, or,
+/// when the writer gave no status, its text reports a failure ([`reports_failure`]). A
+/// result whose status is `ok` never fails, whatever its text quotes.
+pub(crate) fn failed_result(entry: &Entry) -> bool {
+    entry.role == Role::Tool
+        && match entry.tool_status {
+            Some(status) => status != ToolStatus::Ok,
+            None => reports_failure(&entry.content),
+        }
+}
+
 fn after<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
     line.find(marker)
         .map(|i| line[i + marker.len()..].trim())
@@ -169,6 +180,8 @@ fn after<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
 
 fn from_text(entry: &Entry, out: &mut Vec<Obligation>) {
     use ObligationKind as K;
+    // A result the writer marked successful reports no failure, whatever it quotes.
+    let may_fail = entry.tool_status != Some(ToolStatus::Ok);
     for line in entry
         .content
         .lines()
@@ -189,10 +202,10 @@ fn from_text(entry: &Entry, out: &mut Vec<Obligation>) {
             let end = sentence.find(". ").map_or(sentence.len(), |e| e + 1);
             out.push(Obligation::new(K::NextAction, &sentence[..end]));
         }
-        if failure_line(line) {
+        if may_fail && failure_line(line) {
             out.push(Obligation::new(K::Failure, line));
         }
-        if let Some(command) = after(line, "Command failed:") {
+        if let Some(command) = after(line, "Command failed:").filter(|_| may_fail) {
             out.push(Obligation::new(K::Failure, command));
         }
         if let Some(command) = line.strip_prefix("$ ") {
@@ -278,6 +291,20 @@ impl Extractor {
         }
         if let Some(id) = &entry.tool_call_id {
             found.push(Obligation::new(ObligationKind::ToolCall, id.clone()));
+            if let Some(status @ (ToolStatus::Error | ToolStatus::Cancelled)) = entry.tool_status {
+                let first = entry.content.lines().map(str::trim).find(|l| !l.is_empty());
+                let what = match status {
+                    ToolStatus::Cancelled => "was cancelled",
+                    _ => "failed",
+                };
+                found.push(Obligation::new(
+                    ObligationKind::Failure,
+                    match first {
+                        Some(line) => format!("tool call {id} {what}: {line}"),
+                        None => format!("tool call {id} {what}"),
+                    },
+                ));
+            }
         }
         for obligation in found.drain(..) {
             self.add(obligation);

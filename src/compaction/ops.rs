@@ -292,12 +292,28 @@ impl Snapshot {
 /// The block of summarizer input of one entry. Tool payloads over 400 characters appear
 /// as size, hash and preview.
 fn render_entry(entry: &Entry) -> String {
-    let mut out = format!(
-        "[{} #{}]\n{}\n",
-        entry.role.as_str(),
-        entry.id,
-        entry.content
-    );
+    let mut head = format!("{} #{}", entry.role.as_str(), entry.id);
+    if let Some(kind) = entry.kind {
+        head.push_str(&format!(" {}", kind.as_str()));
+    }
+    if let Some(status) = entry.tool_status {
+        head.push_str(&format!(" {}", status.as_str()));
+    }
+    let mut out = format!("[{head}]\n");
+    // Reasoning and attachments are sizes, never words to keep.
+    if let Some(reasoning) = &entry.reasoning {
+        out.push_str(&format!("(reasoning: {} bytes)\n", reasoning.len()));
+    }
+    out.push_str(&entry.content);
+    out.push('\n');
+    for a in &entry.attachments {
+        out.push_str(&format!(
+            "(attachment: {} {}, {} bytes)\n",
+            a.kind,
+            a.media_type.as_deref().unwrap_or("of unknown type"),
+            a.size
+        ));
+    }
     if let Some(calls) = &entry.tool_calls {
         let text = calls.to_string();
         if text.len() > 400 {

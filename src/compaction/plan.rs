@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::obligations::reports_failure;
+use super::obligations::failed_result;
 use super::tokens::entry_tokens;
 use crate::types::{Entry, Role};
 
@@ -119,7 +119,7 @@ impl Shape {
                     .into_boxed_slice()
             }),
             answers: entry.tool_call_id.as_deref().map(Into::into),
-            fails: entry.role == Role::Tool && reports_failure(&entry.content),
+            fails: failed_result(entry),
         }
     }
 }

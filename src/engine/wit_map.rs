@@ -92,15 +92,20 @@ macro_rules! wit_map {
                 metadata, last_state_id, message_index,
             };
             enum $crate::SessionStatus => SessionStatus { Running, Done, Failed };
-            record $crate::TurnUsage => TurnUsage { model, input_tokens, output_tokens };
+            record $crate::TurnUsage => TurnUsage {
+                model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+            };
+            enum $crate::ToolStatus => ToolStatus { Ok, Error, Cancelled };
+            enum $crate::EntryKind => EntryKind { Context, Summary, Command };
+            record $crate::Attachment => Attachment { kind, media_type, size, sha256, source };
             enum $crate::Role => Role { User, Assistant, Tool, System };
             record $crate::Entry => Entry {
                 id, message_id, role, content, created_at, token_count, tool_calls,
-                tool_call_id, turn_id, turn_usage,
+                tool_call_id, turn_id, turn_usage, tool_status, reasoning, attachments, kind,
             };
             record $crate::AppendRequest => AppendRequest {
                 role, content, token_count, message_id, tool_calls, tool_call_id, turn_id,
-                turn_usage, expected_epoch,
+                turn_usage, tool_status, reasoning, attachments, kind, expected_epoch,
             };
             enum $crate::Order => Order { OldestFirst, NewestFirst };
             record $crate::PageRequest => PageRequest { order, cursor, limit };
@@ -275,17 +280,18 @@ macro_rules! wit_map {
             enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex };
             record $crate::import::ImportedEntry => ImportedEntry {
                 message_id, parent_message_id, role, content, created_at, tool_calls as json,
-                tool_call_id, turn_usage,
+                tool_call_id, turn_usage, tool_status, reasoning, attachments, kind,
             };
+            record $crate::import::ImportedSpawn => ImportedSpawn { provider_session_id, tool_call_id };
             record $crate::import::ImportedFork => ImportedFork {
                 provider_session_id, after_message_id,
             };
             record $crate::import::ImportedSession => ImportedSession {
                 provider_session_id, cwd, model, version, git_branch, started_at, fork_of,
-                entries,
+                spawned_by, title, entries,
             };
             record $crate::import::ImportRequest => ImportRequest {
-                key, session_id, format, session,
+                key, session_id, format, session, parent_key,
             };
             record $crate::import::AdjustedEntry => AdjustedEntry { message_id, action, reason };
             record $crate::import::ImportOutcome => ImportOutcome {

@@ -150,6 +150,26 @@ impl ImportedEntry {
     }
 }
 
+/// An entry as read back from an export: every field kept, no parent.
+impl From<crate::types::Entry> for ImportedEntry {
+    fn from(e: crate::types::Entry) -> Self {
+        ImportedEntry {
+            message_id: e.message_id,
+            parent_message_id: None,
+            role: e.role,
+            content: e.content,
+            created_at: e.created_at,
+            tool_calls: e.tool_calls,
+            tool_call_id: e.tool_call_id,
+            turn_usage: e.turn_usage,
+            tool_status: e.tool_status,
+            reasoning: e.reasoning,
+            attachments: e.attachments,
+            kind: e.kind,
+        }
+    }
+}
+
 /// One session read from a log.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImportedSession {

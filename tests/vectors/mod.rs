@@ -86,6 +86,10 @@ pub const FILES: &[(&str, &str)] = &[
         "append_accounting.json",
         include_str!("append_accounting.json"),
     ),
+    (
+        "entry_fields_round_trip.json",
+        include_str!("entry_fields_round_trip.json"),
+    ),
     ("truncate.json", include_str!("truncate.json")),
     ("rollback_turns.json", include_str!("rollback_turns.json")),
     (

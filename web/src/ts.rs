@@ -35,20 +35,35 @@ export interface Session {
   model_config: Record<string, unknown>; metadata: Record<string, unknown>;
   last_state_id: number; message_index: boolean;
 }
-/** Model usage reported with a message (accounted in `input_tokens`/`output_tokens`,
- * never also in `total_tokens`). */
-export interface TurnUsage { model: string; input_tokens: number; output_tokens: number; }
-/** One transcript message. */
+/** Model usage reported with a message (accounted in `input_tokens`/`output_tokens`
+ * and the cache counters, never also in `total_tokens`); cache figures absent are 0. */
+export interface TurnUsage {
+  model: string; input_tokens: number; output_tokens: number;
+  cache_read_tokens?: number; cache_write_tokens?: number;
+}
+/** How a tool call ended. */
+export type ToolStatus = "ok" | "error" | "cancelled";
+/** What an entry is when it is not a plain message of its role. */
+export type EntryKind = "context" | "summary" | "command";
+/** A file that came with a message, described (no bytes are kept). */
+export interface Attachment {
+  kind: string; media_type: string | null; size: number; sha256: string | null;
+  source: string | null;
+}
+/** One transcript message; the last four fields are absent when empty. */
 export interface Entry {
   id: number; message_id: string; role: Role; content: string; created_at: number;
   token_count: number | null; tool_calls: unknown | null; tool_call_id: string | null;
-  turn_id: string | null; turn_usage: TurnUsage | null;
+  turn_id: string | null; turn_usage: TurnUsage | null; tool_status?: ToolStatus;
+  reasoning?: string; attachments?: Attachment[]; kind?: EntryKind;
 }
 /** What `appendEntry` appends. */
 export interface AppendRequest {
   role: Role; content: string; token_count?: number | null; message_id?: string | null;
   tool_calls?: unknown; tool_call_id?: string | null; turn_id?: string | null;
-  turn_usage?: TurnUsage | null; expected_epoch?: number | null;
+  turn_usage?: TurnUsage | null; tool_status?: ToolStatus | null;
+  reasoning?: string | null; attachments?: Attachment[]; kind?: EntryKind | null;
+  expected_epoch?: number | null;
 }
 /** Which transcript page `readPage` reads. */
 export interface PageRequest {
@@ -408,25 +423,31 @@ export type ImportFormat = "claude_code" | "codex";
 export interface ImportedEntry {
   message_id: string; parent_message_id: string | null; role: Role; content: string;
   created_at: number; tool_calls: unknown | null; tool_call_id: string | null;
-  turn_usage: TurnUsage | null;
+  turn_usage: TurnUsage | null; tool_status: ToolStatus | null; reasoning: string | null;
+  attachments: Attachment[]; kind: EntryKind | null;
 }
+/** The session that spawned a sub-agent's session. */
+export interface ImportedSpawn { provider_session_id: string; tool_call_id: string | null; }
 /** Where a branch in a log leaves the session it forks. */
 export interface ImportedFork { provider_session_id: string; after_message_id: string; }
 /** One session read from a log. */
 export interface ImportedSession {
   provider_session_id: string; cwd: string | null; model: string | null;
   version: string | null; git_branch: string | null; started_at: number;
-  fork_of: ImportedFork | null; entries: ImportedEntry[];
+  fork_of: ImportedFork | null; spawned_by: ImportedSpawn | null; title: string | null;
+  entries: ImportedEntry[];
 }
 /** What `parseImport` read from a log. */
 export interface ImportedLog {
   format: ImportFormat; sessions: ImportedSession[]; lines: number;
   skipped: Record<string, number>; invalid_lines: number[]; truncated_tail: number | null;
+  attachments: number; attachment_bytes_not_stored: number;
 }
 /** What `importSession` writes; `session_id` (the identity if the import creates the
  * session) defaults to `crypto.randomUUID()`. */
 export interface ImportRequest {
   key: string; session_id?: string | null; format: ImportFormat; session: ImportedSession;
+  parent_key?: string | null;
 }
 /** An imported entry that did not fit the limits as it was: written cut (`truncated`,
  * with a marker) or left out (`skipped`). */

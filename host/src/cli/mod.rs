@@ -252,6 +252,18 @@ enum Command {
         /// Completion tokens of the turn usage (with `--usage-model`).
         #[arg(long, value_name = "N", requires = "usage_model")]
         output_tokens: Option<u64>,
+        /// Prompt tokens read from the provider's cache (with `--usage-model`).
+        #[arg(long, value_name = "N", requires = "usage_model")]
+        cache_read_tokens: Option<u64>,
+        /// Prompt tokens written to the provider's cache (with `--usage-model`).
+        #[arg(long, value_name = "N", requires = "usage_model")]
+        cache_write_tokens: Option<u64>,
+        /// How the tool call a `tool` entry answers ended.
+        #[arg(long, value_enum)]
+        tool_status: Option<ToolStatusArg>,
+        /// The model's reasoning behind an assistant entry.
+        #[arg(long, value_name = "TEXT")]
+        reasoning: Option<String>,
         /// Print the appended entry as JSON.
         #[arg(long)]
         json: bool,
@@ -427,6 +439,27 @@ enum RoleArg {
     Tool,
     /// A system message.
     System,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ToolStatusArg {
+    /// It succeeded.
+    Ok,
+    /// It failed.
+    Error,
+    /// It was stopped before it finished.
+    Cancelled,
+}
+
+impl From<ToolStatusArg> for spool::ToolStatus {
+    fn from(status: ToolStatusArg) -> Self {
+        match status {
+            ToolStatusArg::Ok => spool::ToolStatus::Ok,
+            ToolStatusArg::Error => spool::ToolStatus::Error,
+            ToolStatusArg::Cancelled => spool::ToolStatus::Cancelled,
+        }
+    }
 }
 
 /// A session state to filter on.
@@ -641,14 +674,24 @@ fn run(cli: Cli) -> Result<(), Error> {
             usage_model,
             input_tokens,
             output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+            tool_status,
+            reasoning,
             json,
         } => {
             let mut request = AppendRequest::new((*role).into(), read_content(content)?);
             request.turn_usage = usage_model.as_ref().map(|model| TurnUsage {
-                model: model.clone(),
-                input_tokens: input_tokens.unwrap_or(0),
-                output_tokens: output_tokens.unwrap_or(0),
+                cache_read_tokens: cache_read_tokens.unwrap_or(0),
+                cache_write_tokens: cache_write_tokens.unwrap_or(0),
+                ..TurnUsage::new(
+                    model.clone(),
+                    input_tokens.unwrap_or(0),
+                    output_tokens.unwrap_or(0),
+                )
             });
+            request.tool_status = tool_status.map(Into::into);
+            request.reasoning = reasoning.clone();
             request.token_count = *token_count;
             request.message_id = message_id.clone();
             request.turn_id = turn_id.clone();

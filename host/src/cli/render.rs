@@ -235,13 +235,43 @@ pub(crate) fn entry(e: &Entry) -> String {
             " · {} in {} / out {}",
             usage.model, usage.input_tokens, usage.output_tokens
         ));
+        if usage.cache_read_tokens > 0 || usage.cache_write_tokens > 0 {
+            head.push_str(&format!(
+                " / cache read {} / cache write {}",
+                usage.cache_read_tokens, usage.cache_write_tokens
+            ));
+        }
+    }
+    if let Some(kind) = e.kind {
+        head.push_str(&format!(" · {}", kind.as_str()));
+    }
+    if let Some(status) = e.tool_status
+        && status != spool::ToolStatus::Ok
+    {
+        head.push_str(&format!(" · {}", status.as_str().to_uppercase()));
     }
     let mut out = head + "\n";
     if let Some(call) = &e.tool_call_id {
         out.push_str(&format!("  ↳ result of tool call {call}\n"));
     }
+    if let Some(reasoning) = &e.reasoning {
+        out.push_str(&format!("  [reasoning: {} bytes]\n", reasoning.len()));
+    }
     for line in e.content.lines() {
         out.push_str(&format!("  {line}\n"));
+    }
+    for a in &e.attachments {
+        out.push_str(&format!(
+            "  [{}{}: {} bytes{}]\n",
+            a.kind,
+            a.media_type
+                .as_deref()
+                .map_or_else(String::new, |m| format!(" {m}")),
+            a.size,
+            a.source
+                .as_deref()
+                .map_or_else(String::new, |s| format!(" from {s}")),
+        ));
     }
     if let Some(calls) = &e.tool_calls {
         out.push_str(&format!("  tool calls: {calls}\n"));

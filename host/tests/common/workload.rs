@@ -206,16 +206,11 @@ impl Shape {
     /// Entry `i` as an import reads it from a log (the log of what was built).
     pub fn imported(&self, i: usize) -> ImportedEntry {
         let request = self.request(i);
-        ImportedEntry {
-            message_id: message_id(i),
-            parent_message_id: None,
-            role: request.role,
-            content: request.content,
-            created_at: T0 + i as u64,
-            tool_calls: request.tool_calls,
-            tool_call_id: request.tool_call_id,
-            turn_usage: None,
-        }
+        let mut entry =
+            ImportedEntry::new(message_id(i), request.role, request.content, T0 + i as u64);
+        entry.tool_calls = request.tool_calls;
+        entry.tool_call_id = request.tool_call_id;
+        entry
     }
 }
 
@@ -243,16 +238,12 @@ pub fn appended() -> AppendRequest {
 pub fn log(shape: &Shape, last: u64) -> impl Iterator<Item = ImportedEntry> + '_ {
     let extra = (last as usize > shape.entries).then(|| {
         let request = appended();
-        ImportedEntry {
-            message_id: APPENDED_ID.into(),
-            parent_message_id: None,
-            role: request.role,
-            content: request.content,
-            created_at: T0 + shape.entries as u64,
-            tool_calls: None,
-            tool_call_id: None,
-            turn_usage: None,
-        }
+        ImportedEntry::new(
+            APPENDED_ID,
+            request.role,
+            request.content,
+            T0 + shape.entries as u64,
+        )
     });
     (0..shape.entries).map(|i| shape.imported(i)).chain(extra)
 }
@@ -459,16 +450,7 @@ pub fn perform(op: Op, spool: &mut Instance, now_ms: u64) -> Result<Output, Erro
 
 /// An exported entry as an import reads it back.
 pub fn to_imported(entry: Entry) -> ImportedEntry {
-    ImportedEntry {
-        message_id: entry.message_id,
-        parent_message_id: None,
-        role: entry.role,
-        content: entry.content,
-        created_at: entry.created_at,
-        tool_calls: entry.tool_calls,
-        tool_call_id: entry.tool_call_id,
-        turn_usage: entry.turn_usage,
-    }
+    entry.into()
 }
 
 /// [`Op::Import`]: writes `entries` under [`IMPORTED`] in order, one `import_session`
@@ -509,8 +491,11 @@ pub fn import(
                 git_branch: None,
                 started_at: started,
                 fork_of: None,
+                spawned_by: None,
+                title: None,
                 entries: slice,
             },
+            parent_key: None,
         };
         let outcome = spool.call(WS, ops::ImportSession { request, now_ms })?;
         created |= outcome.created;
