@@ -12,6 +12,7 @@
 
 mod claude;
 mod codex;
+mod plan;
 mod time;
 mod write;
 
@@ -24,6 +25,7 @@ use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
 
 pub use claude::parse_claude_code;
 pub use codex::parse_codex;
+pub use plan::{ImportPlan, MAX_PROVIDER_ID_BYTES, PlannedLink, PlannedSession, plan, session_key};
 pub use time::parse_rfc3339_ms;
 pub use write::{
     AdjustedEntry, ImportOutcome, ImportRequest, MAX_IMPORT_ENTRIES, MAX_IMPORT_SLICE_BYTES,

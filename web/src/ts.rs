@@ -443,6 +443,20 @@ export interface ImportedLog {
   skipped: Record<string, number>; invalid_lines: number[]; truncated_tail: number | null;
   attachments: number; attachment_bytes_not_stored: number;
 }
+/** How a planned session joins another: `branch` it from `parent_key` first (sharing
+ * the history before `before_message_id`, all of it when null), or import it as a
+ * `child` of `parent_key`. */
+export type PlannedLink =
+  | { kind: "branch"; parent_key: string; before_message_id: string | null; }
+  | { kind: "child"; parent_key: string; tool_call_id: string | null; };
+/** One session of a log, ready to import (`planImport`). */
+export interface PlannedSession {
+  key: string; key_note: string | null; link: PlannedLink | null; link_note: string | null;
+  slice_ends: number[]; session: ImportedSession;
+}
+/** What `planImport` returns: the parsed log (its sessions moved to `sessions`) and its
+ * sessions in the order to import them. */
+export interface ImportPlan { log: ImportedLog; sessions: PlannedSession[]; }
 /** What `importSession` writes; `session_id` (the identity if the import creates the
  * session) defaults to `crypto.randomUUID()`. */
 export interface ImportRequest {

@@ -15,7 +15,6 @@ const params = new URLSearchParams(location.search);
 const WORKSPACE = params.get("ws") || "default";
 const DB_NAME = params.get("db") || "spool-demo";
 const PAGE = 500;
-const IMPORT_SLICE = 1000; // importSession writes at most this many entries per call
 
 let spool;
 let current = null; // the selected session key
@@ -378,25 +377,44 @@ async function lineageNode(view, depth, forks) {
 // ---------------------------------------------------------------- import
 
 async function importText(text, chosen) {
-  if (!has("parseImport") || !has("importSession")) {
-    throw new Error("This build of the engine has no parseImport()/importSession().");
+  if (!has("planImport") || !has("importSession")) {
+    throw new Error("This build of the engine has no planImport()/importSession().");
   }
   const format = chosen === "auto" ? detectFormat(text) : chosen;
   if (!format) throw new Error("Cannot tell the format: choose Claude Code or Codex.");
-  const log = spool.parseImport(format, text);
+  // The engine plans the import (keys, links, slices): this only follows it, like the CLI.
+  const { log, sessions } = spool.planImport(format, text);
   const keys = [];
   let imported = 0;
-  for (const session of log.sessions) {
-    const key = `import:${format}:${session.provider_session_id}`;
-    for (let start = 0; start === 0 || start < session.entries.length; start += IMPORT_SLICE) {
-      const slice = { ...session, entries: session.entries.slice(start, start + IMPORT_SLICE) };
-      const outcome = await spool.importSession(WORKSPACE, { request: { key, format, session: slice } });
+  for (const planned of sessions) {
+    const { key, link, session } = planned;
+    let parentKey = null;
+    if (link && !(await spool.getSession(WORKSPACE, { key }))) {
+      if (link.kind === "branch") {
+        const request = link.before_message_id
+          ? { fork_before_message_id: link.before_message_id }
+          : { fork_transcript: true };
+        await spool.branch(WORKSPACE, { parent_key: link.parent_key, child_key: key, request });
+      } else if (await spool.getSession(WORKSPACE, { key: link.parent_key })) {
+        parentKey = link.parent_key;
+      }
+    }
+    let start = 0;
+    for (const end of planned.slice_ends) {
+      const slice = { ...session, entries: session.entries.slice(start, end) };
+      const request = { key, format, session: slice, parent_key: parentKey };
+      const outcome = await spool.importSession(WORKSPACE, { request });
       imported += outcome.imported;
+      parentKey = null;
+      start = end;
     }
     keys.push(key);
   }
+  const skipped = Object.entries(log.skipped).map(([kind, n]) => `${kind} ${n}`).join(", ");
   $("import-report").textContent =
-    `${format}: ${log.sessions.length} session(s), ${imported} new entries, ${log.invalid_lines.length} invalid line(s).`;
+    `${format}: ${sessions.length} session(s), ${imported} new entries, ${log.invalid_lines.length} invalid line(s)` +
+    (skipped ? `; skipped ${skipped}` : "") +
+    (log.attachments ? `; ${log.attachments} attachment(s) described, ${log.attachment_bytes_not_stored} bytes not stored.` : ".");
   await Promise.all([refreshSessions(), refreshRuns()]); // an import may record the agent's run
   if (keys.length) await select(keys[0]);
 }
@@ -595,7 +613,7 @@ async function main() {
   spool = await Spool.open(DB_NAME);
   listen();
   updateExecutePrefill();
-  const importable = has("parseImport") && has("importSession");
+  const importable = has("planImport") && has("importSession");
   $("drop-zone").setAttribute("aria-disabled", String(!importable));
   if (!importable) $("import-report").textContent = "This build of the engine has no import.";
   await refreshSessions();

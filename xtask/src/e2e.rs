@@ -397,12 +397,12 @@ const CLAUDE_LOG: &str = concat!(
 
 fn import(browser: &Browser) -> Result<Outcome, String> {
     let has_import = browser.js(
-        "return typeof window.spoolDemo.spool.parseImport === 'function' && typeof window.spoolDemo.spool.importSession === 'function'",
+        "return typeof window.spoolDemo.spool.planImport === 'function' && typeof window.spoolDemo.spool.importSession === 'function'",
         json!([]),
     )?;
     if has_import != true {
         return Ok(Outcome::Skipped(
-            "this build has no parseImport()/importSession()",
+            "this build has no planImport()/importSession()",
         ));
     }
     let back_to = browser.js(

@@ -7,7 +7,10 @@
 //!
 //! - A PATH is a file, or a directory searched recursively for `*.jsonl` (symlinked
 //!   directories are not followed); files are imported in PATH order, each directory's
-//!   files in path order, each file once.
+//!   files in path order and then its subdirectories, sub-agent logs (`agent-*.jsonl`,
+//!   `subagents/`) last, each file once.
+//! - Which key each parsed session goes under and how it joins another is the core's
+//!   plan ([`spool::import::plan`]), the same in the browser.
 //! - Each parsed session is written under `import:<agent type>:<provider session id>`
 //!   (a provider id that is too long or holds characters other than ASCII letters,
 //!   digits, `-`, `_`, `.` and `@` is reduced to those, cut, and suffixed with a hash
@@ -20,6 +23,9 @@
 //!   including the message it forks after, and then its own entries are imported. When
 //!   that is not possible (the parent failed or lacks that message) it is imported
 //!   standalone; either way the core keeps `fork_of` in its `import` metadata.
+//! - A sub-agent's session (`spawned_by` set) is created as a child of the session that
+//!   spawned it (its lineage names it) when that session is in the database, else
+//!   standalone; the core keeps `spawned_by` in its `import` metadata.
 //! - Exit status: 0 when every file was read and imported (skipped line types, invalid
 //!   lines and a cut-off last line are warnings), 1 when a file could not be read or
 //!   parsed or a write failed (the report says which; the other files are still
@@ -32,7 +38,10 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
-use spool::import::{AdjustedEntry, ImportFormat, ImportedFork, ImportedLog, ImportedSession};
+use spool::import::{
+    AdjustedEntry, ImportFormat, ImportedFork, ImportedLog, ImportedSession, ImportedSpawn,
+    PlannedLink, PlannedSession,
+};
 use spool_host::{BranchOptions, Error, Spool};
 
 use crate::cli::lifecycle::plural;
@@ -45,9 +54,6 @@ pub(crate) const MAX_FILE_BYTES: u64 = 128 * 1024 * 1024;
 /// The component's memory limit while importing (the default, 256 MiB, parses logs of
 /// up to about 48 MiB).
 const IMPORT_MEMORY_LIMIT: usize = 1024 * 1024 * 1024;
-
-/// The longest provider session id used in a key as is.
-const MAX_PROVIDER_ID_BYTES: usize = 128;
 
 /// `spool import`.
 #[derive(Debug, Subcommand)]
@@ -107,8 +113,12 @@ struct SessionReport {
     sanitized_provider_session_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     fork_of: Option<ImportedFork>,
-    /// For a branch session: `branch` (created sharing its parent's prefix), `existing`
-    /// (it was already in the database) or `standalone` (see `link_note`).
+    /// For a sub-agent's session: the session that spawned it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spawned_by: Option<ImportedSpawn>,
+    /// For a branch or sub-agent session: `branch` (created sharing its parent's
+    /// prefix), `child` (created as a child of the sub-agent's parent), `existing` (it
+    /// was already in the database) or `standalone` (see `link_note`).
     #[serde(skip_serializing_if = "Option::is_none")]
     link: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -135,6 +145,10 @@ struct FileReport {
     skipped: BTreeMap<String, u64>,
     invalid_lines: Vec<u64>,
     truncated_tail: Option<Truncated>,
+    /// Attachments described on the imported entries (Spool keeps no bytes).
+    attachments: u64,
+    /// Bytes of attachments the log inlined that were not stored.
+    attachment_bytes_not_stored: u64,
     /// Bytes that were not UTF-8 were replaced (U+FFFD) before parsing.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     lossy_utf8: bool,
@@ -165,6 +179,9 @@ struct Summary {
     skipped: BTreeMap<String, u64>,
     invalid_lines: u64,
     truncated_files: u64,
+    /// Attachments described, and the inlined bytes of them not stored.
+    attachments: u64,
+    attachment_bytes_not_stored: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -279,7 +296,10 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, Result<(), Error>)>, seen: &mut BTre
             Err(source) => out.push((dir.to_owned(), Err(io_error(dir, source)))),
         }
     }
-    found.sort();
+    // Files before directories, and a sub-agent's log (`agent-*.jsonl`, or under
+    // `subagents/`) after the others: the session that spawned a sub-agent is imported
+    // first (Claude Code keeps `<session>.jsonl` beside `<session>/subagents/`).
+    found.sort_by_key(|(path, is_dir)| (is_sub_agent_log(path), *is_dir, path.clone()));
     for (path, is_dir) in found {
         if is_dir {
             walk(&path, out, seen);
@@ -287,6 +307,13 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, Result<(), Error>)>, seen: &mut BTre
             out.push((path, Ok(())));
         }
     }
+}
+
+/// Whether `path` is a Claude Code sub-agent's log or a directory of them.
+fn is_sub_agent_log(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("agent-") || n == "subagents")
 }
 
 fn io_error(path: &Path, source: std::io::Error) -> Error {
@@ -321,9 +348,6 @@ fn read_log(path: &Path) -> Result<(String, bool), Error> {
     }
 }
 
-/// The sessions of one file written so far: provider session id → (key, message ids).
-type Written = BTreeMap<String, (String, Vec<String>)>;
-
 fn import_file(spool: &mut Spool, format: ImportFormat, path: &Path, progress: bool) -> FileReport {
     let mut report = FileReport {
         path: path.to_owned(),
@@ -346,6 +370,8 @@ fn import_file(spool: &mut Spool, format: ImportFormat, path: &Path, progress: b
         skipped,
         invalid_lines,
         truncated_tail,
+        attachments,
+        attachment_bytes_not_stored,
         ..
     } = log;
     let total: u64 = sessions.iter().map(|s| s.entries.len() as u64).sum();
@@ -356,20 +382,13 @@ fn import_file(spool: &mut Spool, format: ImportFormat, path: &Path, progress: b
         line,
         recovered_entries: total,
     });
+    report.attachments = attachments;
+    report.attachment_bytes_not_stored = attachment_bytes_not_stored;
     let bar = progress_bar(progress, path, total);
-    let mut written = Written::new();
-    for session in sessions {
-        let provider_id = session.provider_session_id.clone();
-        let ids = session
-            .entries
-            .iter()
-            .map(|e| e.message_id.clone())
-            .collect();
-        let one = import_one(spool, format, session, &written, &bar);
-        if one.error.is_none() {
-            written.insert(provider_id, (one.key.clone(), ids));
-        }
-        report.sessions.push(one);
+    for planned in spool::import::plan(format, sessions) {
+        report
+            .sessions
+            .push(import_one(spool, format, planned, &bar));
     }
     bar.finish_and_clear();
     report
@@ -393,15 +412,21 @@ fn progress_bar(show: bool, path: &Path, total: u64) -> ProgressBar {
     bar
 }
 
-/// Writes one parsed session in slices ([`spool::import::slices`]).
+/// Writes one planned session in its slices, linking it first as the plan says.
 fn import_one(
     spool: &mut Spool,
     format: ImportFormat,
-    mut session: ImportedSession,
-    written: &Written,
+    planned: PlannedSession,
     bar: &ProgressBar,
 ) -> SessionReport {
-    let (key, key_note) = session_key(format, &session.provider_session_id);
+    let PlannedSession {
+        key,
+        key_note,
+        link,
+        link_note,
+        slice_ends,
+        mut session,
+    } = planned;
     let entries = std::mem::take(&mut session.entries);
     let mut report = SessionReport {
         key: key.clone(),
@@ -409,26 +434,53 @@ fn import_one(
         key_note,
         entries: entries.len() as u64,
         fork_of: session.fork_of.clone(),
+        spawned_by: session.spawned_by.clone(),
+        link_note,
         ..SessionReport::default()
     };
+    if session.fork_of.is_some() && link.is_none() {
+        report.link = Some("standalone");
+    }
     let result = (|| -> Result<(), Error> {
-        if let Some(fork) = &session.fork_of {
-            link_branch(spool, &key, fork, written, &mut report)?;
+        let exists = spool.get_session(&key)?.is_some();
+        let mut parent = None;
+        match &link {
+            _ if exists => report.link = link.as_ref().map(|_| "existing"),
+            Some(PlannedLink::Branch {
+                parent_key,
+                before_message_id,
+            }) => link_branch(spool, &key, parent_key, before_message_id, &mut report)?,
+            Some(PlannedLink::Child { parent_key, .. }) => {
+                report.parent_key = Some(parent_key.clone());
+                if spool.get_session(parent_key)?.is_some() {
+                    report.link = Some("child");
+                    parent = Some(parent_key.clone());
+                } else {
+                    report.link = Some("standalone");
+                    report.link_note = Some(format!(
+                        "its parent session {parent_key} is not in the database"
+                    ));
+                }
+            }
+            None => {}
         }
         // One call per slice, in order; an empty session is still created.
-        for slice in spool::import::slices(&entries) {
+        let mut start = 0;
+        for end in slice_ends {
             let part = ImportedSession {
-                entries: slice.to_vec(),
+                entries: entries[start..end].to_vec(),
                 ..session.clone()
             };
-            let outcome = spool.import_session(&key, format, part)?;
+            let outcome =
+                spool.import_session_under(&key, parent.take().as_deref(), format, part)?;
             report.created |= outcome.created;
             report.imported += outcome.imported;
             report.already_present += outcome.already_present;
             report.adjusted.extend(outcome.adjusted);
             report.sanitized_provider_session_id = outcome.sanitized_provider_session_id;
             report.session_id = Some(outcome.session.session_id);
-            bar.inc(slice.len() as u64);
+            bar.inc((end - start) as u64);
+            start = end;
         }
         Ok(())
     })();
@@ -439,44 +491,18 @@ fn import_one(
 }
 
 /// Attaches a branch session to its parent when it is first imported: creates it with
-/// the core's `branch`, sharing the parent's canonical transcript up to and including
-/// `fork.after_message_id` (strictly before the parent's next message). Falls back to
-/// a standalone import (saying why) when the parent was not written or the branch is
-/// refused; fails only when the database cannot be read.
+/// the core's `branch`, sharing the parent's canonical transcript strictly before
+/// `before` (all of it when `None`). Falls back to a standalone import (saying why) when
+/// the branch is refused; fails only when the database cannot be read.
 fn link_branch(
     spool: &mut Spool,
     key: &str,
-    fork: &ImportedFork,
-    written: &Written,
+    parent_key: &str,
+    before: &Option<String>,
     report: &mut SessionReport,
 ) -> Result<(), Error> {
-    if spool.get_session(key)?.is_some() {
-        report.link = Some("existing");
-        return Ok(());
-    }
-    let Some((parent_key, parent_ids)) = written.get(&fork.provider_session_id) else {
-        report.link = Some("standalone");
-        report.link_note = Some(format!(
-            "its parent session {} was not imported",
-            fork.provider_session_id
-        ));
-        return Ok(());
-    };
-    report.parent_key = Some(parent_key.clone());
-    let Some(at) = parent_ids
-        .iter()
-        .position(|id| *id == fork.after_message_id)
-    else {
-        report.link = Some("standalone");
-        report.link_note = Some(format!(
-            "its parent does not hold message {}",
-            fork.after_message_id
-        ));
-        return Ok(());
-    };
-    // A rewound turn shares its parent's history strictly before the first message the
-    // parent has after the fork point (all of it when there is none).
-    let options = match parent_ids.get(at + 1) {
+    report.parent_key = Some(parent_key.to_owned());
+    let options = match before {
         Some(next) => BranchOptions::before(next.clone()),
         None => BranchOptions::fork(),
     };
@@ -495,37 +521,6 @@ fn link_branch(
     Ok(())
 }
 
-/// `import:<agent type>:<provider session id>`, or a sanitized form of the id (with
-/// the reason) when it is too long or holds other characters than ASCII letters,
-/// digits, `-`, `_`, `.` and `@`.
-pub(crate) fn session_key(format: ImportFormat, provider_id: &str) -> (String, Option<String>) {
-    let agent = format.agent_type();
-    let clean = |c: char| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@');
-    let key = format!("import:{agent}:{provider_id}");
-    let problem = if provider_id.len() > MAX_PROVIDER_ID_BYTES {
-        Some(format!(
-            "the provider session id is {} bytes long (more than {MAX_PROVIDER_ID_BYTES})",
-            provider_id.len()
-        ))
-    } else if !provider_id.chars().all(clean) {
-        Some("the provider session id holds characters other than ASCII letters, digits, `-`, `_`, `.` and `@`".to_owned())
-    } else {
-        spool::validate::session_key(&key)
-            .err()
-            .map(|e| e.to_string())
-    };
-    let Some(problem) = problem else {
-        return (key, None);
-    };
-    let key = format!("import:{agent}:{}", spool::import::sanitize_id(provider_id));
-    (
-        key,
-        Some(format!(
-            "{problem}; stored under a sanitized key with a hash of the id"
-        )),
-    )
-}
-
 fn summarize(files: &[FileReport]) -> Summary {
     let mut s = Summary {
         files: files.len() as u64,
@@ -535,6 +530,8 @@ fn summarize(files: &[FileReport]) -> Summary {
         s.failed_files += u64::from(f.failed());
         s.invalid_lines += f.invalid_lines.len() as u64;
         s.truncated_files += u64::from(f.truncated_tail.is_some());
+        s.attachments += f.attachments;
+        s.attachment_bytes_not_stored += f.attachment_bytes_not_stored;
         for (kind, n) in &f.skipped {
             *s.skipped.entry(kind.clone()).or_insert(0) += n;
         }
@@ -610,6 +607,17 @@ fn render_file(f: &FileReport) -> String {
                 fork.after_message_id,
                 s.link_note.as_deref().unwrap_or("")
             )),
+            (Some("child"), Some(parent), _) => out.push_str(&format!(
+                "            sub-agent of {parent}{}\n",
+                s.spawned_by
+                    .as_ref()
+                    .and_then(|p| p.tool_call_id.as_deref())
+                    .map_or_else(String::new, |call| format!(", spawned by tool call {call}"))
+            )),
+            (Some("standalone"), _, None) => out.push_str(&format!(
+                "            sub-agent imported standalone: {}\n",
+                s.link_note.as_deref().unwrap_or("")
+            )),
             _ => {}
         }
         if let Some(e) = &s.error {
@@ -618,6 +626,14 @@ fn render_file(f: &FileReport) -> String {
     }
     if !f.skipped.is_empty() {
         out.push_str(&format!("  skipped   {}\n", render_counts(&f.skipped)));
+    }
+    if f.attachments > 0 {
+        out.push_str(&format!(
+            "  {} attachment{} described; {} bytes of them not stored\n",
+            f.attachments,
+            plural(f.attachments),
+            f.attachment_bytes_not_stored
+        ));
     }
     if !f.invalid_lines.is_empty() {
         let lines: Vec<String> = f.invalid_lines.iter().map(u64::to_string).collect();

@@ -24,6 +24,25 @@ impl Spool {
     ) -> Result<JsValue, JsValue> {
         parse_import(&format, &text).map_err(|e| js::error(&e))
     }
+
+    /// Parses `text` like `parseImport` and plans its sessions (not a promise: nothing is
+    /// read or written): `{log, sessions}`, `log` without its sessions and `sessions` in
+    /// the order to import them, each with its `key`, its `link` (`branch`: call `branch`
+    /// first; `child`: pass `parent_key` to `importSession`) and its `slice_ends`. The
+    /// same plan the CLI follows.
+    #[wasm_bindgen(js_name = planImport, unchecked_return_type = "ImportPlan")]
+    pub fn plan_import(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "ImportFormat")] format: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string")] text: JsValue,
+    ) -> Result<JsValue, JsValue> {
+        let plan = || -> Result<JsValue, Error> {
+            let format: ImportFormat = js::choice(&format, "format")?;
+            let text = js::string(&text, "text")?;
+            js::to_js(&import::ImportPlan::of(import::parse(format, &text)))
+        };
+        plan().map_err(|e| js::error(&e))
+    }
 }
 
 fn parse_import(format: &JsValue, text: &JsValue) -> Result<JsValue, Error> {

@@ -472,6 +472,15 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         |v| len(&v["sessions"]) == 1,
     )?;
     p.ok(
+        "planImport",
+        json!({ "format": "claude_code", "text": CLAUDE_LOG }),
+        |v| {
+            len(&v["sessions"]) == 1
+                && v["sessions"][0]["session"] == log["sessions"][0]
+                && v["sessions"][0]["slice_ends"] == json!([2])
+        },
+    )?;
+    p.ok(
         "importSession",
         json!({ "request": { "key": IMPORTED, "format": "claude_code", "session": log["sessions"][0] } }),
         |v| v["created"] == true && v["imported"] == 2,
