@@ -166,9 +166,47 @@ fn test_input_images_become_attachments_and_the_text_stays_the_text() {
     assert_eq!(second.len(), 2, "an inlined and a local image");
     assert_eq!(second[0].size, data_urls[1].1.len() as u64);
     assert_eq!(second[1].source.as_deref(), Some("/home/dev/shots/two.png"));
-    assert_eq!(log.attachments, 4);
-    let inlined: u64 = data_urls.iter().map(|(_, b)| b.len() as u64).sum();
+    // A tool output's image (a `view_image` result) is an attachment of the tool entry.
+    let tool = entries(&log)
+        .iter()
+        .find(|e| e.role == Role::Tool)
+        .expect("a tool result");
+    assert_eq!(tool.content, "Image: after.png");
+    assert_eq!(tool.attachments.len(), 1);
+    assert_eq!(
+        tool.attachments[0].sha256, first[0].sha256,
+        "the same picture"
+    );
+    assert_eq!(log.attachments, 5);
+    let inlined: u64 =
+        data_urls.iter().map(|(_, b)| b.len() as u64).sum::<u64>() + tool.attachments[0].size;
     assert_eq!(log.attachment_bytes_not_stored, inlined);
+}
+
+#[test]
+fn test_a_repeated_session_line_does_not_rename_the_thread() {
+    let first = DESKTOP.lines().next().expect("a session line");
+    let other = first.replace(
+        "019cb0a1-0d0e-7a11-9c2d-3e4f5a6b7c01",
+        "019c0000-0000-7000-8000-000000000999",
+    );
+    let mut lines: Vec<&str> = DESKTOP.lines().collect();
+    lines.insert(6, &other);
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let log = import::parse_codex(&text);
+    let session = &log.sessions[0];
+    assert_eq!(
+        session.provider_session_id,
+        "019cb0a1-0d0e-7a11-9c2d-3e4f5a6b7c01"
+    );
+    assert!(
+        session.entries.iter().all(|e| e
+            .message_id
+            .starts_with("019cb0a1-0d0e-7a11-9c2d-3e4f5a6b7c01:")),
+        "{:?}",
+        session.entries
+    );
+    assert_eq!(log.skipped.get("session_meta"), Some(&1));
 }
 
 #[test]

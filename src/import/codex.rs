@@ -28,7 +28,8 @@
 //!   `Process exited with code N` of the text output) or `success: false`, `cancelled`
 //!   for `aborted` / `aborted by user…` outputs and timed-out commands, else `ok`.
 //!   At `event_msg` `turn_aborted`, each call of the turn still without an output gets a
-//!   `tool` entry of status `cancelled` (id `<thread>:<line>.<n>`).
+//!   `tool` entry of status `cancelled` (id `<thread>:<line>.<n>`). Images in an output
+//!   given as content items (`input_image`) are attachments of the `tool` entry.
 //! - A `web_search_call` is an assistant entry with one tool call named `web_search`
 //!   whose `arguments` are the call's `action` (query, URL, …) and whose `status` is the
 //!   call's; the entry's `tool_status` is `ok` / `error` / `cancelled` for a completed /
@@ -51,6 +52,9 @@
 //! `exec_command_end`, …), turn markers and duplicates, `response_item:<type>` for
 //! unknown items and duplicate prompts, other top-level types by name, legacy `state`
 //! snapshots.
+//!
+//! The first `session_meta` line names the thread; a later one (a resumed or forked
+//! rollout repeating it) is counted, not applied.
 //!
 //! Rollout lines carry no message ids: an entry's id is `<thread id>:<line number>`,
 //! stable while the rollout only grows.
@@ -184,6 +188,11 @@ impl Rollout {
 
     fn session_meta(&mut self, payload: &Map<String, Value>, at: u64) {
         let s = &mut self.session;
+        if !s.provider_session_id.is_empty() {
+            // A resumed or forked rollout can repeat a session line; the first names it.
+            self.log.skip("session_meta");
+            return;
+        }
         s.provider_session_id = str_field(payload, "id").unwrap_or_default().to_owned();
         s.cwd = str_field(payload, "cwd").map(str::to_owned);
         s.version = str_field(payload, "cli_version").map(str::to_owned);
@@ -244,6 +253,9 @@ impl Rollout {
                 };
                 let mut e = ImportedEntry::new("", Role::Tool, String::new(), at);
                 e.tool_status = Some(output_status(raw, &output));
+                if let Some(items) = raw.filter(|r| r.is_array()) {
+                    e.attachments = self.images(items);
+                }
                 e.content = output;
                 e.tool_call_id = str_field(payload, "call_id").map(str::to_owned);
                 if let Some(id) = &e.tool_call_id {
