@@ -533,3 +533,66 @@ fn sha256(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+#[test]
+fn test_every_entry_of_every_fixture_is_written_as_parsed() {
+    for (i, (name, text)) in ALL.into_iter().enumerate() {
+        let storage = MemoryStorage::new();
+        let session = import::parse_codex(text).sessions.remove(0);
+        let parsed = session.entries.clone();
+        let key = format!("import:codex:{i}");
+        let outcome = run(
+            &storage,
+            import::import_session(
+                "w",
+                ImportRequest {
+                    key: key.clone(),
+                    session_id: format!("s{i}"),
+                    format: ImportFormat::Codex,
+                    session,
+                    parent_key: None,
+                },
+                9_999_999_999_999,
+            ),
+        )
+        .expect(name);
+        assert!(
+            outcome.adjusted.is_empty(),
+            "{name}: {:?}",
+            outcome.adjusted
+        );
+        assert_eq!(outcome.imported, parsed.len() as u64, "{name}");
+        let page = run(
+            &storage,
+            spool::read_page(
+                "w",
+                &key,
+                spool::PageRequest {
+                    order: spool::Order::OldestFirst,
+                    cursor: None,
+                    limit: 100,
+                },
+            ),
+        )
+        .expect("page");
+        for (stored, parsed) in page.entries.iter().zip(&parsed) {
+            assert_eq!(
+                (
+                    &stored.message_id,
+                    &stored.reasoning,
+                    &stored.attachments,
+                    stored.kind,
+                    stored.tool_status
+                ),
+                (
+                    &parsed.message_id,
+                    &parsed.reasoning,
+                    &parsed.attachments,
+                    parsed.kind,
+                    parsed.tool_status
+                ),
+                "{name}"
+            );
+        }
+    }
+}
