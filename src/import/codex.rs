@@ -8,11 +8,13 @@
 //!
 //! What becomes an entry:
 //! - A user or assistant `message`. Its `input_image` parts (a `data:` URL or another
-//!   `image_url`) become `attachments` (described, bytes not stored); the text stays the
-//!   text. `developer`/`system` messages and the environment / instructions blocks Codex
+//!   `image_url`) become `attachments` (described, bytes not stored: an inlined image has
+//!   its decoded size and SHA-256, a referenced one its URL or path as `source` and size
+//!   0); the text stays the text. `developer`/`system` messages and the environment / instructions blocks Codex
 //!   sends as user messages are `system` entries of kind `context`, not the user's words.
 //! - A prompt written only as `event_msg` `user_message` (Codex Desktop) is a user entry
-//!   too, with its `images` / `local_images` as attachments. When a `response_item` user
+//!   too, with its `images` / `local_images` as attachments (one holding a context block
+//!   is counted, not imported). When a `response_item` user
 //!   message also holds it, the one written first is kept and the other is counted as a
 //!   duplicate (under its own kind): the second matches when no model output came
 //!   between them and its text equals the first's (or one of its text parts, or is
