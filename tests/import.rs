@@ -111,11 +111,13 @@ fn test_codex_rollout_messages_calls_outputs_and_usage() {
     assert_eq!(s.git_branch.as_deref(), Some("feature/cart"));
     assert_eq!(s.model.as_deref(), Some("gpt-5-codex"));
     let kinds: Vec<Role> = s.entries.iter().map(|e| e.role).collect();
+    // The reasoning item (line 6) is kept as its own assistant entry.
     assert_eq!(
         kinds,
         [
             Role::System,
             Role::User,
+            Role::Assistant,
             Role::Assistant,
             Role::Tool,
             Role::Assistant,
@@ -123,30 +125,40 @@ fn test_codex_rollout_messages_calls_outputs_and_usage() {
             Role::Assistant
         ]
     );
+    assert_eq!(s.entries[0].kind, Some(spool::EntryKind::Context));
     assert_eq!(s.entries[1].message_id, format!("{CODEX_ID}:4"));
-    let shell = &s.entries[2].tool_calls.as_ref().expect("call")[0];
+    assert_eq!(
+        s.entries[2].reasoning,
+        Some(format!(
+            "Looking at coupon code\n\n[encrypted reasoning: {} bytes]",
+            "gAAAAB...".len()
+        ))
+    );
+    let shell = &s.entries[3].tool_calls.as_ref().expect("call")[0];
     assert_eq!(
         (shell["id"].as_str(), shell["name"].as_str()),
         (Some("call_Q1w2E3r4"), Some("shell"))
     );
-    assert_eq!(s.entries[3].tool_call_id.as_deref(), Some("call_Q1w2E3r4"));
+    assert_eq!(s.entries[4].tool_call_id.as_deref(), Some("call_Q1w2E3r4"));
+    assert_eq!(s.entries[4].tool_status, Some(spool::ToolStatus::Ok));
     assert_eq!(
-        s.entries[4].tool_calls.as_ref().expect("patch")[0]["name"],
+        s.entries[5].tool_calls.as_ref().expect("patch")[0]["name"],
         "apply_patch"
     );
+    // Cached prompt tokens are cache reads, not input (OpenAI counts them in input).
     let usage = |i: usize| {
         s.entries[i]
             .turn_usage
             .as_ref()
-            .map(|u| (u.input_tokens, u.output_tokens))
+            .map(|u| (u.input_tokens, u.cache_read_tokens, u.output_tokens))
     };
-    assert_eq!(usage(2), Some((5120, 210)));
-    assert_eq!(usage(6), Some((6080, 210)));
+    assert_eq!(usage(3), Some((5120 - 3072, 3072, 210)));
+    assert_eq!(usage(7), Some((6080 - 5120, 5120, 210)));
     assert_eq!(
-        s.entries[6].turn_usage.as_ref().map(|u| u.model.as_str()),
+        s.entries[7].turn_usage.as_ref().map(|u| u.model.as_str()),
         Some("gpt-5-codex")
     );
-    assert_eq!(log.skipped.get("response_item:reasoning"), Some(&1));
+    assert_eq!(log.skipped.get("response_item:reasoning"), None);
     assert_eq!(log.skipped.get("event_msg:user_message"), Some(&1));
     assert_eq!(log.skipped.get("event_msg:agent_message"), Some(&1));
     assert_eq!(log.skipped.get("ghost_snapshot"), Some(&1));
