@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
 
-pub use claude::parse_claude_code;
+pub use claude::{parse_claude_code, parse_claude_code_files};
 pub use codex::parse_codex;
 pub use time::parse_rfc3339_ms;
 pub use write::{
@@ -304,16 +304,65 @@ fn inline_attachment(kind: &str, media_type: Option<&str>, data: &str) -> Option
         None => (media_type, data),
     };
     let bytes = decode_base64(data)?;
+    Some(bytes_attachment(kind, media_type, &bytes))
+}
+
+/// An attachment whose bytes the log held: their size and SHA-256.
+fn bytes_attachment(kind: &str, media_type: Option<&str>, bytes: &[u8]) -> Attachment {
     use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(&bytes);
+    let digest = sha2::Sha256::digest(bytes);
     let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
-    Some(Attachment {
+    Attachment {
         kind: kind.to_owned(),
         media_type: media_type.map(str::to_owned),
         size: bytes.len() as u64,
         sha256: Some(sha256),
         source: None,
-    })
+    }
+}
+
+/// `text` without ANSI escape sequences (colours, cursor moves, OSC titles and links):
+/// what a terminal would show of hook and command output.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                // CSI: parameters and intermediates, then one final byte.
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: up to BEL or ST (ESC backslash).
+                Some(']') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{07}' {
+                            break;
+                        }
+                        if c == '\u{1b}' {
+                            chars.next_if_eq(&'\\');
+                            break;
+                        }
+                    }
+                }
+                // Any other escape is two characters.
+                _ => {}
+            },
+            '\u{9b}' => {
+                for c in chars.by_ref() {
+                    if ('\u{40}'..='\u{7e}').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Standard or URL-safe base64, padded or not, ASCII whitespace ignored.
@@ -372,5 +421,13 @@ mod tests {
         assert!(inline_attachment("image", None, "data:text/plain,hello").is_none());
         assert!(decode_base64("QQ").is_some_and(|b| b == b"A"));
         assert!(decode_base64("Q").is_none(), "a lone group is not a byte");
+    }
+
+    #[test]
+    fn test_strip_ansi_removes_colours_and_osc_sequences_only() {
+        assert_eq!(strip_ansi("\u{1b}[1;32mok\u{1b}[0m done"), "ok done");
+        assert_eq!(strip_ansi("\u{1b}]0;title\u{7}x\u{1b}]8;;u\u{1b}\\y"), "xy");
+        assert_eq!(strip_ansi("plain [text] é"), "plain [text] é");
+        assert_eq!(strip_ansi("cut \u{1b}["), "cut ");
     }
 }
