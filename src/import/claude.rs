@@ -67,7 +67,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     ImportFormat, ImportedEntry, ImportedFork, ImportedLog, ImportedSession, ImportedSpawn,
-    inline_attachment, json_lines, strip_ansi, str_field, text_of, u64_field,
+    inline_attachment, json_lines, str_field, strip_ansi, text_of, u64_field,
 };
 use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
 
@@ -89,7 +89,9 @@ pub fn parse_claude_code_files<'a>(files: &[(&'a str, &str)]) -> Vec<(&'a str, I
             .next()
             .is_some_and(|name| name.starts_with("agent-"))
     };
-    let mut order: Vec<usize> = (0..files.len()).filter(|&i| !is_agent(files[i].0)).collect();
+    let mut order: Vec<usize> = (0..files.len())
+        .filter(|&i| !is_agent(files[i].0))
+        .collect();
     order.extend((0..files.len()).filter(|&i| is_agent(files[i].0)));
     let mut links = Links::default();
     let mut out = Vec::with_capacity(files.len());
@@ -232,6 +234,15 @@ impl Meta {
     }
 }
 
+/// One response, written as one or more lines.
+#[derive(Default)]
+struct Response {
+    /// The node of its first entry.
+    first: Option<usize>,
+    /// The usage its last line reported so far, and the model.
+    usage: Option<(Map<String, Value>, Option<String>)>,
+}
+
 /// Everything read from a log before it is cut into sessions.
 #[derive(Default)]
 struct Read {
@@ -242,8 +253,8 @@ struct Read {
     node_of: BTreeMap<String, usize>,
     /// `summary` lines: (summary, leaf uuid), in log order.
     summaries: Vec<(String, Option<String>)>,
-    /// Per response id: the node index of its first entry, and its last usage.
-    responses: BTreeMap<String, (Option<usize>, Option<(Map<String, Value>, Option<String>)>)>,
+    /// Per response id (`message.id`): where it starts and its last usage.
+    responses: BTreeMap<String, Response>,
     links: Links,
 }
 
@@ -283,8 +294,8 @@ fn parse_with_links(text: &str) -> (ImportedLog, Links) {
         read_line(&mut log, &mut read, number, &line);
     }
     // Usage: the last figures of each response, on its first entry.
-    for (first, usage) in read.responses.values() {
-        let (Some(n), Some((usage, model))) = (first, usage) else {
+    for response in read.responses.values() {
+        let (Some(n), Some((usage, model))) = (&response.first, &response.usage) else {
             continue;
         };
         let mut u = TurnUsage::new(
@@ -363,15 +374,15 @@ fn read_line(log: &mut ImportedLog, read: &mut Read, number: u64, line: &Map<Str
             }
             let index = read.nodes.len();
             if let Some(r) = response {
-                let slot = read.responses.entry(r).or_insert((None, None));
-                if slot.0.is_none() && e.is_some() {
-                    slot.0 = Some(index);
+                let slot = read.responses.entry(r).or_default();
+                if slot.first.is_none() && e.is_some() {
+                    slot.first = Some(index);
                 }
                 if let Some(usage) = message.get("usage").and_then(Value::as_object) {
                     let model = str_field(message, "model")
                         .filter(|m| !m.is_empty())
                         .map(str::to_owned);
-                    slot.1 = Some((usage.clone(), model));
+                    slot.usage = Some((usage.clone(), model));
                 }
             }
             e.into_iter().collect()
@@ -585,7 +596,8 @@ fn user_entries(
             e.kind = Some(EntryKind::Summary);
             e
         } else if is_command(&body) {
-            let mut e = ImportedEntry::new(next_id(&out), Role::User, strip_ansi(&body), created_at);
+            let mut e =
+                ImportedEntry::new(next_id(&out), Role::User, strip_ansi(&body), created_at);
             e.kind = Some(EntryKind::Command);
             e
         } else if flag("isMeta") {
@@ -644,13 +656,15 @@ fn attachment(log: &mut ImportedLog, block: &Map<String, Value>) -> Option<Attac
         Some("text") => source
             .and_then(|s| str_field(s, "data"))
             .map(|data| super::bytes_attachment(kind, media_type, data.as_bytes())),
-        Some("url") => source.and_then(|s| str_field(s, "url")).map(|url| Attachment {
-            kind: kind.to_owned(),
-            media_type: media_type.map(str::to_owned),
-            size: 0,
-            sha256: None,
-            source: Some(url.to_owned()),
-        }),
+        Some("url") => source
+            .and_then(|s| str_field(s, "url"))
+            .map(|url| Attachment {
+                kind: kind.to_owned(),
+                media_type: media_type.map(str::to_owned),
+                size: 0,
+                sha256: None,
+                source: Some(url.to_owned()),
+            }),
         Some("file") => source
             .and_then(|s| str_field(s, "file_id"))
             .map(|file| Attachment {
@@ -798,12 +812,9 @@ fn split_sessions(log: &mut ImportedLog, read: &mut Read) {
                 .map(str::to_owned);
             ImportedSpawn {
                 provider_session_id: sid.clone(),
-                tool_call_id: read.links.claim(
-                    &sid,
-                    agent,
-                    prompt.as_deref(),
-                    Some(first.number),
-                ),
+                tool_call_id: read
+                    .links
+                    .claim(&sid, agent, prompt.as_deref(), Some(first.number)),
             }
         });
         let branches = branch(read, &members, &group_of, &id);
@@ -814,7 +825,12 @@ fn split_sessions(log: &mut ImportedLog, read: &mut Read) {
         for (b, branch) in branches.iter().enumerate() {
             let mut parent = branch
                 .fork
-                .map(|(_, after)| read.nodes[after].entries.last().map(|e| e.message_id.clone()))
+                .map(|(_, after)| {
+                    read.nodes[after]
+                        .entries
+                        .last()
+                        .map(|e| e.message_id.clone())
+                })
                 .unwrap_or_default();
             let mut entries = Vec::new();
             for &i in &branch.members {
