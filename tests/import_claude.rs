@@ -151,7 +151,7 @@ fn test_a_parallel_tool_fan_out_makes_no_branch() {
 fn test_a_rewound_prompt_still_makes_a_branch_and_slash_commands_do_not() {
     let log = import::parse_claude_code(shape("rewind.jsonl"));
     let id = "2c8f1d3b-6e5a-4d4c-9baf-1a2b3c4d5e6f";
-    assert_eq!(log.sessions.len(), 2, "{:?}", log.sessions);
+    assert_eq!(log.sessions.len(), 3, "{:?}", log.sessions);
     let (main, branch) = (&log.sessions[0], &log.sessions[1]);
     assert_eq!(main.provider_session_id, id);
     assert_eq!(
@@ -175,6 +175,18 @@ fn test_a_rewound_prompt_still_makes_a_branch_and_slash_commands_do_not() {
     assert_eq!(
         branch.started_at, branch.entries[0].created_at,
         "a branch starts at its first entry"
+    );
+    // A rewind inside the branch forks the branch.
+    let inner = &log.sessions[2];
+    assert_eq!(inner.provider_session_id, format!("{id}@r17"));
+    assert_eq!(ids(inner), ["r17", "r18"]);
+    let fork = inner.fork_of.as_ref().expect("a fork");
+    assert_eq!(
+        (
+            fork.provider_session_id.as_str(),
+            fork.after_message_id.as_str()
+        ),
+        (branch.provider_session_id.as_str(), "r14")
     );
     assert_eq!(entry(&log, "r6").kind, Some(EntryKind::Command));
     assert_eq!(
@@ -524,6 +536,51 @@ fn test_a_log_imported_at_every_prefix_then_whole_equals_a_fresh_import() {
                     "{name}: session {key} after a prefix of {k} lines"
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn test_odd_lines_are_counted_never_a_panic() {
+    let lines = [
+        r#"{"type":"user","uuid":"o1","parentUuid":"o1","message":{"content":5}}"#,
+        r#"{"type":"assistant","uuid":"o2","parentUuid":"o9","message":"not an object"}"#,
+        r#"{"type":"assistant","uuid":"o3","parentUuid":"o1","message":{"id":"m","content":[7,{"type":"tool_use"},{"type":"mystery"}],"usage":[1]}}"#,
+        r#"{"type":"user","uuid":"o4","parentUuid":"o3","message":{"content":[{"type":"tool_result"},{"type":"image","source":{"type":"base64","data":"!!!"}},{"type":"image"}]}}"#,
+        r#"{"type":"system","uuid":"o5","parentUuid":"o4","subtype":"turn_duration"}"#,
+        r#"{"type":"system","uuid":"o6"}"#,
+        r#"{"type":"user","uuid":"o4","message":{"content":"a duplicate uuid"}}"#,
+        r#"{"type":"user","isSidechain":true,"uuid":"o7","parentUuid":"o8","message":{"content":"a parent later in the log"}}"#,
+        r#"{"type":"user","uuid":"o8","parentUuid":"o7","message":{"content":"a cycle"}}"#,
+        r#"{"type":"summary"}"#,
+        r#"[1,2]"#,
+        r#"{"type":"user","uuid":"o10","parentUuid":null,"timestamp":"not a time","message":{"content":[{"type":"text","text":"late root"}]}}"#,
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let log = import::parse_claude_code(&text);
+    assert_eq!(log.invalid_lines, [11]);
+    for kind in [
+        "assistant (no message)",
+        "block:mystery",
+        "image (unreadable source)",
+        "system:turn_duration",
+        "system (empty)",
+        "duplicate uuid",
+        "summary (empty)",
+    ] {
+        assert!(log.skipped.contains_key(kind), "{kind}: {:?}", log.skipped);
+    }
+    let all: Vec<&str> = log.sessions.iter().flat_map(|s| ids(s)).collect();
+    assert!(
+        ["o1", "o3", "o4", "o7", "o8", "o10"]
+            .iter()
+            .all(|id| all.contains(id)),
+        "{all:?}"
+    );
+    // Every prefix, too.
+    for k in 0..text.len() {
+        if text.is_char_boundary(k) {
+            import::parse_claude_code(&text[..k]);
         }
     }
 }

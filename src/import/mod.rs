@@ -8,7 +8,15 @@
 //! without a trailing newline is a write cut short (reported as `truncated_tail`,
 //! everything before it imported); an unparsable line elsewhere is counted in
 //! `invalid_lines` and skipped; line types Spool does not import are counted by type in
-//! `skipped`.
+//! `skipped`. Attachments (images, documents) are described on their entries (kind,
+//! media type, decoded size, SHA-256 or where they were), never stored: the log's
+//! [`ImportedLog::attachments`] and [`ImportedLog::attachment_bytes_not_stored`] count
+//! them.
+//!
+//! A parse of a log's prefix gives a prefix of each of its sessions (the Claude Code
+//! parser guarantees it, see [`parse_claude_code`]); with [`import_session`] rewriting
+//! usage figures that grew, importing a log while it grows and once more at its end
+//! gives the same sessions as importing it once.
 
 mod claude;
 mod codex;
@@ -206,8 +214,9 @@ pub struct ImportedSpawn {
 pub struct ImportedLog {
     /// The format.
     pub format: ImportFormat,
-    /// The sessions in the log (one for both formats today; empty when the log held
-    /// no message).
+    /// The sessions in the log: its own session first, then (Claude Code) the branches
+    /// of its rewinds and its sub-agents' sessions, each after the session it forks or
+    /// that spawned it; empty when the log held no message.
     pub sessions: Vec<ImportedSession>,
     /// Lines read (blank lines excluded).
     pub lines: u64,
