@@ -7,7 +7,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use spool::import::{self, ImportFormat, ImportRequest, ImportedLog, ImportedSession};
-use spool::{EntryKind, MemoryStorage, PageRequest, Role, ToolStatus, run};
+use spool::{EntryKind, MemoryStorage, PageRequest, Role, Storage, ToolStatus, run};
+
+mod support;
 
 macro_rules! shape {
     ($name:literal) => {
@@ -585,6 +587,24 @@ fn test_odd_lines_are_counted_never_a_panic() {
     }
 }
 
+#[test]
+fn test_importing_an_unchanged_log_again_writes_nothing() {
+    for (name, text) in all_fixtures() {
+        let storage = support::Recording::default();
+        let log = import::parse_claude_code(text);
+        import_outcomes(&storage, &log);
+        storage.take();
+        let again = import_outcomes(&storage, &log);
+        assert!(storage.take().is_empty(), "{name}: a commit");
+        assert!(
+            again
+                .iter()
+                .all(|o| (o.imported, o.usage_updated) == (0, 0)),
+            "{name}"
+        );
+    }
+}
+
 type SessionState = ([u64; 5], Vec<spool::Entry>);
 
 /// Every session: its counters (entries, input, output, cache read, cache write) and
@@ -639,7 +659,7 @@ fn key_of(provider_session_id: &str) -> String {
 }
 
 fn write(
-    storage: &MemoryStorage,
+    storage: &impl Storage,
     session: ImportedSession,
     parent_key: Option<String>,
 ) -> import::ImportOutcome {
@@ -659,7 +679,7 @@ fn write(
 }
 
 /// Imports every session of `log` standalone under a key named after its provider id.
-fn import_outcomes(storage: &MemoryStorage, log: &ImportedLog) -> Vec<import::ImportOutcome> {
+fn import_outcomes(storage: &impl Storage, log: &ImportedLog) -> Vec<import::ImportOutcome> {
     log.sessions
         .iter()
         .map(|s| write(storage, s.clone(), None))
