@@ -8,7 +8,15 @@
 //! without a trailing newline is a write cut short (reported as `truncated_tail`,
 //! everything before it imported); an unparsable line elsewhere is counted in
 //! `invalid_lines` and skipped; line types Spool does not import are counted by type in
-//! `skipped`.
+//! `skipped`. Attachments (images, documents) are described on their entries (kind,
+//! media type, decoded size, SHA-256 or where they were), never stored: the log's
+//! [`ImportedLog::attachments`] and [`ImportedLog::attachment_bytes_not_stored`] count
+//! them.
+//!
+//! A parse of a log's prefix gives a prefix of each of its sessions (the Claude Code
+//! parser guarantees it, see [`parse_claude_code`]); with [`import_session`] rewriting
+//! usage figures that grew, importing a log while it grows and once more at its end
+//! gives the same sessions as importing it once.
 
 mod claude;
 mod codex;
@@ -23,7 +31,7 @@ use serde_json::Value;
 
 use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
 
-pub use claude::parse_claude_code;
+pub use claude::{parse_claude_code, parse_claude_code_files};
 pub use codex::parse_codex;
 pub use plan::{ImportPlan, MAX_PROVIDER_ID_BYTES, PlannedLink, PlannedSession, plan, session_key};
 pub use time::parse_rfc3339_ms;
@@ -228,8 +236,9 @@ pub struct ImportedSpawn {
 pub struct ImportedLog {
     /// The format.
     pub format: ImportFormat,
-    /// The sessions in the log (one for both formats today; empty when the log held
-    /// no message).
+    /// The sessions in the log: its own session first, then (Claude Code) the branches
+    /// of its rewinds and its sub-agents' sessions, each after the session it forks or
+    /// that spawned it; empty when the log held no message.
     pub sessions: Vec<ImportedSession>,
     /// Lines read (blank lines excluded).
     pub lines: u64,
@@ -326,16 +335,65 @@ fn inline_attachment(kind: &str, media_type: Option<&str>, data: &str) -> Option
         None => (media_type, data),
     };
     let bytes = decode_base64(data)?;
+    Some(bytes_attachment(kind, media_type, &bytes))
+}
+
+/// An attachment whose bytes the log held: their size and SHA-256.
+fn bytes_attachment(kind: &str, media_type: Option<&str>, bytes: &[u8]) -> Attachment {
     use sha2::Digest as _;
-    let digest = sha2::Sha256::digest(&bytes);
+    let digest = sha2::Sha256::digest(bytes);
     let sha256 = digest.iter().map(|b| format!("{b:02x}")).collect();
-    Some(Attachment {
+    Attachment {
         kind: kind.to_owned(),
         media_type: media_type.map(str::to_owned),
         size: bytes.len() as u64,
         sha256: Some(sha256),
         source: None,
-    })
+    }
+}
+
+/// `text` without ANSI escape sequences (colours, cursor moves, OSC titles and links):
+/// what a terminal would show of hook and command output.
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                // CSI: parameters and intermediates, then one final byte.
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC: up to BEL or ST (ESC backslash).
+                Some(']') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{07}' {
+                            break;
+                        }
+                        if c == '\u{1b}' {
+                            chars.next_if_eq(&'\\');
+                            break;
+                        }
+                    }
+                }
+                // Any other escape is two characters.
+                _ => {}
+            },
+            '\u{9b}' => {
+                for c in chars.by_ref() {
+                    if ('\u{40}'..='\u{7e}').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Standard or URL-safe base64, padded or not, ASCII whitespace ignored.
@@ -394,5 +452,13 @@ mod tests {
         assert!(inline_attachment("image", None, "data:text/plain,hello").is_none());
         assert!(decode_base64("QQ").is_some_and(|b| b == b"A"));
         assert!(decode_base64("Q").is_none(), "a lone group is not a byte");
+    }
+
+    #[test]
+    fn test_strip_ansi_removes_colours_and_osc_sequences_only() {
+        assert_eq!(strip_ansi("\u{1b}[1;32mok\u{1b}[0m done"), "ok done");
+        assert_eq!(strip_ansi("\u{1b}]0;title\u{7}x\u{1b}]8;;u\u{1b}\\y"), "xy");
+        assert_eq!(strip_ansi("plain [text] é"), "plain [text] é");
+        assert_eq!(strip_ansi("cut \u{1b}["), "cut ");
     }
 }

@@ -11,8 +11,9 @@ use crate::resume::rules::RunRecord;
 use crate::session::{Loaded, Stored, Tail, load, write_appended};
 use crate::storage::Batch;
 use crate::storage::keys;
+use crate::storage::record;
 use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
-use crate::types::{AppendRequest, BranchLineage, Session};
+use crate::types::{AppendRequest, BranchLineage, Entry, Session, TurnUsage};
 
 /// The most entries one [`import_session`] call writes; a host imports a longer
 /// session in slices of at most this many entries, in order ([`slices`]).
@@ -73,6 +74,11 @@ pub struct ImportOutcome {
     pub imported: u64,
     /// Entries skipped because the session already held their message id.
     pub already_present: u64,
+    /// Entries already held whose usage the log now reports differently (a response
+    /// that was still streaming when the log was last imported): their usage was
+    /// rewritten and the session's token counters moved by the difference.
+    #[serde(default)]
+    pub usage_updated: u64,
     /// Entries that did not fit Spool's limits as they were: written cut (with a
     /// marker) or left out, each with why. The others are imported all the same.
     #[serde(default)]
@@ -150,6 +156,13 @@ fn fit(entry: &super::ImportedEntry) -> Result<(AppendRequest, Option<String>), 
 /// task `import`) and binds it as the session's `<agent>_thread_id`, so resume selection
 /// and thread plans can use it. A branch session (`fork_of`) gets neither. Importing the
 /// same session again writes nothing.
+///
+/// An entry the session already holds (same message id in its own identity) whose
+/// imported `turn_usage` differs from the stored one gets the imported usage written in
+/// place (same position, the rest of the entry unchanged), and the session's input,
+/// output and cache counters move by the difference (never below 0): a log re-imported
+/// after it grew gives the same figures as a fresh import. An entry held only in a
+/// branch's shared history is not rewritten.
 pub fn import_session(
     workspace: &str,
     request: ImportRequest,
@@ -277,6 +290,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let mut present = 0u64;
     let mut seen = std::collections::BTreeSet::new();
     let mut adjusted = Vec::new();
+    let mut usage_updated = 0u64;
     for entry in &imported.entries {
         let (append, note) = match fit(entry) {
             Ok(fitted) => fitted,
@@ -293,15 +307,20 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
                 continue;
             }
         };
-        let stored = io
-            .get(keys::message(&sid, &entry.message_id))
-            .await?
-            .is_some()
+        let position = io.get(keys::message(&sid, &entry.message_id)).await?;
+        let first_sight = seen.insert(entry.message_id.as_str());
+        if let Some(position) = &position
+            && first_sight
+            && restage_usage(io, &mut staged, &mut session, position, &append).await?
+        {
+            usage_updated += 1;
+        }
+        let stored = position.is_some()
             || match &loaded {
                 Some(l) => in_base(io, l, &entry.message_id).await?,
                 None => false,
             };
-        if !seen.insert(entry.message_id.as_str()) || stored {
+        if !first_sight || stored {
             present += 1;
             continue;
         }
@@ -326,24 +345,22 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let first_import = created || !session.metadata.contains_key("import");
     let (provider_id, sanitized) = recorded_id(&imported.provider_session_id);
     let sanitized_provider_session_id = sanitized.then(|| provider_id.clone());
-    if count == 0 && !first_import {
+    let metadata = import_metadata(&request);
+    let unchanged = session.metadata.get("import") == Some(&metadata)
+        && imported.title.as_ref().is_none_or(|t| {
+            session.metadata.get("title").and_then(Value::as_str) == Some(t.as_str())
+        });
+    if count == 0 && usage_updated == 0 && !first_import && unchanged {
         return Ok(ImportOutcome {
             created,
             imported: 0,
             already_present: present,
+            usage_updated,
             adjusted,
             sanitized_provider_session_id,
             session,
         });
     }
-    let fork_of = imported.fork_of.clone().map(|mut fork| {
-        fork.provider_session_id = recorded_id(&fork.provider_session_id).0;
-        fork
-    });
-    let spawned_by = imported.spawned_by.clone().map(|mut spawn| {
-        spawn.provider_session_id = recorded_id(&spawn.provider_session_id).0;
-        spawn
-    });
     if let Some(title) = &imported.title {
         session
             .metadata
@@ -352,18 +369,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     if session.model.is_none() {
         session.model.clone_from(&imported.model);
     }
-    session.metadata.insert(
-        "import".into(),
-        json!({
-            "format": request.format,
-            "provider_session_id": provider_id,
-            "fork_of": fork_of,
-            "spawned_by": spawned_by,
-            "cwd": imported.cwd,
-            "version": imported.version,
-            "git_branch": imported.git_branch,
-        }),
-    );
+    session.metadata.insert("import".into(), metadata);
     validate::session_map("metadata", &session.metadata)?;
     let mut batch = Batch::default();
     // Only the log's own session can be resumed by its id: not a rewind's branch, not a
@@ -417,8 +423,86 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         created,
         imported: count,
         already_present: present,
+        usage_updated,
         adjusted,
         sanitized_provider_session_id,
         session,
     })
+}
+
+/// The `import` metadata a session records: the log's format, the provider session as
+/// recorded, where it forks or who spawned it, and the log's cwd, version and branch.
+fn import_metadata(request: &ImportRequest) -> Value {
+    let imported = &request.session;
+    let fork_of = imported.fork_of.clone().map(|mut fork| {
+        fork.provider_session_id = recorded_id(&fork.provider_session_id).0;
+        fork
+    });
+    let spawned_by = imported.spawned_by.clone().map(|mut spawn| {
+        spawn.provider_session_id = recorded_id(&spawn.provider_session_id).0;
+        spawn
+    });
+    json!({
+        "format": request.format,
+        "provider_session_id": recorded_id(&imported.provider_session_id).0,
+        "fork_of": fork_of,
+        "spawned_by": spawned_by,
+        "cwd": imported.cwd,
+        "version": imported.version,
+        "git_branch": imported.git_branch,
+    })
+}
+
+/// Rewrites the stored entry at `position` of the session's own identity (active or
+/// archived) with the usage of `append` when it differs, moving the session's token
+/// counters by the difference (saturating, never below 0). Whether it did.
+async fn restage_usage(
+    io: &Io,
+    staged: &mut Batch,
+    session: &mut Session,
+    position: &[u8],
+    append: &AppendRequest,
+) -> Result<bool, Error> {
+    let sid = session.session_id.clone();
+    let mut active = keys::entries(&sid);
+    active.extend_from_slice(position);
+    let mut found = None;
+    for key in [active, keys::archived(&sid, position)] {
+        if let Some(bytes) = io.get(key.clone()).await? {
+            found = Some((key, bytes));
+            break;
+        }
+    }
+    let Some((key, bytes)) = found else {
+        return Ok(false);
+    };
+    let mut entry: Entry = record::decode(&key, &bytes)?;
+    if entry.turn_usage == append.turn_usage {
+        return Ok(false);
+    }
+    let figures = |u: Option<&TurnUsage>| {
+        u.map_or([0; 4], |u| {
+            [
+                u.input_tokens,
+                u.output_tokens,
+                u.cache_read_tokens,
+                u.cache_write_tokens,
+            ]
+        })
+    };
+    let old = figures(entry.turn_usage.as_ref());
+    let new = figures(append.turn_usage.as_ref());
+    let counters = [
+        &mut session.input_tokens,
+        &mut session.output_tokens,
+        &mut session.cache_read,
+        &mut session.cache_write,
+    ];
+    for (total, (old, new)) in counters.into_iter().zip(old.into_iter().zip(new)) {
+        *total = validate::add(total.saturating_sub(old), new);
+    }
+    entry.turn_usage.clone_from(&append.turn_usage);
+    staged.require_equals(key.clone(), bytes);
+    staged.put(key, record::encode(&entry)?);
+    Ok(true)
 }
