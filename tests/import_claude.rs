@@ -692,3 +692,32 @@ fn import_all(storage: &MemoryStorage, log: &ImportedLog) -> Vec<spool::Session>
         .map(|o| o.session)
         .collect()
 }
+
+#[test]
+fn test_an_imported_session_is_done_at_its_newest_entry_and_ends_later_as_the_log_grows() {
+    let text = shape("parallel-tools.jsonl");
+    let newest = |log: &ImportedLog| {
+        log.sessions[0]
+            .entries
+            .iter()
+            .map(|e| e.created_at)
+            .max()
+            .expect("entries")
+    };
+    let prefix: String = text.lines().take(5).map(|l| format!("{l}\n")).collect();
+    let storage = MemoryStorage::new();
+    let early = import::parse_claude_code(&prefix);
+    let first = &import_all(&storage, &early)[0];
+    assert_eq!(first.status, spool::SessionStatus::Done);
+    assert_eq!(first.ended_at, Some(newest(&early)));
+    let whole = import::parse_claude_code(text);
+    let later = &import_all(&storage, &whole)[0];
+    assert_eq!(later.status, spool::SessionStatus::Done);
+    assert_eq!(later.ended_at, Some(newest(&whole)));
+    assert!(newest(&whole) > newest(&early), "the fixture grows in time");
+    assert_eq!(
+        later.runtime_ms,
+        Some(newest(&whole) - later.created_at),
+        "runtime spans the log"
+    );
+}

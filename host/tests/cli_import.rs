@@ -26,7 +26,11 @@ fn claude_key() -> String {
 }
 
 fn branch_key() -> String {
-    format!("import:claude_code:{CLAUDE_ID}@u4")
+    format!("import:claude_code:{CLAUDE_ID}@u5")
+}
+
+fn sub_agent_key() -> String {
+    format!("import:claude_code:{CLAUDE_ID}@s1")
 }
 
 /// The lines of `spool export KEY` as JSON values.
@@ -54,7 +58,7 @@ fn test_import_claude_code_project_dir_links_the_branch_and_reimport_adds_nothin
         "{out}"
     );
     assert!(
-        out.contains(&format!("created   {}: 2 entries imported", branch_key())),
+        out.contains(&format!("created   {}: 3 entries imported", branch_key())),
         "{out}"
     );
     assert!(
@@ -65,15 +69,18 @@ fn test_import_claude_code_project_dir_links_the_branch_and_reimport_adds_nothin
         "{out}"
     );
     assert!(
-        out.contains(
-            "skipped   assistant (empty) 1, file-history-snapshot 1, sidechain 1, summary 1"
-        ),
+        out.contains(&format!(
+            "created   {}: 1 entry imported, 0 already present\n            sub-agent of {}\n",
+            sub_agent_key(),
+            claude_key()
+        )),
         "{out}"
     );
+    assert!(out.contains("skipped   file-history-snapshot 1"), "{out}");
     assert!(
         out.ends_with(
-            "imported 1 file: 2 sessions created, 0 updated, 0 unchanged; 11 entries imported, \
-             0 already present; 4 lines skipped, 0 invalid\n"
+            "imported 1 file: 3 sessions created, 0 updated, 0 unchanged; 13 entries imported, \
+             0 already present; 1 line skipped, 0 invalid\n"
         ),
         "{out}"
     );
@@ -91,16 +98,24 @@ fn test_import_claude_code_project_dir_links_the_branch_and_reimport_adds_nothin
             "user",
             "assistant",
             "assistant",
+            "assistant",
             "tool",
             "assistant",
             "tool",
             "user",
-            "system",
             "assistant"
         ]
     );
-    assert_eq!(entries[2]["tool_calls"][0]["id"], "toolu_01XyZ");
-    assert_eq!(entries[3]["tool_call_id"], "toolu_01XyZ");
+    assert_eq!(entries[1]["content"], "", "a thinking-only line");
+    assert!(entries[1]["reasoning"].is_string(), "{}", entries[1]);
+    assert_eq!(entries[3]["tool_calls"][0]["id"], "toolu_01XyZ");
+    assert_eq!(entries[4]["tool_call_id"], "toolu_01XyZ");
+    assert_eq!(entries[4]["tool_status"], "error", "the failing test run");
+    assert_eq!(entries[6]["tool_status"], "ok");
+    assert_eq!(
+        shown["session"]["status"], "done",
+        "an imported log is a finished run"
+    );
     assert_eq!(shown["session"]["agent_id"], "claude_code");
     assert_eq!(
         shown["session"]["model_config"]["claude_code_thread_id"],
@@ -113,7 +128,7 @@ fn test_import_claude_code_project_dir_links_the_branch_and_reimport_adds_nothin
     let branch = export(&db, &branch_key());
     assert_eq!(
         message_ids(&branch),
-        ["u1", "a2", "a3", "u2", "a4", "u3", "u4", "a5"]
+        ["u1", "a1", "a2", "a3", "u2", "a4", "u3", "u5", "y1", "a6"]
     );
     let meta = ok_json(&db, &["show", &branch_key(), "--json"]);
     assert_eq!(
@@ -127,13 +142,21 @@ fn test_import_claude_code_project_dir_links_the_branch_and_reimport_adds_nothin
         Some(claude_key().as_str())
     );
     assert!(lineage.node.lineage.forked_from_parent);
+    // The sub-agent is a child of the session that spawned it, with no history of it.
+    let child = spool::run(&storage, spool::lineage("default", &sub_agent_key())).expect("lineage");
+    assert_eq!(
+        child.node.lineage.parent_session_key.as_deref(),
+        Some(claude_key().as_str())
+    );
+    assert!(!child.node.lineage.forked_from_parent);
+    assert_eq!(child.node.session.entry_count, 1);
     drop(storage);
 
     // Importing the same directory again writes nothing.
     let again = ok_json(&db, &["import", "claude-code", &dir, "--json"]);
     assert_eq!(again["summary"]["entries_imported"], 0);
-    assert_eq!(again["summary"]["already_present"], 11);
-    assert_eq!(again["summary"]["sessions_unchanged"], 2);
+    assert_eq!(again["summary"]["already_present"], 13);
+    assert_eq!(again["summary"]["sessions_unchanged"], 3);
     assert_eq!(again["files"][0]["sessions"][1]["link"], "existing");
     assert_eq!(message_ids(&export(&db, &claude_key())).len(), 9);
 }
@@ -169,14 +192,16 @@ fn test_import_codex_json_report_and_resume_selects_the_imported_thread() {
             &session["entries"],
             &session["imported"]
         ),
-        (&Value::Bool(true), &Value::from(7), &Value::from(7))
+        (&Value::Bool(true), &Value::from(8), &Value::from(8))
     );
     assert!(
         session["session_id"]
             .as_str()
             .is_some_and(|s| !s.is_empty())
     );
-    assert_eq!(files[0]["skipped"]["response_item:reasoning"], 1);
+    // The reasoning item is an entry now; the echo of the prompt is not.
+    assert_eq!(files[0]["skipped"]["response_item:reasoning"], Value::Null);
+    assert_eq!(files[0]["skipped"]["event_msg:user_message"], 1);
     assert_eq!(files[0]["truncated_tail"], Value::Null);
     assert_eq!(files[1]["invalid_lines"], serde_json::json!([7]));
     assert_eq!(files[1]["skipped"]["state"], 1);
@@ -184,7 +209,7 @@ fn test_import_codex_json_report_and_resume_selects_the_imported_thread() {
     assert_eq!(summary["files"], 2);
     assert_eq!(summary["failed_files"], 0);
     assert_eq!(summary["sessions_created"], 2);
-    assert_eq!(summary["entries_imported"], 12);
+    assert_eq!(summary["entries_imported"], 13);
     assert_eq!(summary["invalid_lines"], 1);
 
     let decision = ok_json(
@@ -213,20 +238,26 @@ fn test_import_codex_json_report_and_resume_selects_the_imported_thread() {
             "system",
             "user",
             "assistant",
+            "assistant",
             "tool",
             "assistant",
             "tool",
             "assistant"
         ]
     );
-    assert_eq!(lines[2]["tool_calls"][0]["name"], "shell");
-    assert_eq!(lines[3]["tool_call_id"], "call_Q1w2E3r4");
+    assert_eq!(
+        lines[0]["kind"], "context",
+        "the environment block is context"
+    );
+    assert!(lines[2]["reasoning"].is_string(), "{}", lines[2]);
+    assert_eq!(lines[3]["tool_calls"][0]["name"], "shell");
+    assert_eq!(lines[4]["tool_call_id"], "call_Q1w2E3r4");
 
     // The human report of a re-import: nothing new.
     let again = ok(&db, &["import", "codex", &fixture("codex")]);
     assert!(again.contains("unchanged import:codex:"), "{again}");
     assert!(
-        again.contains("0 entries imported, 7 already present"),
+        again.contains("0 entries imported, 8 already present"),
         "{again}"
     );
 }
@@ -244,7 +275,7 @@ fn test_a_cut_off_log_is_a_warning_with_the_recovered_entries() {
     );
     assert!(
         out.contains(
-            "warning: the last line was cut off: recovered 10 entries before the cut-off line 15"
+            "warning: the last line was cut off: recovered 12 entries before the cut-off line 15"
         ),
         "{out}"
     );
@@ -254,8 +285,16 @@ fn test_a_cut_off_log_is_a_warning_with_the_recovered_entries() {
         &db,
         &["import", "claude-code", &fixture("claude-code"), "--json"],
     );
-    assert_eq!(grown["files"][0]["sessions"][0]["imported"], 1);
-    assert_eq!(grown["files"][0]["sessions"][0]["already_present"], 8);
+    // The cut-off line was the rewound branch's last; the main session is complete.
+    let sessions = &grown["files"][0]["sessions"];
+    assert_eq!(
+        (&sessions[0]["imported"], &sessions[0]["already_present"]),
+        (&Value::from(0), &Value::from(9))
+    );
+    assert_eq!(
+        (&sessions[1]["imported"], &sessions[1]["already_present"]),
+        (&Value::from(1), &Value::from(2))
+    );
     let json = ok_json(
         &db,
         &[
@@ -267,7 +306,7 @@ fn test_a_cut_off_log_is_a_warning_with_the_recovered_entries() {
     );
     assert_eq!(
         json["files"][0]["truncated_tail"],
-        serde_json::json!({ "line": 15, "recovered_entries": 10 })
+        serde_json::json!({ "line": 15, "recovered_entries": 12 })
     );
 }
 

@@ -295,8 +295,8 @@ macro_rules! wit_map {
             };
             record $crate::import::AdjustedEntry => AdjustedEntry { message_id, action, reason };
             record $crate::import::ImportOutcome => ImportOutcome {
-                created, imported, already_present, adjusted, sanitized_provider_session_id,
-                session,
+                created, imported, already_present, usage_updated, adjusted,
+                sanitized_provider_session_id, session,
             };
             record $crate::NewRoleSession => NewRoleSession {
                 role_session_id, run_id, role_id, adapter_state,

@@ -13,7 +13,7 @@ use crate::storage::Batch;
 use crate::storage::keys;
 use crate::storage::record;
 use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
-use crate::types::{AppendRequest, BranchLineage, Entry, Session, TurnUsage};
+use crate::types::{AppendRequest, BranchLineage, Entry, Session, SessionStatus, TurnUsage};
 
 /// The most entries one [`import_session`] call writes; a host imports a longer
 /// session in slices of at most this many entries, in order ([`slices`]).
@@ -368,6 +368,13 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     }
     if session.model.is_none() {
         session.model.clone_from(&imported.model);
+    }
+    // A log is the record of a run that happened: the session it first imports into is `done`,
+    // ended at its newest entry, and stays so (ending later) as the log grows.
+    if first_import || session.status == SessionStatus::Done {
+        session.status = SessionStatus::Done;
+        session.ended_at = Some(session.updated_at);
+        session.runtime_ms = Some(session.updated_at.saturating_sub(session.created_at));
     }
     session.metadata.insert("import".into(), metadata);
     validate::session_map("metadata", &session.metadata)?;

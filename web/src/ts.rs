@@ -468,7 +468,8 @@ export interface ImportRequest {
 export interface AdjustedEntry { message_id: string; action: string; reason: string; }
 /** The result of `importSession`. */
 export interface ImportOutcome {
-  created: boolean; imported: number; already_present: number; adjusted: AdjustedEntry[];
+  created: boolean; imported: number; already_present: number; usage_updated: number;
+  adjusted: AdjustedEntry[];
   sanitized_provider_session_id: string | null; session: Session;
 }
 /** Any core call as data (`execute`): the shape of the scenario vectors. Nothing is

@@ -104,6 +104,9 @@ struct SessionReport {
     entries: u64,
     imported: u64,
     already_present: u64,
+    /// Entries already held whose usage the log now reports with its final figures.
+    #[serde(skip_serializing_if = "is_zero")]
+    usage_updated: u64,
     /// Entries written cut to fit the limits, or left out, with why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     adjusted: Vec<AdjustedEntry>,
@@ -309,6 +312,11 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, Result<(), Error>)>, seen: &mut BTre
     }
 }
 
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Whether `path` is a Claude Code sub-agent's log or a directory of them.
 fn is_sub_agent_log(path: &Path) -> bool {
     path.file_name()
@@ -476,6 +484,7 @@ fn import_one(
             report.created |= outcome.created;
             report.imported += outcome.imported;
             report.already_present += outcome.already_present;
+            report.usage_updated += outcome.usage_updated;
             report.adjusted.extend(outcome.adjusted);
             report.sanitized_provider_session_id = outcome.sanitized_provider_session_id;
             report.session_id = Some(outcome.session.session_id);
@@ -538,7 +547,7 @@ fn summarize(files: &[FileReport]) -> Summary {
         for session in f.sessions.iter().filter(|s| s.error.is_none()) {
             if session.created {
                 s.sessions_created += 1;
-            } else if session.imported > 0 {
+            } else if session.imported + session.usage_updated > 0 {
                 s.sessions_updated += 1;
             } else {
                 s.sessions_unchanged += 1;
@@ -570,7 +579,7 @@ fn render_file(f: &FileReport) -> String {
             "failed"
         } else if s.created {
             "created"
-        } else if s.imported > 0 {
+        } else if s.imported + s.usage_updated > 0 {
             "updated"
         } else {
             "unchanged"
@@ -582,6 +591,14 @@ fn render_file(f: &FileReport) -> String {
             if s.imported == 1 { "y" } else { "ies" },
             s.already_present
         ));
+        if s.usage_updated > 0 {
+            out.push_str(&format!(
+                "            {} entr{} got {} final usage\n",
+                s.usage_updated,
+                if s.usage_updated == 1 { "y" } else { "ies" },
+                if s.usage_updated == 1 { "its" } else { "their" }
+            ));
+        }
         if let Some(note) = &s.key_note {
             out.push_str(&format!("            warning: {note}\n"));
         }
