@@ -622,7 +622,7 @@ async fn test_provider_fork_rejected_keeps_error_text() {
 }
 
 /// A Claude Code session log: a question, an answer with a tool call, and a summary line
-/// Spool does not import.
+/// (the session's title).
 const CLAUDE_LOG: &str = concat!(
     r#"{"type":"user","uuid":"u-1","parentUuid":null,"sessionId":"cc-1","timestamp":"2026-11-29T10:00:00.000Z","cwd":"/home/dev/shop","version":"2.0.1","gitBranch":"main","isSidechain":false,"message":{"role":"user","content":"Which files changed?"}}"#,
     "\n",
@@ -644,10 +644,11 @@ async fn test_parse_and_import_claude_code_log_idempotently() {
     let log = common::json(log);
     assert_eq!(log["format"], "claude_code");
     assert_eq!(log["lines"], 3);
-    assert_eq!(log["skipped"], json!({ "summary": 1 }));
+    assert_eq!(log["skipped"], json!({}), "the summary line is the title");
     let session = &log["sessions"][0];
     assert_eq!(session["provider_session_id"], "cc-1");
     assert_eq!(session["cwd"], "/home/dev/shop");
+    assert_eq!(session["title"], "Changed files");
     let entries = session["entries"].as_array().expect("entries");
     assert_eq!(entries.len(), 2);
     assert_eq!(entries[1]["role"], "assistant");

@@ -76,6 +76,10 @@ pub(crate) fn run(tally: &mut Tally) -> Result<(), String> {
     scenario("resume_panel_selects_token", resume(&browser));
     scenario("fork_here_shows_lineage", fork(&browser));
     scenario("drop_claude_code_log_imports_it", import(&browser));
+    scenario(
+        "drop_claude_code_project_log_imports_as_the_cli_does",
+        import_like_the_cli(&browser),
+    );
     scenario("turns_start_settle_and_interrupt", agent::turns(&browser));
     scenario(
         "context_states_save_list_invalidate",
@@ -449,6 +453,56 @@ fn import(browser: &Browser) -> Result<Outcome, String> {
             WAIT,
         )?;
     }
+    Ok(Outcome::Passed)
+}
+
+/// The Claude Code fixture `host/tests/cli_import.rs` imports with the CLI: a parallel
+/// tool fan-out, a rewound prompt and an inline sub-agent.
+const CLAUDE_PROJECT_LOG: &str = include_str!(
+    "../../tests/fixtures/import/claude-code/-home-dev-acme/6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f.jsonl"
+);
+
+/// Dropped on the page, the fixture gives the sessions the CLI gives (the same
+/// assertions as `host/tests/cli_import.rs`): the first path as the main session, the
+/// rewind as a branch sharing its history, the sub-agent as a child, every entry there.
+fn import_like_the_cli(browser: &Browser) -> Result<Outcome, String> {
+    let main = "import:claude_code:6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f";
+    browser.js(
+        "const file = new File([arguments[0]], 'project.jsonl', { type: 'application/jsonl' });\n\
+         const data = new DataTransfer(); data.items.add(file);\n\
+         document.getElementById('drop-zone').dispatchEvent(\n\
+           new DragEvent('drop', { dataTransfer: data, bubbles: true, cancelable: true }));",
+        json!([CLAUDE_PROJECT_LOG]),
+    )?;
+    browser.wait_for(
+        &format!(
+            "document.getElementById('session-title').textContent === {}",
+            json!(main)
+        ),
+        WAIT,
+    )?;
+    let read = browser.js_async(
+        "const ws = new URLSearchParams(location.search).get('ws') || 'default';\n\
+         const spool = window.spoolDemo.spool; const out = {};\n\
+         for (const key of arguments[0]) {\n\
+           const entries = await spool.canonicalTranscript(ws, { key });\n\
+           const node = await spool.lineage(ws, { key });\n\
+           out[key] = { ids: entries.map((e) => e.message_id), parent: node.parent_session_key,\n\
+             status: node.status, failed: entries.filter((e) => e.tool_status === 'error').length };\n\
+         }\n\
+         return out;",
+        json!([[main, format!("{main}@u5"), format!("{main}@s1")]]),
+    )?;
+    let expect = json!({
+        main: { "ids": ["u1", "a1", "a2", "a3", "u2", "a4", "u3", "u4", "a5"], "parent": null,
+                "status": "done", "failed": 1 },
+        format!("{main}@u5"): { "ids": ["u1", "a1", "a2", "a3", "u2", "a4", "u3", "u5", "y1", "a6"],
+                "parent": main, "status": "done", "failed": 1 },
+        format!("{main}@s1"): { "ids": ["s1"], "parent": main, "status": "done", "failed": 0 },
+    });
+    ensure(read == expect, || {
+        format!("the page imported {read}, the CLI imports {expect}")
+    })?;
     Ok(Outcome::Passed)
 }
 
