@@ -131,6 +131,8 @@ fn entry(id: &str, role: Role, content: String, created_at: u64) -> ImportedEntr
         reasoning: None,
         attachments: Vec::new(),
         kind: None,
+        token_count: None,
+        turn_id: None,
     }
 }
 
@@ -314,6 +316,7 @@ fn split_branches(log: &mut ImportedLog, id: &str, meta: &Meta, nodes: Vec<Node>
         spawned_by: None,
         title: None,
         entries,
+        export: None,
     };
     let main: Vec<usize> = main.into_iter().collect();
     log.sessions

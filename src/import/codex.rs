@@ -42,6 +42,7 @@ pub fn parse_codex(text: &str) -> ImportedLog {
         spawned_by: None,
         title: None,
         entries: Vec::new(),
+        export: None,
     };
     // The entry a `token_count` belongs to: the last assistant entry without usage.
     let mut usage_target: Option<usize> = None;
@@ -154,6 +155,8 @@ fn blank(role: Role, content: String, created_at: u64) -> ImportedEntry {
         reasoning: None,
         attachments: Vec::new(),
         kind: None,
+        token_count: None,
+        turn_id: None,
     }
 }
 

@@ -8,7 +8,7 @@ use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::resume::rules::RunRecord;
-use crate::session::{Loaded, Stored, Tail, load, write_appended};
+use crate::session::{Loaded, Stored, Tail, load};
 use crate::storage::Batch;
 use crate::storage::keys;
 use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
@@ -221,11 +221,11 @@ impl From<super::ImportedEntry> for AppendRequest {
         AppendRequest {
             role: e.role,
             content: e.content,
-            token_count: None,
+            token_count: e.token_count,
             message_id: Some(e.message_id),
             tool_calls: e.tool_calls,
             tool_call_id: e.tool_call_id,
-            turn_id: None,
+            turn_id: e.turn_id,
             turn_usage: e.turn_usage,
             tool_status: e.tool_status,
             reasoning: e.reasoning,
@@ -266,6 +266,9 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             if start > 0 { start } else { now_ms },
         ),
     };
+    if let (true, Some(export)) = (created, &imported.export) {
+        super::restore::adopt(&mut session, export);
+    }
     let sid = session.session_id.clone();
     // Entries only ever move forward in time: start from the session's entry clock.
     let mut clock = match &loaded {
@@ -277,6 +280,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let mut present = 0u64;
     let mut seen = std::collections::BTreeSet::new();
     let mut adjusted = Vec::new();
+    let mut positions = std::collections::BTreeMap::new();
     for entry in &imported.entries {
         let (append, note) = match fit(entry) {
             Ok(fitted) => fitted,
@@ -306,13 +310,14 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             continue;
         }
         let before = session.updated_at;
-        stage_entry(
+        let (written, _) = stage_entry(
             &mut staged,
             &mut session,
             &mut clock,
             append,
             entry.created_at,
         )?;
+        positions.insert(written.message_id, (written.created_at, written.id));
         if let Some(reason) = note {
             adjusted.push(AdjustedEntry {
                 message_id: entry.message_id.clone(),
@@ -326,7 +331,25 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let first_import = created || !session.metadata.contains_key("import");
     let (provider_id, sanitized) = recorded_id(&imported.provider_session_id);
     let sanitized_provider_session_id = sanitized.then(|| provider_id.clone());
-    if count == 0 && !first_import {
+    let mut active_from = loaded.as_ref().and_then(|l| l.active_from);
+    let mut restored = false;
+    if let Some(export) = &imported.export
+        && super::restore::owns(&session, created, &provider_id)
+    {
+        let from = super::restore::compactions(
+            io,
+            export,
+            loaded.as_ref(),
+            &mut session,
+            &positions,
+            &mut staged,
+        )
+        .await?;
+        restored = from.is_some();
+        active_from = from.or(active_from);
+        session.updated_at = session.updated_at.max(export.session.updated_at);
+    }
+    if count == 0 && !first_import && !restored {
         return Ok(ImportOutcome {
             created,
             imported: 0,
@@ -352,23 +375,29 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     if session.model.is_none() {
         session.model.clone_from(&imported.model);
     }
-    session.metadata.insert(
-        "import".into(),
-        json!({
-            "format": request.format,
-            "provider_session_id": provider_id,
-            "fork_of": fork_of,
-            "spawned_by": spawned_by,
-            "cwd": imported.cwd,
-            "version": imported.version,
-            "git_branch": imported.git_branch,
-        }),
-    );
+    let mut record = json!({
+        "format": request.format,
+        "provider_session_id": provider_id,
+        "fork_of": fork_of,
+        "spawned_by": spawned_by,
+        "cwd": imported.cwd,
+        "version": imported.version,
+        "git_branch": imported.git_branch,
+    });
+    if let Some(export) = &imported.export {
+        super::restore::note(&mut record, export);
+    }
+    session.metadata.insert("import".into(), record);
     validate::session_map("metadata", &session.metadata)?;
     let mut batch = Batch::default();
     // Only the log's own session can be resumed by its id: not a rewind's branch, not a
     // sub-agent's session.
-    if imported.fork_of.is_none() && imported.spawned_by.is_none() && !sanitized {
+    // Nor a Spool export's: its bindings came with its configuration.
+    if imported.fork_of.is_none()
+        && imported.spawned_by.is_none()
+        && !sanitized
+        && request.format != ImportFormat::Spool
+    {
         session.model_config.insert(
             crate::provider_thread::binding_key(agent),
             Value::String(imported.provider_session_id.clone()),
@@ -389,10 +418,25 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         crate::resume::stage_run(io, &mut batch, &run).await?;
     }
     match &loaded {
-        Some(old) => write_appended(&mut batch, old, &session, clock)?,
+        Some(old) => {
+            let tail = Tail {
+                newest_entry_at: Some(clock),
+                active_from,
+                ..Tail::of(old)
+            };
+            crate::session::write_record(&mut batch, old, &session, tail)?;
+        }
         None => {
             let mut lineage = BranchLineage::default();
-            if let Some(parent_key) = &request.parent_key {
+            // A Spool export's parent, when this database holds it.
+            let exported_parent = match imported.export.as_ref() {
+                Some(e) if request.parent_key.is_none() => match &e.lineage.parent_session_key {
+                    Some(p) if *p != request.key && load(io, p).await?.is_some() => Some(p.clone()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(parent_key) = request.parent_key.as_ref().or(exported_parent.as_ref()) {
                 let parent = crate::session::require(io, parent_key).await?;
                 lineage.parent_session_key = Some(parent_key.clone());
                 lineage.spawn_depth = parent.lineage.spawn_depth.saturating_add(1);
@@ -402,6 +446,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             }
             let tail = Tail {
                 lineage: &lineage,
+                active_from,
                 ..Tail::fresh(clock)
             };
             let record_key = keys::session(&session.key);
