@@ -340,8 +340,13 @@ fn test_export_of_a_compacted_session_is_the_original_transcript() {
     let lines = export(&db, KEY);
     let expected: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
     assert_eq!(message_ids(&lines), expected);
-    assert_eq!(lines.len(), n + 1, "the entries, then one summary");
-    assert!(lines[n]["summary"].is_object(), "{}", lines[n]);
+    assert_eq!(
+        lines.len(),
+        n + 2,
+        "the header, the entries, then one summary"
+    );
+    assert_eq!(lines[0]["session"]["key"], KEY, "{}", lines[0]);
+    assert!(lines[n + 1]["summary"].is_object(), "{}", lines[n + 1]);
 
     // --out writes the same lines to a file.
     let file = dir.path().join("out.jsonl");

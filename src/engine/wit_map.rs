@@ -272,7 +272,7 @@ macro_rules! wit_map {
                 key, session_id, forked_from, lifecycle_capabilities, latest_turn, active_turn,
             };
             record $crate::provider_fork::capabilities::ForkProjection => Projection { sessions, probes };
-            enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex };
+            enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex, Spool };
             record $crate::import::ImportedEntry => ImportedEntry {
                 message_id, parent_message_id, role, content, created_at, tool_calls as json,
                 tool_call_id, turn_usage,

@@ -1,4 +1,5 @@
-//! `spool import claude-code|codex PATH…`: import real agent transcripts.
+//! `spool import claude-code|codex|spool PATH…`: import real agent transcripts, or
+//! Spool's own exports (each under its exported key, see [`spool::import::parse_spool`]).
 //!
 //! The host only finds, reads and slices files and prints what happened; parsing (which
 //! lines become which entries, branches, cut-off tails) and writing (idempotence by
@@ -56,6 +57,9 @@ pub(crate) enum ImportCommand {
     ClaudeCode(ImportArgs),
     /// Import Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
     Codex(ImportArgs),
+    /// Import Spool's own exports (`spool export KEY --out FILE`), each under its
+    /// exported key.
+    Spool(ImportArgs),
 }
 
 /// The files to import and the output format.
@@ -189,6 +193,7 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
     let (format, args) = match command {
         ImportCommand::ClaudeCode(args) => (ImportFormat::ClaudeCode, args),
         ImportCommand::Codex(args) => (ImportFormat::Codex, args),
+        ImportCommand::Spool(args) => (ImportFormat::Spool, args),
     };
     let progress = std::io::stderr().is_terminal();
     let mut files = Vec::new();
@@ -401,7 +406,11 @@ fn import_one(
     written: &Written,
     bar: &ProgressBar,
 ) -> SessionReport {
-    let (key, key_note) = session_key(format, &session.provider_session_id);
+    // A Spool export goes back under its own key.
+    let (key, key_note) = match &session.export {
+        Some(export) => (export.session.key.clone(), None),
+        None => session_key(format, &session.provider_session_id),
+    };
     let entries = std::mem::take(&mut session.entries);
     let mut report = SessionReport {
         key: key.clone(),
