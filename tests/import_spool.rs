@@ -301,7 +301,7 @@ fn test_spool_export_parses_every_entry_field_and_summary() {
     let original = session(&src, KEY);
     assert_eq!(parsed.provider_session_id, original.session_id);
     assert_eq!(parsed.model, original.model);
-    assert_eq!(parsed.title.as_deref(), Some("Fix the parser"));
+    assert_eq!(parsed.title, None, "the title is in the exported metadata");
     let entries = canonical(&src, KEY);
     assert_eq!(parsed.entries.len(), entries.len());
     for (imported, entry) in parsed.entries.iter().zip(&entries) {
@@ -323,7 +323,7 @@ fn test_spool_export_parses_every_entry_field_and_summary() {
             .map(|e| e.attachments.len() as u64)
             .sum::<u64>()
     );
-    let export = parsed.export.as_ref().expect("the header");
+    let export = parsed.exported.as_ref().expect("the header");
     assert_eq!(export.session, original);
     let stored = summaries(&src, KEY);
     assert_eq!(
@@ -456,7 +456,7 @@ fn test_an_export_without_a_header_imports_its_entries_and_summaries() {
         parsed.provider_session_id, "sess-src",
         "the summaries' identity"
     );
-    assert!(parsed.export.is_none());
+    assert!(parsed.exported.is_none());
     assert_eq!(parsed.entries.len(), canonical(&src, KEY).len());
     let dst = MemoryStorage::new();
     import_into(&dst, "import:spool:sess-src", &legacy, 1000);

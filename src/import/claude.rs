@@ -316,7 +316,7 @@ fn split_branches(log: &mut ImportedLog, id: &str, meta: &Meta, nodes: Vec<Node>
         spawned_by: None,
         title: None,
         entries,
-        export: None,
+        exported: None,
     };
     let main: Vec<usize> = main.into_iter().collect();
     log.sessions

@@ -42,7 +42,7 @@ pub fn parse_codex(text: &str) -> ImportedLog {
         spawned_by: None,
         title: None,
         entries: Vec::new(),
-        export: None,
+        exported: None,
     };
     // The entry a `token_count` belongs to: the last assistant entry without usage.
     let mut usage_target: Option<usize> = None;

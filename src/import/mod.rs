@@ -199,7 +199,7 @@ pub struct ImportedSession {
     /// For a Spool export: the exported session's record, lineage and summaries, which
     /// [`import_session`] restores.
     #[serde(default)]
-    pub export: Option<Box<ImportedExport>>,
+    pub exported: Option<Box<ImportedExport>>,
 }
 
 /// What a Spool export holds beyond its entries.

@@ -1,7 +1,7 @@
 //! Spool's own export (`spool export KEY`, [`crate::export`]) read back: one session
 //! with every entry field the export holds (message id, role, content, time, token
 //! count, tool calls, tool call id, turn id, usage with cache tokens, tool status,
-//! reasoning, attachments, kind), and in [`ImportedSession::export`] the session record,
+//! reasoning, attachments, kind), and in [`ImportedSession::exported`] the session record,
 //! its lineage and its compaction summaries, each with the entries it archived, which
 //! [`super::import_session`] restores.
 //!
@@ -61,10 +61,6 @@ pub fn parse_spool(text: &str) -> ImportedLog {
     };
     let model = session.and_then(|s| s.model.clone());
     let started_at = session.map_or(0, |s| s.created_at);
-    let title = session
-        .and_then(|s| s.metadata.get("title"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
     let export = header.map(|h| {
         Box::new(ImportedExport {
             unaccounted: unaccounted(&h.session, &entries),
@@ -83,9 +79,10 @@ pub fn parse_spool(text: &str) -> ImportedLog {
         started_at,
         fork_of: None,
         spawned_by: None,
-        title,
+        // The title is in the exported metadata, which the import restores whole.
+        title: None,
         entries: entries.into_iter().map(imported).collect(),
-        export,
+        exported: export,
     });
     log
 }

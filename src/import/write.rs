@@ -150,6 +150,13 @@ fn fit(entry: &super::ImportedEntry) -> Result<(AppendRequest, Option<String>), 
 /// task `import`) and binds it as the session's `<agent>_thread_id`, so resume selection
 /// and thread plans can use it. A branch session (`fork_of`) gets neither. Importing the
 /// same session again writes nothing.
+///
+/// A Spool export ([`super::ImportedSession::exported`]) gets no run row or binding of
+/// its own; a session it creates takes the exported record's fields (see
+/// `restore::adopt`) and is linked to the exported parent key when this database holds
+/// that session; and a session it created (in this call or an earlier one) takes each
+/// exported compaction, in order, once the entries it archived are written: the same
+/// summary record (under this session's identity), the same active/archived split.
 pub fn import_session(
     workspace: &str,
     request: ImportRequest,
@@ -266,7 +273,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             if start > 0 { start } else { now_ms },
         ),
     };
-    if let (true, Some(export)) = (created, &imported.export) {
+    if let (true, Some(export)) = (created, &imported.exported) {
         super::restore::adopt(&mut session, export);
     }
     let sid = session.session_id.clone();
@@ -333,7 +340,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let sanitized_provider_session_id = sanitized.then(|| provider_id.clone());
     let mut active_from = loaded.as_ref().and_then(|l| l.active_from);
     let mut restored = false;
-    if let Some(export) = &imported.export
+    if let Some(export) = &imported.exported
         && super::restore::owns(&session, created, &provider_id)
     {
         let from = super::restore::compactions(
@@ -384,7 +391,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         "version": imported.version,
         "git_branch": imported.git_branch,
     });
-    if let Some(export) = &imported.export {
+    if let Some(export) = &imported.exported {
         super::restore::note(&mut record, export);
     }
     session.metadata.insert("import".into(), record);
@@ -429,7 +436,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         None => {
             let mut lineage = BranchLineage::default();
             // A Spool export's parent, when this database holds it.
-            let exported_parent = match imported.export.as_ref() {
+            let exported_parent = match imported.exported.as_ref() {
                 Some(e) if request.parent_key.is_none() => match &e.lineage.parent_session_key {
                     Some(p) if *p != request.key && load(io, p).await?.is_some() => Some(p.clone()),
                     _ => None,

@@ -407,7 +407,7 @@ fn import_one(
     bar: &ProgressBar,
 ) -> SessionReport {
     // A Spool export goes back under its own key.
-    let (key, key_note) = match &session.export {
+    let (key, key_note) = match &session.exported {
         Some(export) => (export.session.key.clone(), None),
         None => session_key(format, &session.provider_session_id),
     };
