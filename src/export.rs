@@ -122,7 +122,10 @@ pub fn markdown_title(session: &Session, lineage: &BranchLineage) -> String {
     }
     let mut facts = vec![
         format!("- Model: {}", session.model.as_deref().unwrap_or("unknown")),
-        format!("- Status: {:?}", session.status).to_lowercase(),
+        format!(
+            "- Status: {}",
+            format!("{:?}", session.status).to_lowercase()
+        ),
         format!("- Created: {}", format_time(session.created_at)),
         format!("- Updated: {}", format_time(session.updated_at)),
     ];

@@ -536,4 +536,5 @@ fn test_markdown_collapses_tool_calls_and_marks_errors_reasoning_attachments_sum
     let title = markdown_title(&session(&src, KEY), &Default::default());
     assert!(title.starts_with("# agent:main:main\n"));
     assert!(title.contains("- Model: claude-sonnet-4-5"));
+    assert!(title.contains("- Status: done"));
 }

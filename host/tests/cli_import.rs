@@ -29,12 +29,16 @@ fn branch_key() -> String {
     format!("import:claude_code:{CLAUDE_ID}@u4")
 }
 
-/// The lines of `spool export KEY` as JSON values.
+/// The lines of `spool export KEY` after its header (the session under KEY), as JSON
+/// values.
 fn export(db: &Path, key: &str) -> Vec<Value> {
-    ok(db, &["export", key])
+    let mut lines: Vec<Value> = ok(db, &["export", key])
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
+        .collect();
+    let header = lines.remove(0);
+    assert_eq!(header["session"]["key"], key, "{header}");
+    lines
 }
 
 fn message_ids(lines: &[Value]) -> Vec<String> {
@@ -340,13 +344,8 @@ fn test_export_of_a_compacted_session_is_the_original_transcript() {
     let lines = export(&db, KEY);
     let expected: Vec<String> = (0..n).map(|i| format!("m{i}")).collect();
     assert_eq!(message_ids(&lines), expected);
-    assert_eq!(
-        lines.len(),
-        n + 2,
-        "the header, the entries, then one summary"
-    );
-    assert_eq!(lines[0]["session"]["key"], KEY, "{}", lines[0]);
-    assert!(lines[n + 1]["summary"].is_object(), "{}", lines[n + 1]);
+    assert_eq!(lines.len(), n + 1, "the entries, then one summary");
+    assert!(lines[n]["summary"].is_object(), "{}", lines[n]);
 
     // --out writes the same lines to a file.
     let file = dir.path().join("out.jsonl");

@@ -143,8 +143,11 @@ fn transcript_lines(
             (Format::Markdown, ExportLine::Summary(summary)) => Ok(markdown_summary(summary)),
         }
     };
+    // The first page is read before anything is written: a transcript that cannot be
+    // read writes nothing.
+    let pages = crate::cli::pages(spool, key, Transcript::Canonical)?;
     emit(render(ExportLine::Header(&session, &lineage))?)?;
-    for page in crate::cli::pages(spool, key, Transcript::Canonical)? {
+    for page in pages {
         for entry in page? {
             emit(render(ExportLine::Entry(&entry))?)?;
         }
