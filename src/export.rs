@@ -15,9 +15,11 @@
 //!
 //! **Markdown** ([`markdown_title`], [`markdown_entry`], [`markdown_summary`]): a
 //! readable transcript: a title (key, model, status, times), one section per entry
-//! (role, time), tool calls and tool results collapsed in `<details>`, failed and
-//! cancelled tool results marked in their heading, reasoning and attachments as size
-//! markers (their text and bytes are not written), compaction summaries marked.
+//! (role, time, kind), user and assistant text as Markdown, system, context and command
+//! entries verbatim in a code block, tool calls and tool results collapsed in
+//! `<details>`, failed and cancelled tool results marked in their heading, reasoning and
+//! attachments as size markers (their text and bytes are not written), then the
+//! compaction summaries, marked.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -186,6 +188,13 @@ pub fn markdown_entry(entry: &Entry) -> String {
         ));
         out.push_str(&fenced("", &entry.content));
         out.push_str("\n</details>\n\n");
+    } else if entry.role == Role::System || entry.kind.is_some() {
+        // Instructions, environment blocks and command output are often tag-like text a
+        // Markdown viewer would hide: shown as is.
+        if !entry.content.is_empty() {
+            out.push_str(&fenced("", &entry.content));
+            out.push('\n');
+        }
     } else if !entry.content.is_empty() {
         out.push_str(entry.content.trim_end_matches('\n'));
         out.push_str("\n\n");

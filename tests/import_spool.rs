@@ -528,6 +528,10 @@ fn test_markdown_collapses_tool_calls_and_marks_errors_reasoning_attachments_sum
     assert!(!markdown_entry(by_id("r1a")).contains("❌"));
     let context = markdown_entry(by_id("c1"));
     assert!(context.contains("· context"));
+    assert!(
+        context.contains("```\n<environment cwd=/home/dev/acme turn=1>\n```"),
+        "tag-like context text is shown verbatim: {context}"
+    );
     assert!(context.contains("attachment: image, image/png, 4097 bytes"));
     let summary = &summaries(&src, KEY)[0];
     let marked = markdown_summary(summary);

@@ -9,6 +9,8 @@
 //! - A PATH is a file, or a directory searched recursively for `*.jsonl` (symlinked
 //!   directories are not followed); files are imported in PATH order, each directory's
 //!   files in path order, each file once.
+//! - A Spool export is written under its exported key (one without a header, written
+//!   before exports had one, under `import:spool:<its identity>`).
 //! - Each parsed session is written under `import:<agent type>:<provider session id>`
 //!   (a provider id that is too long or holds characters other than ASCII letters,
 //!   digits, `-`, `_`, `.` and `@` is reduced to those, cut, and suffixed with a hash
