@@ -350,7 +350,7 @@ fn test_spool_export_parses_every_entry_field_and_summary() {
 fn test_export_then_import_restores_entries_summaries_split_and_session() {
     let src = source();
     let text = export(&src, KEY);
-    for slice in [1000, 4] {
+    for slice in [1000, 7, 4, 1] {
         let dst = MemoryStorage::new();
         let outcomes = import_into(&dst, KEY, &text, slice);
         assert!(outcomes[0].created);
