@@ -39,6 +39,7 @@
 mod branch;
 pub mod compaction;
 mod engine;
+pub mod export;
 pub mod import;
 pub mod provider_fork;
 pub mod provider_thread;

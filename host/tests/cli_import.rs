@@ -33,12 +33,16 @@ fn sub_agent_key() -> String {
     format!("import:claude_code:{CLAUDE_ID}@s1")
 }
 
-/// The lines of `spool export KEY` as JSON values.
+/// The lines of `spool export KEY` after its header (the session under KEY), as JSON
+/// values.
 fn export(db: &Path, key: &str) -> Vec<Value> {
-    ok(db, &["export", key])
+    let mut lines: Vec<Value> = ok(db, &["export", key])
         .lines()
         .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
+        .collect();
+    let header = lines.remove(0);
+    assert_eq!(header["session"]["key"], key, "{header}");
+    lines
 }
 
 fn message_ids(lines: &[Value]) -> Vec<String> {

@@ -19,7 +19,7 @@ mod types;
 pub use coverage::{Coverage, check};
 pub use obligations::{Obligation, ObligationKind, extract};
 pub use ops::MAX_PREPARED_INPUT_BYTES;
-pub(crate) use ops::{boundaries_of, repair_key, repairs, summaries_of, summary_key};
+pub(crate) use ops::{Boundary, boundaries_of, repair_key, repairs, summaries_of, summary_key};
 pub use ops::{
     canonical_transcript, commit_compaction, compact, compaction_preimage,
     list_degraded_compactions, list_summaries, persist_compaction_result, prepare_compaction,

@@ -277,18 +277,20 @@ macro_rules! wit_map {
                 key, session_id, forked_from, lifecycle_capabilities, latest_turn, active_turn,
             };
             record $crate::provider_fork::capabilities::ForkProjection => Projection { sessions, probes };
-            enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex };
+            enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex, Spool };
             record $crate::import::ImportedEntry => ImportedEntry {
                 message_id, parent_message_id, role, content, created_at, tool_calls as json,
                 tool_call_id, turn_usage, tool_status, reasoning, attachments, kind,
+                token_count, turn_id,
             };
+            json Box<$crate::import::ImportedExport>;
             record $crate::import::ImportedSpawn => ImportedSpawn { provider_session_id, tool_call_id };
             record $crate::import::ImportedFork => ImportedFork {
                 provider_session_id, after_message_id,
             };
             record $crate::import::ImportedSession => ImportedSession {
                 provider_session_id, cwd, model, version, git_branch, started_at, fork_of,
-                spawned_by, title, entries,
+                spawned_by, title, exported, entries,
             };
             record $crate::import::ImportRequest => ImportRequest {
                 key, session_id, format, session, parent_key,

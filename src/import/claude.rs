@@ -874,6 +874,7 @@ fn split_sessions(log: &mut ImportedLog, read: &mut Read) {
                 fork_of,
                 spawned_by: if b == 0 { spawned_by.clone() } else { None },
                 title,
+                exported: None,
                 entries,
             });
         }

@@ -117,6 +117,7 @@ pub fn parse_codex(text: &str) -> ImportedLog {
             fork_of: None,
             spawned_by: None,
             title: None,
+            exported: None,
             entries: Vec::new(),
         },
         usage_target: None,

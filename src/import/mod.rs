@@ -1,5 +1,5 @@
 //! Importers for real agent transcripts: Claude Code session logs and Codex rollouts
-//! (JSON Lines). Parsing is a pure function from the file's text to an
+//! (JSON Lines), and Spool's own export (`spool export KEY`, [`crate::export`]). Parsing is a pure function from the file's text to an
 //! [`ImportedLog`]; [`import_session`] writes one parsed session, idempotently (an entry
 //! whose message id the session already holds is skipped), so importing the same file
 //! twice — or a longer version of it — adds only what is new.
@@ -21,6 +21,8 @@
 mod claude;
 mod codex;
 mod plan;
+mod restore;
+mod spool;
 mod time;
 mod write;
 
@@ -29,11 +31,13 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
+use crate::compaction::Summary;
+use crate::types::{Attachment, BranchLineage, EntryKind, Role, Session, ToolStatus, TurnUsage};
 
 pub use claude::{parse_claude_code, parse_claude_code_files};
 pub use codex::parse_codex;
 pub use plan::{ImportPlan, MAX_PROVIDER_ID_BYTES, PlannedLink, PlannedSession, plan, session_key};
+pub use spool::parse_spool;
 pub use time::parse_rfc3339_ms;
 pub use write::{
     AdjustedEntry, ImportOutcome, ImportRequest, MAX_IMPORT_ENTRIES, MAX_IMPORT_SLICE_BYTES,
@@ -77,6 +81,8 @@ pub enum ImportFormat {
     ClaudeCode,
     /// Codex rollout JSONL (`~/.codex/sessions/YYYY/MM/DD/rollout-….jsonl`).
     Codex,
+    /// Spool's own export (`spool export KEY`): a header, the entries, the summaries.
+    Spool,
 }
 
 impl ImportFormat {
@@ -85,6 +91,7 @@ impl ImportFormat {
         match self {
             ImportFormat::ClaudeCode => "claude_code",
             ImportFormat::Codex => "codex",
+            ImportFormat::Spool => "spool",
         }
     }
 }
@@ -94,6 +101,7 @@ pub fn parse(format: ImportFormat, text: &str) -> ImportedLog {
     match format {
         ImportFormat::ClaudeCode => parse_claude_code(text),
         ImportFormat::Codex => parse_codex(text),
+        ImportFormat::Spool => parse_spool(text),
     }
 }
 
@@ -133,6 +141,12 @@ pub struct ImportedEntry {
     /// What the message is when it is not a plain one of its role.
     #[serde(default)]
     pub kind: Option<EntryKind>,
+    /// The token count its writer reported (a Spool export's `token_count`).
+    #[serde(default)]
+    pub token_count: Option<u64>,
+    /// The turn it belongs to (a Spool export's `turn_id`).
+    #[serde(default)]
+    pub turn_id: Option<String>,
 }
 
 impl ImportedEntry {
@@ -156,6 +170,8 @@ impl ImportedEntry {
             reasoning: None,
             attachments: Vec::new(),
             kind: None,
+            token_count: None,
+            turn_id: None,
         }
     }
 }
@@ -176,6 +192,8 @@ impl From<crate::types::Entry> for ImportedEntry {
             reasoning: e.reasoning,
             attachments: e.attachments,
             kind: e.kind,
+            token_count: e.token_count,
+            turn_id: e.turn_id,
         }
     }
 }
@@ -210,6 +228,58 @@ pub struct ImportedSession {
     pub title: Option<String>,
     /// The entries, in log order.
     pub entries: Vec<ImportedEntry>,
+    /// For a Spool export: the exported session's record, lineage and summaries, which
+    /// [`import_session`] restores.
+    #[serde(default)]
+    pub exported: Option<Box<ImportedExport>>,
+}
+
+/// What a Spool export holds beyond its entries.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedExport {
+    /// The exported session's record, as it was (its key, identity, status, model,
+    /// configuration, metadata, counters and costs).
+    pub session: Session,
+    /// Its lineage (parent key, fork point), as it was.
+    #[serde(default)]
+    pub lineage: BranchLineage,
+    /// Its compaction summaries, oldest first, each with the entries it archived.
+    #[serde(default)]
+    pub summaries: Vec<ImportedSummary>,
+    /// What the session's usage counters hold beyond what its entries account for
+    /// (usage recorded apart from entries): added once, when the import creates the
+    /// session.
+    #[serde(default)]
+    pub unaccounted: Unaccounted,
+}
+
+/// A compaction summary of a Spool export and the part of the transcript it archived.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ImportedSummary {
+    /// The summary record, as it was.
+    pub summary: Summary,
+    /// The newest entry it archived (entries up to and including it are archived once
+    /// it is restored); `None` when the export does not hold that entry.
+    #[serde(default)]
+    pub through_message_id: Option<String>,
+    /// How many of the export's entries it archived (after the previous one's).
+    #[serde(default)]
+    pub archived: u64,
+}
+
+/// Usage counters of an exported session not accounted for by its entries.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unaccounted {
+    /// Of `input_tokens`.
+    pub input_tokens: u64,
+    /// Of `output_tokens`.
+    pub output_tokens: u64,
+    /// Of `cache_read`.
+    pub cache_read: u64,
+    /// Of `cache_write`.
+    pub cache_write: u64,
+    /// Of `total_tokens`.
+    pub total_tokens: u64,
 }
 
 /// Where a branch leaves the session it forks.

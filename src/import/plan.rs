@@ -112,7 +112,11 @@ pub fn plan(format: ImportFormat, sessions: Vec<ImportedSession>) -> Vec<Planned
     let mut planned: Vec<PlannedSession> = Vec::with_capacity(sessions.len());
     let key_of = |id: &str| session_key(format, id).0;
     for session in &sessions {
-        let (key, key_note) = session_key(format, &session.provider_session_id);
+        // A Spool export goes back under its own key.
+        let (key, key_note) = match &session.exported {
+            Some(export) => (export.session.key.clone(), None),
+            None => session_key(format, &session.provider_session_id),
+        };
         let (link, link_note) = if let Some(fork) = &session.fork_of {
             match sessions
                 .iter()
@@ -212,6 +216,7 @@ mod tests {
             fork_of: None,
             spawned_by: None,
             title: None,
+            exported: None,
             entries: entries
                 .iter()
                 .map(|m| ImportedEntry::new(*m, Role::User, String::new(), 0))

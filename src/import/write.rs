@@ -8,7 +8,7 @@ use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::resume::rules::RunRecord;
-use crate::session::{Loaded, Stored, Tail, load, write_appended};
+use crate::session::{Loaded, Stored, Tail, load};
 use crate::storage::Batch;
 use crate::storage::keys;
 use crate::storage::record;
@@ -163,6 +163,14 @@ fn fit(entry: &super::ImportedEntry) -> Result<(AppendRequest, Option<String>), 
 /// output and cache counters move by the difference (never below 0): a log re-imported
 /// after it grew gives the same figures as a fresh import. An entry held only in a
 /// branch's shared history is not rewritten.
+///
+/// A Spool export ([`super::ImportedSession::exported`]) gets no run row or binding of
+/// its own; a session it creates takes the exported record's fields (see
+/// `restore::adopt`), status included, and is linked to the exported parent key when this
+/// database holds that session; and a session it created (in this call or an earlier one)
+/// takes each exported compaction, in order, once the entries it archived are written:
+/// the same summary record (under this session's identity), the same active/archived
+/// split.
 pub fn import_session(
     workspace: &str,
     request: ImportRequest,
@@ -234,11 +242,11 @@ impl From<super::ImportedEntry> for AppendRequest {
         AppendRequest {
             role: e.role,
             content: e.content,
-            token_count: None,
+            token_count: e.token_count,
             message_id: Some(e.message_id),
             tool_calls: e.tool_calls,
             tool_call_id: e.tool_call_id,
-            turn_id: None,
+            turn_id: e.turn_id,
             turn_usage: e.turn_usage,
             tool_status: e.tool_status,
             reasoning: e.reasoning,
@@ -279,6 +287,9 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             if start > 0 { start } else { now_ms },
         ),
     };
+    if let (true, Some(export)) = (created, &imported.exported) {
+        super::restore::adopt(&mut session, export);
+    }
     let sid = session.session_id.clone();
     // Entries only ever move forward in time: start from the session's entry clock.
     let mut clock = match &loaded {
@@ -291,6 +302,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let mut seen = std::collections::BTreeSet::new();
     let mut adjusted = Vec::new();
     let mut usage_updated = 0u64;
+    let mut positions = std::collections::BTreeMap::new();
     for entry in &imported.entries {
         let (append, note) = match fit(entry) {
             Ok(fitted) => fitted,
@@ -325,13 +337,14 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             continue;
         }
         let before = session.updated_at;
-        stage_entry(
+        let (written, _) = stage_entry(
             &mut staged,
             &mut session,
             &mut clock,
             append,
             entry.created_at,
         )?;
+        positions.insert(written.message_id, (written.created_at, written.id));
         if let Some(reason) = note {
             adjusted.push(AdjustedEntry {
                 message_id: entry.message_id.clone(),
@@ -350,7 +363,25 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         && imported.title.as_ref().is_none_or(|t| {
             session.metadata.get("title").and_then(Value::as_str) == Some(t.as_str())
         });
-    if count == 0 && usage_updated == 0 && !first_import && unchanged {
+    let mut active_from = loaded.as_ref().and_then(|l| l.active_from);
+    let mut restored = false;
+    if let Some(export) = &imported.exported
+        && super::restore::owns(&session, created, &provider_id)
+    {
+        let from = super::restore::compactions(
+            io,
+            export,
+            loaded.as_ref(),
+            &mut session,
+            &positions,
+            &mut staged,
+        )
+        .await?;
+        restored = from.is_some();
+        active_from = from.or(active_from);
+        session.updated_at = session.updated_at.max(export.session.updated_at);
+    }
+    if count == 0 && usage_updated == 0 && !first_import && unchanged && !restored {
         return Ok(ImportOutcome {
             created,
             imported: 0,
@@ -371,7 +402,8 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     }
     // A log is the record of a run that happened: the session it first imports into is `done`,
     // ended at its newest entry, and stays so (ending later) as the log grows.
-    if first_import || session.status == SessionStatus::Done {
+    // A Spool export keeps the status it was exported with.
+    if imported.exported.is_none() && (first_import || session.status == SessionStatus::Done) {
         session.status = SessionStatus::Done;
         session.ended_at = Some(session.updated_at);
         session.runtime_ms = Some(session.updated_at.saturating_sub(session.created_at));
@@ -381,7 +413,12 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let mut batch = Batch::default();
     // Only the log's own session can be resumed by its id: not a rewind's branch, not a
     // sub-agent's session.
-    if imported.fork_of.is_none() && imported.spawned_by.is_none() && !sanitized {
+    // Nor a Spool export's: its bindings came with its configuration.
+    if imported.fork_of.is_none()
+        && imported.spawned_by.is_none()
+        && !sanitized
+        && request.format != ImportFormat::Spool
+    {
         session.model_config.insert(
             crate::provider_thread::binding_key(agent),
             Value::String(imported.provider_session_id.clone()),
@@ -402,10 +439,25 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         crate::resume::stage_run(io, &mut batch, &run).await?;
     }
     match &loaded {
-        Some(old) => write_appended(&mut batch, old, &session, clock)?,
+        Some(old) => {
+            let tail = Tail {
+                newest_entry_at: Some(clock),
+                active_from,
+                ..Tail::of(old)
+            };
+            crate::session::write_record(&mut batch, old, &session, tail)?;
+        }
         None => {
             let mut lineage = BranchLineage::default();
-            if let Some(parent_key) = &request.parent_key {
+            // A Spool export's parent, when this database holds it.
+            let exported_parent = match imported.exported.as_ref() {
+                Some(e) if request.parent_key.is_none() => match &e.lineage.parent_session_key {
+                    Some(p) if *p != request.key && load(io, p).await?.is_some() => Some(p.clone()),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(parent_key) = request.parent_key.as_ref().or(exported_parent.as_ref()) {
                 let parent = crate::session::require(io, parent_key).await?;
                 lineage.parent_session_key = Some(parent_key.clone());
                 lineage.spawn_depth = parent.lineage.spawn_depth.saturating_add(1);
@@ -415,6 +467,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             }
             let tail = Tail {
                 lineage: &lineage,
+                active_from,
                 ..Tail::fresh(clock)
             };
             let record_key = keys::session(&session.key);
@@ -449,7 +502,7 @@ fn import_metadata(request: &ImportRequest) -> Value {
         spawn.provider_session_id = recorded_id(&spawn.provider_session_id).0;
         spawn
     });
-    json!({
+    let mut record = json!({
         "format": request.format,
         "provider_session_id": recorded_id(&imported.provider_session_id).0,
         "fork_of": fork_of,
@@ -457,7 +510,11 @@ fn import_metadata(request: &ImportRequest) -> Value {
         "cwd": imported.cwd,
         "version": imported.version,
         "git_branch": imported.git_branch,
-    })
+    });
+    if let Some(export) = &imported.exported {
+        super::restore::note(&mut record, export);
+    }
+    record
 }
 
 /// Rewrites the stored entry at `position` of the session's own identity (active or

@@ -418,13 +418,14 @@ export interface ProjectedSession {
 /** A fork projection and the probes it still needs. */
 export interface ForkProjection { sessions: ProjectedSession[]; probes: ProbeRequest[]; }
 /** Which agent wrote a log. */
-export type ImportFormat = "claude_code" | "codex";
+export type ImportFormat = "claude_code" | "codex" | "spool";
 /** One transcript entry read from a log. */
 export interface ImportedEntry {
   message_id: string; parent_message_id: string | null; role: Role; content: string;
   created_at: number; tool_calls: unknown | null; tool_call_id: string | null;
   turn_usage: TurnUsage | null; tool_status: ToolStatus | null; reasoning: string | null;
-  attachments: Attachment[]; kind: EntryKind | null;
+  attachments: Attachment[]; kind: EntryKind | null; token_count: number | null;
+  turn_id: string | null;
 }
 /** The session that spawned a sub-agent's session. */
 export interface ImportedSpawn { provider_session_id: string; tool_call_id: string | null; }
@@ -435,7 +436,8 @@ export interface ImportedSession {
   provider_session_id: string; cwd: string | null; model: string | null;
   version: string | null; git_branch: string | null; started_at: number;
   fork_of: ImportedFork | null; spawned_by: ImportedSpawn | null; title: string | null;
-  entries: ImportedEntry[];
+  /** For a Spool export: the exported session record, lineage and compactions. */
+  exported: unknown | null; entries: ImportedEntry[];
 }
 /** What `parseImport` read from a log. */
 export interface ImportedLog {

@@ -1,13 +1,15 @@
-//! `spool export KEY`: the canonical transcript of a session as JSON Lines, or with
-//! `--archive` its reset archives.
+//! `spool export KEY`: a session as JSON Lines (a header with the session record and
+//! its lineage, the canonical transcript, the summaries: what `spool import spool FILE`
+//! reads back) or as a readable Markdown transcript, or with `--archive` its reset
+//! archives. The lines and sections are the core's ([`spool::export`]).
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde::Serialize;
-use serde_json::json;
+use spool::export::{ExportLine, markdown_entry, markdown_summary, markdown_title};
 use spool_host::{Error, Spool, Transcript};
 
 use crate::cli::not_found;
@@ -17,10 +19,15 @@ use crate::cli::not_found;
 pub(crate) struct ExportArgs {
     /// The session key.
     key: String,
-    /// Write JSON Lines: one entry per line, then one `{"summary": …}` line per
-    /// compaction summary (the default, and today the only format).
-    #[arg(long)]
+    /// Write JSON Lines (the same as `--format json-lines`, the default).
+    #[arg(long, conflicts_with = "format")]
     json_lines: bool,
+    /// `json-lines`: a `{"spool_export": 1, "session": …, "lineage": …}` header, one
+    /// entry per line, then one `{"summary": …}` line per compaction summary (what
+    /// `spool import spool FILE` reads back). `markdown`: a readable transcript, tool
+    /// calls collapsed, failed tool results marked.
+    #[arg(long, value_enum, default_value_t = Format::JsonLines)]
+    format: Format,
     /// Export the reset archives of KEY from the archive directory instead (one archive
     /// per line, oldest first, newest last).
     #[arg(long)]
@@ -30,7 +37,16 @@ pub(crate) struct ExportArgs {
     out: Option<PathBuf>,
 }
 
-/// `spool export KEY [--archive] [--out FILE]`. The transcript is written page by page
+/// The format of an export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// JSON Lines.
+    JsonLines,
+    /// Markdown.
+    Markdown,
+}
+
+/// `spool export KEY [--format F] [--archive] [--out FILE]`. The transcript is written page by page
 /// (a session of any size in bounded memory); a file is written beside its place,
 /// synced, then renamed into place, so it is complete or absent.
 pub(crate) fn run(spool: &mut Spool, args: &ExportArgs) -> Result<(), Error> {
@@ -78,39 +94,66 @@ fn write(
             .map_err(&failed)
     };
     if args.archive {
+        if args.format == Format::Markdown {
+            return Err(Error::Spool {
+                code: "invalid_argument".into(),
+                message: "--archive exports JSON Lines only".into(),
+            });
+        }
         for line in archive_lines(spool, &args.key)? {
             emit(line)?;
         }
     } else {
-        transcript_lines(spool, &args.key, &mut emit)?;
+        transcript_lines(spool, &args.key, args.format, &mut emit)?;
     }
     out.flush().map_err(failed)
 }
 
-fn line(value: &impl Serialize) -> Result<String, Error> {
-    serde_json::to_string(value).map_err(|e| Error::Spool {
+fn json_error(e: &serde_json::Error) -> Error {
+    Error::Spool {
         code: "internal".into(),
         message: format!("cannot write JSON: {e}"),
-    })
+    }
 }
 
-/// The canonical transcript (entries compactions archived, then the active ones, in the
-/// order they were appended), then the summaries, each line to `emit` as it is read.
+fn line(value: &impl Serialize) -> Result<String, Error> {
+    serde_json::to_string(value).map_err(|e| json_error(&e))
+}
+
+/// The header (the session and its lineage) or title, the canonical transcript
+/// (entries compactions archived, then the active ones, in the order they were
+/// appended), then the summaries, each line or section to `emit` as it is read.
 fn transcript_lines(
     spool: &mut Spool,
     key: &str,
+    format: Format,
     emit: &mut impl FnMut(String) -> Result<(), Error>,
 ) -> Result<(), Error> {
-    if spool.get_session(key)?.is_none() {
+    let Some(session) = spool.get_session(key)? else {
         return Err(not_found(format!("session not found: {key}")));
-    }
-    for page in crate::cli::pages(spool, key, Transcript::Canonical)? {
+    };
+    let lineage = spool.lineage(key)?.node.lineage;
+    let render = |line: ExportLine<'_>| -> Result<String, Error> {
+        match (format, line) {
+            (Format::JsonLines, line) => line.to_json().map_err(|e| json_error(&e)),
+            (Format::Markdown, ExportLine::Header(session, lineage)) => {
+                Ok(markdown_title(session, lineage))
+            }
+            (Format::Markdown, ExportLine::Entry(entry)) => Ok(markdown_entry(entry)),
+            (Format::Markdown, ExportLine::Summary(summary)) => Ok(markdown_summary(summary)),
+        }
+    };
+    // The first page is read before anything is written: a transcript that cannot be
+    // read writes nothing.
+    let pages = crate::cli::pages(spool, key, Transcript::Canonical)?;
+    emit(render(ExportLine::Header(&session, &lineage))?)?;
+    for page in pages {
         for entry in page? {
-            emit(line(&entry)?)?;
+            emit(render(ExportLine::Entry(&entry))?)?;
         }
     }
     for summary in &spool.list_summaries(key)? {
-        emit(line(&json!({ "summary": summary }))?)?;
+        emit(render(ExportLine::Summary(summary))?)?;
     }
     Ok(())
 }

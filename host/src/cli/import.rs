@@ -1,4 +1,5 @@
-//! `spool import claude-code|codex PATH…`: import real agent transcripts.
+//! `spool import claude-code|codex|spool PATH…`: import real agent transcripts, or
+//! Spool's own exports (each under its exported key, see [`spool::import::parse_spool`]).
 //!
 //! The host only finds, reads and slices files and prints what happened; parsing (which
 //! lines become which entries, branches, cut-off tails) and writing (idempotence by
@@ -11,6 +12,8 @@
 //!   `subagents/`) last, each file once.
 //! - Which key each parsed session goes under and how it joins another is the core's
 //!   plan ([`spool::import::plan`]), the same in the browser.
+//! - A Spool export is written under its exported key (one without a header, written
+//!   before exports had one, under `import:spool:<its identity>`).
 //! - Each parsed session is written under `import:<agent type>:<provider session id>`
 //!   (a provider id that is too long or holds characters other than ASCII letters,
 //!   digits, `-`, `_`, `.` and `@` is reduced to those, cut, and suffixed with a hash
@@ -62,6 +65,9 @@ pub(crate) enum ImportCommand {
     ClaudeCode(ImportArgs),
     /// Import Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
     Codex(ImportArgs),
+    /// Import Spool's own exports (`spool export KEY --out FILE`), each under its
+    /// exported key.
+    Spool(ImportArgs),
 }
 
 /// The files to import and the output format.
@@ -209,6 +215,7 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
     let (format, args) = match command {
         ImportCommand::ClaudeCode(args) => (ImportFormat::ClaudeCode, args),
         ImportCommand::Codex(args) => (ImportFormat::Codex, args),
+        ImportCommand::Spool(args) => (ImportFormat::Spool, args),
     };
     let progress = std::io::stderr().is_terminal();
     let mut files = Vec::new();

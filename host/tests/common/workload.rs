@@ -493,6 +493,7 @@ pub fn import(
                 fork_of: None,
                 spawned_by: None,
                 title: None,
+                exported: None,
                 entries: slice,
             },
             parent_key: None,
