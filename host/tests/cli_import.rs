@@ -135,6 +135,18 @@ fn test_import_claude_code_project_dir_links_the_branch_and_reimport_adds_nothin
         ["u1", "a1", "a2", "a3", "u2", "a4", "u3", "u5", "y1", "a6"]
     );
     let meta = ok_json(&db, &["show", &branch_key(), "--json"]);
+    // Made by `branch` at the import's clock, it still takes the log's times: from its
+    // first own message (u5) to its newest (a6).
+    let at = |id: &str| {
+        branch
+            .iter()
+            .find(|l| l["message_id"] == id)
+            .map(|l| l["created_at"].clone())
+            .expect(id)
+    };
+    assert_eq!(meta["session"]["created_at"], at("u5"));
+    assert_eq!(meta["session"]["updated_at"], at("a6"));
+    assert_eq!(meta["session"]["ended_at"], at("a6"));
     assert_eq!(
         meta["session"]["metadata"]["import"]["fork_of"]["after_message_id"],
         "u3"

@@ -402,6 +402,14 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     }
     // A log is the record of a run that happened: the session it first imports into is `done`,
     // ended at its newest entry, and stays so (ending later) as the log grows.
+    // The session the log first goes into takes the log's times, also when it was made
+    // just before (a rewind's branch is created at the host's clock, then imported).
+    if first_import && imported.exported.is_none() {
+        if start > 0 {
+            session.created_at = session.created_at.min(start);
+        }
+        session.updated_at = clock.max(session.created_at);
+    }
     // A Spool export keeps the status it was exported with.
     if imported.exported.is_none() && (first_import || session.status == SessionStatus::Done) {
         session.status = SessionStatus::Done;

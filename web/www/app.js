@@ -381,7 +381,7 @@ async function importText(text, chosen) {
     throw new Error("This build of the engine has no planImport()/importSession().");
   }
   const format = chosen === "auto" ? detectFormat(text) : chosen;
-  if (!format) throw new Error("Cannot tell the format: choose Claude Code or Codex.");
+  if (!format) throw new Error("Cannot tell the format: choose Claude Code, Codex or a Spool export.");
   // The engine plans the import (keys, links, slices): this only follows it, like the CLI.
   const { log, sessions } = spool.planImport(format, text);
   const keys = [];

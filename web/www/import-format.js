@@ -1,7 +1,8 @@
-// Tells a Claude Code session log from a Codex rollout by the shape of its first lines.
+// Tells a Claude Code session log, a Codex rollout and a Spool export apart by the shape
+// of their first lines.
 // Only a hint for the format picker: parsing itself is the engine's `parseImport`.
 
-/** Returns "claude_code", "codex", or null when the first lines say neither. */
+/** Returns "claude_code", "codex", "spool", or null when the first lines say none. */
 export function detectFormat(text) {
   const lines = text.split("\n", 50);
   for (const line of lines) {
@@ -12,6 +13,8 @@ export function detectFormat(text) {
       continue;
     }
     if (!record || typeof record !== "object") continue;
+    // A Spool export starts with its header.
+    if ("spool_export" in record) return "spool";
     // Codex rollouts wrap every line as { timestamp, type, payload }.
     if ("payload" in record && ["session_meta", "response_item", "event_msg", "turn_context"].includes(record.type)) {
       return "codex";

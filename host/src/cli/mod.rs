@@ -101,8 +101,8 @@ Branches and provider forks:
 External agents (Codex, Claude Code, opencode):
   runs        Agent runs recorded for resume selection: list
   thread      Provider thread bindings: plan, commit-turn
-  import      Import Claude Code sessions or Codex rollouts
-  export      Export a transcript (or its reset archives) as JSON Lines
+  import      Import Claude Code sessions, Codex rollouts or Spool exports
+  export      Export a session as JSON Lines (re-importable) or Markdown
 
 Other:
   demo         Run a scripted coding-agent session and show each step
@@ -128,7 +128,8 @@ Examples:
   spool resume select --agent codex --project p1  which thread a new task resumes
   spool import claude-code ~/.claude/projects/-home-me-myproject/
   spool import codex ~/.codex/sessions/
-  spool export agent:main:main > transcript.jsonl
+  spool export agent:main:main --out session.jsonl   then: spool import spool session.jsonl
+  spool export agent:main:main --format markdown > transcript.md
   spool --db ~/agents.db --workspace team list --json
   spool completions bash > ~/.local/share/bash-completion/completions/spool
 
@@ -408,15 +409,19 @@ enum Command {
         #[arg(value_name = "JSON", value_parser = parse_call)]
         command: Call,
     },
-    /// Import Claude Code session logs or Codex rollouts: `claude-code PATH…`,
-    /// `codex PATH…` (files, or directories searched recursively for `*.jsonl`).
+    /// Import Claude Code session logs, Codex rollouts or Spool's own exports:
+    /// `claude-code PATH…`, `codex PATH…`, `spool PATH…` (files, or directories searched
+    /// recursively for `*.jsonl`).
     ///
-    /// Each session goes under `import:<agent>:<provider session id>`; importing again
-    /// adds only new entries. Exit status 1 when a file cannot be read or imported.
+    /// Each session goes under `import:<agent>:<provider session id>` (an export under
+    /// its exported key); importing again adds only new entries. Exit status 1 when a
+    /// file cannot be read or imported.
     #[command(subcommand)]
     Import(import::ImportCommand),
-    /// Export the canonical transcript of KEY as JSON Lines (one entry per line, then
-    /// one `{"summary": …}` line per summary), or with `--archive` its reset archives.
+    /// Export the session under KEY: as JSON Lines (a header with the session record and
+    /// lineage, one entry per line, one `{"summary": …}` line per summary; `spool import
+    /// spool` reads it back), as Markdown (`--format markdown`), or with `--archive` its
+    /// reset archives.
     Export(export::ExportArgs),
     /// Write the embedded Spool WebAssembly component to PATH (or stdout).
     Component {
