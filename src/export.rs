@@ -73,10 +73,15 @@ impl ExportLine<'_> {
 /// `ms` since the Unix epoch as an RFC 3339 UTC time to the second
 /// (`2025-10-17T09:00:00Z`).
 pub fn format_time(ms: u64) -> String {
+    let [year, month, day, hour, minute, second] = civil(ms);
+    format!("{year:04}-{month:02}-{day:02}T{hour:02}:{minute:02}:{second:02}Z")
+}
+
+/// The UTC calendar fields of `ms` since the Unix epoch: year, month, day, hour, minute,
+/// second (Howard Hinnant's `civil_from_days`).
+pub fn civil(ms: u64) -> [u64; 6] {
     let secs = ms / 1000;
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days, for days since 1970-01-01.
+    let (days, rem) = (secs / 86_400, secs % 86_400);
     let z = days + 719_468;
     let era = z / 146_097;
     let doe = z - era * 146_097;
@@ -86,12 +91,7 @@ pub fn format_time(ms: u64) -> String {
     let day = doy - (153 * mp + 2) / 5 + 1;
     let month = if mp < 10 { mp + 3 } else { mp - 9 };
     let year = yoe + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    [year, month, day, rem / 3600, rem % 3600 / 60, rem % 60]
 }
 
 /// A fenced code block holding `text` as is: the fence is longer than any run of

@@ -2,6 +2,8 @@
 //! what is skipped and counted, cut-off tails, branches, and idempotent re-import.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod support;
+
 use spool::import::{self, ImportFormat, ImportRequest, ImportedLog};
 use spool::{MemoryStorage, PageRequest, Role, run};
 
@@ -346,27 +348,7 @@ fn codex_log(provider_id: &str, texts: &[&str]) -> String {
 
 /// The whole transcript, page by page (a page holds about a megabyte).
 fn transcript(storage: &MemoryStorage, key: &str) -> Vec<spool::Entry> {
-    let (mut entries, mut cursor) = (Vec::new(), None);
-    loop {
-        let page = run(
-            storage,
-            spool::read_page(
-                "w",
-                key,
-                PageRequest {
-                    order: spool::Order::OldestFirst,
-                    cursor,
-                    limit: 100,
-                },
-            ),
-        )
-        .expect("page");
-        entries.extend(page.entries);
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => return entries,
-        }
-    }
+    support::entries(storage, "w", key, false)
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 use spool::import::{self, ImportFormat, ImportRequest, ImportedLog, ImportedSession};
-use spool::{EntryKind, MemoryStorage, PageRequest, Role, Storage, ToolStatus, run};
+use spool::{EntryKind, MemoryStorage, Role, Storage, ToolStatus, run};
 
 mod support;
 
@@ -628,27 +628,7 @@ fn state(storage: &MemoryStorage) -> BTreeMap<String, SessionState> {
 }
 
 fn canonical(storage: &MemoryStorage, key: &str) -> Vec<spool::Entry> {
-    let (mut entries, mut cursor) = (Vec::new(), None);
-    loop {
-        let page = run(
-            storage,
-            spool::read_canonical_page(
-                "w",
-                key,
-                PageRequest {
-                    order: spool::Order::OldestFirst,
-                    cursor,
-                    limit: 100,
-                },
-            ),
-        )
-        .expect("page");
-        entries.extend(page.entries);
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => return entries,
-        }
-    }
+    support::entries(storage, "w", key, true)
 }
 
 fn key_of(provider_session_id: &str) -> String {

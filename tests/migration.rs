@@ -3,6 +3,8 @@
 //! (`tests/fixtures/format-v1/`); the hosts open the same data through SQLite and
 //! IndexedDB.
 
+mod support;
+
 use serde::Deserialize;
 use spool::{AppendRequest, Batch, MemoryStorage, Order, PageRequest, Role, Storage, record, run};
 
@@ -470,20 +472,7 @@ fn test_format_4_archives_read_compact_again_and_outlive_their_parent() {
 
 /// The whole canonical transcript of `key`, page by page.
 fn canonical(storage: &MemoryStorage, key: &str) -> Vec<spool::Entry> {
-    let (mut out, mut cursor) = (Vec::new(), None);
-    loop {
-        let request = PageRequest {
-            order: Order::OldestFirst,
-            cursor,
-            limit: 4,
-        };
-        let page = run(storage, spool::read_canonical_page("default", key, request)).expect("page");
-        out.extend(page.entries);
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => return out,
-        }
-    }
+    support::entries(storage, "default", key, true)
 }
 
 /// The database written before entries had tool statuses, reasoning, attachments, kinds

@@ -4,6 +4,35 @@
 
 use spool::{Batch, KeyRange, Kv, MemoryStorage, RangeQuery, Storage, StorageError};
 
+/// Every entry of the session under `key`, oldest first, read page by page: its active
+/// transcript, or with `canonical` its canonical one.
+pub fn entries(
+    storage: &impl Storage,
+    workspace: &str,
+    key: &str,
+    canonical: bool,
+) -> Vec<spool::Entry> {
+    let (mut out, mut cursor) = (Vec::new(), None);
+    loop {
+        let request = spool::PageRequest {
+            order: spool::Order::OldestFirst,
+            cursor,
+            limit: 100,
+        };
+        let page = if canonical {
+            spool::run(storage, spool::read_canonical_page(workspace, key, request))
+        } else {
+            spool::run(storage, spool::read_page(workspace, key, request))
+        }
+        .expect("page");
+        out.extend(page.entries);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return out,
+        }
+    }
+}
+
 /// Every pair of `workspace`, in key order.
 pub fn dump(storage: &impl Storage, workspace: &str) -> Vec<Kv> {
     let everything = RangeQuery {
