@@ -154,8 +154,11 @@ fn fit(entry: &super::ImportedEntry) -> Result<(AppendRequest, Option<String>), 
 /// the log's, kept non-decreasing so transcript order is log order), records the
 /// provider session as a `done` run (agent type, project = last path segment of the cwd,
 /// task `import`) and binds it as the session's `<agent>_thread_id`, so resume selection
-/// and thread plans can use it. A branch session (`fork_of`) gets neither. Importing the
-/// same session again writes nothing.
+/// and thread plans can use it. A branch session (`fork_of`) or a sub-agent's
+/// (`spawned_by`) gets neither. The session the log first goes into takes the log's
+/// times and is `done`, ended at its newest entry (later as the log grows). A new session
+/// with `parent_key` is linked as that session's child. Importing the same session again
+/// writes nothing.
 ///
 /// An entry the session already holds (same message id in its own identity) whose
 /// imported `turn_usage` differs from the stored one gets the imported usage written in
@@ -400,8 +403,6 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     if session.model.is_none() {
         session.model.clone_from(&imported.model);
     }
-    // A log is the record of a run that happened: the session it first imports into is `done`,
-    // ended at its newest entry, and stays so (ending later) as the log grows.
     // The session the log first goes into takes the log's times, also when it was made
     // just before (a rewind's branch is created at the host's clock, then imported).
     if first_import && imported.exported.is_none() {
@@ -410,7 +411,9 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         }
         session.updated_at = clock.max(session.created_at);
     }
-    // A Spool export keeps the status it was exported with.
+    // A log is the record of a run that happened: the session it first goes into is
+    // `done`, ended at its newest entry, and stays so (ending later) as the log grows. A
+    // Spool export keeps the status it was exported with.
     if imported.exported.is_none() && (first_import || session.status == SessionStatus::Done) {
         session.status = SessionStatus::Done;
         session.ended_at = Some(session.updated_at);
@@ -420,8 +423,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     validate::session_map("metadata", &session.metadata)?;
     let mut batch = Batch::default();
     // Only the log's own session can be resumed by its id: not a rewind's branch, not a
-    // sub-agent's session.
-    // Nor a Spool export's: its bindings came with its configuration.
+    // sub-agent's session, nor a Spool export (its bindings came with its configuration).
     if imported.fork_of.is_none()
         && imported.spawned_by.is_none()
         && !sanitized
