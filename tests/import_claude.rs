@@ -701,3 +701,41 @@ fn test_an_imported_session_is_done_at_its_newest_entry_and_ends_later_as_the_lo
         "runtime spans the log"
     );
 }
+
+#[test]
+fn test_every_parsed_log_crosses_as_json_unchanged() {
+    // Hosts receive the parse as JSON (the component's `parse-import`, the browser).
+    for (name, text) in all_fixtures() {
+        let log = import::parse_claude_code(text);
+        let json = serde_json::to_string(&log).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let back: ImportedLog = serde_json::from_str(&json).expect(name);
+        assert_eq!(back, log, "{name}");
+    }
+}
+
+#[test]
+fn test_a_sub_agent_file_parsed_alone_links_to_the_task_call_an_earlier_log_named() {
+    let mut known = import::SpawnCalls::default();
+    let mut main = import::parse_claude_code(shape("task-agent.jsonl"));
+    import::link_sub_agents(&mut known, &mut main);
+    let mut agent = import::parse_claude_code(shape("agent-a7f3e91.jsonl"));
+    let alone = agent.sessions[0].spawned_by.clone().expect("a sub-agent");
+    assert_eq!(
+        alone.tool_call_id, None,
+        "its own file does not name the call"
+    );
+    import::link_sub_agents(&mut known, &mut agent);
+    // The call whose result names the agent, read from the fixture.
+    let call = raw_lines(shape("task-agent.jsonl"))
+        .iter()
+        .find(|l| l.get("toolUseResult").and_then(|r| r.get("agentId")) == Some(&"a7f3e91".into()))
+        .and_then(|l| {
+            l["message"]["content"][0]["tool_use_id"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .expect("the Task result");
+    let linked = agent.sessions[0].spawned_by.clone().expect("a sub-agent");
+    assert_eq!(linked.tool_call_id, Some(call));
+    assert_eq!(linked.provider_session_id, alone.provider_session_id);
+}

@@ -541,3 +541,45 @@ fn test_an_oversized_entry_is_cut_and_reported_and_a_long_provider_id_is_sanitiz
     assert!(human.contains("recorded as"), "{human}");
     assert!(human.contains("1 entry cut to fit the limits"), "{human}");
 }
+
+#[test]
+fn test_a_directory_imports_sub_agent_files_after_their_parent_linked_to_the_task_call() {
+    let (_dir, db) = temp_db();
+    let report = ok_json(
+        &db,
+        &["import", "claude-code", &fixture("claude-shapes"), "--json"],
+    );
+    let files = report["files"].as_array().expect("files");
+    let last = files.last().expect("files");
+    assert!(
+        last["path"]
+            .as_str()
+            .is_some_and(|p| p.ends_with("agent-a7f3e91.jsonl")),
+        "sub-agent files come last: {}",
+        last["path"]
+    );
+    let agent = &last["sessions"][0];
+    assert_eq!(agent["link"], "child", "{agent}");
+    // The Task call whose result names agent a7f3e91, as the parent's log writes it.
+    let parent_log = std::fs::read_to_string(fixtures().join("claude-shapes/task-agent.jsonl"))
+        .expect("fixture");
+    let call = parent_log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|l| l["toolUseResult"]["agentId"] == "a7f3e91")
+        .and_then(|l| {
+            l["message"]["content"][0]["tool_use_id"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .expect("the Task result");
+    assert_eq!(agent["spawned_by"]["tool_call_id"], call.as_str());
+    let storage = spool_host::SqliteStorage::open(&db).expect("db");
+    let key = agent["key"].as_str().expect("key");
+    let lineage = spool::run(&storage, spool::lineage("default", key)).expect("lineage");
+    assert_eq!(
+        lineage.node.lineage.parent_session_key.as_deref(),
+        agent["parent_key"].as_str()
+    );
+    assert_eq!(report["summary"]["failed_files"], 0);
+}

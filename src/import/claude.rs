@@ -63,6 +63,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{
@@ -73,7 +74,30 @@ use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
 
 /// Parses a Claude Code session log (a main session's log or a sub-agent's file).
 pub fn parse_claude_code(text: &str) -> ImportedLog {
-    parse_with_links(text).0
+    let (mut log, links) = parse_with_links(text);
+    log.spawn_calls = links;
+    log
+}
+
+/// Links the sub-agent sessions of `log` whose spawning tool call their own file does
+/// not name to a call an earlier log of the same directory named (`known`, what
+/// [`ImportedLog::spawn_calls`] of the logs imported before it held), then adds `log`'s
+/// own calls to `known`. A host that parses one file at a time calls it for each file,
+/// main logs first, and so links a sub-agent file to the Task call that spawned it.
+pub fn link_sub_agents(known: &mut SpawnCalls, log: &mut ImportedLog) {
+    for s in &mut log.sessions {
+        let Some(spawn) = &mut s.spawned_by else {
+            continue;
+        };
+        if spawn.tool_call_id.is_none() {
+            let agent = s
+                .provider_session_id
+                .strip_prefix(&format!("{}@agent-", spawn.provider_session_id));
+            let prompt = first_prompt(&s.entries);
+            spawn.tool_call_id = known.claim(&spawn.provider_session_id, agent, prompt, None);
+        }
+    }
+    known.merge(std::mem::take(&mut log.spawn_calls));
 }
 
 /// Parses a directory's worth of Claude Code logs, given as `(path, text)` pairs, in the
@@ -93,43 +117,34 @@ pub fn parse_claude_code_files<'a>(files: &[(&'a str, &str)]) -> Vec<(&'a str, I
         .filter(|&i| !is_agent(files[i].0))
         .collect();
     order.extend((0..files.len()).filter(|&i| is_agent(files[i].0)));
-    let mut links = Links::default();
+    let mut known = SpawnCalls::default();
     let mut out = Vec::with_capacity(files.len());
     for i in order {
         let (path, text) = files[i];
-        let (mut log, found) = parse_with_links(text);
-        for s in &mut log.sessions {
-            let Some(spawn) = &mut s.spawned_by else {
-                continue;
-            };
-            if spawn.tool_call_id.is_none() {
-                let agent = s
-                    .provider_session_id
-                    .strip_prefix(&format!("{}@agent-", spawn.provider_session_id));
-                let prompt = first_prompt(&s.entries);
-                spawn.tool_call_id = links.claim(&spawn.provider_session_id, agent, prompt, None);
-            }
-        }
-        links.merge(found);
+        let mut log = parse_claude_code(text);
+        link_sub_agents(&mut known, &mut log);
         out.push((path, log));
     }
     out
 }
 
-/// What a log says about the tool calls that started sub-agents.
-#[derive(Default)]
-struct Links {
-    /// `(session id, agent id)` → the tool call whose result names the agent.
-    by_agent: BTreeMap<(String, String), String>,
+/// What a log says about the tool calls that started sub-agents (see
+/// [`link_sub_agents`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpawnCalls {
+    /// Session id → agent id → the tool call whose result names the agent.
+    by_agent: BTreeMap<String, BTreeMap<String, String>>,
     /// Task / Agent calls: session id, line number, the prompt, the call id.
     calls: Vec<(String, u64, String, String)>,
     /// Calls already linked to a sub-agent.
     claimed: BTreeSet<String>,
 }
 
-impl Links {
-    fn merge(&mut self, other: Links) {
-        self.by_agent.extend(other.by_agent);
+impl SpawnCalls {
+    fn merge(&mut self, other: SpawnCalls) {
+        for (session, agents) in other.by_agent {
+            self.by_agent.entry(session).or_default().extend(agents);
+        }
         self.calls.extend(other.calls);
         self.claimed.extend(other.claimed);
     }
@@ -144,7 +159,7 @@ impl Links {
         before: Option<u64>,
     ) -> Option<String> {
         if let Some(agent) = agent
-            && let Some(call) = self.by_agent.get(&(session.to_owned(), agent.to_owned()))
+            && let Some(call) = self.by_agent.get(session).and_then(|a| a.get(agent))
         {
             self.claimed.insert(call.clone());
             return Some(call.clone());
@@ -255,7 +270,7 @@ struct Read {
     summaries: Vec<(String, Option<String>)>,
     /// Per response id (`message.id`): where it starts and its last usage.
     responses: BTreeMap<String, Response>,
-    links: Links,
+    links: SpawnCalls,
 }
 
 impl Read {
@@ -287,7 +302,7 @@ impl Read {
     }
 }
 
-fn parse_with_links(text: &str) -> (ImportedLog, Links) {
+fn parse_with_links(text: &str) -> (ImportedLog, SpawnCalls) {
     let mut log = ImportedLog::new(ImportFormat::ClaudeCode);
     let mut read = Read::default();
     for (number, line) in json_lines(text, &mut log) {
@@ -432,7 +447,9 @@ fn note_spawn_result(read: &mut Read, line: &Map<String, Value>, session: Option
     if let Some(call) = call {
         read.links
             .by_agent
-            .insert((session.to_owned(), agent.to_owned()), call.to_owned());
+            .entry(session.to_owned())
+            .or_default()
+            .insert(agent.to_owned(), call.to_owned());
     }
 }
 

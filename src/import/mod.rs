@@ -34,7 +34,7 @@ use serde_json::Value;
 use crate::compaction::Summary;
 use crate::types::{Attachment, BranchLineage, EntryKind, Role, Session, ToolStatus, TurnUsage};
 
-pub use claude::{parse_claude_code, parse_claude_code_files};
+pub use claude::{SpawnCalls, link_sub_agents, parse_claude_code, parse_claude_code_files};
 pub use codex::parse_codex;
 pub use plan::{ImportPlan, MAX_PROVIDER_ID_BYTES, PlannedLink, PlannedSession, plan, session_key};
 pub use spool::parse_spool;
@@ -324,6 +324,10 @@ pub struct ImportedLog {
     /// Bytes of those attachments that the log inlined and Spool did not store.
     #[serde(default)]
     pub attachment_bytes_not_stored: u64,
+    /// The tool calls the log says started sub-agents (Claude Code), for the sub-agent
+    /// files parsed after it ([`link_sub_agents`]).
+    #[serde(default)]
+    pub spawn_calls: SpawnCalls,
 }
 
 impl ImportedLog {
@@ -337,6 +341,7 @@ impl ImportedLog {
             truncated_tail: None,
             attachments: 0,
             attachment_bytes_not_stored: 0,
+            spawn_calls: SpawnCalls::default(),
         }
     }
 

@@ -444,6 +444,8 @@ export interface ImportedLog {
   format: ImportFormat; sessions: ImportedSession[]; lines: number;
   skipped: Record<string, number>; invalid_lines: number[]; truncated_tail: number | null;
   attachments: number; attachment_bytes_not_stored: number;
+  /** The tool calls that started sub-agents, for sub-agent files parsed after this log. */
+  spawn_calls: unknown;
 }
 /** How a planned session joins another: `branch` it from `parent_key` first (sharing
  * the history before `before_message_id`, all of it when null), or import it as a

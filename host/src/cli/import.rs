@@ -43,7 +43,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use spool::import::{
     AdjustedEntry, ImportFormat, ImportedFork, ImportedLog, ImportedSession, ImportedSpawn,
-    PlannedLink, PlannedSession,
+    PlannedLink, PlannedSession, SpawnCalls,
 };
 use spool_host::{BranchOptions, Error, Spool};
 
@@ -218,10 +218,13 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
         ImportCommand::Spool(args) => (ImportFormat::Spool, args),
     };
     let progress = std::io::stderr().is_terminal();
+    // The Task calls the logs read so far started sub-agents with, for the sub-agent
+    // files read after them.
+    let mut spawn_calls = SpawnCalls::default();
     let mut files = Vec::new();
     for (path, found) in find_files(&args.paths) {
         let report = match found {
-            Ok(()) => import_file(spool, format, &path, progress),
+            Ok(()) => import_file(spool, format, &path, progress, &mut spawn_calls),
             Err(e) => FileReport {
                 path,
                 error: Some(Failure::from(&e)),
@@ -363,7 +366,13 @@ fn read_log(path: &Path) -> Result<(String, bool), Error> {
     }
 }
 
-fn import_file(spool: &mut Spool, format: ImportFormat, path: &Path, progress: bool) -> FileReport {
+fn import_file(
+    spool: &mut Spool,
+    format: ImportFormat,
+    path: &Path,
+    progress: bool,
+    spawn_calls: &mut SpawnCalls,
+) -> FileReport {
     let mut report = FileReport {
         path: path.to_owned(),
         ..FileReport::default()
@@ -372,13 +381,16 @@ fn import_file(spool: &mut Spool, format: ImportFormat, path: &Path, progress: b
         report.lossy_utf8 = lossy;
         spool.parse_import(format, &text)
     });
-    let log = match parsed {
+    let mut log = match parsed {
         Ok(log) => log,
         Err(e) => {
             report.error = Some(Failure::from(&e));
             return report;
         }
     };
+    if format == ImportFormat::ClaudeCode {
+        spool::import::link_sub_agents(spawn_calls, &mut log);
+    }
     let ImportedLog {
         sessions,
         lines,
