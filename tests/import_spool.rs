@@ -5,13 +5,15 @@
 //! import forgivingly.
 #![cfg(not(target_arch = "wasm32"))]
 
+mod support;
+
 use serde_json::json;
 use spool::compaction::{self, CompactRequest, CompactionConfig, Summary};
 use spool::export::{ExportLine, markdown_entry, markdown_summary, markdown_title};
 use spool::import::{self, ImportFormat, ImportRequest, ImportedSession};
 use spool::{
-    AppendRequest, Attachment, BranchRequest, Entry, EntryKind, FinishStatus, MemoryStorage, Order,
-    PageRequest, Role, Session, ToolStatus, TurnUsage, UpdateRequest, run,
+    AppendRequest, BranchRequest, Entry, FinishStatus, MemoryStorage, Order, PageRequest, Role,
+    Session, UpdateRequest, run,
 };
 
 const WS: &str = "default";
@@ -32,54 +34,11 @@ fn compact(storage: &MemoryStorage, key: &str, now: u64) -> compaction::Compacti
     run(storage, compaction::compact(WS, key, request, now)).expect("compact")
 }
 
-/// One turn: a prompt, a reply with reasoning, usage (cache tokens too) and two tool
-/// calls, their results (the second a failure), and a context entry with an image.
+/// One turn ([`support::rich_turn::rich_turn`]), written from `at` on.
 fn turn(storage: &MemoryStorage, key: &str, n: u64, at: u64) {
-    let padding = "x".repeat(600);
-    let mut prompt =
-        AppendRequest::new(Role::User, format!("prompt {n}: fix the parser {padding}"));
-    prompt.token_count = Some(150 + n);
-    prompt.turn_id = Some(format!("turn-{n}"));
-    prompt.message_id = Some(format!("u{n}"));
-    append(storage, key, prompt, at);
-    let mut reply = AppendRequest::new(Role::Assistant, format!("Running the tests ({n})."));
-    reply.message_id = Some(format!("a{n}"));
-    reply.turn_id = Some(format!("turn-{n}"));
-    reply.reasoning = Some(format!("The depth counter is off by one in case {n}."));
-    reply.tool_calls = Some(json!([
-        {"id": format!("call-{n}-a"), "name": "Bash", "input": {"command": "cargo test -p parser"}},
-        {"id": format!("call-{n}-b"), "name": "Read", "input": {"path": "src/lib.rs"}},
-    ]));
-    reply.turn_usage = Some(TurnUsage {
-        cache_read_tokens: 9000 + n,
-        cache_write_tokens: 300 + n,
-        ..TurnUsage::new("claude-sonnet-4-5", 1200 + n, 80 + n)
-    });
-    append(storage, key, reply, at + 1);
-    let mut ok = AppendRequest::new(Role::Tool, format!("test result: ok. {n} passed {padding}"));
-    ok.message_id = Some(format!("r{n}a"));
-    ok.tool_call_id = Some(format!("call-{n}-a"));
-    ok.tool_status = Some(ToolStatus::Ok);
-    append(storage, key, ok, at + 2);
-    let mut failed = AppendRequest::new(Role::Tool, "error: no such file src/lib.rs");
-    failed.message_id = Some(format!("r{n}b"));
-    failed.tool_call_id = Some(format!("call-{n}-b"));
-    failed.tool_status = Some(ToolStatus::Error);
-    append(storage, key, failed, at + 2);
-    let mut context = AppendRequest::new(
-        Role::System,
-        format!("<environment cwd=/home/dev/acme turn={n}>"),
-    );
-    context.message_id = Some(format!("c{n}"));
-    context.kind = Some(EntryKind::Context);
-    context.attachments = vec![Attachment {
-        kind: "image".into(),
-        media_type: Some("image/png".into()),
-        size: 4096 + n,
-        sha256: Some(format!("{n:064x}")),
-        source: Some("screenshot.png".into()),
-    }];
-    append(storage, key, context, at + 3);
+    for (request, offset) in support::rich_turn::rich_turn(n) {
+        append(storage, key, request, at + offset);
+    }
 }
 
 /// A finished session with configuration, metadata, four turns and two compactions.

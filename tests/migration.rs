@@ -382,18 +382,7 @@ fn test_format_4_archives_read_compact_again_and_outlive_their_parent() {
     assert_eq!(preimage_v4(&storage, late, "cmp-demo-1-1"), written(21, 33));
 
     // A compaction after the upgrade: 500 active tokens for a window of 400.
-    let request = spool::compaction::CompactRequest {
-        context_window_tokens: 400,
-        config: spool::compaction::CompactionConfig::default(),
-        compaction_id: None,
-        trigger_reason: None,
-        flush_receipt_status: None,
-    };
-    let result = run(
-        &storage,
-        spool::compaction::compact("default", main, request, 400_000),
-    )
-    .expect("compact");
+    let result = compact(&storage, main, 400, 400_000);
     assert_eq!(
         (result.compaction_id.as_deref(), result.removed_count),
         (Some("cmp-demo-1-2"), 3),
@@ -468,6 +457,27 @@ fn test_format_4_archives_read_compact_again_and_outlive_their_parent() {
         assert!(left.is_empty(), "tag {}: {} left", tag as char, left.len());
     }
     assert_v4_reads(&storage, branch, &branch_active, &branch_whole);
+}
+
+/// Compacts `key` of the default workspace for a `window` of tokens, with the defaults.
+fn compact(
+    storage: &MemoryStorage,
+    key: &str,
+    window: u64,
+    now: u64,
+) -> spool::compaction::CompactionResult {
+    let request = spool::compaction::CompactRequest {
+        context_window_tokens: window,
+        config: spool::compaction::CompactionConfig::default(),
+        compaction_id: None,
+        trigger_reason: None,
+        flush_receipt_status: None,
+    };
+    run(
+        storage,
+        spool::compaction::compact("default", key, request, now),
+    )
+    .expect("compact")
 }
 
 /// The whole canonical transcript of `key`, page by page.
@@ -546,18 +556,7 @@ fn test_entries_written_before_the_richer_entry_model_read_and_mix_with_new_ones
         Some("the test needs a fixture")
     );
 
-    let request = spool::compaction::CompactRequest {
-        context_window_tokens: 300,
-        config: spool::compaction::CompactionConfig::default(),
-        compaction_id: None,
-        trigger_reason: None,
-        flush_receipt_status: None,
-    };
-    let result = run(
-        &storage,
-        spool::compaction::compact("default", main, request, 200_002),
-    )
-    .expect("compact");
+    let result = compact(&storage, main, 300, 200_002);
     assert!(result.removed_count > 0, "{result:?}");
     assert_eq!(
         canonical(&storage, main),

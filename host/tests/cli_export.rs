@@ -4,16 +4,15 @@
 //! collapsed and failures marked.
 
 mod common;
+#[path = "../../tests/support/rich_turn.rs"]
+mod rich_turn;
 
 use std::path::Path;
 
 use common::{ok, ok_json, temp_db};
 use serde_json::{Value, json};
 use spool::compaction::{CompactRequest, CompactionConfig, Summary};
-use spool::{
-    AppendRequest, Attachment, Entry, EntryKind, FinishStatus, Order, PageRequest, Role, Session,
-    ToolStatus, TurnUsage, UpdateRequest,
-};
+use spool::{Entry, FinishStatus, Order, PageRequest, Session, UpdateRequest};
 use spool_host::Spool;
 
 const KEY: &str = "agent:main:main";
@@ -22,50 +21,11 @@ fn open(db: &Path) -> Spool {
     Spool::builder().db_path(db).open().expect("open")
 }
 
-/// A prompt, a reply with reasoning, cache usage and two tool calls, an ok and a failed
-/// result, and a context entry carrying an image.
+/// One turn ([`rich_turn::rich_turn`]).
 fn turn(spool: &mut Spool, n: u64) {
-    let padding = "x".repeat(600);
-    let mut prompt =
-        AppendRequest::new(Role::User, format!("prompt {n}: fix the parser {padding}"));
-    prompt.token_count = Some(150 + n);
-    prompt.turn_id = Some(format!("turn-{n}"));
-    prompt.message_id = Some(format!("u{n}"));
-    spool.append(KEY, prompt).expect("prompt");
-    let mut reply = AppendRequest::new(Role::Assistant, format!("Running the tests ({n})."));
-    reply.message_id = Some(format!("a{n}"));
-    reply.reasoning = Some(format!("Case {n}: the depth counter is off by one."));
-    reply.tool_calls = Some(json!([
-        {"id": format!("call-{n}-a"), "name": "Bash", "input": {"command": "cargo test -p parser"}},
-        {"id": format!("call-{n}-b"), "name": "Read", "input": {"path": "src/lib.rs"}},
-    ]));
-    reply.turn_usage = Some(TurnUsage {
-        cache_read_tokens: 9000 + n,
-        cache_write_tokens: 300 + n,
-        ..TurnUsage::new("claude-sonnet-4-5", 1200 + n, 80 + n)
-    });
-    spool.append(KEY, reply).expect("reply");
-    let mut ok = AppendRequest::new(Role::Tool, format!("test result: ok. {n} passed {padding}"));
-    ok.message_id = Some(format!("r{n}a"));
-    ok.tool_call_id = Some(format!("call-{n}-a"));
-    ok.tool_status = Some(ToolStatus::Ok);
-    spool.append(KEY, ok).expect("ok result");
-    let mut failed = AppendRequest::new(Role::Tool, "error: no such file src/lib.rs");
-    failed.message_id = Some(format!("r{n}b"));
-    failed.tool_call_id = Some(format!("call-{n}-b"));
-    failed.tool_status = Some(ToolStatus::Error);
-    spool.append(KEY, failed).expect("failed result");
-    let mut context = AppendRequest::new(Role::System, format!("<environment turn={n}>"));
-    context.message_id = Some(format!("c{n}"));
-    context.kind = Some(EntryKind::Context);
-    context.attachments = vec![Attachment {
-        kind: "image".into(),
-        media_type: Some("image/png".into()),
-        size: 4096 + n,
-        sha256: Some(format!("{n:064x}")),
-        source: Some("screenshot.png".into()),
-    }];
-    spool.append(KEY, context).expect("context");
+    for (request, _) in rich_turn::rich_turn(n) {
+        spool.append(KEY, request).expect("append");
+    }
 }
 
 fn compact(spool: &mut Spool) {

@@ -2,6 +2,8 @@
 //! core's integration tests.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod rich_turn;
+
 use spool::{Batch, KeyRange, Kv, MemoryStorage, RangeQuery, Storage, StorageError};
 
 /// Every entry of the session under `key`, oldest first, read page by page: its active
