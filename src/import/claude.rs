@@ -58,8 +58,9 @@
 //! first line>`), `spawned_by` the log's session and, when the log says, the `Task` /
 //! `Agent` tool call that started it: the call whose result's `toolUseResult.agentId`
 //! names the agent, else the first unclaimed call whose `input.prompt` is the sub-agent's
-//! first prompt. A sub-agent file parsed alone cannot name the call;
-//! [`parse_claude_code_files`] parses a directory's files and links them.
+//! first prompt. A sub-agent file parsed alone cannot name the call: the log it came
+//! from does ([`ImportedLog::spawn_calls`]), and [`link_sub_agents`] links the files
+//! parsed after it ([`parse_claude_code_files`] does so for a directory's files).
 
 use std::collections::{BTreeMap, BTreeSet};
 
