@@ -6,20 +6,14 @@ mod support;
 use support::FailingCommits;
 
 use proptest::prelude::*;
-use spool::compaction::{self, CompactRequest, CompactionConfig};
+use spool::compaction::{self, CompactRequest};
 use spool::{AppendRequest, Kv, MemoryStorage, Role, Step, Storage, read_sync, run};
 
 const WS: &str = "default";
 const KEY: &str = "agent:main:main";
 
 fn request(window: u64) -> CompactRequest {
-    CompactRequest {
-        context_window_tokens: window,
-        config: CompactionConfig::default(),
-        compaction_id: None,
-        trigger_reason: None,
-        flush_receipt_status: None,
-    }
+    CompactRequest::new(window)
 }
 
 fn append(storage: &impl Storage, content: &str, tokens: u64, now: u64) {

@@ -8,7 +8,7 @@
 mod support;
 
 use serde_json::json;
-use spool::compaction::{self, CompactRequest, CompactionConfig, Summary};
+use spool::compaction::{self, CompactRequest, Summary};
 use spool::export::{ExportLine, markdown_entry, markdown_summary, markdown_title};
 use spool::import::{self, ImportFormat, ImportRequest, ImportedSession};
 use spool::{
@@ -25,11 +25,8 @@ fn append(storage: &MemoryStorage, key: &str, request: AppendRequest, now: u64) 
 
 fn compact(storage: &MemoryStorage, key: &str, now: u64) -> compaction::CompactionResult {
     let request = CompactRequest {
-        context_window_tokens: 1200,
-        config: CompactionConfig::default(),
-        compaction_id: None,
         trigger_reason: Some("context_overflow".into()),
-        flush_receipt_status: None,
+        ..CompactRequest::new(1200)
     };
     run(storage, compaction::compact(WS, key, request, now)).expect("compact")
 }

@@ -466,13 +466,7 @@ fn compact(
     window: u64,
     now: u64,
 ) -> spool::compaction::CompactionResult {
-    let request = spool::compaction::CompactRequest {
-        context_window_tokens: window,
-        config: spool::compaction::CompactionConfig::default(),
-        compaction_id: None,
-        trigger_reason: None,
-        flush_receipt_status: None,
-    };
+    let request = spool::compaction::CompactRequest::new(window);
     run(
         storage,
         spool::compaction::compact("default", key, request, now),

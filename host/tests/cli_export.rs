@@ -11,7 +11,7 @@ use std::path::Path;
 
 use common::{ok, ok_json, temp_db};
 use serde_json::{Value, json};
-use spool::compaction::{CompactRequest, CompactionConfig, Summary};
+use spool::compaction::{CompactRequest, Summary};
 use spool::{Entry, FinishStatus, Order, PageRequest, Session, UpdateRequest};
 use spool_host::Spool;
 
@@ -30,11 +30,8 @@ fn turn(spool: &mut Spool, n: u64) {
 
 fn compact(spool: &mut Spool) {
     let request = CompactRequest {
-        context_window_tokens: 1200,
-        config: CompactionConfig::default(),
-        compaction_id: None,
         trigger_reason: Some("context_overflow".into()),
-        flush_receipt_status: None,
+        ..CompactRequest::new(1200)
     };
     let result = spool.compact(KEY, request).expect("compact");
     assert!(result.skip_reason.is_none(), "{:?}", result.skip_reason);

@@ -124,6 +124,20 @@ pub struct CompactRequest {
     pub flush_receipt_status: Option<String>,
 }
 
+impl CompactRequest {
+    /// A compaction for a context window of `context_window_tokens`, with the default
+    /// configuration, a derived id and no trigger reason or flush receipt.
+    pub fn new(context_window_tokens: u64) -> Self {
+        CompactRequest {
+            context_window_tokens,
+            config: CompactionConfig::default(),
+            compaction_id: None,
+            trigger_reason: None,
+            flush_receipt_status: None,
+        }
+    }
+}
+
 /// The first phase of a two-phase compaction: what to summarize.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Prepared {

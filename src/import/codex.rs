@@ -107,19 +107,7 @@ pub fn parse_codex(text: &str) -> ImportedLog {
     let lines = json_lines(text, &mut log);
     let mut r = Rollout {
         log,
-        session: ImportedSession {
-            provider_session_id: String::new(),
-            cwd: None,
-            model: None,
-            version: None,
-            git_branch: None,
-            started_at: 0,
-            fork_of: None,
-            spawned_by: None,
-            title: None,
-            exported: None,
-            entries: Vec::new(),
-        },
+        session: ImportedSession::new(String::new()),
         usage_target: None,
         last_total: None,
         prompt: None,

@@ -282,6 +282,25 @@ pub struct Unaccounted {
     pub total_tokens: u64,
 }
 
+impl ImportedSession {
+    /// A session of `provider_session_id` with nothing else known and no entries.
+    pub fn new(provider_session_id: impl Into<String>) -> Self {
+        ImportedSession {
+            provider_session_id: provider_session_id.into(),
+            cwd: None,
+            model: None,
+            version: None,
+            git_branch: None,
+            started_at: 0,
+            fork_of: None,
+            spawned_by: None,
+            title: None,
+            entries: Vec::new(),
+            exported: None,
+        }
+    }
+}
+
 /// Where a branch leaves the session it forks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImportedFork {

@@ -207,20 +207,11 @@ mod tests {
 
     fn session(id: &str, entries: &[&str]) -> ImportedSession {
         ImportedSession {
-            provider_session_id: id.into(),
-            cwd: None,
-            model: None,
-            version: None,
-            git_branch: None,
-            started_at: 0,
-            fork_of: None,
-            spawned_by: None,
-            title: None,
-            exported: None,
             entries: entries
                 .iter()
                 .map(|m| ImportedEntry::new(*m, Role::User, String::new(), 0))
                 .collect(),
+            ..ImportedSession::new(id)
         }
     }
 

@@ -70,19 +70,13 @@ pub fn parse_spool(text: &str) -> ImportedLog {
         })
     });
     log.attachments = entries.iter().map(|e| e.attachments.len() as u64).sum();
+    // The title is in the exported metadata, which the import restores whole.
     log.sessions.push(ImportedSession {
-        provider_session_id,
-        cwd: None,
         model,
-        version: None,
-        git_branch: None,
         started_at,
-        fork_of: None,
-        spawned_by: None,
-        // The title is in the exported metadata, which the import restores whole.
-        title: None,
         entries: entries.into_iter().map(ImportedEntry::from).collect(),
         exported: export,
+        ..ImportedSession::new(provider_session_id)
     });
     log
 }

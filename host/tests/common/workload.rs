@@ -484,17 +484,10 @@ pub fn import(
             session_id: "ladder-imported".into(),
             format: ImportFormat::ClaudeCode,
             session: ImportedSession {
-                provider_session_id: "ladder-export".into(),
                 cwd: Some("/src/ladder".into()),
-                model: None,
-                version: None,
-                git_branch: None,
                 started_at: started,
-                fork_of: None,
-                spawned_by: None,
-                title: None,
-                exported: None,
                 entries: slice,
+                ..ImportedSession::new("ladder-export")
             },
             parent_key: None,
         };
