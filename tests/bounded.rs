@@ -211,7 +211,10 @@ fn test_deleting_or_resetting_shared_history_copies_nothing_and_frees_it_with_it
         let (storage, small) = retire_parent(100, reset);
         let (_, large) = retire_parent(1_000, reset);
         assert_eq!(small.mutations, large.mutations, "reset {reset}");
-        assert!(large.mutations < 40 && large.bytes < 4096, "{large:?}");
+        // What it writes besides references is the compaction's summary, bounded by the
+        // window (2,000 tokens), not by the history.
+        assert!(large.mutations < 40 && large.bytes < 12 * 1024, "{large:?}");
+        assert!(large.bytes < small.bytes + 512, "{small:?} vs {large:?}");
         // The branch goes: the parent's history goes with its last reader.
         run(&storage, spool::delete_session(WS, CHILD, None)).expect("delete the branch");
         if reset {

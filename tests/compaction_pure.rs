@@ -33,10 +33,11 @@ fn pipeline(
     else {
         panic!("expected a cut");
     };
-    let obligations = compaction::extract(&entries[..removed], entries, &[]);
-    let mut payload = compaction::summarize(&entries[..removed], &obligations);
-    let mut text = compaction::render(&payload);
+    let facts = compaction::facts(&entries[..removed], entries, &[]);
+    let obligations = facts.obligations.clone();
     let budget = compaction::coverage::budget(window, tokens_before, tokens_kept);
+    let mut payload = compaction::summarize(&facts, budget as usize * 4);
+    let mut text = compaction::render(&payload);
     let coverage = compaction::check(
         &mut text,
         &mut payload,
@@ -76,8 +77,22 @@ fn continuity_conversation() -> Vec<Entry> {
 #[test]
 fn test_missing_obligations_are_back_filled_and_reported() {
     let entries = continuity_conversation();
-    let (removed, text, payload, coverage) = pipeline(&entries, 500, &exact(false));
+    // The built-in summary holds every fact itself, answered call ids included.
+    let (removed, text, payload, coverage) = pipeline(&entries, 500, &exact(true));
     assert_eq!(removed, 3);
+    assert_eq!(coverage.status, "pass", "{:?}\n{text}", coverage.missing);
+    assert!(text.contains("call_exec_1"), "{text}");
+    assert!(
+        payload
+            .to_string()
+            .contains("src/opensquilla/session/models.py")
+    );
+    assert_eq!(payload["schema_version"], 1);
+    // A summary that misses facts gets them back-filled, each one reported.
+    let obligations = compaction::extract(&entries[..removed], &entries, &[]);
+    let mut text = "The agent worked on continuity.".to_owned();
+    let mut payload = serde_json::json!({});
+    let coverage = compaction::check(&mut text, &mut payload, &obligations, false, 10_000);
     assert_eq!(coverage.status, "pass_with_backfill");
     assert!(
         coverage.missing.iter().any(|m| m.contains("call_exec_1")),
@@ -92,14 +107,8 @@ fn test_missing_obligations_are_back_filled_and_reported() {
             .iter()
             .any(|c| c.as_str().is_some_and(|c| c.contains("call_exec_1")))
     );
-    assert!(
-        payload
-            .to_string()
-            .contains("src/opensquilla/session/models.py")
-    );
-    assert_eq!(payload["schema_version"], 1);
     // After the back-fill the text names every obligation.
-    for obligation in compaction::extract(&entries[..removed], &entries, &[]) {
+    for obligation in &obligations {
         assert!(
             text.contains(&obligation.text),
             "{} missing from\n{text}",
@@ -110,12 +119,14 @@ fn test_missing_obligations_are_back_filled_and_reported() {
 
 #[test]
 fn test_blocking_refuses_a_summary_that_loses_a_critical_fact() {
+    // The task alone is larger than the room the summary has: it is never cut, so it
+    // cannot be kept.
     let path = "src/opensquilla/session/critical_continuity.py";
     let mut entries = vec![e(
         Role::User,
         &format!(
             "Goal: preserve strict continuity. {}{path}",
-            "padding ".repeat(40)
+            "padding ".repeat(300)
         ),
         650,
     )];
@@ -295,14 +306,29 @@ fn test_a_result_marked_ok_is_no_failure_whatever_it_quotes() {
             .any(|o| o.kind == ObligationKind::Failure),
         "{obligations:?}"
     );
-    // Without a status, the same text still counts as a failure.
+    // Without a status, a line that quotes `Error:` is no failure either; a result
+    // that starts with an error, or ends in a non-zero exit, is one.
     quoted.tool_status = None;
-    let obligations = compaction::extract(&[quoted], &[], &[]);
+    let obligations = compaction::extract(&[quoted.clone()], &[], &[]);
     assert!(
-        obligations
+        !obligations
             .iter()
-            .any(|o| o.kind == ObligationKind::Failure)
+            .any(|o| o.kind == ObligationKind::Failure),
+        "{obligations:?}"
     );
+    for text in [
+        "Error: not found\nsrc/a.rs",
+        "src/a.rs\nProcess exited with code 2",
+    ] {
+        quoted.content = text.into();
+        let obligations = compaction::extract(&[quoted.clone()], &[], &[]);
+        assert!(
+            obligations
+                .iter()
+                .any(|o| o.kind == ObligationKind::Failure),
+            "{text}: {obligations:?}"
+        );
+    }
 }
 
 #[test]

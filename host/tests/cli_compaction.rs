@@ -322,7 +322,7 @@ fn test_blocking_refuses_a_summary_that_drops_a_critical_obligation() {
     ok(&db, &["create", KEY]);
     let first = format!(
         "Goal: preserve strict continuity. {}src/opensquilla/session/critical_continuity.py",
-        "padding ".repeat(40)
+        "padding ".repeat(300)
     );
     append(&db, &first, 650);
     for i in 0..4 {

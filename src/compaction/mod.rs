@@ -4,20 +4,23 @@
 //!
 //! - [`mod@tokens`]: the deterministic token measure and its trigger;
 //! - [`mod@plan`]: where to cut (units never split, half the window kept);
+//! - [`mod@calls`]: what tool calls and results say (ids, commands, files, exits);
 //! - [`mod@obligations`]: the facts the summary must keep;
 //! - [`mod@summarize`]: the built-in `structured_v1` summarizer and its rendering;
 //! - [`mod@coverage`]: the check, back-fill and blocking decision.
 
+pub mod calls;
 pub mod coverage;
 pub mod obligations;
 mod ops;
 pub mod plan;
+mod requests;
 pub mod summarize;
 pub mod tokens;
 mod types;
 
 pub use coverage::{Coverage, check};
-pub use obligations::{Obligation, ObligationKind, extract};
+pub use obligations::{Facts, FileHistory, Obligation, ObligationKind, extract, facts};
 pub use ops::MAX_PREPARED_INPUT_BYTES;
 pub(crate) use ops::{Boundary, boundaries_of, repair_key, repairs, summaries_of, summary_key};
 pub use ops::{

@@ -25,9 +25,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::coverage::budget;
-use super::obligations::{Extractor, Obligation};
+use super::obligations::{Extractor, Facts, Obligation};
 use super::plan::{Plan, Shape, plan_shapes};
-use super::summarize::{Digest, fingerprint, render};
+use super::summarize::{fingerprint, render, summarize};
 use super::tokens::{entry_tokens, estimate};
 use super::types::{
     CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
@@ -71,6 +71,45 @@ const PASS_PAGE: usize = validate::MAX_PAGE as usize;
 /// entries render to more, the input holds the newest of them that fit, after a line
 /// saying how many older ones it leaves out (their obligations are listed all the same).
 pub const MAX_PREPARED_INPUT_BYTES: usize = 1 << 20;
+
+/// Most bytes of the instructions at the head of a two-phase input (the facts it lists
+/// verbatim stop there; every one is in `Prepared::obligations` all the same).
+const PROMPT_BYTES: usize = 64 << 10;
+
+/// The instructions a two-phase input starts with: the summary shape the built-in
+/// summarizer writes, and the critical facts to copy verbatim.
+fn prompt(obligations: &[Obligation]) -> String {
+    let mut out = String::from(
+        "Summarize the conversation below for an agent that will continue the work from \
+         your summary and the messages after it alone. Use these sections: Task (the \
+         user's requests in their own words), Constraints, Latest request, Current state, \
+         Files (with what happened to each), Commands (last result), Failures \
+         unresolved, Rejected by the user, Pending tool calls, Next step. Write every \
+         fact whole. Copy each line below exactly as written (after its `kind: `): a \
+         summary that leaves one out is back-filled, or refused in blocking mode.\n",
+    );
+    let critical: Vec<String> = obligations
+        .iter()
+        .filter(|o| o.critical)
+        .map(Obligation::describe)
+        .collect();
+    let mut listed = 0;
+    for fact in &critical {
+        if out.len() + fact.len() + 80 > PROMPT_BYTES {
+            break;
+        }
+        out.push_str(&format!("- {fact}\n"));
+        listed += 1;
+    }
+    if listed < critical.len() {
+        out.push_str(&format!(
+            "- … and {} more critical facts, listed with this input's obligations\n",
+            critical.len() - listed
+        ));
+    }
+    out.push_str("\n--- conversation ---\n\n");
+    out
+}
 
 /// What a compaction's first pass keeps of the session's active transcript: per entry,
 /// its [`Shape`], id and summarizer-input size, oldest first.
@@ -145,8 +184,7 @@ async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
 
 /// What a compaction's second pass reads of the entries it removes and keeps.
 struct Pass {
-    obligations: Vec<Obligation>,
-    digest: Digest,
+    facts: Facts,
     /// The two-phase input (empty unless asked for).
     input: String,
     kept: Vec<Entry>,
@@ -175,7 +213,7 @@ impl Snapshot {
         let mut first = removed;
         while first > 0 {
             bytes = bytes.saturating_add(self.rendered[first - 1] as usize);
-            if bytes > MAX_PREPARED_INPUT_BYTES - 256 {
+            if bytes > MAX_PREPARED_INPUT_BYTES - PROMPT_BYTES - 256 {
                 break;
             }
             first -= 1;
@@ -183,7 +221,7 @@ impl Snapshot {
         first
     }
 
-    /// Reads the active transcript again: the obligations, digest and (with `input`) the
+    /// Reads the active transcript again: the facts and (with `input`) the
     /// two-phase input of the oldest `removed` entries, and the entries after them. A
     /// transcript that changed since the first pass starts the operation over.
     async fn pass(&self, io: &Io, removed: usize, input: bool) -> OpResult<Pass> {
@@ -193,7 +231,6 @@ impl Snapshot {
             .filter_map(|s| s.answers.as_deref())
             .collect();
         let mut extractor = Extractor::new(&self.carried());
-        let mut digest = Digest::default();
         let first_shown = self.first_shown(removed);
         let mut text = String::new();
         if input && first_shown > 0 {
@@ -215,7 +252,6 @@ impl Snapshot {
             for item in items {
                 if index < removed {
                     extractor.feed(&item.entry, |id| answered.contains(id));
-                    digest.feed(&item.entry);
                     if input && index >= first_shown {
                         text.push_str(&render_entry(&item.entry));
                     }
@@ -236,8 +272,7 @@ impl Snapshot {
         }
         crate::branch::history::confirm(io, &self.loaded).await?;
         Ok(Pass {
-            obligations: extractor.finish(),
-            digest,
+            facts: extractor.finish(),
             input: text,
             kept,
             kept_from,
@@ -281,11 +316,42 @@ impl Snapshot {
         )
     }
 
+    /// The facts the previous summary holds for the next one: the critical facts it
+    /// kept (`continuity` of its payload) and what it carried forward.
     fn carried(&self) -> Vec<String> {
-        self.previous
+        let Some(previous) = &self.previous else {
+            return Vec::new();
+        };
+        let kept = previous
+            .summary_payload
             .as_ref()
-            .and_then(|s| s.critical_carry_forward.clone())
-            .unwrap_or_default()
+            .and_then(|p| p.get(CONTINUITY))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_str().map(str::to_owned));
+        kept.chain(previous.critical_carry_forward.clone().unwrap_or_default())
+            .collect()
+    }
+}
+
+/// The payload field listing the critical facts a summary holds, as `kind: text`: the
+/// next compaction of the session owes them too.
+const CONTINUITY: &str = "continuity";
+
+/// Records in `payload` the critical obligations the summary holds (all but those
+/// coverage dropped), for the next compaction.
+fn carry(payload: &mut Value, obligations: &[Obligation], coverage: &Coverage) {
+    let dropped: BTreeSet<&str> = coverage.dropped.iter().map(String::as_str).collect();
+    let held: Vec<Value> = obligations
+        .iter()
+        .filter(|o| o.critical && o.kind != super::ObligationKind::CarryForward)
+        .map(Obligation::describe)
+        .filter(|d| !dropped.contains(d.as_str()))
+        .map(Value::String)
+        .collect();
+    if let Some(map) = payload.as_object_mut() {
+        map.insert(CONTINUITY.into(), Value::Array(held));
     }
 }
 
@@ -634,10 +700,16 @@ async fn summarize_and_commit(
         Err((reason, tokens_before)) => return Ok(skipped(reason, tokens_before)),
     };
     let pass = snap.pass(io, cut.removed, false).await?;
+    let budget = budget(
+        request.context_window_tokens,
+        cut.tokens_before,
+        cut.tokens_kept,
+    );
     let (source, mut text, mut payload): (&'static str, _, _) = match summary {
         Some((text, payload)) => ("llm", text, payload),
         None => {
-            let payload = pass.digest.summarize(&pass.obligations);
+            let chars = usize::try_from(budget.saturating_mul(4)).unwrap_or(usize::MAX);
+            let payload = summarize(&pass.facts, chars);
             ("fallback", render(&payload), Some(payload))
         }
     };
@@ -647,16 +719,13 @@ async fn summarize_and_commit(
     let mut scratch = payload
         .take()
         .unwrap_or_else(|| json!({ "schema_version": 1 }));
+    let obligations = &pass.facts.obligations;
     let coverage = check(
         &mut text,
         &mut scratch,
-        &pass.obligations,
+        obligations,
         request.config.coverage_blocking,
-        budget(
-            request.context_window_tokens,
-            cut.tokens_before,
-            cut.tokens_kept,
-        ),
+        budget,
     );
     if coverage.status == "fail_blocked" {
         let mut result = skipped("coverage_blocked", cut.tokens_before);
@@ -667,6 +736,7 @@ async fn summarize_and_commit(
     if !shrinks(cut.tokens_before, cut.tokens_kept, &text) {
         return Ok(skipped("context_not_reduced", cut.tokens_before));
     }
+    carry(&mut scratch, obligations, &coverage);
     payload = Some(scratch);
     let active_from = match pass.kept_from {
         Some(at) => at,
@@ -764,8 +834,8 @@ pub fn prepare_compaction(
                     let pass = snap.pass(&io, cut.removed, true).await?;
                     Prepared {
                         skip_reason: None,
-                        input: pass.input,
-                        obligations: pass.obligations,
+                        input: format!("{}{}", prompt(&pass.facts.obligations), pass.input),
+                        obligations: pass.facts.obligations,
                         removed_count: cut.removed as u64,
                         kept_count: count - cut.removed as u64,
                         covered_through_id: snap.covered_through(cut.removed),

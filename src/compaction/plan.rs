@@ -70,23 +70,7 @@ pub enum Plan {
     },
 }
 
-/// The tool call ids an assistant's `tool_calls` names (`id`, `tool_use_id` or `call_id`
-/// of each call).
-pub fn call_ids(tool_calls: &serde_json::Value) -> Vec<String> {
-    let calls: Vec<&serde_json::Value> = match tool_calls {
-        serde_json::Value::Array(items) => items.iter().collect(),
-        single => vec![single],
-    };
-    calls
-        .into_iter()
-        .filter_map(|call| {
-            ["id", "tool_use_id", "call_id"]
-                .iter()
-                .find_map(|field| call.get(field).and_then(|v| v.as_str()))
-                .map(str::to_owned)
-        })
-        .collect()
-}
+pub use super::calls::call_ids;
 
 /// What planning reads of one entry: a few dozen bytes however large the entry, so a
 /// compaction plans a transcript of any size from one pass over it.

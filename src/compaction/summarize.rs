@@ -1,29 +1,32 @@
 //! The built-in deterministic summarizer: a `structured_v1` payload and its rendered
-//! text, from the entries a compaction removes. Used when no LLM is plugged in
-//! (`summary_source` `fallback`). Large tool payloads appear as size, hash and a short
-//! preview, never copied whole.
+//! text, from the facts of the entries a compaction removes. Used when no LLM is plugged
+//! in (`summary_source` `fallback`).
+//!
+//! The summary is shaped for an agent to continue from: task, constraints, latest
+//! request, current state, files touched (with what happened to each), commands and how
+//! their last run ended, unresolved failures, rejected calls, pending calls, next step;
+//! then decisions, identifiers, questions, resolved failures, answered tool call ids and
+//! references to large tool payloads (size, hash, preview: never copied whole).
+//!
+//! Every fact is written whole, never cut. The summary fits the size budget it is given:
+//! when everything does not fit, the least useful facts are left out first (answered
+//! ids, payload references, files only read, identifiers, …, the oldest of a kind
+//! first), and critical facts only when they alone exceed it (earlier summaries' facts,
+//! files, failures, pending calls, constraints, and last the task and the latest
+//! request; the oldest first).
+//! Coverage then reports each one left out.
 
 use serde_json::{Value, json};
 
-use super::obligations::{Obligation, ObligationKind};
+use super::obligations::{Facts, ObligationKind};
 use crate::types::{Entry, Role};
 
 /// The payload's schema version.
 pub const SCHEMA_VERSION: u64 = 1;
-/// Longest single line the summarizer copies (goal, status, failure, …).
-const CLIP: usize = 160;
 /// Characters of a tool payload shown as its preview.
 const PREVIEW: usize = 60;
 /// Tool output longer than this is represented by size, hash and preview.
 const LARGE: usize = 400;
-
-fn clip(text: &str) -> String {
-    let text = text.trim();
-    match text.char_indices().nth(CLIP) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
-}
 
 /// FNV-1a, 64 bits, as 16 hex digits: a stable fingerprint of a payload.
 pub fn fingerprint(bytes: &[u8]) -> String {
@@ -45,166 +48,363 @@ fn payload_ref(label: &str, text: &str) -> Value {
     })
 }
 
-/// How many of a kind the structured fields list: the newest ones. The bound keeps the
-/// built-in summary of 100,000 messages as small as one of 100; it loses nothing, since
-/// coverage back-fills every obligation the fields leave out, or reports it.
-fn shown(kind: ObligationKind) -> usize {
+/// References to the large tool payloads of one entry (its calls' arguments, its
+/// result).
+pub(crate) fn large_payloads(entry: &Entry) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(calls) = &entry.tool_calls {
+        let text = calls.to_string();
+        if text.len() > LARGE {
+            out.push(payload_ref("tool_calls", &text));
+        }
+    }
+    if entry.role == Role::Tool && entry.content.len() > LARGE {
+        out.push(payload_ref("tool_result", &entry.content));
+    }
+    out
+}
+
+/// The sections of a summary: payload field, rendered label, whether the field is one
+/// string (the first item) rather than a list.
+const SECTIONS: &[(&str, &str, bool)] = &[
+    ("task", "Task", false),
+    ("goal", "Goal", true),
+    ("requests", "Other requests", false),
+    ("constraints", "Constraints", false),
+    ("latest_request", "Latest request", true),
+    ("current_status", "Current state", true),
+    ("files", "Files", false),
+    ("commands", "Commands (last result)", false),
+    ("failures", "Failures unresolved", false),
+    ("rejected", "Rejected by the user", false),
+    ("pending_tool_ids", "Pending tool calls", false),
+    ("next_action", "Next step", true),
+    ("decisions", "Decisions", false),
+    ("identifiers", "Identifiers", false),
+    ("questions", "Open questions", false),
+    ("do_not_repeat", "Resolved failures (do not repeat)", false),
+    ("carried", "Carried from earlier summaries", false),
+    ("tool_calls", "Answered tool calls", false),
+    ("tool_payloads", "Large tool payloads", false),
+];
+
+/// One line a summary may hold.
+struct Item {
+    section: usize,
+    value: Value,
+    /// 0 for a critical fact; the larger, the sooner it is left out.
+    rank: u8,
+    /// Order within its section (older first).
+    order: usize,
+    chars: usize,
+}
+
+fn section(name: &str) -> usize {
+    SECTIONS.iter().position(|(n, ..)| *n == name).unwrap_or(0)
+}
+
+fn rendered(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        Value::Object(p) => format!(
+            "{} ({} bytes, fnv64 {}): {}…",
+            p.get("what").and_then(Value::as_str).unwrap_or("payload"),
+            p.get("size").cloned().unwrap_or(Value::Null),
+            p.get("hash").and_then(Value::as_str).unwrap_or_default(),
+            p.get("preview").and_then(Value::as_str).unwrap_or_default()
+        ),
+        other => other.to_string(),
+    }
+}
+
+struct Builder {
+    items: Vec<Item>,
+}
+
+impl Builder {
+    fn push(&mut self, name: &str, value: Value, rank: u8) {
+        let s = section(name);
+        let order = self.items.iter().filter(|i| i.section == s).count();
+        let chars = rendered(&value).chars().count() + 3;
+        self.items.push(Item {
+            section: s,
+            value,
+            rank,
+            order,
+            chars,
+        });
+    }
+
+    fn text(&mut self, name: &str, text: &str, critical: bool, rank: u8) {
+        self.push(
+            name,
+            Value::String(text.to_owned()),
+            if critical { 0 } else { rank },
+        );
+    }
+}
+
+fn header(removed: u64) -> String {
+    format!("Summary of {removed} earlier messages\n")
+}
+
+/// Builds the `structured_v1` payload for the facts of the removed entries, within
+/// `budget_chars` characters of rendered text (its `critical_carry_forward` starts
+/// empty: coverage fills it).
+pub fn summarize(facts: &Facts, budget_chars: usize) -> Value {
     use ObligationKind as K;
-    match kind {
-        K::Goal | K::NextAction => 4,
-        K::Question => 8,
-        K::Constraint | K::Decision | K::Failure | K::Command => 16,
-        K::ToolCall | K::PendingTool | K::Identifier => 32,
-        K::File => 48,
-        K::CarryForward => 64,
+    let mut b = Builder { items: Vec::new() };
+    let of = |kind: K| facts.obligations.iter().filter(move |o| o.kind == kind);
+    let latest = of(K::LatestRequest).last();
+    // The latest request is written once, under its own label, when it is also a task.
+    for o in of(K::Task).filter(|o| latest.is_none_or(|l| l.text != o.text)) {
+        b.text("task", &o.text, o.critical, 2);
     }
-}
-
-/// The newest [`shown`] obligations of `kind`, oldest first, clipped.
-fn texts(obligations: &[Obligation], kind: ObligationKind) -> Vec<String> {
-    let of_kind: Vec<&Obligation> = obligations.iter().filter(|o| o.kind == kind).collect();
-    let skip = of_kind.len().saturating_sub(shown(kind));
-    of_kind[skip..].iter().map(|o| clip(&o.text)).collect()
-}
-
-/// How many large tool payloads the structured fields reference: the newest ones (the
-/// others stay in the canonical transcript, and their ids are obligations).
-const SHOWN_PAYLOADS: usize = 32;
-
-/// Builds the `structured_v1` payload for `removed` entries (its `critical_carry_forward`
-/// starts empty: coverage fills it).
-pub fn summarize(removed: &[Entry], obligations: &[Obligation]) -> Value {
-    let mut digest = Digest::default();
-    for entry in removed {
-        digest.feed(entry);
+    for request in &facts.requests {
+        b.text("requests", request, false, 2);
     }
-    digest.summarize(obligations)
-}
-
-/// What the built-in summarizer keeps of the removed entries as it reads them in
-/// pages: the newest status line, the newest large payloads' references and a count.
-#[derive(Debug, Default)]
-pub struct Digest {
-    status: Option<String>,
-    tool_payloads: std::collections::VecDeque<Value>,
-    removed: u64,
-}
-
-impl Digest {
-    fn payload(&mut self, reference: Value) {
-        if self.tool_payloads.len() == SHOWN_PAYLOADS {
-            self.tool_payloads.pop_front();
-        }
-        self.tool_payloads.push_back(reference);
+    if let Some(goal) = of(K::Goal).last() {
+        b.text("goal", &goal.text, true, 0);
     }
-
-    /// Takes in the next removed entry.
-    pub fn feed(&mut self, entry: &Entry) {
-        self.removed += 1;
-        if entry.role == Role::Assistant && !entry.content.trim().is_empty() {
-            self.status = Some(clip(entry.content.lines().next().unwrap_or_default()));
-        }
-        if let Some(calls) = &entry.tool_calls {
-            let text = calls.to_string();
-            if text.len() > LARGE {
-                self.payload(payload_ref("tool_calls", &text));
-            }
-        }
-        if entry.role == Role::Tool && entry.content.len() > LARGE {
-            self.payload(payload_ref("tool_result", &entry.content));
+    for o in of(K::Goal).collect::<Vec<_>>().iter().rev().skip(1).rev() {
+        b.text("carried", &o.describe(), o.critical, 3);
+    }
+    for o in of(K::Constraint) {
+        b.text("constraints", &o.text, o.critical, 1);
+    }
+    if let Some(latest) = latest {
+        b.text("latest_request", &latest.text, true, 0);
+    }
+    if let Some(status) = &facts.status {
+        b.text("current_status", status, false, 2);
+    }
+    let mut listed = std::collections::BTreeSet::new();
+    for file in &facts.files {
+        listed.insert(file.path.as_str());
+        let rank = if file.changes.is_empty() { 5 } else { 0 };
+        b.text("files", &file.describe(), rank == 0, rank);
+    }
+    for o in of(K::File).filter(|o| !listed.contains(o.text.as_str())) {
+        b.text("files", &format!("{} (mentioned)", o.text), o.critical, 5);
+    }
+    let mut run = std::collections::BTreeSet::new();
+    for (command, last) in &facts.commands {
+        run.insert(command.as_str());
+        b.text("commands", &format!("`{command}` → {last}"), false, 4);
+    }
+    for o in of(K::Command).filter(|o| !run.contains(o.text.as_str())) {
+        b.text("commands", &format!("`{}`", o.text), false, 4);
+    }
+    for o in of(K::Failure) {
+        if o.critical {
+            b.text("failures", &o.text, true, 0);
+        } else {
+            b.text("do_not_repeat", &o.text, false, 4);
         }
     }
-
-    /// The payload for what was fed.
-    pub fn summarize(self, obligations: &[Obligation]) -> Value {
-        use ObligationKind as K;
-        let first = |kind| texts(obligations, kind).into_iter().next();
-        let failures = texts(obligations, K::Failure);
-        json!({
-            "schema_version": SCHEMA_VERSION,
-            "goal": first(K::Goal),
-            "constraints": texts(obligations, K::Constraint),
-            "current_status": self.status,
-            "next_action": first(K::NextAction),
-            "files": texts(obligations, K::File),
-            "commands": texts(obligations, K::Command),
-            "failures": failures,
-            "decisions": texts(obligations, K::Decision),
-            "pending_tool_ids": texts(obligations, K::PendingTool),
-            "identifiers": texts(obligations, K::Identifier),
-            "questions": texts(obligations, K::Question),
-            "do_not_repeat": texts(obligations, K::Failure),
-            "tool_payloads": Vec::from(self.tool_payloads),
-            "removed_messages": self.removed,
-            "critical_carry_forward": [],
-        })
+    for o in of(K::Rejected) {
+        b.text("rejected", &o.text, o.critical, 1);
     }
+    for o in of(K::PendingTool) {
+        let line = match facts.pending.get(&o.text) {
+            Some(what) => format!("{} ({what})", o.text),
+            None => o.text.clone(),
+        };
+        b.text("pending_tool_ids", &line, o.critical, 1);
+    }
+    if let Some(next) = of(K::NextAction).last() {
+        b.text("next_action", &next.text, next.critical, 2);
+    }
+    for o in of(K::NextAction)
+        .collect::<Vec<_>>()
+        .iter()
+        .rev()
+        .skip(1)
+        .rev()
+    {
+        b.text("carried", &o.describe(), o.critical, 3);
+    }
+    for o in of(K::Decision) {
+        b.text("decisions", &o.text, o.critical, 3);
+    }
+    for o in of(K::Identifier) {
+        b.text("identifiers", &o.text, o.critical, 5);
+    }
+    for o in of(K::Question) {
+        b.text("questions", &o.text, o.critical, 4);
+    }
+    for o in of(K::CarryForward) {
+        b.text("carried", &o.text, o.critical, 3);
+    }
+    for o in of(K::ToolCall) {
+        b.text("tool_calls", &o.text, o.critical, 7);
+    }
+    for reference in &facts.payloads {
+        b.push("tool_payloads", reference.clone(), 6);
+    }
+    fit(&mut b.items, budget_chars, facts.removed);
+    payload(&b.items, facts.removed)
+}
+
+/// The characters the items take rendered, headers included.
+fn size(items: &[Item], removed: u64) -> usize {
+    let mut sections = vec![false; SECTIONS.len()];
+    let mut total = header(removed).chars().count();
+    for item in items {
+        if !sections[item.section] {
+            sections[item.section] = true;
+            total += SECTIONS[item.section].1.chars().count() + 3;
+        }
+        total += item.chars;
+    }
+    total
+}
+
+/// How strongly a critical fact of a section holds its place when critical facts alone
+/// exceed the budget: the lowest goes first.
+const KEEP: &[(&str, u8)] = &[
+    ("task", 9),
+    ("latest_request", 9),
+    ("goal", 8),
+    ("constraints", 8),
+    ("pending_tool_ids", 7),
+    ("failures", 6),
+    ("rejected", 6),
+    ("files", 5),
+    ("next_action", 4),
+    ("carried", 3),
+];
+
+/// Leaves out items until the rest fit `budget`: the highest rank first, the oldest of
+/// a rank first; critical ones last, by [`KEEP`], the oldest first.
+fn fit(items: &mut Vec<Item>, budget: usize, removed: u64) {
+    let mut total = size(items, removed);
+    if total <= budget {
+        return;
+    }
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| {
+        let item = &items[i];
+        let keep = if item.rank == 0 {
+            KEEP.iter()
+                .find(|(name, _)| *name == SECTIONS[item.section].0)
+                .map_or(0, |(_, keep)| *keep)
+        } else {
+            0
+        };
+        (std::cmp::Reverse(item.rank), keep, item.order)
+    });
+    let mut gone = vec![false; items.len()];
+    for i in order {
+        if total <= budget {
+            break;
+        }
+        gone[i] = true;
+        // A section that empties loses its header too.
+        let section = items[i].section;
+        let last = !items
+            .iter()
+            .enumerate()
+            .any(|(j, other)| j != i && !gone[j] && other.section == section);
+        total = total.saturating_sub(items[i].chars);
+        if last {
+            total = total.saturating_sub(SECTIONS[section].1.chars().count() + 3);
+        }
+    }
+    let mut index = 0;
+    items.retain(|_| {
+        let keep = !gone[index];
+        index += 1;
+        keep
+    });
+}
+
+fn payload(items: &[Item], removed: u64) -> Value {
+    let mut out = serde_json::Map::new();
+    out.insert("schema_version".into(), json!(SCHEMA_VERSION));
+    for (s, (name, _, single)) in SECTIONS.iter().enumerate() {
+        let values: Vec<Value> = items
+            .iter()
+            .filter(|i| i.section == s)
+            .map(|i| i.value.clone())
+            .collect();
+        let value = if *single {
+            values.into_iter().next().unwrap_or(Value::Null)
+        } else {
+            Value::Array(values)
+        };
+        out.insert((*name).into(), value);
+    }
+    out.insert("removed_messages".into(), json!(removed));
+    out.insert("critical_carry_forward".into(), json!([]));
+    Value::Object(out)
 }
 
 /// Renders a `structured_v1` payload as the summary text a model reads.
 pub fn render(payload: &Value) -> String {
-    let mut out = String::new();
     let removed = payload["removed_messages"].as_u64().unwrap_or(0);
-    out.push_str(&format!("Summary of {removed} earlier messages\n"));
-    let line = |out: &mut String, label: &str, value: &Value| {
-        if let Some(text) = value.as_str() {
-            out.push_str(&format!("{label}: {text}\n"));
-        }
-    };
-    let list = |out: &mut String, label: &str, value: &Value| {
-        let items: Vec<String> = value
-            .as_array()
-            .map(|items| {
-                items
-                    .iter()
-                    .map(|item| match item.as_str() {
-                        Some(text) => text.to_owned(),
-                        None => item.to_string(),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        if !items.is_empty() {
+    let mut out = header(removed);
+    let list = |out: &mut String, label: &str, value: &Value| match value {
+        Value::Null => {}
+        Value::Array(items) if items.is_empty() => {}
+        Value::Array(items) => {
             out.push_str(&format!("{label}:\n"));
             for item in items {
-                out.push_str(&format!("- {item}\n"));
+                out.push_str(&format!("- {}\n", rendered(item)));
             }
         }
+        single => out.push_str(&format!("{label}: {}\n", rendered(single))),
     };
-    line(&mut out, "Goal", &payload["goal"]);
-    list(&mut out, "Constraints", &payload["constraints"]);
-    line(&mut out, "Current status", &payload["current_status"]);
-    line(&mut out, "Next action", &payload["next_action"]);
-    list(&mut out, "Files", &payload["files"]);
-    list(&mut out, "Commands", &payload["commands"]);
-    list(&mut out, "Failures", &payload["failures"]);
-    list(&mut out, "Decisions", &payload["decisions"]);
-    list(&mut out, "Pending tool calls", &payload["pending_tool_ids"]);
-    list(&mut out, "Identifiers", &payload["identifiers"]);
-    list(&mut out, "Open questions", &payload["questions"]);
-    list(&mut out, "Do not repeat", &payload["do_not_repeat"]);
-    let payloads: Vec<String> = payload["tool_payloads"]
-        .as_array()
-        .map(|items| {
-            items
-                .iter()
-                .map(|p| {
-                    format!(
-                        "{} ({} bytes, fnv64 {}): {}…",
-                        p["what"].as_str().unwrap_or("payload"),
-                        p["size"],
-                        p["hash"].as_str().unwrap_or_default(),
-                        p["preview"].as_str().unwrap_or_default()
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    list(&mut out, "Large tool payloads", &json!(payloads));
+    for (name, label, _) in SECTIONS {
+        list(&mut out, label, &payload[*name]);
+    }
     list(
         &mut out,
         "Critical carry-forward",
         &payload["critical_carry_forward"],
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compaction::obligations::facts;
+
+    fn e(role: Role, content: &str) -> Entry {
+        let mut entry = Entry::from_request(
+            crate::types::AppendRequest::new(role, content),
+            0,
+            String::new(),
+            0,
+        );
+        entry.token_count = None;
+        entry
+    }
+
+    #[test]
+    fn test_every_fact_is_whole_and_the_summary_fits_its_budget() {
+        let long = format!(
+            "Please port the parser. {}",
+            "It must keep every rule. ".repeat(40)
+        );
+        let removed: Vec<Entry> = std::iter::once(e(Role::User, &long))
+            .chain((0..200).map(|i| e(Role::Assistant, &format!("Reading src/mod_{i}.rs now."))))
+            .collect();
+        let f = facts(&removed, &removed, &[]);
+        let unbounded = render(&summarize(&f, usize::MAX));
+        assert!(unbounded.contains(&long.trim().to_owned()));
+        assert!(unbounded.contains("src/mod_0.rs (mentioned)"));
+        let budget = 2_000;
+        let text = render(&summarize(&f, budget));
+        assert!(
+            text.chars().count() <= budget,
+            "{} chars",
+            text.chars().count()
+        );
+        // The task is whole; files only mentioned gave way, the newest kept.
+        assert!(text.contains(long.trim()), "{text}");
+        assert!(!text.contains("src/mod_0.rs"));
+        assert!(text.contains("src/mod_199.rs (mentioned)"), "{text}");
+    }
 }

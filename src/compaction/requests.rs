@@ -1,0 +1,285 @@
+//! What a compaction reads of the user's own words: a request with what it pasted
+//! compressed, the constraints it states, and whether it changes the task.
+
+use super::summarize::fingerprint;
+
+/// Lines a block must have before it can count as pasted output rather than prose.
+const PASTED_LINES: usize = 6;
+/// Characters of a pasted block's first and last lines kept in its marker.
+const MARKER_LINE: usize = 100;
+
+fn shorten(line: &str) -> String {
+    let line = line.trim();
+    match line.char_indices().nth(MARKER_LINE) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
+}
+
+/// The one-line stand-in of a pasted block: its size, fingerprint, first and last line.
+fn marker(lines: &[&str]) -> String {
+    let text = lines.join("\n");
+    let body: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("```"))
+        .collect();
+    let first = body.first().map(|l| shorten(l)).unwrap_or_default();
+    let last = body.last().map(|l| shorten(l)).unwrap_or_default();
+    format!(
+        "[pasted {} lines, {} bytes, fnv64 {}; first: {first}; last: {last}]",
+        lines.len(),
+        text.len(),
+        fingerprint(text.as_bytes())
+    )
+}
+
+/// Whether a line reads as a person's sentence: mostly letters and spaces, several
+/// words, not indented like code or output.
+fn prose_line(line: &str) -> bool {
+    if line.starts_with("    ") || line.starts_with('\t') {
+        return false;
+    }
+    let t = line.trim();
+    let words = t.split_whitespace().count();
+    let letters = t
+        .chars()
+        .filter(|c| {
+            c.is_alphabetic() || c.is_whitespace() || matches!(c, ',' | '.' | '\'' | '?' | '!')
+        })
+        .count();
+    let total = t.chars().count().max(1);
+    words >= 3 && letters * 100 / total >= 85
+}
+
+/// The request as a summary carries it: the user's words verbatim, each pasted block
+/// (fenced in ```, or a run of six or more lines that do not read as prose) replaced by
+/// a one-line marker.
+pub(super) fn compress(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        if line.trim_start().starts_with("```") {
+            let end = (i + 1..lines.len())
+                .find(|&j| lines[j].trim_start().starts_with("```"))
+                .map_or(lines.len(), |j| j + 1);
+            out.push(marker(&lines[i..end]));
+            i = end;
+            continue;
+        }
+        // A run of non-prose lines, long enough to be something pasted.
+        let run = lines[i..]
+            .iter()
+            .take_while(|l| {
+                !l.trim_start().starts_with("```") && (l.trim().is_empty() || !prose_line(l))
+            })
+            .count();
+        let content = lines[i..i + run]
+            .iter()
+            .filter(|l| !l.trim().is_empty())
+            .count();
+        if content >= PASTED_LINES {
+            // Blank lines at its edges stay as they were.
+            let lead = lines[i..i + run]
+                .iter()
+                .take_while(|l| l.trim().is_empty())
+                .count();
+            let trail = lines[i..i + run]
+                .iter()
+                .rev()
+                .take_while(|l| l.trim().is_empty())
+                .count();
+            out.extend(std::iter::repeat_n(String::new(), lead));
+            out.push(marker(&lines[i + lead..i + run - trail]));
+            out.extend(std::iter::repeat_n(String::new(), trail));
+            i += run;
+            continue;
+        }
+        out.push(line.to_owned());
+        i += 1;
+    }
+    out.join("\n").trim().to_owned()
+}
+
+/// Words that start or carry a constraint, lower case, matched at word starts: English,
+/// German, French, Spanish, Italian and Portuguese.
+const CONSTRAINT_WORDS: &[&str] = &[
+    "don't",
+    "dont",
+    "do not",
+    "never",
+    "always",
+    "must",
+    "mustn't",
+    "make sure",
+    "avoid",
+    "only ",
+    "no more",
+    "without",
+    "instead of",
+    "rather than",
+    "keep ",
+    "stick to",
+    "should not",
+    "shouldn't",
+    "under no circumstances",
+    "not allowed",
+    "no new",
+    "please no",
+    "nicht",
+    "keine",
+    "kein ",
+    "niemals",
+    "immer",
+    "nur ",
+    "ne pas",
+    "n'utilise",
+    "jamais",
+    "toujours",
+    "évite",
+    "surtout pas",
+    "no uses",
+    "no utilices",
+    "nunca",
+    "siempre",
+    "evita",
+    "non usare",
+    "mai ",
+    "sempre",
+    "não",
+];
+
+/// Whether `sentence` states a constraint: a constraint word, or "use X, not Y".
+fn constraint(sentence: &str) -> bool {
+    let lower = sentence.to_lowercase();
+    let at_word = |word: &str| {
+        lower.match_indices(word).any(|(at, _)| {
+            lower[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_alphanumeric())
+        })
+    };
+    CONSTRAINT_WORDS.iter().any(|w| at_word(w))
+        || (at_word("use ") && (lower.contains(", not ") || lower.contains(" not ")))
+}
+
+/// The sentences of `prose` that state a constraint, verbatim (a question is not one).
+pub(super) fn constraints(prose: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in prose.lines().map(str::trim) {
+        // A marked line is the marker detectors' (`Constraint: …` is one already).
+        if line.starts_with("[pasted ")
+            || ["Goal:", "Constraint:", "Decision:"]
+                .iter()
+                .any(|m| line.starts_with(m))
+        {
+            continue;
+        }
+        let mut start = 0;
+        let bytes: Vec<(usize, char)> = line.char_indices().collect();
+        for (k, &(at, c)) in bytes.iter().enumerate() {
+            let next = bytes.get(k + 1).map(|&(_, n)| n);
+            let ends = matches!(c, '.' | '!' | '?' | ';') && next.is_none_or(char::is_whitespace);
+            if ends || k + 1 == bytes.len() {
+                let end = at + c.len_utf8();
+                let sentence = line[start..end].trim();
+                if !sentence.ends_with('?')
+                    && sentence.len() <= 400
+                    && sentence.split_whitespace().count() >= 2
+                    && constraint(sentence)
+                {
+                    out.push(sentence.to_owned());
+                }
+                start = end;
+            }
+        }
+    }
+    out
+}
+
+/// Whether a request changes the task rather than continuing it ("actually …",
+/// "instead …", "forget …", "new task", "change of plan", …).
+pub(super) fn redirects(prose: &str) -> bool {
+    let lower = prose.to_lowercase();
+    [
+        "actually",
+        "instead",
+        "forget",
+        "new task",
+        "change of plan",
+        "scratch that",
+        "never mind",
+        "nevermind",
+        "different",
+        "switch to",
+        "priority",
+        "more important",
+        "first,",
+        "before that",
+        "stop working on",
+        "put that aside",
+        "park that",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
+}
+
+/// Whether a request only acknowledges or nudges ("ok", "go on", "you stopped — carry
+/// on"): it leans on the request before it.
+pub(super) fn nudge(prose: &str) -> bool {
+    prose.chars().count() <= 60
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_pasted_blocks_become_markers_and_the_words_stay() {
+        let trace: String = (0..20)
+            .map(|i| format!("  at frame_{i} (src/app.js:{i}:3)\n"))
+            .collect();
+        let text = format!(
+            "The export crashes, here is the trace:\n{trace}\nCan you fix it without touching the API?"
+        );
+        let out = compress(&text);
+        assert!(
+            out.starts_with("The export crashes, here is the trace:\n[pasted 20 lines"),
+            "{out}"
+        );
+        assert!(
+            out.ends_with("Can you fix it without touching the API?"),
+            "{out}"
+        );
+        assert!(
+            out.contains("first: at frame_0 (src/app.js:0:3); last: at frame_19"),
+            "{out}"
+        );
+        let fenced = "Look:\n```\nshort\n```\nthanks";
+        assert!(compress(fenced).contains("[pasted 3 lines"));
+        let plain = "Fix the CSV export.\nIt downloads an empty file.";
+        assert_eq!(compress(plain), plain);
+    }
+
+    #[test]
+    fn test_constraints_in_plain_words() {
+        let prose = "The notifications lag. To be clear: don't use WebSockets for the notifications, use server-sent events. Thanks!";
+        assert_eq!(
+            constraints(prose),
+            ["To be clear: don't use WebSockets for the notifications, use server-sent events."]
+        );
+        assert_eq!(
+            constraints("Use tabs, not spaces"),
+            ["Use tabs, not spaces"]
+        );
+        assert_eq!(
+            constraints("Bitte keine neuen Abhängigkeiten hinzufügen. Danke"),
+            ["Bitte keine neuen Abhängigkeiten hinzufügen."]
+        );
+        assert!(constraints("Can you never do that?").is_empty());
+        assert!(constraints("The build is slow. Look at it.").is_empty());
+    }
+}
