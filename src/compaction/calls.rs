@@ -456,34 +456,132 @@ fn names_error(line: &str) -> bool {
     .any(|word| lower.contains(word))
 }
 
-/// Longest error line a failure obligation quotes; a longer line is quoted up to it.
-const ERROR_LINE: usize = 400;
+/// Whether a line states an error rather than only mentioning a failure: it names an
+/// error type (`AssertionError: …`, `KeyError`, `NullPointerException`), starts as a
+/// compiler or tool error (`error[E0308]`, `error: …`, `fatal: …`), reports a failed
+/// test by name (`FAILED tests/…`, `--- FAIL: TestX`) or a panic, or says a thing is
+/// missing or refused.
+fn states_error(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let typed = line
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .any(|word| {
+            word.len() > 5
+                && (word.ends_with("Error") || word.ends_with("Exception"))
+                && word.chars().next().is_some_and(char::is_uppercase)
+        });
+    typed
+        || ["error:", "error[", "fatal:", "e   ", "failed ", "--- fail", "fail:"]
+            .iter()
+            .any(|m| lower.starts_with(m))
+        || [
+            ": error",
+            "panicked at",
+            "no such file",
+            "not found",
+            "permission denied",
+            "cannot ",
+            "is not defined",
+            "undefined",
+            "refused",
+            "timed out",
+        ]
+        .iter()
+        .any(|m| lower.contains(m))
+}
 
-/// The line of a failed result that says what went wrong: the last line naming an
-/// error that is not a bare summary count, else the last line it printed.
+/// Longest error line a failure obligation quotes; a longer line is quoted up to it.
+const ERROR_LINE: usize = 300;
+/// Most error lines a failure obligation quotes.
+const ERROR_LINES: usize = 3;
+
+/// Whether a line only sums up a run (`test result: FAILED. 4 passed; 1 failed`,
+/// `Found 2 errors in 1 file`, `===== 1 failed in 0.31s =====`, `error: could not
+/// compile …`) rather than saying what went wrong.
+fn sums_up(line: &str) -> bool {
+    let lower = line.to_lowercase();
+    let wrapped = ["==", "--", "**", "⎯", "─", "═"]
+        .iter()
+        .any(|w| lower.starts_with(w) && lower.ends_with(w));
+    let counts = lower.contains("passed") && lower.contains("failed");
+    wrapped
+        || counts
+        || [
+            "test result:",
+            "found ",
+            "tests:",
+            "test suites:",
+            "test files",
+            "error: could not compile",
+            "error: test failed",
+            "error: process didn't exit successfully",
+            "warning: build failed",
+            "fail\t",
+            "make: ***",
+            "npm err! code",
+            "exit status",
+            "traceback (most recent call last)",
+            "failures:",
+        ]
+        .iter()
+        .any(|m| lower.starts_with(m))
+}
+
+fn quoted(line: &str) -> String {
+    match line.char_indices().nth(ERROR_LINE) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    }
+}
+
+/// The lines of a failed result that say what went wrong, joined by ` | `: of the
+/// distinct lines stating an error ([`states_error`]; else of those only naming one)
+/// that do not merely sum the run up, the first two and the last; else the last such
+/// summary; else the last line it printed.
 pub fn error_line(text: &str) -> Option<String> {
     let printed: Vec<&str> = text
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !frame_line(l))
         .collect();
-    let summary = |l: &str| {
-        let t = l.trim_matches(|c: char| c == '=' || c == '-' || c.is_whitespace());
-        t.split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|w| !w.is_empty())
-            .all(|w| w.chars().all(|c| c.is_ascii_digit() || c == '.') || w.len() < 9)
-            && t.chars().any(|c| c.is_ascii_digit())
-    };
-    let line = printed
-        .iter()
-        .rev()
-        .find(|l| names_error(l) && !summary(l))
-        .or_else(|| printed.iter().rev().find(|l| names_error(l)))
-        .or_else(|| printed.last())?;
-    Some(match line.char_indices().nth(ERROR_LINE) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => (*line).to_owned(),
-    })
+    let mut lines: Vec<&str> = Vec::new();
+    let mut weak: Vec<&str> = Vec::new();
+    for line in printed.iter().copied() {
+        if names_error(line) && !sums_up(line) {
+            let list = if states_error(line) {
+                &mut lines
+            } else {
+                &mut weak
+            };
+            if !list.contains(&line) {
+                list.push(line);
+            }
+        }
+    }
+    if lines.is_empty() {
+        lines = weak;
+    }
+    // The first ones say where it broke, the last one how the tool put it.
+    if lines.len() > ERROR_LINES {
+        let last = lines[lines.len() - 1];
+        lines.truncate(ERROR_LINES - 1);
+        lines.push(last);
+    }
+    if lines.is_empty() {
+        let last = printed
+            .iter()
+            .rev()
+            .find(|l| names_error(l))
+            .or_else(|| printed.last())?;
+        lines.push(last);
+    }
+    Some(
+        lines
+            .into_iter()
+            .map(quoted)
+            .collect::<Vec<_>>()
+            .join(" | "),
+    )
 }
 
 #[cfg(test)]
@@ -563,6 +661,13 @@ mod tests {
             error_line(pytest).as_deref(),
             Some("FAILED tests/test_export.py::test_csv - AssertionError: assert 0 == 12")
         );
+        let cargo = "   Compiling x v0.1.0\nerror[E0308]: mismatched types\n  --> src/lib.rs:3:5\nerror: could not compile `x` due to 1 previous error";
+        assert_eq!(
+            error_line(cargo).as_deref(),
+            Some("error[E0308]: mismatched types")
+        );
+        let python = "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\n    main()\nKeyError: 'user_id'";
+        assert_eq!(error_line(python).as_deref(), Some("KeyError: 'user_id'"));
         assert_eq!(
             error_line("Exit code: 1\nOutput:\nsomething odd\n").as_deref(),
             Some("something odd")

@@ -135,8 +135,9 @@ export interface CompactRequest {
 }
 /** What kind of fact an obligation is. */
 export type ObligationKind =
-  | "goal" | "constraint" | "decision" | "next_action" | "failure" | "tool_call"
-  | "pending_tool" | "file" | "command" | "identifier" | "question" | "carry_forward";
+  | "task" | "latest_request" | "goal" | "constraint" | "decision" | "next_action"
+  | "failure" | "rejected" | "tool_call" | "pending_tool" | "file" | "command"
+  | "identifier" | "question" | "carry_forward";
 /** One fact a summary must keep. */
 export interface Obligation { kind: ObligationKind; text: string; critical: boolean; }
 /** Phase one of a two-phase compaction (`prepareCompaction`): what to summarize.

@@ -295,6 +295,11 @@ const BENCHES: &[(&str, &str, &str)] = &[
         "compaction in the native core (no wasm, no database)",
     ),
     (
+        "continuity",
+        "spool",
+        "continuity: the facts an agent needs kept by compaction at 25% of real-shaped sessions",
+    ),
+    (
         "size_ladder",
         "spool-host",
         "the size ladder: every operation on 10 MiB, 100 MiB, 1 GiB sessions (SPOOL_LADDER_SIZES)",
