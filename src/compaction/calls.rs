@@ -471,9 +471,11 @@ fn states_error(line: &str) -> bool {
                 && word.chars().next().is_some_and(char::is_uppercase)
         });
     typed
-        || ["error:", "error[", "fatal:", "e   ", "failed ", "--- fail", "fail:"]
-            .iter()
-            .any(|m| lower.starts_with(m))
+        || [
+            "error:", "error[", "fatal:", "e   ", "failed ", "--- fail", "fail:",
+        ]
+        .iter()
+        .any(|m| lower.starts_with(m))
         || [
             ": error",
             "panicked at",
