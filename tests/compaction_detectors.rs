@@ -287,3 +287,87 @@ fn test_the_builtin_summary_passes_blocking_and_carries_the_task_through_two_com
         at += 1;
     }
 }
+
+#[test]
+fn test_the_two_phase_input_asks_for_the_same_summary_and_lists_the_facts() {
+    let storage = MemoryStorage::new();
+    run(&storage, spool::create_session(WS, KEY, "s", 1)).expect("create");
+    let task = "Make the CSV export honour the date filter.";
+    let constraint = "Don't touch the PDF export.";
+    append(
+        &storage,
+        tokens(
+            AppendRequest::new(Role::User, format!("{task} {constraint}")),
+            400,
+        ),
+        2,
+    );
+    for i in 0..4 {
+        append(
+            &storage,
+            tokens(
+                AppendRequest::new(Role::Assistant, format!("step {i}")),
+                100,
+            ),
+            3 + i,
+        );
+    }
+    let mut request = CompactRequest::new(300);
+    request.config.safety_margin = 1.0;
+    request.config.coverage_blocking = true;
+    let prepared = run(
+        &storage,
+        compaction::prepare_compaction(WS, KEY, request.clone()),
+    )
+    .expect("prepare");
+    assert!(prepared.needs_summary());
+    let (head, conversation) = prepared
+        .input
+        .split_once("--- conversation ---")
+        .expect("instructions, then the conversation");
+    for section in [
+        "Task",
+        "Constraints",
+        "Latest request",
+        "Files",
+        "Pending tool calls",
+    ] {
+        assert!(head.contains(section), "{section}: {head}");
+    }
+    assert!(
+        head.contains(&format!("- task: {task} {constraint}")),
+        "{head}"
+    );
+    assert!(
+        head.contains(&format!("- constraint: {constraint}")),
+        "{head}"
+    );
+    assert!(conversation.contains(task));
+    // The same check as the built-in path: a summary without the task is refused in
+    // blocking mode.
+    let commit = prepared
+        .clone()
+        .commit(request.clone(), "The agent took four steps.".into());
+    let refused =
+        run(&storage, compaction::commit_compaction(WS, KEY, commit, 20)).expect("commit");
+    assert_eq!(refused.skip_reason.as_deref(), Some("coverage_blocked"));
+    assert!(
+        refused
+            .missing_obligations
+            .contains(&format!("constraint: {constraint}")),
+        "{:?}",
+        refused.missing_obligations
+    );
+    let faithful = format!(
+        "Task: {task} {constraint}\nConstraints:\n- {constraint}\nCurrent state: four steps taken."
+    );
+    let commit = prepared.commit(request, faithful);
+    let written =
+        run(&storage, compaction::commit_compaction(WS, KEY, commit, 21)).expect("commit");
+    assert_eq!(
+        written.skip_reason, None,
+        "{:?}",
+        written.missing_obligations
+    );
+    assert_eq!(written.summary_source, "llm");
+}

@@ -655,3 +655,46 @@ fn test_a_hung_summarizer_is_killed_at_its_timeout_and_writes_nothing() {
         serde_json::json!([])
     );
 }
+
+#[test]
+fn test_blocking_compaction_passes_on_an_imported_coding_session() {
+    // A real-shaped Codex session of the continuity set, compacted to a quarter of its
+    // tokens: the built-in summary holds every critical fact, so --blocking writes it.
+    let (_dir, db) = temp_db();
+    let log = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures/continuity/codex-go-webhook-retries.jsonl");
+    let report = ok_json(
+        &db,
+        &["import", "codex", &log.display().to_string(), "--json"],
+    );
+    let key = report["files"][0]["sessions"][0]["key"]
+        .as_str()
+        .expect("the imported session's key")
+        .to_owned();
+    let probe = ok_json(&db, &["compact", &key, "--window", "100000000", "--json"]);
+    assert_eq!(probe["skip_reason"], "below_threshold", "{probe}");
+    let window = probe["tokens_before"].as_u64().expect("tokens") / 4;
+    let result = ok_json(
+        &db,
+        &[
+            "compact",
+            &key,
+            "--window",
+            &window.to_string(),
+            "--safety-margin",
+            "1.0",
+            "--blocking",
+            "--json",
+        ],
+    );
+    assert_eq!(result["skip_reason"], Value::Null, "{result}");
+    assert!(result["removed_count"].as_u64() > Some(0), "{result}");
+    assert!(result["tokens_after"].as_u64() <= Some(window), "{result}");
+    let summary = result["summary"].as_str().expect("summary");
+    for section in ["Task", "Constraints", "Latest request", "Files"] {
+        assert!(
+            summary.contains(&format!("{section}:")),
+            "{section}:\n{summary}"
+        );
+    }
+}
