@@ -155,7 +155,7 @@ pub fn summarize(facts: &Facts, budget_chars: usize) -> Value {
     use ObligationKind as K;
     let mut b = Builder { items: Vec::new() };
     let of = |kind: K| facts.obligations.iter().filter(move |o| o.kind == kind);
-    let latest = of(K::LatestRequest).last();
+    let latest = of(K::LatestRequest).next_back();
     // The latest request is written once, under its own label, when it is also a task.
     for o in of(K::Task).filter(|o| latest.is_none_or(|l| l.text != o.text)) {
         b.text("task", &o.text, o.critical, 2);
@@ -163,11 +163,14 @@ pub fn summarize(facts: &Facts, budget_chars: usize) -> Value {
     for request in &facts.requests {
         b.text("requests", request, false, 2);
     }
-    if let Some(goal) = of(K::Goal).last() {
+    // The newest goal and next step have a line of their own; older ones are listed
+    // whole with what earlier summaries carried.
+    let all: Vec<_> = of(K::Goal).collect();
+    if let Some((goal, older)) = all.split_last() {
         b.text("goal", &goal.text, true, 0);
-    }
-    for o in of(K::Goal).collect::<Vec<_>>().iter().rev().skip(1).rev() {
-        b.text("carried", &o.describe(), o.critical, 3);
+        for o in older {
+            b.text("carried", &o.describe(), o.critical, 3);
+        }
     }
     for o in of(K::Constraint) {
         b.text("constraints", &o.text, o.critical, 1);
@@ -212,17 +215,12 @@ pub fn summarize(facts: &Facts, budget_chars: usize) -> Value {
         };
         b.text("pending_tool_ids", &line, o.critical, 1);
     }
-    if let Some(next) = of(K::NextAction).last() {
+    let all: Vec<_> = of(K::NextAction).collect();
+    if let Some((next, older)) = all.split_last() {
         b.text("next_action", &next.text, next.critical, 2);
-    }
-    for o in of(K::NextAction)
-        .collect::<Vec<_>>()
-        .iter()
-        .rev()
-        .skip(1)
-        .rev()
-    {
-        b.text("carried", &o.describe(), o.critical, 3);
+        for o in older {
+            b.text("carried", &o.describe(), o.critical, 3);
+        }
     }
     for o in of(K::Decision) {
         b.text("decisions", &o.text, o.critical, 3);
