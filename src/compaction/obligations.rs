@@ -716,8 +716,8 @@ fn sentences_within(text: &str, limit: usize) -> String {
         return text.to_owned();
     }
     let mut end = 0;
-    for (at, c) in text.char_indices() {
-        if text[..at].chars().count() > limit {
+    for (count, (at, c)) in text.char_indices().enumerate() {
+        if count > limit {
             break;
         }
         if matches!(c, '.' | '!' | '?' | '\n') {

@@ -119,12 +119,15 @@ fn rendered(value: &Value) -> String {
 
 struct Builder {
     items: Vec<Item>,
+    /// Items per section so far.
+    counts: [usize; SECTIONS.len()],
 }
 
 impl Builder {
     fn push(&mut self, name: &str, value: Value, rank: u8) {
         let s = section(name);
-        let order = self.items.iter().filter(|i| i.section == s).count();
+        let order = self.counts[s];
+        self.counts[s] += 1;
         let chars = rendered(&value).chars().count() + 3;
         self.items.push(Item {
             section: s,
@@ -153,7 +156,10 @@ fn header(removed: u64) -> String {
 /// empty: coverage fills it).
 pub fn summarize(facts: &Facts, budget_chars: usize) -> Value {
     use ObligationKind as K;
-    let mut b = Builder { items: Vec::new() };
+    let mut b = Builder {
+        items: Vec::new(),
+        counts: [0; SECTIONS.len()],
+    };
     let of = |kind: K| facts.obligations.iter().filter(move |o| o.kind == kind);
     let latest = of(K::LatestRequest).next_back();
     // The latest request is written once, under its own label, when it is also a task.
@@ -273,11 +279,17 @@ const KEEP: &[(&str, u8)] = &[
     ("carried", 3),
 ];
 
-/// Leaves out items until the rest fit `budget`: the highest rank first, the oldest of
-/// a rank first; critical ones last, by [`KEEP`], the oldest first.
+/// Characters the facts that are not critical may fill at most, however large the
+/// budget: a summary an agent reads quickly, and a record of bounded size.
+const SOFT_CHARS: usize = 64 << 10;
+
+/// Leaves out items until the rest fit: facts that are not critical until the summary
+/// fits `budget` and [`SOFT_CHARS`], the highest rank first and the oldest of a rank
+/// first; then critical ones until it fits `budget`, by [`KEEP`], the oldest first.
 fn fit(items: &mut Vec<Item>, budget: usize, removed: u64) {
+    let soft = budget.min(SOFT_CHARS);
     let mut total = size(items, removed);
-    if total <= budget {
+    if total <= soft {
         return;
     }
     let mut order: Vec<usize> = (0..items.len()).collect();
@@ -292,20 +304,25 @@ fn fit(items: &mut Vec<Item>, budget: usize, removed: u64) {
         };
         (std::cmp::Reverse(item.rank), keep, item.order)
     });
+    let mut live = vec![0usize; SECTIONS.len()];
+    for item in items.iter() {
+        live[item.section] += 1;
+    }
     let mut gone = vec![false; items.len()];
     for i in order {
-        if total <= budget {
-            break;
+        let limit = if items[i].rank == 0 { budget } else { soft };
+        if total <= limit {
+            if items[i].rank == 0 {
+                break;
+            }
+            continue;
         }
         gone[i] = true;
+        total = total.saturating_sub(items[i].chars);
         // A section that empties loses its header too.
         let section = items[i].section;
-        let last = !items
-            .iter()
-            .enumerate()
-            .any(|(j, other)| j != i && !gone[j] && other.section == section);
-        total = total.saturating_sub(items[i].chars);
-        if last {
+        live[section] -= 1;
+        if live[section] == 0 {
             total = total.saturating_sub(SECTIONS[section].1.chars().count() + 3);
         }
     }
@@ -404,5 +421,24 @@ mod tests {
         assert!(text.contains(long.trim()), "{text}");
         assert!(!text.contains("src/mod_0.rs"));
         assert!(text.contains("src/mod_199.rs (mentioned)"), "{text}");
+    }
+
+    #[test]
+    fn test_facts_that_are_not_critical_stay_within_the_soft_limit() {
+        let removed: Vec<Entry> = std::iter::once(e(Role::User, "Index every module."))
+            .chain((0..5_000).map(|i| {
+                e(
+                    Role::Assistant,
+                    &format!("Reading src/module_{i:05}.rs now."),
+                )
+            }))
+            .collect();
+        let f = facts(&removed, &removed, &[]);
+        let text = render(&summarize(&f, usize::MAX));
+        let chars = text.chars().count();
+        assert!(chars <= SOFT_CHARS, "{chars} chars");
+        assert!(text.contains("Index every module."));
+        assert!(text.contains("src/module_04999.rs (mentioned)"));
+        assert!(!text.contains("src/module_00000.rs"));
     }
 }
