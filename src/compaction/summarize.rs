@@ -281,7 +281,7 @@ const KEEP: &[(&str, u8)] = &[
 
 /// Characters the facts that are not critical may fill at most, however large the
 /// budget: a summary an agent reads quickly, and a record of bounded size.
-const SOFT_CHARS: usize = 64 << 10;
+const SOFT_CHARS: usize = 8 << 10;
 
 /// Leaves out items until the rest fit: facts that are not critical until the summary
 /// fits `budget` and [`SOFT_CHARS`], the highest rank first and the oldest of a rank
