@@ -14,7 +14,8 @@ pub struct Coverage {
     /// `pass`, `pass_with_backfill`, `partial_backfill` (some missing obligations did
     /// not fit and were dropped), `unknown` (no obligations) or `fail_blocked`.
     pub status: String,
-    /// The obligations the summary did not keep, as `kind: text`: back-filled or dropped.
+    /// The obligations the summary did not keep, as `kind: text`: back-filled or dropped
+    /// (every critical one, the first 64 others, then `kind: N more, not critical`).
     pub missing: Vec<String>,
     /// The missing obligations the budget could not hold: not in the summary at all
     /// (only in the archived entries).
@@ -56,11 +57,16 @@ pub fn check(
         .filter(|o| !text.contains(o.text.as_str()))
         .collect();
     let described: Vec<String> = missing.iter().map(|o| o.describe()).collect();
+    let all: Vec<usize> = (0..missing.len()).collect();
     if missing.is_empty() {
-        return verdict("pass", described, Vec::new());
+        return verdict("pass", Vec::new(), Vec::new());
     }
     if blocking && missing.iter().any(|o| o.critical) {
-        return verdict("fail_blocked", described, Vec::new());
+        return verdict(
+            "fail_blocked",
+            report(&all, &missing, &described),
+            Vec::new(),
+        );
     }
     // Characters the text may reach; a line is taken when it still fits, so a smaller
     // one after a large one that did not may.
@@ -77,10 +83,8 @@ pub fn check(
             carried[i] = true;
         }
     }
-    let dropped: Vec<String> = (0..missing.len())
-        .filter(|&i| !carried[i])
-        .map(|i| described[i].clone())
-        .collect();
+    let left: Vec<usize> = (0..missing.len()).filter(|&i| !carried[i]).collect();
+    let dropped = report(&left, &missing, &described);
     let backfill: Vec<&String> = (0..missing.len())
         .filter(|&i| carried[i])
         .map(|i| &described[i])
@@ -110,5 +114,32 @@ pub fn check(
     } else {
         "partial_backfill"
     };
-    verdict(status, described, dropped)
+    verdict(status, report(&all, &missing, &described), dropped)
+}
+
+/// Facts that are not critical a report names one by one; past them it counts the rest
+/// per kind, so a report stays small on a session of any size.
+const NAMED: usize = 64;
+
+/// The report of the missing obligations at `which`: every critical one, the first
+/// [`NAMED`] others, then per kind a line `kind: N more, not critical`.
+fn report(which: &[usize], missing: &[&Obligation], described: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut named = 0;
+    let mut more: std::collections::BTreeMap<&'static str, usize> = Default::default();
+    for &i in which {
+        if missing[i].critical {
+            out.push(described[i].clone());
+        } else if named < NAMED {
+            named += 1;
+            out.push(described[i].clone());
+        } else {
+            *more.entry(missing[i].kind.label()).or_default() += 1;
+        }
+    }
+    out.extend(
+        more.into_iter()
+            .map(|(kind, n)| format!("{kind}: {n} more, not critical")),
+    );
+    out
 }
