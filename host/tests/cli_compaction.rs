@@ -139,7 +139,11 @@ fn test_compact_human_output_reports_counts_tokens_coverage_and_summary() {
     assert!(text.contains("    kept "), "{text}");
     assert!(text.contains("  tokens    "), "{text}");
     assert!(text.contains(" → "), "{text}");
-    assert!(text.contains("  coverage  pass"), "{text}");
+    // Facts that are not critical may be left out of a small window: reported, not lost.
+    assert!(
+        text.contains("  coverage  pass") || text.contains("  coverage  partial_backfill"),
+        "{text}"
+    );
     assert!(text.contains("  summary (fallback):"), "{text}");
     assert!(
         text.contains("make the parser handle nested lists"),
