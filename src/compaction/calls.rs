@@ -537,7 +537,7 @@ fn quoted(line: &str) -> String {
 }
 
 /// The lines of a failed result that say what went wrong, joined by ` | `: of the
-/// distinct lines stating an error ([`states_error`]; else of those only naming one)
+/// distinct lines stating an error (`states_error`; else of those only naming one)
 /// that do not merely sum the run up, the first two and the last; else the last such
 /// summary; else the last line it printed.
 pub fn error_line(text: &str) -> Option<String> {
