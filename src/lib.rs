@@ -85,7 +85,8 @@ pub use storage::{
     Precondition, RangeQuery, Storage, StorageError, SyncAdapter, prefix_end,
 };
 pub use transcript::{
-    append_entry, count_entries, get_entry, read_canonical_page, read_page, rollback, truncate,
+    MAX_APPEND_ENTRIES, append_entries, append_entry, count_entries, get_entry,
+    read_canonical_page, read_page, rollback, truncate,
 };
 pub use turns::{get_turn, interrupt_turn, list_turns, session_turns, settle_turn, start_turn};
 pub use types::{

@@ -24,13 +24,13 @@ use serde_json::Value;
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::{require, write_appended, write_update};
+use crate::session::{require, write_update};
 use crate::storage::Batch;
-use crate::transcript::{check_append, check_epoch, entry_clock, in_base, stage_entry};
+use crate::transcript::{check_appends, check_epoch, commit_appends, stage_appends};
 use crate::types::{AppendRequest, Entry, Session};
 
 /// The most entries one turn may commit at once.
-pub const MAX_TURN_ENTRIES: usize = 1000;
+pub const MAX_TURN_ENTRIES: usize = crate::transcript::MAX_APPEND_ENTRIES;
 
 /// The `model_config` key that holds `agent_type`'s thread binding.
 pub fn binding_key(agent_type: &str) -> String {
@@ -206,41 +206,7 @@ fn check_turn(turn: &TurnCommit) -> Result<(), Error> {
             "a turn commits entries or a binding",
         ));
     }
-    if turn.entries.len() > MAX_TURN_ENTRIES {
-        return Err(Error::invalid(
-            "entries",
-            format!(
-                "holds {} entries; a turn commits at most {MAX_TURN_ENTRIES}",
-                turn.entries.len()
-            ),
-        ));
-    }
-    turn.entries.iter().try_for_each(check_append)?;
-    let mut ids: Vec<&str> = turn
-        .entries
-        .iter()
-        .filter_map(|e| e.message_id.as_deref())
-        .collect();
-    ids.sort_unstable();
-    if let Some(pair) = ids.windows(2).find(|p| p[0] == p[1]) {
-        return Err(Error::invalid(
-            "entries",
-            format!("message id `{}` appears twice in the turn", pair[0]),
-        ));
-    }
-    let mut total = 0usize;
-    for entry in &turn.entries {
-        total = total.saturating_add(entry.content.len());
-    }
-    if total > validate::MAX_CONTENT_BYTES {
-        return Err(Error::invalid(
-            "entries",
-            format!(
-                "hold {total} bytes of content; a turn commits at most {}",
-                validate::MAX_CONTENT_BYTES
-            ),
-        ));
-    }
+    check_appends("entries", &turn.entries)?;
     if let Some(thread) = &turn.thread {
         validate::id("agent_type", &thread.agent_type)?;
         validate::id("thread_id", &thread.thread_id)?;
@@ -281,41 +247,8 @@ async fn commit(io: &Io, key: &str, turn: TurnCommit, now_ms: u64) -> OpResult<T
             .insert(name, Value::String(thread.thread_id.clone()));
         validate::session_map("model_config", &updated.model_config)?;
     }
-    let mut clock = entry_clock(io, &loaded).await?;
-    let mut staged = Batch::default();
-    let mut entries = Vec::with_capacity(turn.entries.len());
-    let mut taken = Vec::with_capacity(turn.entries.len());
-    for request in turn.entries {
-        check_epoch(key, &loaded.session, request.expected_epoch)?;
-        let (entry, index) = stage_entry(&mut staged, &mut updated, &mut clock, request, now_ms)?;
-        if in_base(io, &loaded, &entry.message_id).await? {
-            return Err(Error::Conflict {
-                reason: format!(
-                    "message id `{}` is already in session `{key}`",
-                    entry.message_id
-                ),
-            }
-            .into());
-        }
-        taken.push((index, entry.message_id.clone()));
-        entries.push(entry);
-    }
-    // The session record's precondition first, as in a single append.
-    let mut batch = Batch::default();
-    write_appended(&mut batch, &loaded, &updated, clock)?;
-    let offset = batch.extend(staged);
-    for (index, _) in &mut taken {
-        *index += offset;
-    }
-    io.commit_or(batch, |failed| {
-        taken
-            .iter()
-            .find(|(index, _)| *index == failed)
-            .map(|(_, id)| Error::Conflict {
-                reason: format!("message id `{id}` is already in session `{key}`"),
-            })
-    })
-    .await?;
+    let staged = stage_appends(io, key, &loaded, &mut updated, turn.entries, now_ms).await?;
+    let entries = commit_appends(io, key, &loaded, &updated, staged).await?;
     Ok(TurnCommitted {
         entries,
         session: updated,

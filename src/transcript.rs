@@ -195,33 +195,171 @@ pub(crate) fn stage_entry(
 
 async fn append(io: &Io, key: &str, request: AppendRequest, now_ms: u64) -> OpResult<Entry> {
     let loaded = require(io, key).await?;
-    check_epoch(key, &loaded.session, request.expected_epoch)?;
     let mut updated = loaded.session.clone();
-    let mut clock = entry_clock(io, &loaded).await?;
-    let mut staged = Batch::default();
-    let (entry, taken) = stage_entry(&mut staged, &mut updated, &mut clock, request, now_ms)?;
-    if in_base(io, &loaded, &entry.message_id).await? {
-        return Err(Error::Conflict {
-            reason: format!(
-                "message id `{}` is already in session `{key}`",
-                entry.message_id
-            ),
-        }
-        .into());
+    let staged = stage_appends(io, key, &loaded, &mut updated, vec![request], now_ms).await?;
+    let mut entries = commit_appends(io, key, &loaded, &updated, staged).await?;
+    entries
+        .pop()
+        .ok_or_else(|| Error::internal("an append staged no entry").into())
+}
+
+/// The most entries one call may append at once (one batch, one turn).
+pub const MAX_APPEND_ENTRIES: usize = 1000;
+
+/// Appends `requests`, in order, to the session under `key` in one commit: all of them
+/// or none. One read (the session record) and one commit, whatever their number (at most
+/// [`MAX_APPEND_ENTRIES`], with at most `MAX_CONTENT_BYTES` of content in all).
+pub fn append_entries(
+    workspace: &str,
+    key: &str,
+    requests: Vec<AppendRequest>,
+    now_ms: u64,
+) -> Operation<Vec<Entry>> {
+    if let Err(e) = validate::now_ms(now_ms) {
+        return Operation::failed(workspace, e);
     }
+    let checked = validate::workspace(workspace)
+        .and_then(|()| validate::session_key(key))
+        .and_then(|()| {
+            if requests.is_empty() {
+                Err(Error::invalid("requests", "appends at least one entry"))
+            } else {
+                check_appends("requests", &requests)
+            }
+        });
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let (key, requests) = (key.clone(), requests.clone());
+        async move {
+            let loaded = require(&io, &key).await?;
+            let mut updated = loaded.session.clone();
+            let staged = stage_appends(&io, &key, &loaded, &mut updated, requests, now_ms).await?;
+            commit_appends(&io, &key, &loaded, &updated, staged).await
+        }
+    })
+}
+
+/// Checks a list of append requests written together (the argument `field`): each
+/// request, their number, their total content and that no message id appears twice.
+pub(crate) fn check_appends(field: &'static str, requests: &[AppendRequest]) -> Result<(), Error> {
+    if requests.len() > MAX_APPEND_ENTRIES {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "holds {} entries; one call appends at most {MAX_APPEND_ENTRIES}",
+                requests.len()
+            ),
+        ));
+    }
+    requests.iter().try_for_each(check_append)?;
+    let mut ids: Vec<&str> = requests
+        .iter()
+        .filter_map(|e| e.message_id.as_deref())
+        .collect();
+    ids.sort_unstable();
+    if let Some(pair) = ids.windows(2).find(|p| p[0] == p[1]) {
+        return Err(Error::invalid(
+            field,
+            format!("message id `{}` appears twice", pair[0]),
+        ));
+    }
+    let total = requests
+        .iter()
+        .fold(0usize, |sum, r| sum.saturating_add(r.content.len()));
+    if total > validate::MAX_CONTENT_BYTES {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "hold {total} bytes of content; one call appends at most {}",
+                validate::MAX_CONTENT_BYTES
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Entries staged for one commit by [`stage_appends`].
+pub(crate) struct Staged {
+    /// The entries and their message-id indexes.
+    batch: Batch,
+    /// The entries, in order.
+    entries: Vec<Entry>,
+    /// Per entry, the index in `batch` of the precondition that fails when its message
+    /// id is taken, with that id.
+    taken: Vec<(u32, String)>,
+    /// The identity's entry clock after them.
+    clock: u64,
+}
+
+/// Stages `requests` as the next entries of the session `loaded` (`updated` is its
+/// record as the commit will write it, advanced past them), checking each request's
+/// epoch fence and that its message id is not in the session's shared history.
+pub(crate) async fn stage_appends(
+    io: &Io,
+    key: &str,
+    loaded: &Loaded,
+    updated: &mut crate::Session,
+    requests: Vec<AppendRequest>,
+    now_ms: u64,
+) -> Result<Staged, Error> {
+    let mut staged = Staged {
+        batch: Batch::default(),
+        entries: Vec::with_capacity(requests.len()),
+        taken: Vec::with_capacity(requests.len()),
+        clock: entry_clock(io, loaded).await?,
+    };
+    for request in requests {
+        check_epoch(key, &loaded.session, request.expected_epoch)?;
+        let (entry, index) = stage_entry(
+            &mut staged.batch,
+            updated,
+            &mut staged.clock,
+            request,
+            now_ms,
+        )?;
+        if in_base(io, loaded, &entry.message_id).await? {
+            return Err(taken_id(&entry.message_id, key));
+        }
+        staged.taken.push((index, entry.message_id.clone()));
+        staged.entries.push(entry);
+    }
+    Ok(staged)
+}
+
+/// Commits `staged` with the session record `updated` (replacing `loaded`'s, and its
+/// recency row) in one batch; returns the entries as stored. A message id taken
+/// meanwhile is a `conflict` naming it.
+pub(crate) async fn commit_appends(
+    io: &Io,
+    key: &str,
+    loaded: &Loaded,
+    updated: &crate::Session,
+    staged: Staged,
+) -> OpResult<Vec<Entry>> {
     // The session record's precondition comes first: a lost race restarts the
     // operation before a taken message id is judged.
     let mut batch = Batch::default();
-    write_appended(&mut batch, &loaded, &updated, clock)?;
-    let taken = taken + batch.extend(staged);
-    let message_id = entry.message_id.clone();
+    write_appended(&mut batch, loaded, updated, staged.clock)?;
+    let offset = batch.extend(staged.batch);
+    let taken = staged.taken;
     io.commit_or(batch, |failed| {
-        (failed == taken).then(|| Error::Conflict {
-            reason: format!("message id `{message_id}` is already in session `{key}`"),
-        })
+        taken
+            .iter()
+            .find(|(index, _)| index + offset == failed)
+            .map(|(_, id)| taken_id(id, key))
     })
     .await?;
-    Ok(entry)
+    Ok(staged.entries)
+}
+
+/// The `conflict` of a message id the session already holds.
+fn taken_id(message_id: &str, key: &str) -> Error {
+    Error::Conflict {
+        reason: format!("message id `{message_id}` is already in session `{key}`"),
+    }
 }
 
 /// Adds an entry's tokens to the session: `turn_usage` goes to input/output (and cache

@@ -209,6 +209,21 @@ impl Spool {
         })
     }
 
+    /// Appends `requests`, in order, to the session under `key` in one commit (all of
+    /// them or none), stamped with the clock's time.
+    pub fn append_entries(
+        &mut self,
+        key: &str,
+        requests: Vec<AppendRequest>,
+    ) -> Result<Vec<Entry>, Error> {
+        let now = (self.clock)();
+        self.call(ops::AppendEntries {
+            key: key.to_owned(),
+            requests,
+            now_ms: now,
+        })
+    }
+
     /// Reads one page of the transcript of the session under `key`.
     pub fn read_page(&mut self, key: &str, request: PageRequest) -> Result<Page, Error> {
         self.call(ops::ReadPage {

@@ -4,7 +4,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{cache_dir, ok, ok_json, spool, stderr, stdout, temp_db};
+use common::{cache_dir, fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
 
 use serde_json::Value;
 
@@ -363,4 +363,105 @@ fn test_errors_quote_a_short_prefix_of_a_huge_input() {
     let out = spool(&db, &["list", "--limit", "many"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("'many'"), "{}", stderr(&out));
+}
+
+#[test]
+fn test_append_several_contents_and_jsonl_write_one_commit_each() {
+    let (dir, db) = temp_db();
+    ok(&db, &["create", "agent:a:main"]);
+    let text = ok(
+        &db,
+        &[
+            "append",
+            "agent:a:main",
+            "--role",
+            "user",
+            "--turn-id",
+            "t1",
+            "--content",
+            "first",
+            "--content",
+            "second",
+        ],
+    );
+    assert!(
+        text.contains("appended #1–#2 (2 entries, one commit)"),
+        "{text}"
+    );
+    let jsonl = dir.path().join("turn.jsonl");
+    std::fs::write(
+        &jsonl,
+        concat!(
+            r#"{"role":"assistant","content":"running","tool_calls":[{"id":"c1","function":{"name":"bash"}}]}"#,
+            "\n\n",
+            r#"{"role":"tool","content":"ok","tool_call_id":"c1","message_id":"r1","token_count":3}"#,
+            "\n"
+        ),
+    )
+    .expect("write jsonl");
+    let path = jsonl.to_str().expect("utf-8 path");
+    let entries = ok_json(&db, &["append", "agent:a:main", "--jsonl", path, "--json"]);
+    let ids: Vec<&Value> = entries
+        .as_array()
+        .expect("an array")
+        .iter()
+        .map(|e| &e["id"])
+        .collect();
+    assert_eq!(ids, [3, 4]);
+    assert_eq!(entries[1]["tool_call_id"], "c1");
+    let shown = ok_json(&db, &["show", "agent:a:main", "--json"]);
+    let contents: Vec<&str> = shown["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["content"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(contents, ["first", "second", "running", "ok"]);
+    assert_eq!(shown["entries"][0]["turn_id"], "t1");
+    assert_eq!(shown["entries"][1]["turn_id"], "t1");
+    assert_eq!(shown["session"]["total_tokens"], 3);
+
+    // The same file again: `r1` is taken, so none of its lines is written.
+    let message = fails(
+        &db,
+        &["append", "agent:a:main", "--jsonl", path],
+        "conflict",
+    );
+    assert!(message.contains("r1"), "{message}");
+    // A bad line names its number; nothing is written.
+    std::fs::write(
+        &jsonl,
+        "{\"role\":\"user\",\"content\":\"x\"}\n{\"role\":\"robot\"}\n",
+    )
+    .expect("write jsonl");
+    let message = fails(
+        &db,
+        &["append", "agent:a:main", "--jsonl", path],
+        "invalid_argument",
+    );
+    assert!(message.contains("line 2"), "{message}");
+    // Options of one entry with several contents are refused, not applied to each.
+    let message = fails(
+        &db,
+        &[
+            "append",
+            "agent:a:main",
+            "--role",
+            "tool",
+            "--tool-call-id",
+            "c9",
+            "--content",
+            "a",
+            "--content",
+            "b",
+        ],
+        "invalid_argument",
+    );
+    assert!(message.contains("--jsonl"), "{message}");
+    usage_error(
+        &db,
+        &["append", "agent:a:main", "--jsonl", path, "--content", "x"],
+    );
+    let session = ok_json(&db, &["show", "agent:a:main", "--json"]);
+    assert_eq!(session["session"]["entry_count"], 4);
 }

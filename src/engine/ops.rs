@@ -96,6 +96,12 @@ macro_rules! for_each_op {
             /// Appends one entry to the session under `key`.
             append_entry appendEntry AppendEntry { key: String, request: $crate::AppendRequest, now_ms: u64 }
                 -> $crate::Entry = $crate::append_entry;
+            /// Appends entries, in order, to the session under `key` in one commit.
+            append_entries appendEntries AppendEntries {
+                key: String,
+                requests: Vec<$crate::AppendRequest>,
+                now_ms: u64,
+            } -> Vec<$crate::Entry> = $crate::append_entries;
             /// One page of the session's transcript.
             read_page readPage ReadPage { key: String, request: $crate::PageRequest }
                 -> $crate::Page = $crate::read_page;

@@ -34,6 +34,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("create_append_read_page.json"),
     ),
     (
+        "append_entries_one_commit.json",
+        include_str!("append_entries_one_commit.json"),
+    ),
+    (
         "transcript_order_is_insertion_order.json",
         include_str!("transcript_order_is_insertion_order.json"),
     ),

@@ -483,6 +483,7 @@ export type Command =
   | { op: "create_session"; key: string; session_id: string; now_ms: number; }
   | { op: "get_session"; key: string; }
   | { op: "append_entry"; key: string; request: AppendRequest; now_ms: number; }
+  | { op: "append_entries"; key: string; requests: AppendRequest[]; now_ms: number; }
   | { op: "read_page"; key: string; request: PageRequest; }
   | { op: "read_canonical_page"; key: string; request: PageRequest; }
   | { op: "list_sessions"; limit: number; cursor?: string | null; agent_id?: string | null;

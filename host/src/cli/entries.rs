@@ -1,11 +1,66 @@
 //! Transcript subcommands: `count`, `entry`, `truncate`.
 
+use std::io::{BufRead, BufReader, Read};
+
 use clap::Args;
 use serde_json::json;
+use spool::{AppendRequest, Entry};
 use spool_host::{Error, Spool};
 
 use crate::cli::lifecycle::KeyArgs;
 use crate::cli::{not_found, print_json, render};
+
+/// The append requests of a JSON Lines file (`-`: stdin), one per non-blank line. A line
+/// that is not an append request is `invalid_argument` naming its number; nothing is
+/// appended then.
+pub(crate) fn read_jsonl(path: &str) -> Result<Vec<AppendRequest>, Error> {
+    let io = |context: String| move |source| Error::Io { context, source };
+    let reader: Box<dyn Read> = if path == "-" {
+        Box::new(std::io::stdin())
+    } else {
+        Box::new(std::fs::File::open(path).map_err(io(format!("cannot open {path}")))?)
+    };
+    let mut requests = Vec::new();
+    for (index, line) in BufReader::new(reader).lines().enumerate() {
+        let line = line.map_err(io(format!("cannot read {path}")))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let request = serde_json::from_str(&line).map_err(|e| Error::Spool {
+            code: "invalid_argument".into(),
+            message: format!("{path} line {}: not an append request: {e}", index + 1),
+        })?;
+        requests.push(request);
+    }
+    if requests.is_empty() {
+        return Err(Error::Spool {
+            code: "invalid_argument".into(),
+            message: format!("{path} holds no append request"),
+        });
+    }
+    Ok(requests)
+}
+
+/// Prints entries appended together: a line naming them, or (`json`) a JSON array.
+pub(crate) fn appended(entries: &[Entry], key: &str, json: bool) -> Result<(), Error> {
+    if json {
+        return print_json(&entries);
+    }
+    let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+        return Ok(());
+    };
+    if entries.len() == 1 {
+        outln!("appended #{} ({}) to {key}", first.id, first.message_id);
+    } else {
+        outln!(
+            "appended #{}–#{} ({} entries, one commit) to {key}",
+            first.id,
+            last.id,
+            entries.len()
+        );
+    }
+    Ok(())
+}
 
 /// `spool entry`.
 #[derive(Debug, Args)]

@@ -218,16 +218,25 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Append one entry to the transcript of the session under KEY.
+    /// Append entries to the transcript of the session under KEY, in one commit.
+    ///
+    /// One `--content` appends one entry; several append one entry each, with the same
+    /// `--role` and `--turn-id`, all or none; `--jsonl FILE` appends one entry per line
+    /// (an append request, e.g. `{"role":"tool","content":"…","tool_call_id":"c1"}`), all
+    /// or none. At most 1000 entries per call.
+    #[command(verbatim_doc_comment)]
     Append {
         /// The session key.
         key: String,
-        /// Who wrote the entry.
-        #[arg(long, value_enum)]
-        role: RoleArg,
-        /// The text of the entry; `-` reads it from stdin.
-        #[arg(long)]
-        content: String,
+        /// Who wrote the entries.
+        #[arg(long, value_enum, required_unless_present = "jsonl")]
+        role: Option<RoleArg>,
+        /// The text of an entry (repeat for several); `-` reads it from stdin.
+        #[arg(long, required_unless_present = "jsonl", conflicts_with = "jsonl")]
+        content: Vec<String>,
+        /// A JSON Lines file of append requests, one entry per line (`-`: stdin).
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["role", "turn_id"])]
+        jsonl: Option<String>,
         /// Token count reported by the model.
         #[arg(long, value_name = "N")]
         token_count: Option<u64>,
@@ -671,6 +680,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             key,
             role,
             content,
+            jsonl,
             token_count,
             message_id,
             turn_id,
@@ -685,7 +695,45 @@ fn run(cli: Cli) -> Result<(), Error> {
             reasoning,
             json,
         } => {
-            let mut request = AppendRequest::new((*role).into(), read_content(content)?);
+            if let Some(path) = jsonl {
+                let requests = entries::read_jsonl(path)?;
+                return entries::appended(&open(&cli)?.append_entries(key, requests)?, key, *json);
+            }
+            let role: Role = role.map_or(Role::User, Into::into);
+            let single = !matches!(
+                (
+                    token_count,
+                    message_id,
+                    tool_call_id,
+                    tool_calls,
+                    usage_model
+                ),
+                (None, None, None, None, None)
+            ) || tool_status.is_some()
+                || reasoning.is_some();
+            if content.len() > 1 {
+                if single {
+                    return Err(Error::Spool {
+                        code: "invalid_argument".into(),
+                        message: "--token-count, --message-id, --tool-call-id, --tool-calls, \
+                                  --usage-model, --tool-status and --reasoning describe one \
+                                  entry: give one --content, or each entry its own line with \
+                                  --jsonl FILE"
+                            .into(),
+                    });
+                }
+                let requests = content
+                    .iter()
+                    .map(|text| {
+                        let mut request = AppendRequest::new(role, read_content(text)?);
+                        request.turn_id = turn_id.clone();
+                        Ok(request)
+                    })
+                    .collect::<Result<Vec<_>, Error>>()?;
+                return entries::appended(&open(&cli)?.append_entries(key, requests)?, key, *json);
+            }
+            let text = content.first().map(String::as_str).unwrap_or_default();
+            let mut request = AppendRequest::new(role, read_content(text)?);
             request.turn_usage = usage_model.as_ref().map(|model| TurnUsage {
                 cache_read_tokens: cache_read_tokens.unwrap_or(0),
                 cache_write_tokens: cache_write_tokens.unwrap_or(0),
