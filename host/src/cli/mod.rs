@@ -63,7 +63,7 @@ use crate::cli::thread::ThreadCommand;
 const COMMANDS: &str = "\
 Sessions:
   create      Create a session under KEY with a fresh session id
-  append      Append one entry (user, assistant, tool or system) to a transcript
+  append      Append entries (user, assistant, tool or system) to a transcript, one commit
   show        Show a session and its whole transcript
   list        List sessions, most recently updated first (filter by agent, status)
   count       Count the transcript entries of a session
