@@ -43,6 +43,10 @@ fn calls_with_now_ms() -> BTreeMap<&'static str, Value> {
     BTreeMap::from([
         ("create_session", json!({"key": KEY, "session_id": "s2"})),
         ("append_entry", json!({"key": KEY, "request": append})),
+        (
+            "append_entries",
+            json!({"key": KEY, "requests": [append.clone(), append.clone()]}),
+        ),
         ("get_or_create", json!({"key": KEY, "session_id": "s2"})),
         (
             "apply_intent",
