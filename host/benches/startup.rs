@@ -124,7 +124,7 @@ fn main() {
         ms(instantiate)
     );
     figure(
-        "startup: compile component (no cache)",
+        "startup: compile component, store cache",
         ms(compile),
         "ms",
         "-",
