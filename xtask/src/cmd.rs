@@ -101,6 +101,41 @@ impl Step {
         }
     }
 
+    /// Runs to completion like [`Step::run`], handing each line of stdout to `line`,
+    /// which says whether to echo it.
+    pub(crate) fn run_lines(
+        &mut self,
+        name: &str,
+        mut line: impl FnMut(&str) -> bool,
+    ) -> Result<(), String> {
+        use std::io::{BufRead, BufReader, Write};
+        eprintln!("\n==> {name}\n    $ {}", self.describe());
+        let mut child = self
+            .0
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("{name}: cannot start `{}`: {e}", self.describe()))?;
+        if let Some(out) = child.stdout.take() {
+            let stdout = std::io::stdout();
+            for text in BufReader::new(out).lines().map_while(Result::ok) {
+                if line(&text) {
+                    let _ = writeln!(stdout.lock(), "{text}");
+                }
+            }
+        }
+        let status = child
+            .wait()
+            .map_err(|e| format!("{name}: waiting for `{}`: {e}", self.describe()))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{name}: `{}` exited with {status}",
+                self.describe()
+            ))
+        }
+    }
+
     /// Runs and captures stdout; `None` when the program is missing or fails.
     pub(crate) fn output(&mut self) -> Option<String> {
         let out = self.0.output().ok()?;

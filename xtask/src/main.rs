@@ -1,6 +1,7 @@
 //! `cargo xtask`: Spool's one entry point for set-up, builds, tests, the demo and
 //! benchmarks. Every step runs alone; `test` runs them all in CI's order.
 
+mod bench;
 mod cmd;
 mod e2e;
 mod serve;
@@ -38,14 +39,21 @@ Commands:
                         screenshots in target/e2e/ and reports the cold start.
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
-  bench [NAME...]       Run the benchmarks (release build), or those named: appends through
-                        component + SQLite vs raw SQLite (append), compaction of
-                        1k/10k/100k-entry sessions in the component (compact) and in the
-                        native core (compact_core), resume selection over 10k run rows
-                        (resume), branching parents of 100/10k/100k entries (fork), and the
-                        size ladder (size_ladder): every operation on 10 MiB, 100 MiB and
-                        1 GiB sessions, time, peak host RSS and guest memory beside raw
-                        SQLite; SPOOL_LADDER_SIZES=10M,100M skips the 1 GiB one.
+  bench [--peers] [NAME...]
+                        Run the benchmarks (release build), or those named, then print one
+                        table: each figure, its goal, the ratio to it, pass or miss.
+                        append: appends through component + SQLite vs raw SQLite on disk
+                        and on tmpfs, bytes per entry; startup: compile, cache load,
+                        instantiate, the CLI's first append with the cache warm and cold;
+                        compaction of 1k/10k/100k-entry sessions in the component
+                        (compact) and in the native core (compact_core), continuity,
+                        resume selection over 10k run rows (resume), branching parents of
+                        100/10k/100k entries (fork), and the size ladder (size_ladder):
+                        every operation on 10 MiB, 100 MiB and 1 GiB sessions;
+                        SPOOL_LADDER_SIZES=10M,100M skips the 1 GiB one. --peers (not in
+                        CI) adds the same appends in the OpenAI Agents SDK and LangGraph
+                        (a virtualenv under the target directory, packages from PyPI);
+                        alone it runs append and the peers.
   bench-web             The browser benchmarks in headless Chromium (release build):
                         appendEntry calls/s into IndexedDB (goal 1000/s), the newest page of a
                         10,000-entry session (goal 20 ms), branch times.
@@ -82,7 +90,7 @@ fn main() -> ExitCode {
             println!("browser: {} passed, {} failed", tally.passed, tally.failed);
             Ok(())
         }),
-        "bench" => bench(rest),
+        "bench" => bench::run(rest),
         "bench-web" => setup::run(&setup::Options { browser: true }).and_then(|t| bench_web(&t)),
         "help" | "--help" | "-h" => {
             print!("{HELP}");
@@ -265,70 +273,6 @@ fn bench_web(toolchain: &setup::Toolchain) -> Result<(), String> {
     step.env("CHROMEDRIVER", "/usr/bin/chromedriver");
     step.env("WASM_BINDGEN_TEST_TIMEOUT", "600");
     step.run("bench: IndexedDB in headless Chromium (appends/s, newest page, branch)")
-}
-
-/// The benchmarks `cargo xtask bench` runs: name, package, what it measures.
-const BENCHES: &[(&str, &str, &str)] = &[
-    (
-        "append",
-        "spool-host",
-        "appends, component + SQLite vs raw SQLite",
-    ),
-    (
-        "compact",
-        "spool-host",
-        "compaction of 1k, 10k, 100k-entry sessions in the component on SQLite",
-    ),
-    (
-        "resume",
-        "spool-host",
-        "resume selection over 10k run rows, component on SQLite vs native core",
-    ),
-    (
-        "fork",
-        "spool-host",
-        "branching parents of 100, 10k, 100k entries in the component on SQLite",
-    ),
-    (
-        "compact_core",
-        "spool",
-        "compaction in the native core (no wasm, no database)",
-    ),
-    (
-        "continuity",
-        "spool",
-        "continuity: the facts an agent needs kept by compaction at 25% of real-shaped sessions",
-    ),
-    (
-        "size_ladder",
-        "spool-host",
-        "the size ladder: every operation on 10 MiB, 100 MiB, 1 GiB sessions (SPOOL_LADDER_SIZES)",
-    ),
-];
-
-/// Runs every benchmark, or those named in `names`.
-fn bench(names: &[String]) -> Result<(), String> {
-    if let Some(unknown) = names
-        .iter()
-        .find(|n| !BENCHES.iter().any(|(name, ..)| name == n))
-    {
-        let known: Vec<&str> = BENCHES.iter().map(|(name, ..)| *name).collect();
-        return Err(format!(
-            "no benchmark `{unknown}`; there are {}",
-            known.join(", ")
-        ));
-    }
-    let toolchain = setup::run(&setup::Options { browser: false })?;
-    for (name, package, what) in BENCHES {
-        if names.is_empty() || names.iter().any(|n| n == name) {
-            cargo(
-                &toolchain,
-                &["bench", "--package", package, "--bench", name],
-            )
-            .run(&format!("bench: {what}"))?;
-        }
-    }
-    Ok(())
 }
 
 /// Runs CI's steps in order, timing each and adding up the tests they ran.

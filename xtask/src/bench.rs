@@ -1,0 +1,519 @@
+//! `cargo xtask bench`: runs the benchmark binaries (release build), shows their own
+//! output, collects the figures they print as machine-readable lines and closes with one
+//! table of every figure, its goal, the ratio to the goal and whether it is met; with
+//! `--peers`, also the same append workload in the Python peers (OpenAI Agents SDK,
+//! LangGraph) beside Spool's figures.
+//!
+//! The line format, one figure a line on the benchmark's stdout (tab-separated):
+//!
+//! ```text
+//! figure<TAB><name><TAB><value><TAB><unit><TAB><goal>     goal: `>= X`, `<= X` or `-`
+//! peer<TAB><name><TAB><value><TAB><unit><TAB><figure>     beside Spool's figure of that name
+//! ```
+//!
+//! A figure line is not echoed; every other line is. A unit ending in `/s` is a rate
+//! (higher is better), any other unit a cost (lower is better): that is how a peer and
+//! Spool's figure are compared.
+
+use std::path::PathBuf;
+
+use crate::cmd::{Step, cargo, root};
+use crate::setup;
+
+/// The benchmarks `cargo xtask bench` runs: name, package, what it measures.
+pub(crate) const BENCHES: &[(&str, &str, &str)] = &[
+    (
+        "append",
+        "spool-host",
+        "appends, component + SQLite vs raw SQLite, on disk and on tmpfs; bytes per entry",
+    ),
+    (
+        "startup",
+        "spool-host",
+        "cold start: compile, cache load, instantiate; the CLI's first append, cache warm and cold",
+    ),
+    (
+        "compact",
+        "spool-host",
+        "compaction of 1k, 10k, 100k-entry sessions in the component on SQLite",
+    ),
+    (
+        "resume",
+        "spool-host",
+        "resume selection over 10k run rows, component on SQLite vs native core",
+    ),
+    (
+        "fork",
+        "spool-host",
+        "branching parents of 100, 10k, 100k entries in the component on SQLite",
+    ),
+    (
+        "compact_core",
+        "spool",
+        "compaction in the native core (no wasm, no database)",
+    ),
+    (
+        "continuity",
+        "spool",
+        "continuity: the facts an agent needs kept by compaction at 25% of real-shaped sessions",
+    ),
+    (
+        "size_ladder",
+        "spool-host",
+        "the size ladder: every operation on 10 MiB, 100 MiB, 1 GiB sessions (SPOOL_LADDER_SIZES)",
+    ),
+];
+
+/// The Python packages of the peers, from PyPI.
+const PEER_PACKAGES: &[&str] = &["openai-agents", "langgraph-checkpoint-sqlite"];
+
+/// What a figure must be.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Goal {
+    AtLeast(f64),
+    AtMost(f64),
+    None,
+}
+
+impl Goal {
+    fn parse(text: &str) -> Result<Goal, String> {
+        let text = text.trim();
+        if text == "-" {
+            return Ok(Goal::None);
+        }
+        let number = |rest: &str| {
+            rest.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x != 0.0)
+                .ok_or_else(|| format!("goal `{text}`: not a non-zero number"))
+        };
+        if let Some(rest) = text.strip_prefix(">=") {
+            Ok(Goal::AtLeast(number(rest)?))
+        } else if let Some(rest) = text.strip_prefix("<=") {
+            Ok(Goal::AtMost(number(rest)?))
+        } else {
+            Err(format!("goal `{text}`: expected `>= X`, `<= X` or `-`"))
+        }
+    }
+
+    fn limit(self) -> Option<f64> {
+        match self {
+            Goal::AtLeast(x) | Goal::AtMost(x) => Some(x),
+            Goal::None => None,
+        }
+    }
+
+    fn met(self, value: f64) -> Option<bool> {
+        match self {
+            Goal::AtLeast(x) => Some(value >= x),
+            Goal::AtMost(x) => Some(value <= x),
+            Goal::None => None,
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Goal::AtLeast(x) => format!(">= {x}"),
+            Goal::AtMost(x) => format!("<= {x}"),
+            Goal::None => "-".into(),
+        }
+    }
+}
+
+/// One line a benchmark printed for the table.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Line {
+    /// One of Spool's figures.
+    Figure {
+        name: String,
+        value: f64,
+        unit: String,
+        goal: Goal,
+    },
+    /// A peer's figure, compared with Spool's figure `against`.
+    Peer {
+        name: String,
+        value: f64,
+        unit: String,
+        against: String,
+    },
+}
+
+impl Line {
+    /// `None` for a line of human output; an error for a figure line that is malformed.
+    pub(crate) fn parse(text: &str) -> Option<Result<Line, String>> {
+        let mut fields = text.split('\t');
+        let kind = fields.next()?;
+        if kind != "figure" && kind != "peer" {
+            return None;
+        }
+        let fields: Vec<&str> = fields.collect();
+        let [name, value, unit, last] = fields[..] else {
+            return Some(Err(format!(
+                "`{text}`: expected `{kind}<TAB>name<TAB>value<TAB>unit<TAB>…`"
+            )));
+        };
+        let Ok(value) = value.trim().parse::<f64>() else {
+            return Some(Err(format!(
+                "`{text}`: the value `{value}` is not a number"
+            )));
+        };
+        let (name, unit) = (name.trim().to_owned(), unit.trim().to_owned());
+        Some(if kind == "figure" {
+            Goal::parse(last).map(|goal| Line::Figure {
+                name,
+                value,
+                unit,
+                goal,
+            })
+        } else {
+            Ok(Line::Peer {
+                name,
+                value,
+                unit,
+                against: last.trim().to_owned(),
+            })
+        })
+    }
+}
+
+/// A number in at most four significant digits, without trailing noise.
+fn number(x: f64) -> String {
+    let magnitude = x.abs();
+    if magnitude >= 100.0 || magnitude == 0.0 {
+        format!("{x:.0}")
+    } else if magnitude >= 10.0 {
+        format!("{x:.1}")
+    } else if magnitude >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// The closing table: Spool's figures, then (when there are any) the peers beside the
+/// figures they are compared with, then the count of goals met.
+pub(crate) fn table(lines: &[Line]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let width = lines
+        .iter()
+        .map(|l| match l {
+            Line::Figure { name, .. } | Line::Peer { name, .. } => name.chars().count(),
+        })
+        .max()
+        .unwrap_or(6)
+        .max(24);
+    let (mut met, mut missed) = (0, 0);
+    let _ = writeln!(
+        out,
+        "{:<width$}  {:>10}  {:<10}  {:<9}  {:>7}  result",
+        "figure", "value", "unit", "goal", "×goal"
+    );
+    for line in lines {
+        let Line::Figure {
+            name,
+            value,
+            unit,
+            goal,
+        } = line
+        else {
+            continue;
+        };
+        let ratio = goal
+            .limit()
+            .map_or_else(|| "-".to_owned(), |x| format!("{:.2}", value / x));
+        let result = match goal.met(*value) {
+            Some(true) => {
+                met += 1;
+                "pass"
+            }
+            Some(false) => {
+                missed += 1;
+                "MISS"
+            }
+            None => "-",
+        };
+        let _ = writeln!(
+            out,
+            "{name:<width$}  {:>10}  {unit:<10}  {:<9}  {ratio:>7}  {result}",
+            number(*value),
+            goal.describe()
+        );
+    }
+    if lines.iter().any(|l| matches!(l, Line::Peer { .. })) {
+        let _ = writeln!(
+            out,
+            "\n{:<width$}  {:>10}  {:<10}  {:>10}  {:>10}  compared with",
+            "peer (same workload)", "value", "unit", "Spool", "Spool/peer"
+        );
+        for line in lines {
+            let Line::Peer {
+                name,
+                value,
+                unit,
+                against,
+            } = line
+            else {
+                continue;
+            };
+            let spool = lines.iter().find_map(|l| match l {
+                Line::Figure {
+                    name, value, unit, ..
+                } if name == against => Some((*value, unit)),
+                _ => None,
+            });
+            let (spool_value, ratio, verdict) = match spool {
+                Some((spool, spool_unit)) if spool_unit == unit && *value != 0.0 => {
+                    let ratio = spool / value;
+                    let rate = unit.ends_with("/s");
+                    let ahead = if rate { ratio >= 1.0 } else { ratio <= 1.0 };
+                    (
+                        number(spool),
+                        format!("{ratio:.2}"),
+                        if ahead { "Spool ahead" } else { "peer ahead" },
+                    )
+                }
+                Some(_) => ("?".into(), "-".into(), "(units differ)"),
+                None => ("-".into(), "-".into(), "(Spool's figure not run)"),
+            };
+            let _ = writeln!(
+                out,
+                "{name:<width$}  {:>10}  {unit:<10}  {spool_value:>10}  {ratio:>10}  {against} \
+                 {verdict}",
+                number(*value)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\ngoals: {met} met, {missed} missed ({} figures)",
+        lines
+            .iter()
+            .filter(|l| matches!(l, Line::Figure { .. }))
+            .count()
+    );
+    out
+}
+
+/// `cargo xtask bench [--peers] [NAME...]`.
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    let peers = args.iter().any(|a| a == "--peers");
+    let mut names: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| *a != "--peers")
+        .collect();
+    if let Some(unknown) = names
+        .iter()
+        .find(|n| !BENCHES.iter().any(|(name, ..)| name == *n))
+    {
+        let known: Vec<&str> = BENCHES.iter().map(|(name, ..)| *name).collect();
+        return Err(format!(
+            "no benchmark `{unknown}`; there are {} (and --peers)",
+            known.join(", ")
+        ));
+    }
+    if peers && names.is_empty() {
+        // The peers are compared with the append figures: run those, not everything.
+        names.push("append");
+    }
+    let toolchain = setup::run(&setup::Options { browser: false })?;
+    let mut lines = Vec::new();
+    let mut failures = Vec::new();
+    for (name, package, what) in BENCHES {
+        if names.is_empty() || names.contains(name) {
+            let mut step = cargo(
+                &toolchain,
+                &["bench", "--package", package, "--bench", name],
+            );
+            if let Err(e) = step.run_lines(&format!("bench: {what}"), collect(&mut lines)) {
+                failures.push(e);
+            }
+        }
+    }
+    if peers && let Err(e) = run_peers(&mut lines) {
+        failures.push(e);
+    }
+    println!("\n{}", table(&lines));
+    match failures.as_slice() {
+        [] => Ok(()),
+        _ => Err(failures.join("; ")),
+    }
+}
+
+/// A line handler for [`Step::run_lines`]: keeps figure lines (a malformed one is
+/// reported and echoed), echoes the rest.
+fn collect(lines: &mut Vec<Line>) -> impl FnMut(&str) -> bool + '_ {
+    |text| match Line::parse(text) {
+        None => true,
+        Some(Ok(line)) => {
+            lines.push(line);
+            false
+        }
+        Some(Err(e)) => {
+            eprintln!("warning: a malformed figure line: {e}");
+            true
+        }
+    }
+}
+
+/// The target directory (the peers' virtualenv and databases go there).
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// The peers: a virtualenv under the target directory with the peers' packages from
+/// PyPI (installed once), then `host/benches/peers/append.py`.
+fn run_peers(lines: &mut Vec<Line>) -> Result<(), String> {
+    let target = target_dir();
+    let venv = target.join("peers-venv");
+    let python = venv.join("bin").join("python");
+    if !python.exists() {
+        Step::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .run("peers: create a virtualenv")?;
+    }
+    let python = python.to_string_lossy().into_owned();
+    let installed = Step::new(&python)
+        .args(["-c", "import agents, langgraph.checkpoint.sqlite"])
+        .output()
+        .is_some();
+    if !installed {
+        Step::new(&python)
+            .args(["-m", "pip", "install", "--quiet"])
+            .args(PEER_PACKAGES)
+            .run(&format!(
+                "peers: pip install {} (PyPI)",
+                PEER_PACKAGES.join(" ")
+            ))?;
+    }
+    let disk = target.join("peers-bench");
+    std::fs::create_dir_all(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
+    Step::new(&python)
+        .arg(root().join("host/benches/peers/append.py"))
+        .arg("--disk-dir")
+        .arg(&disk)
+        .run_lines(
+            "bench: peers, the same appends in the OpenAI Agents SDK and LangGraph",
+            collect(lines),
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Goal, Line, table};
+
+    fn figure(name: &str, value: f64, unit: &str, goal: Goal) -> Line {
+        Line::Figure {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+            goal,
+        }
+    }
+
+    #[test]
+    fn test_figure_and_peer_lines_parse_and_human_lines_do_not() {
+        assert_eq!(
+            Line::parse("figure\tappend disk: component/raw\t0.93\tratio\t>= 0.9"),
+            Some(Ok(figure(
+                "append disk: component/raw",
+                0.93,
+                "ratio",
+                Goal::AtLeast(0.9)
+            )))
+        );
+        assert_eq!(
+            Line::parse("figure\tbytes/entry: component\t180\tB/entry\t<=200"),
+            Some(Ok(figure(
+                "bytes/entry: component",
+                180.0,
+                "B/entry",
+                Goal::AtMost(200.0)
+            )))
+        );
+        assert_eq!(
+            Line::parse("peer\tlanggraph put (disk)\t812.5\tappends/s\tappend disk: component"),
+            Some(Ok(Line::Peer {
+                name: "langgraph put (disk)".into(),
+                value: 812.5,
+                unit: "appends/s".into(),
+                against: "append disk: component".into(),
+            }))
+        );
+        assert_eq!(Line::parse("  component + SQLite :  900 appends/s"), None);
+        assert_eq!(Line::parse("figures follow"), None);
+        for bad in [
+            "figure\tx\t1\tms",
+            "figure\tx\tfast\tms\t-",
+            "figure\tx\t1\tms\t~ 3",
+            "figure\tx\t1\tms\t>= 0",
+            "peer\tx\t1\tms",
+        ] {
+            assert!(
+                matches!(Line::parse(bad), Some(Err(_))),
+                "{bad:?} should be refused"
+            );
+        }
+    }
+
+    #[test]
+    fn test_table_rates_each_goal_and_compares_peers_by_direction() {
+        let lines = vec![
+            figure("ratio disk", 0.85, "ratio", Goal::AtLeast(0.9)),
+            figure("bytes", 150.0, "B/entry", Goal::AtMost(200.0)),
+            figure("rate", 1000.0, "appends/s", Goal::None),
+            Line::Peer {
+                name: "slow peer".into(),
+                value: 250.0,
+                unit: "appends/s".into(),
+                against: "rate".into(),
+            },
+            Line::Peer {
+                name: "small peer".into(),
+                value: 100.0,
+                unit: "B/entry".into(),
+                against: "bytes".into(),
+            },
+            Line::Peer {
+                name: "lonely peer".into(),
+                value: 1.0,
+                unit: "appends/s".into(),
+                against: "absent".into(),
+            },
+        ];
+        let text = table(&lines);
+        let row = |name: &str| {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .unwrap_or_else(|| panic!("no row {name} in\n{text}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            row("ratio disk")[2..],
+            ["0.850", "ratio", ">=", "0.9", "0.94", "MISS"]
+        );
+        assert_eq!(
+            row("bytes")[1..],
+            ["150", "B/entry", "<=", "200", "0.75", "pass"]
+        );
+        assert_eq!(row("rate")[1..], ["1000", "appends/s", "-", "-", "-"]);
+        let slow = row("slow peer");
+        assert_eq!(slow[2..6], ["250", "appends/s", "1000", "4.00"]);
+        assert!(slow.ends_with(&["Spool", "ahead"]), "{slow:?}");
+        let small = row("small peer");
+        assert_eq!(small[4], "150");
+        assert!(small.ends_with(&["peer", "ahead"]), "{small:?}");
+        assert!(row("lonely peer").ends_with(&["not", "run)"]));
+        assert!(
+            text.contains("goals: 1 met, 1 missed (3 figures)"),
+            "{text}"
+        );
+    }
+}
