@@ -54,16 +54,26 @@ trait Side {
     fn db(&self) -> PathBuf;
 }
 
-/// Appends through the wasmtime component on `SqliteStorage`.
+/// Appends through the wasmtime component on `SqliteStorage`: one `append_entry` per
+/// entry (`batch` 1), or `append_entries` of `batch` entries per commit.
 struct ComponentSide {
     spool: Instance,
     dir: PathBuf,
+    file: String,
+    batch: usize,
     done: usize,
 }
 
+/// Entries per commit of the batched side.
+const BATCH: usize = 8;
+
+/// A session id as agents make them (a UUID): every key of the session holds it.
+const SESSION_ID: &str = "0b7e4a52-9c1d-4f3e-8a6b-2d5c7e9f1a30";
+
 impl ComponentSide {
-    fn new(dir: &Path) -> Self {
-        let storage = SqliteStorage::open(dir.join("component.db")).expect("open");
+    fn new(dir: &Path, batch: usize) -> Self {
+        let file = format!("component-{batch}.db");
+        let storage = SqliteStorage::open(dir.join(&file)).expect("open");
         let mut spool = Runtime::shared()
             .expect("runtime")
             .instantiate(storage, spool::NoArchive)
@@ -73,7 +83,7 @@ impl ComponentSide {
                 WS,
                 spool::ops::CreateSession {
                     key: KEY.to_owned(),
-                    session_id: "bench".to_owned(),
+                    session_id: SESSION_ID.to_owned(),
                     now_ms: 1,
                 },
             )
@@ -81,6 +91,8 @@ impl ComponentSide {
         ComponentSide {
             spool,
             dir: dir.to_owned(),
+            file,
+            batch,
             done: 0,
         }
     }
@@ -89,19 +101,38 @@ impl ComponentSide {
 impl Side for ComponentSide {
     fn run(&mut self, count: usize) -> Duration {
         let start = Instant::now();
-        for i in self.done..self.done + count {
-            self.spool
-                .call(
-                    WS,
-                    spool::ops::AppendEntry {
-                        key: KEY.to_owned(),
-                        request: request(i),
-                        now_ms: 2 + i as u64,
-                    },
-                )
-                .expect("append");
+        let end = self.done + count;
+        if self.batch == 1 {
+            for i in self.done..end {
+                self.spool
+                    .call(
+                        WS,
+                        spool::ops::AppendEntry {
+                            key: KEY.to_owned(),
+                            request: request(i),
+                            now_ms: 2 + i as u64,
+                        },
+                    )
+                    .expect("append");
+            }
+        } else {
+            let mut i = self.done;
+            while i < end {
+                let next = (i + self.batch).min(end);
+                self.spool
+                    .call(
+                        WS,
+                        spool::ops::AppendEntries {
+                            key: KEY.to_owned(),
+                            requests: (i..next).map(request).collect(),
+                            now_ms: 2 + i as u64,
+                        },
+                    )
+                    .expect("append_entries");
+                i = next;
+            }
         }
-        self.done += count;
+        self.done = end;
         start.elapsed()
     }
 
@@ -120,7 +151,7 @@ impl Side for ComponentSide {
     }
 
     fn db(&self) -> PathBuf {
-        self.dir.join("component.db")
+        self.dir.join(&self.file)
     }
 }
 
@@ -159,8 +190,8 @@ impl RawSide {
             .expect("synchronous");
         conn.execute_batch(RAW_SCHEMA).expect("schema");
         conn.execute(
-            "INSERT INTO session VALUES (?1, ?2, 'bench', 'running', 0, 1, 1, 0, 0, 0)",
-            params![WS, KEY],
+            "INSERT INTO session VALUES (?1, ?2, ?3, 'running', 0, 1, 1, 0, 0, 0)",
+            params![WS, KEY, SESSION_ID],
         )
         .expect("create");
         conn.execute("INSERT INTO recency VALUES (?1, 1, ?2)", params![WS, KEY])
@@ -302,10 +333,9 @@ fn bytes_on_disk(db: &Path) -> u64 {
 /// and the figures `append <label>: …` (component/raw against `goal`).
 fn regime(label: &str, where_: &str, dir: &Path, n: usize, goal: f64) {
     let mut raw = RawSide::new(dir);
-    let mut component = ComponentSide::new(dir);
-    // A side for another way of appending (e.g. k entries per commit) goes in this slice
-    // and gets its figure below.
-    let times = interleave(n, &mut [&mut raw, &mut component]);
+    let mut component = ComponentSide::new(dir, 1);
+    let mut batched = ComponentSide::new(dir, BATCH);
+    let times = interleave(n, &mut [&mut raw, &mut component, &mut batched]);
     let (raw_rate, component_rate) = (rate(n, times[0]), rate(n, times[1]));
     let ratio = component_rate / raw_rate;
     println!("{n} appends {where_}, each its own durable commit (WAL, synchronous=FULL):");
@@ -318,6 +348,18 @@ fn regime(label: &str, where_: &str, dir: &Path, n: usize, goal: f64) {
         times[0].as_secs_f64() * 1e6 / n as f64
     );
     println!("  ratio component/raw: {ratio:.2} (goal >= {goal})");
+    let batched_rate = rate(n, times[2]);
+    println!(
+        "  component, {BATCH} per commit (append_entries): {batched_rate:>9.0} entries/s, \
+         {:.1}x single appends (goal >= 4 on disk)",
+        batched_rate / component_rate
+    );
+    figure(
+        &format!("append {label}: k={BATCH} batch/single"),
+        batched_rate / component_rate,
+        "ratio",
+        if label == "disk" { ">= 4" } else { "-" },
+    );
     figure(
         &format!("append {label}: component"),
         component_rate,
