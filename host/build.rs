@@ -66,9 +66,17 @@ fn optimize(wasm_opt: &Path, module: &Path, out: &Path) {
         .arg("-o")
         .arg(out)
         .status()
-        .unwrap_or_else(|e| panic!("cannot run {} (SPOOL_GUEST_WASM_OPT): {e}", wasm_opt.display()));
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run {} (SPOOL_GUEST_WASM_OPT): {e}",
+                wasm_opt.display()
+            )
+        });
     if !status.success() {
-        panic!("{} -Oz on the core module failed ({status})", wasm_opt.display());
+        panic!(
+            "{} -Oz on the core module failed ({status})",
+            wasm_opt.display()
+        );
     }
 }
 

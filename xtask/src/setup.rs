@@ -144,9 +144,18 @@ fn ensure_wasm_opt() -> Option<PathBuf> {
     }
     let npm_copy = binaryen_prefix().join("node_modules/binaryen/bin/wasm-opt");
     if !npm_copy.exists() {
-        eprintln!("setup: installing {BINARYEN_NPM} from npm into {}", binaryen_prefix().display());
+        eprintln!(
+            "setup: installing {BINARYEN_NPM} from npm into {}",
+            binaryen_prefix().display()
+        );
         let installed = Step::new("npm")
-            .args(["install", "--no-audit", "--no-fund", "--no-save", "--prefix"])
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--prefix",
+            ])
             .arg(binaryen_prefix())
             .arg(BINARYEN_NPM)
             .run(&format!("npm install {BINARYEN_NPM}"));
