@@ -191,6 +191,12 @@ fn build_wasm() -> Result<(), String> {
         out.display(),
         size as f64 / 1024.0
     );
+    if let Some(gzip) = web::gzip_size(&out) {
+        println!(
+            "component: gzip -9 {gzip} bytes ({:.1} KiB)",
+            gzip as f64 / 1024.0
+        );
+    }
     Ok(())
 }
 

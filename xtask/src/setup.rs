@@ -8,10 +8,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::cmd::{Step, root};
+use crate::web;
 
 /// What [`run`] checks and installs.
 pub(crate) struct Options {
-    /// Also Chromium, chromedriver and wasm-bindgen-cli (browser tests).
+    /// Also Chromium, chromedriver, wasm-bindgen-cli (browser tests) and binaryen's
+    /// `wasm-opt` (the browser package's size).
     pub(crate) browser: bool,
 }
 
@@ -29,9 +31,15 @@ pub(crate) struct Toolchain {
     pub(crate) cargo: String,
     pub(crate) route: Route,
     wrapper: Option<PathBuf>,
+    wasm_opt: Option<PathBuf>,
 }
 
 impl Toolchain {
+    /// A recent enough `wasm-opt` (browser set-up only); `None` with `SPOOL_WASM_OPT=0`.
+    pub(crate) fn wasm_opt(&self) -> Option<&Path> {
+        self.wasm_opt.as_deref()
+    }
+
     /// Environment every cargo step gets (the guest cargo the host's build script uses).
     pub(crate) fn apply_env(&self, step: &mut Step) {
         if let Some(wrapper) = &self.wrapper {
@@ -98,16 +106,65 @@ pub(crate) fn run(options: &Options) -> Result<Toolchain, String> {
         Route::Rustup => None,
         Route::Debian => Some(debian_route()?),
     };
+    let mut wasm_opt = None;
     if options.browser {
         ensure_browser()?;
         ensure_wasm_bindgen_cli(&cargo)?;
+        wasm_opt = ensure_wasm_opt();
     }
     eprintln!("setup: ready (wasm route: {route:?})");
     Ok(Toolchain {
         cargo,
         route,
         wrapper,
+        wasm_opt,
     })
+}
+
+/// The binaryen set-up installs when no recent `wasm-opt` is on PATH: npm's build of it
+/// (wasm-opt compiled to wasm, run by node; one 11 MB package, installed in seconds).
+/// Debian 12's binaryen is 108, too old (see [`web::MIN_BINARYEN`]).
+const BINARYEN_NPM: &str = "binaryen@132.0.0";
+
+/// Where [`BINARYEN_NPM`] is installed (an npm prefix).
+fn binaryen_prefix() -> PathBuf {
+    root().join("target/tools/binaryen")
+}
+
+/// A recent enough `wasm-opt`: PATH's, else npm's in `target/tools`, installed on first
+/// use. Optional: without one (no npm, offline) the package ships unoptimized, said once.
+fn ensure_wasm_opt() -> Option<PathBuf> {
+    if std::env::var("SPOOL_WASM_OPT").as_deref() == Ok("0") {
+        eprintln!("setup: SPOOL_WASM_OPT=0: the browser package is not run through wasm-opt");
+        return None;
+    }
+    let on_path = PathBuf::from("wasm-opt");
+    if web::usable_wasm_opt(&on_path) {
+        return Some(on_path);
+    }
+    let npm_copy = binaryen_prefix().join("node_modules/binaryen/bin/wasm-opt");
+    if !npm_copy.exists() {
+        eprintln!(
+            "setup: installing {BINARYEN_NPM} from npm into {}",
+            binaryen_prefix().display()
+        );
+        let installed = Step::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--prefix",
+            ])
+            .arg(binaryen_prefix())
+            .arg(BINARYEN_NPM)
+            .run(&format!("npm install {BINARYEN_NPM}"));
+        if let Err(e) = installed {
+            eprintln!("setup: {e}; the browser package ships without wasm-opt");
+            return None;
+        }
+    }
+    web::usable_wasm_opt(&npm_copy).then_some(npm_copy)
 }
 
 fn ensure_components() -> Result<(), String> {

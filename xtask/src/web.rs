@@ -19,6 +19,8 @@ pub(crate) struct Built {
     pub(crate) raw_wasm: u64,
     /// After `wasm-opt -Oz`, when binaryen is installed.
     pub(crate) optimized_wasm: Option<u64>,
+    /// The shipped wasm gzipped (`gzip -9`), what a browser downloads; `None` without gzip.
+    pub(crate) gzip: Option<u64>,
 }
 
 /// The package directory.
@@ -36,12 +38,14 @@ pub(crate) fn build(toolchain: &Toolchain, optimize: bool) -> Result<Built, Stri
             "--lib",
             "--target",
             "wasm32-unknown-unknown",
-            "--release",
+            // Size first (see `[profile.web]` in Cargo.toml).
+            "--profile",
+            "web",
         ])
         .run("build spool-web for wasm32")?;
     let module = toolchain
         .target_dir()
-        .join("wasm32-unknown-unknown/release/spool_web.wasm");
+        .join("wasm32-unknown-unknown/web/spool_web.wasm");
     let out = pkg_dir();
     Step::new("wasm-bindgen")
         .args(["--target", "web"])
@@ -53,9 +57,10 @@ pub(crate) fn build(toolchain: &Toolchain, optimize: bool) -> Result<Built, Stri
         .run("wasm-bindgen --target web")?;
     let wasm = out.join("spool_web_bg.wasm");
     let raw_wasm = size(&wasm);
-    let optimized_wasm = if optimize && has_wasm_opt() {
+    let wasm_opt = toolchain.wasm_opt().filter(|_| optimize);
+    let optimized_wasm = if let Some(wasm_opt) = wasm_opt {
         let tmp = out.join("spool_web_bg.opt.wasm");
-        Step::new("wasm-opt")
+        Step::new(&wasm_opt.to_string_lossy())
             .args(["-Oz", "--strip-debug", "--strip-producers"])
             // The features rustc's wasm32-unknown-unknown target enables by default.
             .args([
@@ -80,6 +85,7 @@ pub(crate) fn build(toolchain: &Toolchain, optimize: bool) -> Result<Built, Stri
     Ok(Built {
         raw_wasm,
         optimized_wasm,
+        gzip: gzip_size(&wasm),
     })
 }
 
@@ -120,6 +126,22 @@ pub(crate) fn report(built: &Built) {
             "web/pkg: wasm-opt not used (binaryen {MIN_BINARYEN}+ on PATH shrinks the wasm)"
         ),
     }
+    if let Some(n) = built.gzip {
+        println!(
+            "web/pkg: spool_web_bg.wasm gzip -9 {n} bytes ({:.0} KiB)",
+            kib(n)
+        );
+    }
+}
+
+/// The gzipped size of a file (`gzip -9`), what a server sends; `None` without gzip.
+pub(crate) fn gzip_size(path: &Path) -> Option<u64> {
+    let out = std::process::Command::new("gzip")
+        .args(["-9", "-c"])
+        .arg(path)
+        .output()
+        .ok()?;
+    out.status.success().then_some(out.stdout.len() as u64)
 }
 
 fn size(path: &Path) -> u64 {
@@ -129,28 +151,37 @@ fn size(path: &Path) -> u64 {
 /// The oldest binaryen whose `wasm-opt` keeps wasm-bindgen's externref table intact:
 /// Debian's 108 re-points the `__wbindgen_externrefs` export at the function table, and
 /// the page then fails to start (`WebAssembly.Table.set(): … function-typed object`).
-const MIN_BINARYEN: u32 = 116;
+pub(crate) const MIN_BINARYEN: u32 = 116;
 
-/// `wasm-opt` on PATH, recent enough, and not disabled with `SPOOL_WASM_OPT=0`.
-fn has_wasm_opt() -> bool {
-    if std::env::var("SPOOL_WASM_OPT").as_deref() == Ok("0") {
-        return false;
+/// The binaryen version of a `wasm-opt` (`wasm-opt version 132 (version_132)`); `None`
+/// when it does not run.
+pub(crate) fn wasm_opt_version(program: &Path) -> Option<u32> {
+    let version = Step::new(&program.to_string_lossy())
+        .arg("--version")
+        .output()?;
+    Some(
+        version
+            .split_whitespace()
+            .find_map(|w| w.parse::<u32>().ok())
+            .unwrap_or(0),
+    )
+}
+
+/// A `wasm-opt` that is recent enough (see [`MIN_BINARYEN`]); a too-old one is named
+/// in a note.
+pub(crate) fn usable_wasm_opt(program: &Path) -> bool {
+    match wasm_opt_version(program) {
+        None => false,
+        Some(number) if number < MIN_BINARYEN => {
+            eprintln!(
+                "note: {} is binaryen {number}, which mis-optimizes wasm-bindgen's externref \
+                 table; {MIN_BINARYEN} or newer is needed",
+                program.display()
+            );
+            false
+        }
+        Some(_) => true,
     }
-    let Some(version) = Step::new("wasm-opt").arg("--version").output() else {
-        return false;
-    };
-    let number = version
-        .split_whitespace()
-        .find_map(|w| w.parse::<u32>().ok())
-        .unwrap_or(0);
-    if number < MIN_BINARYEN {
-        eprintln!(
-            "note: wasm-opt version {number} mis-optimizes wasm-bindgen's externref table; \
-             binaryen {MIN_BINARYEN} or newer is needed, so the wasm ships unoptimized"
-        );
-        return false;
-    }
-    true
 }
 
 fn newer_than(path: &Path, time: std::time::SystemTime) -> bool {
