@@ -156,16 +156,22 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         |v| v["message_id"] == "ops-m1" && v["token_count"] == 400,
     )?;
     p.ok(
+        "appendEntries",
+        json!({ "requests": [
+            { "role": "assistant", "content": "Reading src/ops.rs.", "token_count": 300,
+              "tool_calls": [{ "id": "call_ops", "name": "read", "arguments": { "path": "src/ops.rs" } }] },
+            { "role": "tool", "content": "fn main() {}", "tool_call_id": "call_ops", "token_count": 300 }
+        ] }),
+        |v| len(v) == 2 && v[0]["id"] == 2 && v[1]["tool_call_id"] == "call_ops",
+    )?;
+    p.ok(
         "commitTurn",
         json!({ "turn": {
             "entries": [
-                { "role": "assistant", "content": "Reading src/ops.rs.", "token_count": 300,
-                  "tool_calls": [{ "id": "call_ops", "name": "read", "arguments": { "path": "src/ops.rs" } }] },
-                { "role": "tool", "content": "fn main() {}", "tool_call_id": "call_ops", "token_count": 300 },
                 { "role": "assistant", "content": "It is tidy already.", "token_count": 300 }
             ],
             "thread": { "agent_type": "codex", "thread_id": "thread-ops-1" } } }),
-        |v| len(&v["entries"]) == 3 && v["session"]["entry_count"] == 4,
+        |v| len(&v["entries"]) == 1 && v["session"]["entry_count"] == 4,
     )?;
     p.ok(
         "readPage",
