@@ -8,9 +8,6 @@
 //! `SPOOL_GUEST_CARGO` names the cargo used for the guest (default: the cargo running
 //! this build); `SPOOL_GUEST_RUSTFLAGS`/`SPOOL_GUEST_ENV` are not needed on the rustup
 //! route. The Debian fallback route sets `SPOOL_GUEST_CARGO` to its wrapper.
-//! `SPOOL_GUEST_WASM_OPT`, when set, names a binaryen `wasm-opt` (116 or newer) the core
-//! module goes through (`-Oz`) before packaging: about a sixth smaller, a minute slower
-//! with npm's wasm-opt. Unset (the default), the module is packaged as rustc wrote it.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -27,16 +24,10 @@ fn main() {
         println!("cargo:rerun-if-changed={}", root.join(watched).display());
     }
     println!("cargo:rerun-if-env-changed=SPOOL_GUEST_CARGO");
-    println!("cargo:rerun-if-env-changed=SPOOL_GUEST_WASM_OPT");
 
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let guest_target = guest_target_dir(&root);
-    let mut module = build_module(&root, &guest_target);
-    if let Some(wasm_opt) = env::var_os("SPOOL_GUEST_WASM_OPT").filter(|v| !v.is_empty()) {
-        let optimized = out_dir.join("spool.opt.wasm");
-        optimize(Path::new(&wasm_opt), &module, &optimized);
-        module = optimized;
-    }
+    let module = build_module(&root, &guest_target);
     let bytes = std::fs::read(&module)
         .unwrap_or_else(|e| panic!("cannot read the core module {}: {e}", module.display()));
     let component = wit_component::ComponentEncoder::default()
@@ -46,38 +37,6 @@ fn main() {
     let path = out_dir.join("spool.component.wasm");
     std::fs::write(&path, component).expect("write the component");
     println!("cargo:rustc-env=SPOOL_COMPONENT_PATH={}", path.display());
-}
-
-/// `wasm-opt -Oz` over the core module; the component-type section wit-component reads
-/// is a custom section, which wasm-opt keeps.
-fn optimize(wasm_opt: &Path, module: &Path, out: &Path) {
-    let status = Command::new(wasm_opt)
-        .arg("-Oz")
-        // The features rustc's wasm32-unknown-unknown target enables by default.
-        .args([
-            "--enable-bulk-memory",
-            "--enable-nontrapping-float-to-int",
-            "--enable-sign-ext",
-            "--enable-reference-types",
-            "--enable-multivalue",
-            "--enable-mutable-globals",
-        ])
-        .arg(module)
-        .arg("-o")
-        .arg(out)
-        .status()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot run {} (SPOOL_GUEST_WASM_OPT): {e}",
-                wasm_opt.display()
-            )
-        });
-    if !status.success() {
-        panic!(
-            "{} -Oz on the core module failed ({status})",
-            wasm_opt.display()
-        );
-    }
 }
 
 /// `<target>/guest`: beside the outer build's own directories, never inside a profile's.

@@ -74,31 +74,10 @@ impl Step {
     /// `test result: … N passed; M failed` lines of the test runners (cargo test and
     /// wasm-bindgen-test-runner print the same shape).
     pub(crate) fn run_counting(&mut self, name: &str, tally: &mut Tally) -> Result<(), String> {
-        use std::io::{BufRead, BufReader, Write};
-        eprintln!("\n==> {name}\n    $ {}", self.describe());
-        let mut child = self
-            .0
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .map_err(|e| format!("{name}: cannot start `{}`: {e}", self.describe()))?;
-        if let Some(out) = child.stdout.take() {
-            let stdout = std::io::stdout();
-            for line in BufReader::new(out).lines().map_while(Result::ok) {
-                tally.read(&line);
-                let _ = writeln!(stdout.lock(), "{line}");
-            }
-        }
-        let status = child
-            .wait()
-            .map_err(|e| format!("{name}: waiting for `{}`: {e}", self.describe()))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{name}: `{}` exited with {status}",
-                self.describe()
-            ))
-        }
+        self.run_lines(name, |line| {
+            tally.read(line);
+            true
+        })
     }
 
     /// Runs to completion like [`Step::run`], handing each line of stdout to `line`,
