@@ -3,6 +3,8 @@
 //! ahead), while two reader processes page the transcript with cursors, one oldest
 //! first (following the tail) and one newest first (repeated passes). Nothing is lost,
 //! every reader sees every entry exactly once, and ids strictly increase in read order.
+//! Half the writers append three entries per commit (`append_entries`), whose ids stay
+//! consecutive.
 //!
 //! Each test re-runs its own test binary (`--exact <the test>`) as the writer and reader
 //! processes; the environment variable `SPOOL_ORDER_ROLE` says which one a process is.
@@ -114,27 +116,57 @@ fn play(part: Part, dir: &Path, out: &Path) {
     let mut lines = Vec::new();
     match part {
         Part::Writer { index, count } => {
-            for i in 0..count {
+            // Odd writers append a turn of three entries per commit (`append_entries`),
+            // even ones one entry per commit: a batch's entries must stay together.
+            let batch = if index % 2 == 1 { 3 } else { 1 };
+            let mut i = 0;
+            while i < count {
                 let now_ms = 1_000_000 + 10 * i + skew(index);
-                let mut request = AppendRequest::new(Role::User, format!("w{index}-{i}"));
-                request.message_id = Some(format!("w{index}-{i}"));
+                let requests: Vec<AppendRequest> = (i..(i + batch).min(count))
+                    .map(|j| {
+                        let mut request = AppendRequest::new(Role::User, format!("w{index}-{j}"));
+                        request.message_id = Some(format!("w{index}-{j}"));
+                        request
+                    })
+                    .collect();
+                i += requests.len() as u64;
                 let mut conflicts = 0;
-                let entry = loop {
-                    match spool.call(
-                        WS,
-                        spool::ops::AppendEntry {
-                            key: KEY.to_owned(),
-                            request: request.clone(),
-                            now_ms,
-                        },
-                    ) {
-                        Ok(entry) => break entry,
+                let entries = loop {
+                    let result = if requests.len() == 1 {
+                        spool
+                            .call(
+                                WS,
+                                spool::ops::AppendEntry {
+                                    key: KEY.to_owned(),
+                                    request: requests[0].clone(),
+                                    now_ms,
+                                },
+                            )
+                            .map(|entry| vec![entry])
+                    } else {
+                        spool.call(
+                            WS,
+                            spool::ops::AppendEntries {
+                                key: KEY.to_owned(),
+                                requests: requests.clone(),
+                                now_ms,
+                            },
+                        )
+                    };
+                    match result {
+                        Ok(entries) => break entries,
                         // Lost every retry to the other writers: try again.
                         Err(e) if e.code() == "conflict" && conflicts < 100 => conflicts += 1,
                         Err(e) => panic!("append: {e}"),
                     }
                 };
-                lines.push(format!("{} {}", entry.id, entry.message_id));
+                assert!(
+                    entries.windows(2).all(|w| w[1].id == w[0].id + 1),
+                    "one commit's entries are consecutive: {entries:?}"
+                );
+                for entry in &entries {
+                    lines.push(format!("{} {}", entry.id, entry.message_id));
+                }
                 // Lets the other writers in between, as separate agents would.
                 std::thread::sleep(Duration::from_micros(300));
             }
