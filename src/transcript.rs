@@ -7,8 +7,8 @@ use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::session::{Loaded, require, write_appended, write_update};
+use crate::storage::entry_record::{decode_entry, encode_entry, generated_message_id};
 use crate::storage::keys;
-use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
 use crate::types::{AppendRequest, Entry, Order, Page, PageRequest, TruncateOutcome};
 
@@ -175,7 +175,7 @@ pub(crate) fn stage_entry(
     let message_id = request
         .message_id
         .clone()
-        .unwrap_or_else(|| format!("{}-{id}", session.session_id));
+        .unwrap_or_else(|| generated_message_id(&session.session_id, id));
     let entry = Entry::from_request(request, id, message_id, *clock);
     session.last_entry_id = id;
     session.entry_count += 1;
@@ -188,7 +188,7 @@ pub(crate) fn stage_entry(
     batch.put(index_key, keys::position(entry.created_at, entry.id));
     batch.put(
         keys::entry(&session.session_id, entry.created_at, entry.id),
-        record::encode(&entry)?,
+        encode_entry(&entry, Some(&session.session_id))?,
     );
     Ok((entry, taken))
 }
@@ -585,7 +585,7 @@ async fn truncate_body(
         };
         let doomed = KeyRange { start, end };
         for kv in crate::session::lifecycle::read_all(io, doomed.clone()).await? {
-            let entry: Entry = record::decode(&kv.key, &kv.value)?;
+            let entry = decode_entry(&kv.key, &kv.value, Some(&sid))?;
             batch.delete(keys::message(&sid, &entry.message_id));
             removed += 1;
         }
@@ -698,7 +698,7 @@ async fn rollback_body(
             let Some(last) = page.last() else { break };
             end = Some(last.key.clone());
             for kv in page {
-                let entry: Entry = record::decode(&kv.key, &kv.value)?;
+                let entry = decode_entry(&kv.key, &kv.value, Some(&sid))?;
                 let user = entry.role == crate::types::Role::User;
                 doomed.push((kv.key, entry));
                 if user {

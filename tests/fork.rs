@@ -237,7 +237,7 @@ fn test_a_page_of_a_branch_does_not_read_what_its_parent_appended_later() {
 }
 
 #[test]
-fn test_session_records_are_format_5_and_other_records_stay_format_2() {
+fn test_session_and_entry_records_are_format_6_and_other_records_format_2() {
     use spool::Storage;
     let storage = parent_with(2);
     run(
@@ -275,9 +275,10 @@ fn test_session_records_are_format_5_and_other_records_stay_format_2() {
             },
         )
         .expect("range");
-    assert_eq!(first[0].value[0], spool::record::FORMAT_VERSION);
+    assert_eq!(first[0].value[0], spool::record::ENTRY_FORMAT_VERSION);
+    assert_eq!(spool::record::ENTRY_FORMAT_VERSION, 6);
     assert_eq!(spool::record::FORMAT_VERSION, 2);
-    assert_eq!(spool::record::SESSION_FORMAT_VERSION, 5);
+    assert_eq!(spool::record::SESSION_FORMAT_VERSION, 6);
 }
 
 /// Keeps reset archives.

@@ -588,20 +588,24 @@ fn test_a_session_stored_before_the_visible_key_rule_stays_reachable_and_no_new_
     let plain = "agent:main:plain";
     let stored = "agent:main:\u{202E}niam";
     run(&storage, spool::create_session("w", plain, "s1", 1)).expect("create");
-    // The record as a build before the rule stored it, under a key it then accepted.
+    // The record as a build before the rule stored it (JSON, format 5), under a key it
+    // then accepted.
+    let mut session = run(&storage, spool::get_session("w", plain))
+        .expect("get")
+        .expect("created");
+    session.key = stored.to_owned();
+    let mut value = vec![5];
+    value.extend_from_slice(&serde_json::to_vec(&session).expect("JSON"));
     let mut batch = Batch::default();
     for kv in support::dump(&storage, "w") {
         if kv.key == keys::session(plain) || kv.key == keys::recency(1, plain) {
-            let text = String::from_utf8(kv.value[1..].to_vec()).expect("JSON");
-            let mut value = kv.value[..1].to_vec();
-            value.extend_from_slice(text.replace(plain, stored).as_bytes());
             let moved = if kv.key == keys::session(plain) {
                 keys::session(stored)
             } else {
                 keys::recency(1, stored)
             };
             batch.delete(kv.key);
-            batch.put(moved, value);
+            batch.put(moved, value.clone());
         }
     }
     storage.commit("w", batch).expect("stored");

@@ -403,7 +403,7 @@ fn test_format_4_archives_read_compact_again_and_outlive_their_parent() {
             .map(|r| r[0])
     };
     assert_eq!(record(main), Some(record::SESSION_FORMAT_VERSION));
-    assert_eq!(record::SESSION_FORMAT_VERSION, 5);
+    assert_eq!(record::SESSION_FORMAT_VERSION, 6);
     assert_v4_reads(&storage, late, &late_active, &late_whole);
     let entry = run(
         &storage,

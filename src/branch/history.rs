@@ -54,6 +54,7 @@ use crate::engine::error::Error;
 use crate::engine::op::{Abort, Io, OpResult};
 use crate::session::lifecycle::{CHUNK, read_all};
 use crate::session::{Loaded, Tail, load, write_record};
+use crate::storage::entry_record::{decode_entry, encode_entry};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
@@ -131,6 +132,8 @@ impl<'a> View<'a> {
 /// One ordered range of a view.
 struct Source<'a> {
     prefix: Vec<u8>,
+    /// The identity (session id) whose range it is.
+    identity: &'a str,
     /// Values are archive records.
     archive: bool,
     /// The layer's filter; `None` for the session's own ranges.
@@ -146,16 +149,18 @@ fn lower(a: Option<Vec<u8>>, b: Option<Vec<u8>>) -> Option<Vec<u8>> {
 
 /// The ranges of a session's view: its own transcript (and archive when `canonical`),
 /// and each layer's (archive too when `canonical` or when the layer flattens).
-fn sources<'a>(session: &Session, base: &'a [Layer], canonical: bool) -> Vec<Source<'a>> {
+fn sources<'a>(session: &'a Session, base: &'a [Layer], canonical: bool) -> Vec<Source<'a>> {
     let sid = &session.session_id;
     let mut out = vec![Source {
         prefix: keys::entries(sid),
+        identity: sid,
         archive: false,
         layer: None,
     }];
     if canonical {
         out.push(Source {
             prefix: keys::identity(keys::ARCHIVE, sid),
+            identity: sid,
             archive: true,
             layer: None,
         });
@@ -163,12 +168,14 @@ fn sources<'a>(session: &Session, base: &'a [Layer], canonical: bool) -> Vec<Sou
     for layer in base {
         out.push(Source {
             prefix: keys::entries(&layer.data_id),
+            identity: &layer.data_id,
             archive: false,
             layer: Some(layer),
         });
         if canonical || layer.flatten {
             out.push(Source {
                 prefix: keys::identity(keys::ARCHIVE, &layer.data_id),
+                identity: &layer.data_id,
                 archive: true,
                 layer: Some(layer),
             });
@@ -276,7 +283,10 @@ async fn scan(
                 let a: ArchivedEntry = record::decode(&kv.key, &kv.value)?;
                 (a.entry, Some((a.compaction_id, a.compaction_index)))
             } else {
-                (record::decode::<Entry>(&kv.key, &kv.value)?, None)
+                (
+                    decode_entry(&kv.key, &kv.value, Some(source.identity))?,
+                    None,
+                )
             };
             let tag = match source.layer {
                 Some(layer) if !layer.admits(&entry, tags.as_ref().map(|t| t.1)) => continue,
@@ -475,7 +485,7 @@ async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Opti
         let mut entry_key = keys::entries(sid);
         entry_key.extend_from_slice(&position);
         if let Some(bytes) = io.get(entry_key.clone()).await? {
-            let entry: Entry = record::decode(&entry_key, &bytes)?;
+            let entry = decode_entry(&entry_key, &bytes, Some(sid))?;
             indexed_as(&index_key, &entry, message_id)?;
             return Ok(Some(Item {
                 position,
@@ -505,7 +515,7 @@ async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Opti
     // An identity older than the index: scan its transcript.
     let prefix = keys::entries(sid);
     for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
-        let entry: Entry = record::decode(&kv.key, &kv.value)?;
+        let entry = decode_entry(&kv.key, &kv.value, Some(sid))?;
         if entry.message_id == message_id {
             return Ok(Some(Item {
                 position: kv.key[prefix.len()..].to_vec(),
@@ -590,7 +600,7 @@ pub(crate) async fn locate_in_base(
         let mut entry_key = keys::entries(&layer.data_id);
         entry_key.extend_from_slice(&position);
         if let Some(bytes) = io.get(entry_key.clone()).await? {
-            let entry: Entry = record::decode(&entry_key, &bytes)?;
+            let entry = decode_entry(&entry_key, &bytes, Some(&layer.data_id))?;
             indexed_as(&index_key, &entry, message_id)?;
             if layer.admits(&entry, None) {
                 return Ok(Some(Item {
@@ -624,11 +634,13 @@ fn sources_of_layer(layer: &Layer) -> [Source<'_>; 2] {
     [
         Source {
             prefix: keys::entries(&layer.data_id),
+            identity: &layer.data_id,
             archive: false,
             layer: Some(layer),
         },
         Source {
             prefix: keys::identity(keys::ARCHIVE, &layer.data_id),
+            identity: &layer.data_id,
             archive: true,
             layer: Some(layer),
         },
@@ -693,7 +705,7 @@ async fn copy_base(
                     None => {
                         let mut key = keys::entries(sid);
                         key.extend_from_slice(&item.position);
-                        batch.put(key, record::encode(&item.entry)?);
+                        batch.put(key, encode_entry(&item.entry, Some(sid))?);
                     }
                     Some((compaction_id, compaction_index)) => {
                         let archived = ArchivedEntry {

@@ -39,6 +39,7 @@ use crate::engine::op::{Abort, Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::session::lifecycle::read_all;
 use crate::session::{Loaded, Tail, require, write_record};
+use crate::storage::entry_record::{encode_entry, generated_message_id};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery};
@@ -992,11 +993,11 @@ pub fn persist_compaction_result(
                 let message_id = request
                     .message_id
                     .clone()
-                    .unwrap_or_else(|| format!("{sid}-{next_id}"));
+                    .unwrap_or_else(|| generated_message_id(&sid, next_id));
                 let entry = appended(request, next_id, message_id, clock);
                 batch.put(
                     keys::entry(&sid, entry.created_at, entry.id),
-                    record::encode(&entry)?,
+                    encode_entry(&entry, Some(&sid))?,
                 );
                 batch.put(
                     keys::message(&sid, &entry.message_id),

@@ -10,10 +10,11 @@ use crate::engine::validate;
 use crate::resume::rules::RunRecord;
 use crate::session::{Loaded, Stored, Tail, load};
 use crate::storage::Batch;
+use crate::storage::entry_record::{decode_entry, encode_entry};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
-use crate::types::{AppendRequest, BranchLineage, Entry, Session, SessionStatus, TurnUsage};
+use crate::types::{AppendRequest, BranchLineage, Session, SessionStatus, TurnUsage};
 
 /// The most entries one [`import_session`] call writes; a host imports a longer
 /// session in slices of at most this many entries, in order ([`slices`]).
@@ -550,7 +551,8 @@ async fn restage_usage(
     let Some((key, bytes)) = found else {
         return Ok(false);
     };
-    let mut entry: Entry = record::decode(&key, &bytes)?;
+    let archived = !key.starts_with(&keys::entries(&sid));
+    let mut entry = decode_entry(&key, &bytes, Some(&sid))?;
     if entry.turn_usage == append.turn_usage {
         return Ok(false);
     }
@@ -577,6 +579,11 @@ async fn restage_usage(
     }
     entry.turn_usage.clone_from(&append.turn_usage);
     staged.require_equals(key.clone(), bytes);
-    staged.put(key, record::encode(&entry)?);
+    let bytes = if archived {
+        record::encode(&entry)?
+    } else {
+        encode_entry(&entry, Some(&sid))?
+    };
+    staged.put(key, bytes);
     Ok(true)
 }

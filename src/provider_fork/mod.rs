@@ -47,6 +47,7 @@ use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::session::lifecycle::read_all;
 use crate::session::{load, require};
+use crate::storage::entry_record::{decode_entry, encode_entry};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange};
@@ -546,7 +547,7 @@ async fn materialize_child(
         read_all(io, KeyRange::prefix(&keys::fork_snapshot(&op.operation_id)))
             .await?
             .iter()
-            .map(|kv| record::decode(&kv.key, &kv.value))
+            .map(|kv| decode_entry(&kv.key, &kv.value, None))
             .collect::<Result<_, _>>()?
     } else {
         match frozen_entries(io, op).await? {
@@ -574,7 +575,7 @@ async fn materialize_child(
         crate::transcript::account(&mut child, entry);
         batch.put(
             keys::entry(child_sid, entry.created_at, entry.id),
-            record::encode(entry)?,
+            encode_entry(entry, Some(child_sid))?,
         );
         batch.put(
             keys::message(child_sid, &entry.message_id),
@@ -674,7 +675,7 @@ pub(crate) async fn keep_snapshots(io: &Io, batch: &mut Batch, data_id: &str) ->
         for (position, entry) in frozen {
             let mut key = copy.clone();
             key.extend_from_slice(&position);
-            batch.put(key, record::encode(&entry)?);
+            batch.put(key, encode_entry(&entry, None)?);
         }
         let mut op = loaded.op.clone();
         op.snapshot_copied = true;

@@ -1,9 +1,10 @@
 //! Session records: create, get, list by recency.
 
+mod codec;
 pub(crate) mod lifecycle;
 pub(crate) mod states;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use crate::branch::history::Layer;
 use crate::engine::error::Error;
@@ -14,16 +15,17 @@ use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
 use crate::types::{BranchLineage, ListFilter, Session, SessionList};
 
-/// The stored form of a session record: the [`Session`] itself, for a branched session
-/// its lineage and the shared history it reads (both omitted when empty), and the
-/// identity's entry clock. Older records read with no lineage, no base and no clock.
+/// What a session record stores besides the [`Session`]: for a branched session its
+/// lineage and the shared history it reads (both omitted when empty), the identity's
+/// entry clock and the active start. This build writes them binary (format 6, see
+/// [`codec`]); this struct reads them from a JSON record of formats 1 to 5, one object
+/// that holds the session's fields beside these (older records read with no lineage, no
+/// base and no clock).
 #[derive(Debug, Clone, Deserialize)]
 pub(crate) struct Stored {
-    #[serde(flatten)]
-    pub(crate) session: Session,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub(crate) lineage: Option<BranchLineage>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub(crate) base: Vec<Layer>,
     /// The entry clock: the `created_at` of the newest entry the identity ever held (0
     /// before its first), the least `created_at` of its next entry. Absent in records of
@@ -81,17 +83,15 @@ impl<'a> Tail<'a> {
 }
 
 impl Stored {
-    /// Encodes the record (format [`record::SESSION_FORMAT_VERSION`]).
+    /// Encodes the record (format [`record::SESSION_FORMAT_VERSION`], see
+    /// [`codec`]).
     pub(crate) fn encode(session: &Session, tail: Tail<'_>) -> Result<Vec<u8>, Error> {
-        record::encode_as(
-            record::SESSION_FORMAT_VERSION,
-            &StoredRef {
-                session,
-                lineage: (tail.lineage != &BranchLineage::default()).then_some(tail.lineage),
-                base: tail.base,
-                newest_entry_at: tail.newest_entry_at,
-                active_from: tail.active_from,
-            },
+        codec::encode(
+            session,
+            (tail.lineage != &BranchLineage::default()).then_some(tail.lineage),
+            tail.base,
+            tail.newest_entry_at,
+            tail.active_from,
         )
     }
 
@@ -99,20 +99,6 @@ impl Stored {
     pub(crate) fn encode_fresh(session: &Session) -> Result<Vec<u8>, Error> {
         Stored::encode(session, Tail::fresh(0))
     }
-}
-
-#[derive(Serialize)]
-struct StoredRef<'a> {
-    #[serde(flatten)]
-    session: &'a Session,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    lineage: Option<&'a BranchLineage>,
-    #[serde(skip_serializing_if = "<[Layer]>::is_empty")]
-    base: &'a [Layer],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    newest_entry_at: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    active_from: Option<(u64, u64)>,
 }
 
 /// A session record as read, with the exact bytes it was read from (the commit's
@@ -130,15 +116,28 @@ pub(crate) struct Loaded {
     pub(crate) bytes: Vec<u8>,
 }
 
-/// Decodes a session record (also a recency index value).
+/// Decodes a session record (also a recency index value): binary from format 6 on,
+/// JSON before.
 pub(crate) fn decode(record_key: &[u8], bytes: Vec<u8>) -> Result<Loaded, Error> {
-    let stored: Stored = record::decode(record_key, &bytes)?;
+    let (session, tail) = if bytes.first() == Some(&record::SESSION_FORMAT_VERSION) {
+        codec::decode(record_key, &bytes)?
+    } else {
+        let session: Session = record::decode(record_key, &bytes)?;
+        let stored: Stored = record::decode(record_key, &bytes)?;
+        let tail = codec::TailParts {
+            lineage: stored.lineage,
+            base: stored.base,
+            newest_entry_at: stored.newest_entry_at,
+            active_from: stored.active_from,
+        };
+        (session, tail)
+    };
     Ok(Loaded {
-        session: stored.session,
-        lineage: stored.lineage.unwrap_or_default(),
-        base: stored.base,
-        newest_entry_at: stored.newest_entry_at,
-        active_from: stored.active_from,
+        session,
+        lineage: tail.lineage.unwrap_or_default(),
+        base: tail.base,
+        newest_entry_at: tail.newest_entry_at,
+        active_from: tail.active_from,
         bytes,
     })
 }
@@ -319,7 +318,7 @@ async fn list(
             .await?;
         let exhausted = chunk.len() <= limit as usize;
         for kv in chunk {
-            let session: Session = record::decode(&kv.key, &kv.value)?;
+            let session = decode(&kv.key, kv.value)?.session;
             let wanted = filter
                 .agent_id
                 .as_ref()

@@ -16,6 +16,8 @@
 //! must first copy shared history into its branches (`persist_compaction_result`,
 //! truncation and rollback of a session that branches read).
 
+pub(crate) mod binary;
+pub(crate) mod entry_record;
 pub mod keys;
 pub(crate) mod memory;
 pub mod record;

@@ -1,9 +1,11 @@
 //! Versioned record encoding.
 //!
-//! A stored value is one format-version byte followed by the record as JSON. Decoding
-//! reads any version this build knows and migrates it forward; fields added by a later
-//! version read as their documented defaults (`#[serde(default)]`). A value that does not
-//! decode is a typed [`Error::Corruption`] naming its key, never a panic.
+//! A stored value is one format-version byte followed by the record: JSON up to format
+//! 5, binary for the session and entry records of format 6 (`session/codec.rs`,
+//! `storage/entry_record.rs`). Decoding reads any version this build knows and migrates
+//! it forward; fields added by a later version read as their documented defaults
+//! (`#[serde(default)]`). A value that does not decode is a typed [`Error::Corruption`]
+//! naming its key, never a panic.
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -32,13 +34,27 @@ pub const BRANCHED_FORMAT_VERSION: u8 = 3;
 /// order. Format 5 adds `active_from`, where compaction left the active transcript to
 /// start (a compaction no longer moves what it removes; see `crate::compaction`); a
 /// build that reads only up to format 4 refuses these records rather than reading
-/// archived entries as active ones.
-pub const SESSION_FORMAT_VERSION: u8 = 5;
+/// archived entries as active ones. Format 6 holds the same fields, binary instead of
+/// JSON (see `session/codec.rs`): decoding the session record is on every operation's
+/// path. A build that reads only up to format 5 refuses it as an unknown version.
+pub const SESSION_FORMAT_VERSION: u8 = 6;
+
+/// The newest format of the records that are JSON (session records up to format 5,
+/// every other record but entries); [`decode`] reads these.
+pub const NEWEST_JSON: u8 = 5;
+
+/// The format of the transcript entry records this build writes (`e`, and a fork's
+/// frozen snapshot `Q`): binary, holding only what the key does not (see
+/// `storage/entry_record.rs`). Entry records of formats 1 and 2 (JSON) still read; a build
+/// that reads only up to format 5 refuses format 6 as an unknown version. [`decode`]
+/// reads JSON records only, so it refuses an entry record of this format.
+pub const ENTRY_FORMAT_VERSION: u8 = 6;
 
 /// The oldest record format this build reads.
 pub const OLDEST_READABLE: u8 = 1;
 
-/// The newest record format this build reads.
+/// The newest record format this build reads (session and entry records; other kinds
+/// are at most [`NEWEST_JSON`]).
 pub const NEWEST_READABLE: u8 = SESSION_FORMAT_VERSION;
 
 /// Encodes a record at the current format version.
@@ -63,11 +79,11 @@ pub fn decode<T: DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<T, Error>
     match value.split_first() {
         // Format 1 differs from 2, 2 from 3 and 3 from 4 only by fields the later one
         // added, which have serde defaults.
-        Some((&version, body)) if (OLDEST_READABLE..=NEWEST_READABLE).contains(&version) => {
+        Some((&version, body)) if (OLDEST_READABLE..=NEWEST_JSON).contains(&version) => {
             serde_json::from_slice(body).map_err(|e| corrupt(e.to_string()))
         }
         Some((&version, _)) => Err(corrupt(format!(
-            "unknown format version {version} (this build reads up to {NEWEST_READABLE})"
+            "unknown format version {version} (this build reads JSON records up to {NEWEST_JSON})"
         ))),
         None => Err(corrupt("empty value".into())),
     }

@@ -1,0 +1,154 @@
+//! The pieces binary records are made of: LEB128 varints, length-prefixed bytes, and a
+//! reader that turns every overrun or malformed part into a typed
+//! [`Error::Corruption`] naming the record's key (never a panic).
+
+use crate::engine::error::Error;
+use crate::storage::keys;
+
+/// Appends `n` as an unsigned LEB128 varint (1 to 10 bytes).
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+/// Appends `bytes` after their length as a varint.
+pub(crate) fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// Reads the parts of the record stored under `key`, front to back.
+pub(crate) struct Reader<'a> {
+    /// What is left to read.
+    pub(crate) rest: &'a [u8],
+    key: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    /// A reader of `value`, the record stored under `key`.
+    pub(crate) fn new(key: &'a [u8], value: &'a [u8]) -> Self {
+        Reader { rest: value, key }
+    }
+
+    /// The `corruption` of this record, with `detail`.
+    pub(crate) fn corrupt(&self, detail: &str) -> Error {
+        Error::Corruption {
+            key: keys::display(self.key),
+            detail: detail.to_owned(),
+        }
+    }
+
+    /// One byte.
+    pub(crate) fn byte(&mut self) -> Result<u8, Error> {
+        let (&b, rest) = self
+            .rest
+            .split_first()
+            .ok_or_else(|| self.corrupt("record ends early"))?;
+        self.rest = rest;
+        Ok(b)
+    }
+
+    /// A varint written by [`put_varint`]; one above `u64::MAX` is `corruption`.
+    pub(crate) fn varint(&mut self) -> Result<u64, Error> {
+        let mut n = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            let part = u64::from(b & 0x7f);
+            if shift == 63 && part > 1 {
+                break;
+            }
+            n |= part << shift;
+            if b & 0x80 == 0 {
+                return Ok(n);
+            }
+        }
+        Err(self.corrupt("record holds an overlong number"))
+    }
+
+    /// Eight bytes, little-endian.
+    pub(crate) fn fixed64(&mut self) -> Result<u64, Error> {
+        if self.rest.len() < 8 {
+            return Err(self.corrupt("record ends early"));
+        }
+        let (bytes, rest) = self.rest.split_at(8);
+        self.rest = rest;
+        let mut out = [0u8; 8];
+        out.copy_from_slice(bytes);
+        Ok(u64::from_le_bytes(out))
+    }
+
+    /// Bytes written by [`put_bytes`].
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], Error> {
+        let len = self.varint()?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&len| len <= self.rest.len())
+            .ok_or_else(|| self.corrupt("record ends early"))?;
+        let (bytes, rest) = self.rest.split_at(len);
+        self.rest = rest;
+        Ok(bytes)
+    }
+
+    /// UTF-8 text written by [`put_bytes`].
+    pub(crate) fn text(&mut self) -> Result<String, Error> {
+        let bytes = self.bytes()?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| self.corrupt("record text is not UTF-8"))
+    }
+
+    /// Fails unless everything was read.
+    pub(crate) fn finish(&self) -> Result<(), Error> {
+        if self.rest.is_empty() {
+            Ok(())
+        } else {
+            Err(self.corrupt("record holds trailing bytes"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_varints_round_trip_at_every_width() {
+        for n in [0, 1, 127, 128, 300, 1 << 35, u64::MAX - 1, u64::MAX] {
+            let mut out = Vec::new();
+            put_varint(&mut out, n);
+            let mut reader = Reader::new(b"k", &out);
+            assert_eq!(reader.varint().expect("reads"), n);
+            reader.finish().expect("all read");
+        }
+    }
+
+    #[test]
+    fn test_malformed_parts_are_corruption() {
+        let overlong = [0xff; 11];
+        let too_big = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02];
+        for value in [&overlong[..], &too_big[..], &[0x80][..], &[5, b'a'][..]] {
+            let mut reader = Reader::new(b"k", value);
+            let err = reader.bytes().expect_err("malformed");
+            assert_eq!(err.code(), "corruption", "{value:?}");
+        }
+        assert_eq!(
+            Reader::new(b"k", &[1, 0xff])
+                .text()
+                .expect_err("not UTF-8")
+                .code(),
+            "corruption"
+        );
+        assert_eq!(
+            Reader::new(b"k", &[1]).fixed64().expect_err("short").code(),
+            "corruption"
+        );
+        assert_eq!(
+            Reader::new(b"k", &[1])
+                .finish()
+                .expect_err("trailing")
+                .code(),
+            "corruption"
+        );
+    }
+}
