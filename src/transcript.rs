@@ -7,7 +7,9 @@ use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::session::{Loaded, require, write_appended, write_update};
-use crate::storage::entry_record::{decode_entry, encode_entry, generated_message_id};
+use crate::storage::entry_record::{
+    decode_entry, encode_entry, generated_message_id, generated_number,
+};
 use crate::storage::keys;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
 use crate::types::{AppendRequest, Entry, Order, Page, PageRequest, TruncateOutcome};
@@ -181,11 +183,12 @@ pub(crate) fn stage_entry(
     session.entry_count += 1;
     session.updated_at = now_ms;
     account(session, &entry);
-    // The message-id index: absent, or the id is taken in this identity.
-    let index_key = keys::message(&session.session_id, &entry.message_id);
+    // The message-id index: absent, or the id is taken in this identity (an entry with
+    // its own generated id has no row, see `history::index_message`; the row of an entry
+    // given that id explicitly still fails this).
     let taken = batch.preconditions.len() as u32;
-    batch.require_absent(index_key.clone());
-    batch.put(index_key, keys::position(entry.created_at, entry.id));
+    batch.require_absent(keys::message(&session.session_id, &entry.message_id));
+    crate::branch::history::index_message(batch, &session.session_id, &entry);
     batch.put(
         keys::entry(&session.session_id, entry.created_at, entry.id),
         encode_entry(&entry, Some(&session.session_id))?,
@@ -320,7 +323,9 @@ pub(crate) async fn stage_appends(
             request,
             now_ms,
         )?;
-        if in_base(io, loaded, &entry.message_id).await? {
+        if in_base(io, loaded, &entry.message_id).await?
+            || given_as_earlier_generated(io, updated, &entry).await?
+        {
             return Err(taken_id(&entry.message_id, key));
         }
         staged.taken.push((index, entry.message_id.clone()));
@@ -353,6 +358,27 @@ pub(crate) async fn commit_appends(
     })
     .await?;
     Ok(staged.entries)
+}
+
+/// Whether `entry` was given, explicitly, the generated message id of an earlier entry
+/// of its identity that holds it (that entry has no index row for the precondition to
+/// see, see `history::index_message`).
+async fn given_as_earlier_generated(
+    io: &Io,
+    session: &crate::Session,
+    entry: &Entry,
+) -> Result<bool, Error> {
+    let sid = &session.session_id;
+    match generated_number(sid, &entry.message_id) {
+        Some(n) if n < entry.id => Ok(crate::branch::history::indexed_position(
+            io,
+            sid,
+            &entry.message_id,
+        )
+        .await?
+        .is_some()),
+        _ => Ok(false),
+    }
 }
 
 /// The `conflict` of a message id the session already holds.

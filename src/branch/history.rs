@@ -54,7 +54,7 @@ use crate::engine::error::Error;
 use crate::engine::op::{Abort, Io, OpResult};
 use crate::session::lifecycle::{CHUNK, read_all};
 use crate::session::{Loaded, Tail, load, write_record};
-use crate::storage::entry_record::{decode_entry, encode_entry};
+use crate::storage::entry_record::{decode_entry, encode_entry, generated_number};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
@@ -474,12 +474,135 @@ pub(crate) async fn newest_in_base(io: &Io, base: &[Layer]) -> Result<Option<Vec
     Ok(newest)
 }
 
+/// Adds the message-id index row of `entry`, written into identity `session_id`, to
+/// `batch`, unless its message id is its own generated one (`{session_id}-{id}`): those
+/// are found by position ([`indexed_position`]), so the common append writes one row, not
+/// two. Whether a row was added.
+pub(crate) fn index_message(batch: &mut Batch, session_id: &str, entry: &Entry) -> bool {
+    if generated_number(session_id, &entry.message_id) == Some(entry.id) {
+        return false;
+    }
+    batch.put(
+        keys::message(session_id, &entry.message_id),
+        keys::position(entry.created_at, entry.id),
+    );
+    true
+}
+
+/// The position (`created_at · id`) of the entry with `message_id` in the transcript
+/// range `e` of identity `session_id` (which has a message-id index), or `None`.
+///
+/// The index row decides when there is one: builds before record format 6 wrote one for
+/// every entry, and this one for every entry whose message id is not its own generated
+/// id. An entry with its own generated id `{session_id}-{n}` and no row is found by its
+/// id `n`: positions increase with ids for every entry written since record format 4,
+/// and every entry written before has a row (or an id below `n`), so a bisection of the
+/// time span (one single-pair range read per halving: about 27 reads for a day of
+/// entries, 35 for a year) and then point reads find it. The entry found must hold
+/// `message_id`, else it is not this one.
+pub(crate) async fn indexed_position(
+    io: &Io,
+    session_id: &str,
+    message_id: &str,
+) -> Result<Option<Vec<u8>>, Error> {
+    if let Some(position) = io.get(keys::message(session_id, message_id)).await? {
+        return Ok(Some(position));
+    }
+    let Some(n) = generated_number(session_id, message_id) else {
+        return Ok(None);
+    };
+    let prefix = keys::entries(session_id);
+    let first = first_position(io, &prefix, prefix.clone(), false).await?;
+    let last = first_position(io, &prefix, prefix.clone(), true).await?;
+    let (Some(first), Some(last)) = (first, last) else {
+        return Ok(None);
+    };
+    if n < first.1 || n > last.1 {
+        return Ok(None);
+    }
+    // The entry `n`, if any, has a `created_at` in `[lo, hi]`.
+    let (mut lo, mut hi) = (first.0, last.0);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        let mut start = prefix.clone();
+        start.extend_from_slice(&keys::position(mid, 0));
+        let Some((at, id)) = first_position(io, &prefix, start, false).await? else {
+            hi = mid - 1;
+            continue;
+        };
+        match id.cmp(&n) {
+            std::cmp::Ordering::Equal => {
+                lo = at;
+                hi = at;
+            }
+            // Every entry from `mid` on is at or after this one, so `n` is before `mid`.
+            std::cmp::Ordering::Greater => hi = mid - 1,
+            // `n` is after this entry: no earlier than its time.
+            std::cmp::Ordering::Less => lo = at,
+        }
+    }
+    for at in [lo, hi] {
+        let position = keys::position(at, n);
+        let mut key = prefix.clone();
+        key.extend_from_slice(&position);
+        if let Some(bytes) = io.get(key.clone()).await? {
+            let entry = decode_entry(&key, &bytes, Some(session_id))?;
+            return Ok((entry.message_id == message_id).then_some(position));
+        }
+        if lo == hi {
+            break;
+        }
+    }
+    Ok(None)
+}
+
+/// The `(created_at, id)` of the first entry key from `start` on (of the last, when
+/// `reverse`) in the transcript range `prefix`.
+async fn first_position(
+    io: &Io,
+    prefix: &[u8],
+    start: Vec<u8>,
+    reverse: bool,
+) -> Result<Option<(u64, u64)>, Error> {
+    let pairs = io
+        .range(RangeQuery {
+            range: KeyRange {
+                start,
+                end: prefix_end(prefix),
+            },
+            limit: 1,
+            reverse,
+        })
+        .await?;
+    pairs
+        .first()
+        .map(|kv| split_entry_key(&kv.key, prefix.len()))
+        .transpose()
+}
+
+/// The `(created_at, id)` of an entry key whose identity prefix is `prefix_len` bytes.
+fn split_entry_key(key: &[u8], prefix_len: usize) -> Result<(u64, u64), Error> {
+    match key.get(prefix_len..) {
+        Some(position) if position.len() == 16 => {
+            let mut at = [0u8; 8];
+            let mut id = [0u8; 8];
+            at.copy_from_slice(&position[..8]);
+            id.copy_from_slice(&position[8..]);
+            Ok((u64::from_be_bytes(at), u64::from_be_bytes(id)))
+        }
+        _ => Err(Error::Corruption {
+            key: keys::display(key),
+            detail: "not an entry key".into(),
+        }),
+    }
+}
+
 /// Looks an entry up by message id in the session's own identity (active or archived).
 async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Option<Item>, Error> {
     let sid = &session.session_id;
     if session.message_index {
         let index_key = keys::message(sid, message_id);
-        let Some(position) = io.get(index_key.clone()).await? else {
+        let Some(position) = indexed_position(io, sid, message_id).await? else {
             return Ok(None);
         };
         let mut entry_key = keys::entries(sid);
@@ -591,7 +714,7 @@ pub(crate) async fn locate_in_base(
             continue;
         }
         let index_key = keys::message(&layer.data_id, message_id);
-        let Some(position) = io.get(index_key.clone()).await? else {
+        let Some(position) = indexed_position(io, &layer.data_id, message_id).await? else {
             continue;
         };
         if below.as_ref().is_some_and(|b| position >= *b) {
@@ -697,10 +820,7 @@ async fn copy_base(
                 ..Bounds::default()
             };
             for item in scan(io, &source, bounds, false, 0, usize::MAX).await?.items {
-                batch.put(
-                    keys::message(sid, &item.entry.message_id),
-                    item.position.clone(),
-                );
+                index_message(batch, sid, &item.entry);
                 match item.tag {
                     None => {
                         let mut key = keys::entries(sid);

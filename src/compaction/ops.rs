@@ -999,10 +999,7 @@ pub fn persist_compaction_result(
                     keys::entry(&sid, entry.created_at, entry.id),
                     encode_entry(&entry, Some(&sid))?,
                 );
-                batch.put(
-                    keys::message(&sid, &entry.message_id),
-                    keys::position(entry.created_at, entry.id),
-                );
+                crate::branch::history::index_message(&mut batch, &sid, &entry);
                 kept.push(entry);
             }
             let active_from = kept

@@ -95,7 +95,7 @@ pub(super) async fn compactions(
             None => None,
             Some(id) => match staged.get(id) {
                 Some(&at) => Some(at),
-                None => match io.get(keys::message(&sid, id)).await? {
+                None => match crate::branch::history::indexed_position(io, &sid, id).await? {
                     Some(at) => position(&at),
                     None => break,
                 },

@@ -323,7 +323,8 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
                 continue;
             }
         };
-        let position = io.get(keys::message(&sid, &entry.message_id)).await?;
+        let position =
+            crate::branch::history::indexed_position(io, &sid, &entry.message_id).await?;
         let first_sight = seen.insert(entry.message_id.as_str());
         if let Some(position) = &position
             && first_sight

@@ -577,10 +577,7 @@ async fn materialize_child(
             keys::entry(child_sid, entry.created_at, entry.id),
             encode_entry(entry, Some(child_sid))?,
         );
-        batch.put(
-            keys::message(child_sid, &entry.message_id),
-            keys::position(entry.created_at, entry.id),
-        );
+        crate::branch::history::index_message(batch, child_sid, entry);
     }
     if let Some(seq) = op.point.turn_seq {
         let turns = KeyRange {

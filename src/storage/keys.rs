@@ -9,7 +9,7 @@
 //! | `s` | `s · key` | session record |
 //! | `r` | `r · updated_at · key` | copy of the session record (recency index) |
 //! | `e` | `e · session_id · created_at · entry_id` | entry record |
-//! | `m` | `m · session_id · message_id` | `created_at · entry_id` of the entry (message-id index) |
+//! | `m` | `m · session_id · message_id` | `created_at · entry_id` of the entry (message-id index; none for an entry holding its own generated id, see `branch::history::indexed_position`) |
 //! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
 //! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive (written before record format 5) and summaries |
 //! | `j` | `j · session_id · compaction_index` | the positions `[from, to)` a compaction archived by moving the active start (`crate::compaction`) |
