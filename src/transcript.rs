@@ -370,13 +370,13 @@ async fn given_as_earlier_generated(
 ) -> Result<bool, Error> {
     let sid = &session.session_id;
     match generated_number(sid, &entry.message_id) {
-        Some(n) if n < entry.id => Ok(crate::branch::history::indexed_position(
-            io,
-            sid,
-            &entry.message_id,
-        )
-        .await?
-        .is_some()),
+        Some(n) if n < entry.id => {
+            Ok(
+                crate::branch::history::indexed_position(io, sid, &entry.message_id)
+                    .await?
+                    .is_some(),
+            )
+        }
         _ => Ok(false),
     }
 }

@@ -11,7 +11,11 @@ const WS: &str = "default";
 const KEY: &str = "agent:main:main";
 const SID: &str = "s1";
 
-fn append_at(storage: &MemoryStorage, message_id: Option<&str>, now_ms: u64) -> Result<Entry, spool::Error> {
+fn append_at(
+    storage: &MemoryStorage,
+    message_id: Option<&str>,
+    now_ms: u64,
+) -> Result<Entry, spool::Error> {
     let mut request = AppendRequest::new(Role::User, format!("at {now_ms}"));
     request.message_id = message_id.map(str::to_owned);
     run(storage, spool::append_entry(WS, KEY, request, now_ms))
@@ -50,7 +54,8 @@ fn skewed() -> (MemoryStorage, Vec<Entry>) {
             let batch = (0..1 + state % 6)
                 .map(|i| AppendRequest::new(Role::Assistant, format!("batch {i}")))
                 .collect();
-            written.extend(run(&storage, spool::append_entries(WS, KEY, batch, now)).expect("batch"));
+            written
+                .extend(run(&storage, spool::append_entries(WS, KEY, batch, now)).expect("batch"));
         } else {
             written.push(append_at(&storage, None, now).expect("append"));
         }
@@ -63,7 +68,10 @@ fn test_every_generated_id_is_found_without_a_row() {
     let (storage, written) = skewed();
     assert_eq!(index_rows(&storage), 0, "generated ids have no index row");
     for entry in &written {
-        assert_eq!(lookup(&storage, KEY, &entry.message_id).as_ref(), Some(entry));
+        assert_eq!(
+            lookup(&storage, KEY, &entry.message_id).as_ref(),
+            Some(entry)
+        );
     }
     let last = written.last().expect("entries").id;
     for missing in [
@@ -82,13 +90,25 @@ fn test_every_generated_id_is_found_without_a_row() {
 #[test]
 fn test_truncated_generated_ids_are_gone_and_later_ones_found() {
     let (storage, written) = skewed();
-    run(&storage, spool::truncate(WS, KEY, 150, None, 2_000_000_000_000)).expect("truncate");
+    run(
+        &storage,
+        spool::truncate(WS, KEY, 150, None, 2_000_000_000_000),
+    )
+    .expect("truncate");
     let (gone, kept) = written.split_at(written.len() - 150);
     for entry in gone {
-        assert_eq!(lookup(&storage, KEY, &entry.message_id), None, "{}", entry.message_id);
+        assert_eq!(
+            lookup(&storage, KEY, &entry.message_id),
+            None,
+            "{}",
+            entry.message_id
+        );
     }
     for entry in kept {
-        assert_eq!(lookup(&storage, KEY, &entry.message_id).as_ref(), Some(entry));
+        assert_eq!(
+            lookup(&storage, KEY, &entry.message_id).as_ref(),
+            Some(entry)
+        );
     }
     let later = append_at(&storage, None, 5).expect("append");
     assert_eq!(later.id, written.len() as u64 + 1);
@@ -121,7 +141,10 @@ fn test_a_generated_id_given_explicitly_stays_unique() {
     assert_eq!((early.id, index_rows(&storage)), (4, 1));
     assert_eq!(lookup(&storage, KEY, "s1-6"), Some(early.clone()));
     assert_eq!(append_at(&storage, None, 13).expect("5").message_id, "s1-5");
-    assert_eq!(append_at(&storage, None, 14).expect_err("6").code(), "conflict");
+    assert_eq!(
+        append_at(&storage, None, 14).expect_err("6").code(),
+        "conflict"
+    );
     // Entry 4 was given another id, so its generated one is free to give.
     assert_eq!(lookup(&storage, KEY, "s1-4"), None);
     let four = append_at(&storage, Some("s1-4"), 15).expect("free");
@@ -139,22 +162,31 @@ fn test_branches_find_their_parents_generated_ids() {
     )
     .expect("branch");
     for entry in written.iter().step_by(7) {
-        assert_eq!(lookup(&storage, child, &entry.message_id).as_ref(), Some(entry));
+        assert_eq!(
+            lookup(&storage, child, &entry.message_id).as_ref(),
+            Some(entry)
+        );
     }
     let target = &written[123];
     let before = BranchRequest {
         fork_before_message_id: Some(target.message_id.clone()),
         ..BranchRequest::fork("c2")
     };
-    run(&storage, spool::branch(WS, KEY, "agent:main:before", before, 3_000_000_000_001))
-        .expect("branch before a generated id");
+    run(
+        &storage,
+        spool::branch(WS, KEY, "agent:main:before", before, 3_000_000_000_001),
+    )
+    .expect("branch before a generated id");
     let inherited = support::entries(&storage, WS, "agent:main:before", true);
     assert_eq!(inherited.len(), 123);
     assert_eq!(inherited.last(), Some(&written[122]));
     // The parent's generated ids are taken in the child too.
     let mut again = AppendRequest::new(Role::User, "again");
     again.message_id = Some(target.message_id.clone());
-    let err = run(&storage, spool::append_entry(WS, child, again, 3_000_000_000_002))
-        .expect_err("in the shared history");
+    let err = run(
+        &storage,
+        spool::append_entry(WS, child, again, 3_000_000_000_002),
+    )
+    .expect_err("in the shared history");
     assert_eq!(err.code(), "conflict");
 }

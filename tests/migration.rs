@@ -560,3 +560,128 @@ fn test_entries_written_before_the_richer_entry_model_read_and_mix_with_new_ones
     let branch = canonical(&storage, "agent:demo:branch");
     assert_eq!(branch.last().map(|e| e.message_id.as_str()), Some("b01"));
 }
+
+/// The last release whose records are all JSON (`tests/fixtures/format-v5-json/`):
+/// session records of format 5, entries of format 2 and a message-id index row for every
+/// entry, generated ids included. They read as they were, take binary records (format
+/// 6) and entries without a row, and a lookup finds old and new alike.
+#[test]
+fn test_the_last_json_records_read_and_mix_with_binary_ones() {
+    let (mut rows, mut entries) = (0, 0);
+    let storage = restore(
+        include_str!("fixtures/format-v5-json/kv-dump.json"),
+        5,
+        |key, value| match key[0] {
+            spool::keys::SESSION => assert_eq!(value[0], 5, "format-5 session records"),
+            spool::keys::ENTRY => {
+                assert_eq!(value[0], 2, "JSON entries");
+                entries += 1;
+            }
+            spool::keys::MESSAGE => rows += 1,
+            _ => {}
+        },
+    );
+    assert_eq!(
+        (entries, rows),
+        (14, 14),
+        "a row for every entry, generated ids too"
+    );
+    let (main, branch) = ("agent:demo:main", "agent:demo:branch");
+    let old = canonical(&storage, main);
+    assert_eq!(old.len(), 13);
+    let find = |key: &str, id: &str| {
+        run(&storage, spool::get_entry("default", key, id)).expect("get_entry")
+    };
+    for entry in &old {
+        assert_eq!(find(main, &entry.message_id).as_ref(), Some(entry));
+        assert_eq!(find(branch, &entry.message_id).as_ref(), Some(entry));
+    }
+    assert_eq!(old[0].message_id, "gen-6-1");
+    assert_eq!(old[2].reasoning.as_deref(), Some("check first"));
+    assert_eq!(
+        old[2].turn_usage.as_ref().map(|u| u.cache_read_tokens),
+        Some(7)
+    );
+    assert_eq!(old[3].tool_status, Some(spool::ToolStatus::Error));
+    assert_eq!(
+        (old[4].message_id.as_str(), old[4].attachments.len()),
+        ("gen-6-14", 1)
+    );
+    assert_eq!(
+        old[12].created_at, old[10].created_at,
+        "one batch, one time"
+    );
+
+    // Entry 14 may not take the id entry 5 was given, as before.
+    let plain = |content: &str| AppendRequest::new(Role::User, content);
+    let taken = run(
+        &storage,
+        spool::append_entry("default", main, plain("x"), 300_000),
+    );
+    assert_eq!(taken.expect_err("gen-6-14 is taken").code(), "conflict");
+    let mut named = plain("n14");
+    named.message_id = Some("n14".into());
+    run(
+        &storage,
+        spool::append_entry("default", main, named, 300_001),
+    )
+    .expect("n14");
+    let new: Vec<spool::Entry> = (2..5)
+        .map(|i| {
+            run(
+                &storage,
+                spool::append_entry("default", main, plain("new"), 300_000 + i),
+            )
+            .expect("append")
+        })
+        .collect();
+    assert_eq!(new[0].message_id, "gen-6-15");
+    let record = storage
+        .get("default", &spool::keys::session(main))
+        .expect("get")
+        .expect("record");
+    assert_eq!(record[0], record::SESSION_FORMAT_VERSION);
+    let dump = support::dump(&storage, "default");
+    let main_sid = spool::keys::entries("gen-6");
+    let versions: Vec<u8> = dump
+        .iter()
+        .filter(|kv| kv.key.starts_with(&main_sid))
+        .map(|kv| kv.value[0])
+        .collect();
+    assert_eq!(versions[..13], [2; 13]);
+    assert_eq!(versions[13..], [record::ENTRY_FORMAT_VERSION; 4]);
+    let rows_now = dump
+        .iter()
+        .filter(|kv| kv.key[0] == spool::keys::MESSAGE)
+        .count();
+    assert_eq!(rows_now, rows + 1, "only the named entry has a row");
+    for entry in old.iter().chain(&new) {
+        assert_eq!(find(main, &entry.message_id).as_ref(), Some(entry));
+    }
+    let all = canonical(&storage, main);
+    assert_eq!(&all[..13], &old[..]);
+    assert_eq!(&all[14..], &new[..]);
+
+    // Truncation takes old rows with the old entries: a lookup finds exactly what the
+    // transcript still holds, and the branch keeps its copy.
+    let cut = run(&storage, spool::truncate("default", main, 4, None, 400_000)).expect("truncate");
+    assert!(cut.truncated, "{cut:?}");
+    let kept = canonical(&storage, main);
+    assert!(kept.len() < all.len());
+    for entry in &all {
+        let held = kept.iter().find(|e| e.id == entry.id);
+        assert_eq!(
+            find(main, &entry.message_id).as_ref(),
+            held,
+            "{}",
+            entry.message_id
+        );
+    }
+    for entry in &old {
+        assert_eq!(
+            find(branch, &entry.message_id).as_ref(),
+            Some(entry),
+            "kept for the branch"
+        );
+    }
+}
