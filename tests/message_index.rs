@@ -50,7 +50,7 @@ fn skewed() -> (MemoryStorage, Vec<Entry>) {
             2 | 3 => {}
             _ => now += state % 5_000,
         }
-        if state % 7 == 0 {
+        if state.is_multiple_of(7) {
             let batch = (0..1 + state % 6)
                 .map(|i| AppendRequest::new(Role::Assistant, format!("batch {i}")))
                 .collect();
