@@ -779,7 +779,10 @@ fn test_format_4_compaction_after_the_upgrade_keeps_old_and_new_archives_whole()
     assert_eq!(result.compaction_id.as_deref(), Some("cmp-demo-1-2"));
     assert_eq!(result.removed_count, 3);
     assert_eq!(result.kept_entries, m(37, 38));
-    assert_eq!(record_format(&raw, "default", V4_MAIN), 5);
+    assert_eq!(
+        record_format(&raw, "default", V4_MAIN),
+        spool::record::SESSION_FORMAT_VERSION
+    );
     // Nothing moved: the old archive and the entries stay where they were.
     assert_eq!(
         stored_under(&raw, &spool::keys::identity(spool::keys::ARCHIVE, "demo-1")),
@@ -1079,7 +1082,11 @@ fn test_format_4_deleting_and_resetting_over_old_shared_history_keeps_every_read
         .expect("the new archive");
     assert_eq!(archive.transcript_entries, [written("s03")]);
     for key in [V4_BRANCH, V4_LATE, V4_SCRATCH] {
-        let expected = if key == V4_BRANCH { 4 } else { 5 };
+        let expected = if key == V4_BRANCH {
+            4
+        } else {
+            spool::record::SESSION_FORMAT_VERSION
+        };
         assert_eq!(record_format(&raw, "default", key), expected, "{key}");
     }
     let list = instance

@@ -123,19 +123,8 @@ pub(crate) fn encode_entry(entry: &Entry, session_id: Option<&str>) -> Result<Ve
     .iter()
     .filter(|(set, _)| *set)
     .fold(0u8, |flags, (_, flag)| flags | flag);
-    let mut out = Vec::with_capacity(8 + entry.content.len() + entry.message_id.len());
-    out.extend_from_slice(&[ENTRY_FORMAT_VERSION, role, flags]);
-    if !generated {
-        put_bytes(&mut out, entry.message_id.as_bytes());
-    }
-    if let Some(tokens) = entry.token_count {
-        put_varint(&mut out, tokens);
-    }
-    for text in [&entry.tool_call_id, &entry.turn_id].into_iter().flatten() {
-        put_bytes(&mut out, text.as_bytes());
-    }
-    if has_extra {
-        let extra = serde_json::to_vec(&ExtraRef {
+    let extra = if has_extra {
+        serde_json::to_vec(&ExtraRef {
             tool_calls: entry.tool_calls.as_ref(),
             turn_usage: entry.turn_usage.as_ref(),
             tool_status: entry.tool_status,
@@ -143,7 +132,35 @@ pub(crate) fn encode_entry(entry: &Entry, session_id: Option<&str>) -> Result<Ve
             attachments: &entry.attachments,
             kind: entry.kind,
         })
-        .map_err(|e| Error::internal(format!("entry does not encode: {e}")))?;
+        .map_err(|e| Error::internal(format!("entry does not encode: {e}")))?
+    } else {
+        Vec::new()
+    };
+    let texts = [&entry.tool_call_id, &entry.turn_id];
+    // Allocated once, at its size (at most 10 bytes per varint): a batch of large
+    // entries holds every record at once.
+    let size = 3
+        + 10 * 5
+        + (!generated).then_some(entry.message_id.len()).unwrap_or(0)
+        + texts
+            .iter()
+            .flat_map(|t| t.as_ref())
+            .map(String::len)
+            .sum::<usize>()
+        + extra.len()
+        + entry.content.len();
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&[ENTRY_FORMAT_VERSION, role, flags]);
+    if !generated {
+        put_bytes(&mut out, entry.message_id.as_bytes());
+    }
+    if let Some(tokens) = entry.token_count {
+        put_varint(&mut out, tokens);
+    }
+    for text in texts.into_iter().flatten() {
+        put_bytes(&mut out, text.as_bytes());
+    }
+    if has_extra {
         put_bytes(&mut out, &extra);
     }
     out.extend_from_slice(entry.content.as_bytes());
@@ -289,6 +306,22 @@ mod tests {
             e
         );
         assert_eq!(decode_entry(&key(&e), &bytes, None).expect("decodes"), e);
+    }
+
+    #[test]
+    fn test_a_record_is_allocated_once_at_its_size() {
+        let mut e = entry(9, "explicit");
+        e.content = "x".repeat(4096);
+        e.tool_call_id = Some("call_123".into());
+        e.turn_id = Some("turn".into());
+        e.tool_calls = Some(serde_json::json!([{"name": "bash", "input": {"cmd": "make"}}]));
+        let bytes = encode_entry(&e, Some("s1")).expect("encodes");
+        assert!(
+            bytes.capacity() <= bytes.len() + 64,
+            "{} for {}",
+            bytes.capacity(),
+            bytes.len()
+        );
     }
 
     #[test]

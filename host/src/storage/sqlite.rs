@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::types::Value;
+use rusqlite::types::ValueRef;
 use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
@@ -414,26 +414,33 @@ fn open_error(path: &Path, e: rusqlite::Error) -> Error {
 }
 
 fn read(conn: &Connection, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-    let value: Option<Value> = conn
+    let value: Option<Stored> = conn
         .prepare_cached(sql::GET)
         .and_then(|mut stmt| {
-            stmt.query_row(params![workspace, key], |row| row.get(0))
+            stmt.query_row(params![workspace, key], |row| stored(row, 0))
                 .optional()
         })
         .map_err(|e| backend(key, e))?;
     value.map(|v| blob(key, v)).transpose()
 }
 
+/// A stored value as SQLite holds it: the bytes of a BLOB, or the name of the other
+/// type it has (read without converting it: a TEXT need not be UTF-8).
+type Stored = Result<Vec<u8>, &'static str>;
+
+fn stored(row: &rusqlite::Row<'_>, column: usize) -> rusqlite::Result<Stored> {
+    Ok(match row.get_ref(column)? {
+        ValueRef::Blob(bytes) => Ok(bytes.to_vec()),
+        ValueRef::Text(_) => Err("TEXT"),
+        ValueRef::Integer(_) => Err("INTEGER"),
+        ValueRef::Real(_) => Err("REAL"),
+        ValueRef::Null => Err("NULL"),
+    })
+}
+
 /// The bytes of a stored value; a value of any other SQLite type is damaged data.
-fn blob(key: &[u8], value: Value) -> Result<Vec<u8>, StorageError> {
-    let kind = match value {
-        Value::Blob(bytes) => return Ok(bytes),
-        Value::Text(_) => "TEXT",
-        Value::Integer(_) => "INTEGER",
-        Value::Real(_) => "REAL",
-        Value::Null => "NULL",
-    };
-    Err(StorageError::Corrupt {
+fn blob(key: &[u8], value: Stored) -> Result<Vec<u8>, StorageError> {
+    value.map_err(|kind| StorageError::Corrupt {
         key: key.to_vec(),
         detail: format!("SQLite holds it as {kind}, not as the BLOB Spool writes"),
     })
@@ -466,9 +473,8 @@ impl Storage for SqliteStorage {
         let start = &query.range.start;
         // Keys compare as BLOBs, so only BLOB keys are in a range (SQLite orders every
         // other type below them); values are type-checked below.
-        let to_kv =
-            |row: &rusqlite::Row<'_>| Ok((row.get::<_, Vec<u8>>(0)?, row.get::<_, Value>(1)?));
-        let run = || -> rusqlite::Result<Vec<(Vec<u8>, Value)>> {
+        let to_kv = |row: &rusqlite::Row<'_>| Ok((row.get::<_, Vec<u8>>(0)?, stored(row, 1)?));
+        let run = || -> rusqlite::Result<Vec<(Vec<u8>, Stored)>> {
             match &query.range.end {
                 Some(end) => {
                     let text = if query.reverse {
