@@ -331,6 +331,14 @@ pub(crate) async fn stage_appends(
         staged.taken.push((index, entry.message_id.clone()));
         staged.entries.push(entry);
     }
+    // The search index of the new entries, in the same commit (`crate::search::index`).
+    crate::search::index::stage_entries(
+        io,
+        &mut staged.batch,
+        &updated.session_id,
+        &staged.entries,
+    )
+    .await?;
     Ok(staged)
 }
 
