@@ -331,6 +331,15 @@ pub(crate) async fn stage_appends(
         staged.taken.push((index, entry.message_id.clone()));
         staged.entries.push(entry);
     }
+    // A search index run, in this commit, when these entries complete one
+    // (`crate::search::index`).
+    crate::search::index::stage_entries(
+        io,
+        &mut staged.batch,
+        &updated.session_id,
+        &staged.entries,
+    )
+    .await?;
     Ok(staged)
 }
 

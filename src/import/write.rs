@@ -307,6 +307,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let mut adjusted = Vec::new();
     let mut usage_updated = 0u64;
     let mut positions = std::collections::BTreeMap::new();
+    let mut indexed: Vec<crate::types::Entry> = Vec::new();
     for entry in &imported.entries {
         let (append, note) = match fit(entry) {
             Ok(fitted) => fitted,
@@ -349,6 +350,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             append,
             entry.created_at,
         )?;
+        indexed.push(written.clone());
         positions.insert(written.message_id, (written.created_at, written.id));
         if let Some(reason) = note {
             adjusted.push(AdjustedEntry {
@@ -360,6 +362,8 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         session.updated_at = before.max(clock);
         count += 1;
     }
+    // A search index run, in this commit, when these entries complete one.
+    crate::search::index::stage_entries(io, &mut staged, &sid, &indexed).await?;
     let first_import = created || !session.metadata.contains_key("import");
     let (provider_id, sanitized) = recorded_id(&imported.provider_session_id);
     let sanitized_provider_session_id = sanitized.then(|| provider_id.clone());

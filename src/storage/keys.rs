@@ -30,6 +30,7 @@
 //! | `P` | `P · source_session_id · operation_id` | empty: an active fork operation's frozen snapshot reads that identity (copy-on-destroy, see `crate::provider_fork`) |
 //! | `Q` | `Q · operation_id · created_at · entry_id` | entry record: the frozen snapshot, copied before a write destroyed it in the source |
 //! | `a` | `a · key · archived_at · session_id` | record of a committed reset's archive (kept after the session is deleted) |
+//! | `i` | `i · session_id · bucket · run_first_id` | search index: a run of entries' terms of one bucket with their postings, or (bucket `0xff`) the run's doc table (`crate::search::index`) |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
@@ -91,10 +92,12 @@ pub const RUN_LIVE: u8 = b'w';
 pub const RUN_LIVE_IN_PROJECT: u8 = b'z';
 /// Tag of per-token write counters (`v · agent_type · token`).
 pub const RUN_TOKEN: u8 = b'v';
+/// Tag of the search index (`i · session_id · bucket · run_first_id`).
+pub const SEARCH_POSTINGS: u8 = b'i';
 
 /// Every tag of the key space, each once: a new kind of record takes a tag not listed
 /// here (the tests check no two kinds share one, and that no tag is declared elsewhere).
-pub const TAGS: [u8; 30] = [
+pub const TAGS: [u8; 31] = [
     SESSION,
     RECENCY,
     ENTRY,
@@ -125,12 +128,21 @@ pub const TAGS: [u8; 30] = [
     RUN_LIVE,
     RUN_LIVE_IN_PROJECT,
     RUN_TOKEN,
+    SEARCH_POSTINGS,
 ];
 /// Tags of every record owned by one session identity (entries, message index, the
 /// compaction summaries `y`, boundaries `j` and archive `x`, turns and their index, fork
-/// lineage): deleting an identity deletes these ranges.
-pub const IDENTITY_TAGS: [u8; 8] = [
-    ENTRY, MESSAGE, ARCHIVE, SUMMARY, BOUNDARY, TURN, TURN_ID, LINEAGE,
+/// lineage, the search index): deleting an identity deletes these ranges.
+pub const IDENTITY_TAGS: [u8; 9] = [
+    ENTRY,
+    MESSAGE,
+    ARCHIVE,
+    SUMMARY,
+    BOUNDARY,
+    TURN,
+    TURN_ID,
+    LINEAGE,
+    SEARCH_POSTINGS,
 ];
 
 /// The ranges of an identity that sessions reading it through their base read (entries,

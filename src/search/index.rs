@@ -1,0 +1,820 @@
+//! The search index: its key layout, the posting encoding and how appends maintain it.
+//!
+//! ## Layout
+//!
+//! The index of a session identity is one range of that identity (its tag is in
+//! [`keys::IDENTITY_TAGS`], so deleting or resetting the identity removes it with the
+//! same range deletes as its entries):
+//!
+//! | key | value |
+//! |-----|-------|
+//! | `i · session_id · bucket · run_first_id` | a **run** of entries starting at entry `run_first_id`: for a bucket below [`BUCKETS`], the terms of that bucket with their postings; for bucket [`DOCS`], the run's doc table |
+//!
+//! A term's bucket is a hash of its first two characters (its first one when that is
+//! CJK), so a term and every term a prefix query of it can expand to share a bucket.
+//!
+//! **Runs and the tail.** The entries after an identity's last run are its **tail**;
+//! a query reads the tail's entries (one range read, at most [`MAX_MERGE_ENTRIES`]) and
+//! tokenizes them, so every entry is found from the commit that writes it, whatever
+//! wrote it. The append whose entries cross a multiple of [`BLOCK_ENTRIES`] in entry id
+//! turns the tail and its own entries into one run, in its commit: one small read (the
+//! last doc table) and one range read (the tail), then at most [`BUCKETS`] + 1 puts,
+//! whatever the run's vocabulary. Other appends write nothing for the index. So the
+//! tail holds fewer than `BLOCK_ENTRIES` entries after appends (more after writes that
+//! do not cut runs: branch copies, provider forks, a persisted compaction's kept
+//! entries; the next crossing append catches up, [`MAX_MERGE_ENTRIES`] at a time), and
+//! a query reads per identity the last doc table, the tail, one range per bucket its
+//! terms fall in (`i · session_id · bucket`: about `1 / BUCKETS` of the identity's
+//! index) and, when the runs hold candidates, the doc tables (`i · session_id ·
+//! DOCS`): few, large reads whatever the transcript's length. A run that would not fit
+//! the commit's size limits ([`crate::MAX_BATCH_MUTATIONS`], [`crate::MAX_BATCH_BYTES`],
+//! with room left for the append's own records) is left to a later crossing.
+//!
+//! Why not a record per append: an append's postings are about the size of its text
+//! (a short message's terms take more bytes than the message), and a per-append record
+//! plus its later merge into a run cost +46% bytes per append over the binary records
+//! (format 6); runs alone cost about +20% (see the measure in `search/tests.rs`).
+//!
+//! ## What is indexed
+//!
+//! Each entry's `content`, `reasoning` and the string values of its `tool_calls`
+//! (names, arguments; not the object keys), each up to its first [`MAX_FIELD_BYTES`],
+//! tokenized by [`super::tokenize`](mod@super::tokenize); and three kinds of filter terms that no text
+//! produces (they start with `\x01`): the role, each tool name it calls, and a tool
+//! result's `error` status. Entries of every role, active or compacted, are indexed:
+//! the index covers the identity's entries as appended.
+//!
+//! ## Encoding (format 1)
+//!
+//! A value is a format byte ([`INDEX_FORMAT`]) then LEB128 varints: a **doc table**,
+//! `n_docs` then per entry in increasing id `id delta · created_at delta (zigzag) ·
+//! length (terms)`, deltas from the previous entry (the first from 0); then the
+//! **terms**, `n_terms` then per term in byte order `shared prefix length with the
+//! previous term · suffix length · suffix bytes · n · postings`, a posting being
+//! `doc index delta × 2 + (1 when a term frequency other than 1 follows)`, then that
+//! frequency (indexes into the doc table of the same value, or of the run for a bucket; the
+//! first delta from 0). A bucket record has no docs, a doc table record no terms (the
+//! in-memory index of a tail has both). A value that does not decode is
+//! [`Error::Corruption`] naming its key.
+
+use std::collections::BTreeMap;
+
+use crate::engine::error::Error;
+use crate::engine::op::Io;
+use crate::storage::entry_record::decode_entry;
+use crate::storage::keys;
+use crate::storage::{Batch, KeyRange, MAX_BATCH_BYTES, MAX_BATCH_MUTATIONS, RangeQuery};
+use crate::types::{Entry, ToolStatus};
+
+use super::tokenize::{fold, tokenize};
+
+/// The format byte of every index value this build writes and reads.
+pub const INDEX_FORMAT: u8 = 1;
+
+/// Entries per run (see the module documentation).
+pub const BLOCK_ENTRIES: u64 = 32;
+
+/// Term buckets of a run.
+pub const BUCKETS: u8 = 16;
+
+/// The most entries of a tail one run takes, and that a query reads of a tail.
+pub const MAX_MERGE_ENTRIES: usize = 1024;
+
+/// The bucket of a run's doc table.
+pub const DOCS: u8 = 0xff;
+
+/// The bytes of each field of an entry that are indexed (its start; a longer field is
+/// found by what it starts with).
+pub const MAX_FIELD_BYTES: usize = 64 * 1024;
+
+/// Mutations and bytes a merge leaves free in its commit for the rest of the append.
+const MERGE_RESERVE_MUTATIONS: usize = 64;
+const MERGE_RESERVE_BYTES: usize = 1024 * 1024;
+
+/// Prefix of filter terms (no tokenized term starts with a control character).
+const FILTER: char = '\u{1}';
+
+/// The filter term of a role.
+pub(crate) fn role_term(role: crate::types::Role) -> String {
+    format!("{FILTER}r:{}", role.as_str())
+}
+
+/// The filter term of a called tool (name folded like text).
+pub(crate) fn tool_term(name: &str) -> String {
+    format!("{FILTER}t:{}", fold(name))
+}
+
+/// The filter term of a tool result with status `error`.
+pub(crate) fn error_term() -> String {
+    format!("{FILTER}e")
+}
+
+/// One entry of a doc table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Doc {
+    /// The entry id.
+    pub(crate) id: u64,
+    /// The entry's `created_at` (its key is `e · session_id · created_at · id`).
+    pub(crate) created_at: u64,
+    /// How many terms (positions) the entry has: its length for ranking.
+    pub(crate) len: u32,
+}
+
+/// An entry holding a term, resolved through its doc table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Posting {
+    /// The entry.
+    pub(crate) doc: Doc,
+    /// How often the term occurs in it.
+    pub(crate) tf: u32,
+}
+
+/// A decoded index value: a doc table and terms whose postings index into a doc table
+/// (its own, or the run's for a bucket record).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Segment {
+    /// Entries, in increasing id.
+    pub(crate) docs: Vec<Doc>,
+    /// Per term, `(doc index, term frequency)` in increasing doc index.
+    pub(crate) terms: BTreeMap<String, Vec<(u32, u32)>>,
+}
+
+impl Segment {
+    /// The postings of `term` resolved through `docs` (a damaged index is skipped: an
+    /// index past the table is corruption, reported by [`check_indexes`]).
+    pub(crate) fn resolve<'a>(
+        list: &'a [(u32, u32)],
+        docs: &'a [Doc],
+    ) -> impl Iterator<Item = Posting> + 'a {
+        list.iter()
+            .filter_map(|&(at, tf)| docs.get(at as usize).map(|&doc| Posting { doc, tf }))
+    }
+}
+
+/// Fails when a posting of `segment` points past `docs`.
+pub(crate) fn check_indexes(key: &[u8], segment: &Segment, docs: usize) -> Result<(), Error> {
+    let past = segment
+        .terms
+        .values()
+        .flatten()
+        .any(|&(at, _)| at as usize >= docs);
+    if past {
+        return Err(Error::Corruption {
+            key: keys::display(key),
+            detail: format!("a posting points past the {docs} entries of its doc table"),
+        });
+    }
+    Ok(())
+}
+
+/// Key prefix of bucket `bucket` (or [`DOCS`]) of every run of an identity.
+pub(crate) fn bucket_runs(session_id: &str, bucket: u8) -> Vec<u8> {
+    let mut key = keys::identity(keys::SEARCH_POSTINGS, session_id);
+    key.push(bucket);
+    key
+}
+
+/// Key of bucket `bucket` (or [`DOCS`]) of the run starting at `run_first_id`.
+pub(crate) fn run_key(session_id: &str, bucket: u8, run_first_id: u64) -> Vec<u8> {
+    let mut key = bucket_runs(session_id, bucket);
+    key.extend_from_slice(&run_first_id.to_be_bytes());
+    key
+}
+
+/// The bucket of `term`, and of every term that starts with it when it is a prefix a
+/// query accepts (two characters or more, or one CJK character).
+pub(crate) fn bucket(term: &str) -> u8 {
+    let mut chars = term.chars();
+    let head: String = match chars.next() {
+        Some(c) if super::tokenize::is_cjk(c) => c.to_string(),
+        Some(c) => std::iter::once(c).chain(chars.next()).collect(),
+        None => String::new(),
+    };
+    // FNV-1a: fixed, so every build puts a term in the same bucket.
+    let mut hash: u32 = 0x811c_9dc5;
+    for b in head.bytes() {
+        hash ^= u32::from(b);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    (hash % u32::from(BUCKETS)) as u8
+}
+
+/// The text fields of an entry that are indexed, by name: `content`, `reasoning`,
+/// `tool_calls` (its string values, one a line), each whole (callers cap them).
+pub(crate) fn fields(entry: &Entry) -> Vec<(&'static str, String)> {
+    let mut out = vec![("content", entry.content.clone())];
+    if let Some(reasoning) = &entry.reasoning {
+        out.push(("reasoning", reasoning.clone()));
+    }
+    if let Some(calls) = &entry.tool_calls {
+        let mut text = String::new();
+        strings(calls, &mut text);
+        out.push(("tool_calls", text));
+    }
+    out
+}
+
+fn strings(value: &serde_json::Value, out: &mut String) {
+    match value {
+        serde_json::Value::String(s) => {
+            out.push_str(s);
+            out.push('\n');
+        }
+        serde_json::Value::Number(n) => {
+            out.push_str(&n.to_string());
+            out.push('\n');
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+/// The first `MAX_FIELD_BYTES` of `text`, cut at a character boundary.
+pub(crate) fn capped(text: &str) -> &str {
+    if text.len() <= MAX_FIELD_BYTES {
+        return text;
+    }
+    let mut at = MAX_FIELD_BYTES;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    &text[..at]
+}
+
+/// The names of the tools an entry's `tool_calls` call (`name` or `function.name` of
+/// each call).
+pub(crate) fn tool_names(entry: &Entry) -> Vec<String> {
+    let Some(serde_json::Value::Array(calls)) = &entry.tool_calls else {
+        return Vec::new();
+    };
+    calls
+        .iter()
+        .filter_map(|call| {
+            call.get("name")
+                .or_else(|| call.get("function").and_then(|f| f.get("name")))
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned)
+        })
+        .collect()
+}
+
+/// The terms of one entry with their frequencies, and its length.
+pub(crate) fn entry_terms(entry: &Entry) -> (BTreeMap<String, u32>, u32) {
+    let mut terms: BTreeMap<String, u32> = BTreeMap::new();
+    let mut len = 0u32;
+    for (_, text) in fields(entry) {
+        for token in tokenize(capped(&text)) {
+            if !token.compound {
+                len = len.saturating_add(1);
+            }
+            *terms.entry(token.term).or_default() += 1;
+        }
+    }
+    terms.insert(role_term(entry.role), 1);
+    for name in tool_names(entry) {
+        terms.insert(tool_term(&name), 1);
+    }
+    if entry.tool_status == Some(ToolStatus::Error) {
+        terms.insert(error_term(), 1);
+    }
+    (terms, len)
+}
+
+/// The in-memory index of `entries` (in increasing id).
+pub(crate) fn invert(entries: &[Entry]) -> Segment {
+    let mut out = Segment::default();
+    for entry in entries {
+        let (terms, len) = entry_terms(entry);
+        let at = out.docs.len() as u32;
+        out.docs.push(Doc {
+            id: entry.id,
+            created_at: entry.created_at,
+            len,
+        });
+        for (term, tf) in terms {
+            out.terms.entry(term).or_default().push((at, tf));
+        }
+    }
+    out
+}
+
+// ---- encoding -------------------------------------------------------------------
+
+fn put_varint(out: &mut Vec<u8>, mut n: u64) {
+    while n >= 0x80 {
+        out.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    out.push(n as u8);
+}
+
+fn zigzag(delta: i128) -> u64 {
+    let d = delta.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+    ((d << 1) ^ (d >> 63)) as u64
+}
+
+fn unzigzag(n: u64) -> i64 {
+    ((n >> 1) as i64) ^ -((n & 1) as i64)
+}
+
+/// Encodes an index value.
+pub(crate) fn encode(segment: &Segment) -> Vec<u8> {
+    let mut out = vec![INDEX_FORMAT];
+    put_varint(&mut out, segment.docs.len() as u64);
+    let (mut id, mut created) = (0u64, 0u64);
+    for doc in &segment.docs {
+        put_varint(&mut out, doc.id.wrapping_sub(id));
+        put_varint(&mut out, zigzag(doc.created_at as i128 - created as i128));
+        put_varint(&mut out, u64::from(doc.len));
+        (id, created) = (doc.id, doc.created_at);
+    }
+    put_varint(&mut out, segment.terms.len() as u64);
+    let mut previous: &[u8] = &[];
+    for (term, list) in &segment.terms {
+        let bytes = term.as_bytes();
+        let shared = previous
+            .iter()
+            .zip(bytes)
+            .take_while(|(a, b)| a == b)
+            .count();
+        put_varint(&mut out, shared as u64);
+        put_varint(&mut out, (bytes.len() - shared) as u64);
+        out.extend_from_slice(&bytes[shared..]);
+        put_varint(&mut out, list.len() as u64);
+        let mut at = 0u32;
+        for &(doc, tf) in list {
+            // The delta's low bit says whether a term frequency other than 1 follows.
+            let delta = u64::from(doc.wrapping_sub(at)) << 1;
+            if tf == 1 {
+                put_varint(&mut out, delta);
+            } else {
+                put_varint(&mut out, delta | 1);
+                put_varint(&mut out, u64::from(tf));
+            }
+            at = doc;
+        }
+        previous = bytes;
+    }
+    out
+}
+
+/// A cursor over an index value; every failure names the key.
+struct Reader<'a> {
+    key: &'a [u8],
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn new(key: &'a [u8], value: &'a [u8]) -> Result<Self, Error> {
+        let mut reader = Reader {
+            key,
+            bytes: value,
+            at: 0,
+        };
+        match reader.bytes.first() {
+            Some(&INDEX_FORMAT) => {
+                reader.at = 1;
+                Ok(reader)
+            }
+            Some(&other) => Err(reader.corrupt(format!(
+                "unknown index format {other} (this build reads {INDEX_FORMAT})"
+            ))),
+            None => Err(reader.corrupt("empty index value".into())),
+        }
+    }
+
+    fn corrupt(&self, detail: String) -> Error {
+        Error::Corruption {
+            key: keys::display(self.key),
+            detail,
+        }
+    }
+
+    fn varint(&mut self) -> Result<u64, Error> {
+        let mut n = 0u64;
+        for shift in (0..64).step_by(7) {
+            let Some(&b) = self.bytes.get(self.at) else {
+                return Err(self.corrupt(format!("index value ends at byte {}", self.at)));
+            };
+            self.at += 1;
+            let bits = u64::from(b & 0x7f);
+            if shift == 63 && bits > 1 {
+                break;
+            }
+            n |= bits << shift;
+            if b & 0x80 == 0 {
+                return Ok(n);
+            }
+        }
+        Err(self.corrupt(format!("bad varint before byte {}", self.at)))
+    }
+
+    fn small(&mut self, what: &str) -> Result<u32, Error> {
+        let n = self.varint()?;
+        u32::try_from(n).map_err(|_| self.corrupt(format!("{what} {n} is out of range")))
+    }
+
+    /// A count of items taking at least `min_bytes` each: one beyond what the value
+    /// holds is damage (and is never allocated).
+    fn count(&mut self, min_bytes: usize) -> Result<usize, Error> {
+        let n = self.varint()?;
+        let left = (self.bytes.len() - self.at) / min_bytes;
+        if n > left as u64 {
+            return Err(self.corrupt(format!("{n} items in {left} bytes")));
+        }
+        Ok(n as usize)
+    }
+}
+
+/// Decodes the index value stored under `key`, keeping the terms `keep` accepts.
+pub(crate) fn decode(
+    key: &[u8],
+    value: &[u8],
+    keep: impl Fn(&str) -> bool,
+) -> Result<Segment, Error> {
+    let mut reader = Reader::new(key, value)?;
+    let n_docs = reader.count(3)?;
+    let mut out = Segment {
+        docs: Vec::with_capacity(n_docs),
+        terms: BTreeMap::new(),
+    };
+    let (mut id, mut created) = (0u64, 0u64);
+    for i in 0..n_docs {
+        let delta = reader.varint()?;
+        if i > 0 && delta == 0 {
+            return Err(reader.corrupt("entry ids do not increase".into()));
+        }
+        id = id
+            .checked_add(delta)
+            .ok_or_else(|| reader.corrupt("entry id overflows".into()))?;
+        let shift = unzigzag(reader.varint()?);
+        created = created
+            .checked_add_signed(shift)
+            .ok_or_else(|| reader.corrupt("created_at overflows".into()))?;
+        let len = reader.small("entry length")?;
+        out.docs.push(Doc {
+            id,
+            created_at: created,
+            len,
+        });
+    }
+    let n_terms = reader.count(3)?;
+    let mut term: Vec<u8> = Vec::new();
+    for _ in 0..n_terms {
+        let shared = reader.varint()? as usize;
+        let suffix = reader.varint()? as usize;
+        let end = reader.at.checked_add(suffix);
+        let Some(bytes) = end.and_then(|end| reader.bytes.get(reader.at..end)) else {
+            return Err(reader.corrupt("a term runs past the value".into()));
+        };
+        if shared > term.len() {
+            return Err(reader.corrupt("a term shares more than its predecessor".into()));
+        }
+        term.truncate(shared);
+        term.extend_from_slice(bytes);
+        reader.at += suffix;
+        let text =
+            std::str::from_utf8(&term).map_err(|_| reader.corrupt("a term is not UTF-8".into()))?;
+        let wanted = keep(text);
+        let text = if wanted {
+            text.to_owned()
+        } else {
+            String::new()
+        };
+        let n = reader.count(1)?;
+        let mut list = Vec::with_capacity(if wanted { n } else { 0 });
+        let mut at = 0u32;
+        for i in 0..n {
+            let coded = reader.varint()?;
+            let delta = u32::try_from(coded >> 1)
+                .map_err(|_| reader.corrupt("doc index out of range".into()))?;
+            if i > 0 && delta == 0 {
+                return Err(reader.corrupt("doc indexes do not increase".into()));
+            }
+            at = at
+                .checked_add(delta)
+                .ok_or_else(|| reader.corrupt("doc index overflows".into()))?;
+            let tf = if coded & 1 == 1 {
+                reader.small("term frequency")?
+            } else {
+                1
+            };
+            if wanted {
+                list.push((at, tf));
+            }
+        }
+        if wanted {
+            out.terms.insert(text, list);
+        }
+    }
+    if reader.at != reader.bytes.len() {
+        return Err(reader.corrupt(format!(
+            "{} bytes after the index value",
+            reader.bytes.len() - reader.at
+        )));
+    }
+    if !out.docs.is_empty() {
+        check_indexes(key, &out, out.docs.len())?;
+    }
+    Ok(out)
+}
+
+/// The first entry id in the run key `key` (its last 8 bytes).
+pub(crate) fn key_run(key: &[u8]) -> Result<u64, Error> {
+    key.len()
+        .checked_sub(8)
+        .and_then(|at| keys::read_u64(key, at))
+        .map(|(n, _)| n)
+        .ok_or_else(|| Error::Corruption {
+            key: keys::display(key),
+            detail: "not an index key".into(),
+        })
+}
+
+// ---- maintenance ----------------------------------------------------------------
+
+/// The position `(created_at, id)` of the newest entry the runs of identity
+/// `session_id` cover (the last entry of its last doc table); `None` before its first
+/// run. The identity's tail is every entry after it.
+pub(crate) async fn indexed_through(
+    io: &Io,
+    session_id: &str,
+) -> Result<Option<(u64, u64)>, Error> {
+    let last = io
+        .range(RangeQuery {
+            range: KeyRange::prefix(&bucket_runs(session_id, DOCS)),
+            limit: 1,
+            reverse: true,
+        })
+        .await?;
+    let Some(kv) = last.first() else {
+        return Ok(None);
+    };
+    let table = decode(&kv.key, &kv.value, |_| false)?;
+    Ok(table.docs.last().map(|d| (d.created_at, d.id)))
+}
+
+/// The first `limit` entries of identity `session_id` after position `after` (all of
+/// them when `None`), in position order (one range read).
+pub(crate) async fn tail_entries(
+    io: &Io,
+    session_id: &str,
+    after: Option<(u64, u64)>,
+    limit: usize,
+) -> Result<Vec<Entry>, Error> {
+    let prefix = keys::entries(session_id);
+    let start = match after {
+        Some((created_at, id)) => {
+            let mut key = keys::entry(session_id, created_at, id);
+            key.push(0);
+            key
+        }
+        None => prefix.clone(),
+    };
+    let kvs = io
+        .range(RangeQuery {
+            range: KeyRange {
+                start,
+                end: crate::storage::prefix_end(&prefix),
+            },
+            limit: u32::try_from(limit).unwrap_or(u32::MAX),
+            reverse: false,
+        })
+        .await?;
+    kvs.iter()
+        .map(|kv| decode_entry(&kv.key, &kv.value, Some(session_id)))
+        .collect()
+}
+
+/// Adds to `batch` the index records due with `entries`, new entries of identity
+/// `session_id` in increasing id order, for the commit that writes them: nothing,
+/// unless their ids cross a multiple of [`BLOCK_ENTRIES`]; then the identity's tail
+/// (its entries after its last run, at most [`MAX_MERGE_ENTRIES`], one range read
+/// after one small read) and these entries become one run. Call it after every other
+/// record of the commit but the session record is staged (the run keeps room for it).
+pub(crate) async fn stage_entries(
+    io: &Io,
+    batch: &mut Batch,
+    session_id: &str,
+    entries: &[Entry],
+) -> Result<(), Error> {
+    let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
+        return Ok(());
+    };
+    let crosses = last.id / BLOCK_ENTRIES > first.id.saturating_sub(1) / BLOCK_ENTRIES;
+    if !crosses {
+        return Ok(());
+    }
+    let through = indexed_through(io, session_id).await?;
+    let mut run = tail_entries(io, session_id, through, MAX_MERGE_ENTRIES).await?;
+    // A tail longer than one run holds (entries written before this index existed)
+    // is merged oldest first, a run per crossing; this commit's entries wait.
+    let caught_up = run.len() < MAX_MERGE_ENTRIES;
+    if caught_up {
+        let stored = run.last().map_or(0, |l| l.id);
+        run.extend(entries.iter().filter(|e| e.id > stored).cloned());
+    }
+    let Some(run_first) = run.first().map(|e| e.id) else {
+        return Ok(());
+    };
+    let mut records = Batch::default();
+    put_run(&mut records, session_id, run_first, invert(&run));
+    let fits = batch.mutations.len() + records.mutations.len() + MERGE_RESERVE_MUTATIONS
+        <= MAX_BATCH_MUTATIONS
+        && batch.written_bytes() + records.written_bytes() + MERGE_RESERVE_BYTES <= MAX_BATCH_BYTES;
+    if fits {
+        batch.extend(records);
+    }
+    Ok(())
+}
+
+/// Adds to `batch` the records of `run`, the merged run starting at entry `run_first`:
+/// one per bucket its terms fall in and its doc table.
+pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: Segment) {
+    let mut buckets: BTreeMap<u8, Segment> = BTreeMap::new();
+    for (term, list) in run.terms {
+        buckets
+            .entry(bucket(&term))
+            .or_default()
+            .terms
+            .insert(term, list);
+    }
+    for (b, part) in &buckets {
+        batch.put(run_key(session_id, *b, run_first), encode(part));
+    }
+    let docs = Segment {
+        docs: run.docs,
+        terms: BTreeMap::new(),
+    };
+    batch.put(run_key(session_id, DOCS, run_first), encode(&docs));
+}
+
+/// Adds to `batch` the removal of the whole index of identity `session_id` (one range
+/// delete, whatever its size). Deleting or resetting a session does this already:
+/// the index's tags are identity tags ([`keys::IDENTITY_TAGS`]).
+pub fn stage_removal(batch: &mut Batch, session_id: &str) {
+    batch.delete_range(KeyRange::prefix(&keys::identity(
+        keys::SEARCH_POSTINGS,
+        session_id,
+    )));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{AppendRequest, Role};
+    use std::collections::BTreeSet;
+
+    fn entry(id: u64, at: u64, text: &str) -> Entry {
+        Entry::from_request(
+            AppendRequest::new(Role::User, text),
+            id,
+            format!("m{id}"),
+            at,
+        )
+    }
+
+    #[test]
+    fn test_segment_round_trips() {
+        let segment = invert(&[
+            entry(3, 100, "parse the parser parse"),
+            entry(4, 90, "Parser café"),
+            entry(9, 2000, "日本語"),
+        ]);
+        let bytes = encode(&segment);
+        let back = decode(b"g", &bytes, |_| true).expect("decodes");
+        assert_eq!(back, segment);
+        assert_eq!(back.terms["parse"], [(0, 2)]);
+        assert_eq!(back.docs[0].len, 4);
+        // The created_at delta may go backwards (zigzag).
+        assert_eq!(back.docs[1].created_at, 90);
+        let posting: Vec<Posting> = Segment::resolve(&back.terms["parser"], &back.docs).collect();
+        assert_eq!(posting[1].doc.id, 4);
+        let only = decode(b"g", &bytes, |t| t == "cafe").expect("decodes");
+        assert_eq!(only.terms.keys().collect::<Vec<_>>(), ["cafe"]);
+        assert_eq!(only.docs.len(), 3);
+        let empty = Segment::default();
+        assert_eq!(
+            decode(b"g", &encode(&empty), |_| true).expect("empty"),
+            empty
+        );
+    }
+
+    #[test]
+    fn test_damaged_values_are_corruption() {
+        let good = encode(&invert(&[
+            entry(1, 5, "alpha beta gamma"),
+            entry(2, 6, "beta"),
+        ]));
+        let mut cases: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![9],
+            vec![INDEX_FORMAT],
+            vec![
+                INDEX_FORMAT,
+                0,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0xff,
+                0x7f,
+            ],
+            [good.as_slice(), &[0]].concat(),
+            // A huge claimed count is refused before it is allocated.
+            vec![INDEX_FORMAT, 0xff, 0xff, 0xff, 0xff, 0x0f],
+            // Ids that do not increase.
+            vec![INDEX_FORMAT, 2, 1, 0, 1, 0, 0, 1, 0],
+            // A posting past the doc table.
+            vec![INDEX_FORMAT, 1, 1, 0, 1, 1, 0, 1, b'a', 1, 10],
+        ];
+        for cut in 1..good.len() {
+            cases.push(good[..cut].to_vec());
+        }
+        for bytes in cases {
+            let err = decode(b"g\x00k", &bytes, |_| true).expect_err("damaged");
+            assert_eq!(err.code(), "corruption", "{bytes:?}");
+        }
+    }
+
+    #[test]
+    fn test_entry_terms_cover_fields_and_filters() {
+        let mut e = entry(1, 5, "see src/parser.rs");
+        e.role = Role::Assistant;
+        e.reasoning = Some("thinking about parseNestedList".into());
+        e.tool_calls = Some(serde_json::json!([
+            {"id": "c1", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\":\"cargo test\"}"}},
+            {"id": "c2", "name": "read_file", "input": {"path": "README.md"}}
+        ]));
+        let (terms, _) = entry_terms(&e);
+        for t in [
+            "parser",
+            "nested",
+            "parsenestedlist",
+            "cargo",
+            "readme",
+            "bash",
+            "read_file",
+        ] {
+            assert!(terms.contains_key(t), "{t}: {terms:?}");
+        }
+        assert!(terms.contains_key(&role_term(Role::Assistant)));
+        assert!(terms.contains_key(&tool_term("bash")));
+        assert!(terms.contains_key(&tool_term("read_file")));
+        assert!(!terms.contains_key(&error_term()));
+        assert!(!terms.contains_key("path"), "object keys are not indexed");
+        assert!(
+            terms.contains_key("command"),
+            "keys inside argument strings are text"
+        );
+        let mut r = entry(2, 6, "boom");
+        r.role = Role::Tool;
+        r.tool_status = Some(ToolStatus::Error);
+        assert!(entry_terms(&r).0.contains_key(&error_term()));
+    }
+
+    #[test]
+    fn test_fields_are_capped() {
+        let big = "é".repeat(MAX_FIELD_BYTES);
+        let cut = capped(&big);
+        assert!(cut.len() <= MAX_FIELD_BYTES && cut.len() + 1 >= MAX_FIELD_BYTES);
+    }
+
+    #[test]
+    fn test_a_prefix_shares_the_bucket_of_its_expansions() {
+        for (prefix, term) in [
+            ("pa", "parse"),
+            ("pars", "parser"),
+            ("日", "日本"),
+            ("\u{1}r", "\u{1}r:tool"),
+        ] {
+            assert_eq!(bucket(prefix), bucket(term), "{prefix} {term}");
+        }
+        assert!((0..200).all(|i| bucket(&format!("w{i}")) < BUCKETS));
+        let spread: BTreeSet<u8> = [
+            "alpha", "beta", "gamma", "delta", "omega", "zeta", "kappa", "sigma",
+        ]
+        .iter()
+        .map(|t| bucket(t))
+        .collect();
+        assert!(spread.len() > 3, "{spread:?}");
+    }
+
+    #[test]
+    fn test_keys_sort_runs_by_bucket_then_first_id() {
+        assert!(run_key("s", 1, 500) < run_key("s", 2, 1));
+        assert!(run_key("s", 1, 1) < run_key("s", 1, 2));
+        assert!(KeyRange::prefix(&bucket_runs("s", 3)).contains(&run_key("s", 3, 9)));
+        assert!(
+            KeyRange::prefix(&keys::identity(keys::SEARCH_POSTINGS, "s"))
+                .contains(&run_key("s", DOCS, 9))
+        );
+        assert_eq!(key_run(&run_key("s", 3, 9)).expect("run"), 9);
+    }
+}

@@ -1,0 +1,708 @@
+//! Full-text search over the transcripts of a workspace.
+//!
+//! [`search`] answers a query ([`query`] documents the language) with a page of hits,
+//! best first. The index ([`index`] documents its layout and encoding) is kept by the
+//! core per session identity, in the commits that write entries: a branch's shared
+//! history is indexed once, in the identity that owns it, and its hits name that
+//! identity's session (a `session:` filter on a branch searches its own entries).
+//! Workspaces never see each other.
+//!
+//! ## Guarantees
+//!
+//! - **Matching.** A hit is an entry of the current identity of a session of the
+//!   workspace that holds every term, prefix and phrase of the query in its indexed
+//!   text (see [`index`]) and passes every filter. Every entry of the identity's
+//!   transcript range is searched from the commit that writes it on — appended,
+//!   imported or copied, active or compacted — except, in an identity whose unindexed
+//!   tail exceeds [`index::MAX_MERGE_ENTRIES`] (history written before this index
+//!   existed), the tail's newer entries until appends have indexed them. Phrases are
+//!   checked against the entry's text as stored. Entries removed (truncate, rollback,
+//!   a compaction's replaced tail, a deleted or reset identity, even one branches
+//!   still read) are not returned.
+//! - **Ranking.** BM25 (`k1 = 1.2`, `b = 0.75`) over the query's terms (a prefix counts
+//!   as one term, the sum of its expansions), with `N` the entries of the sessions
+//!   searched and the average length that of the entries matched; the score is rounded
+//!   to micro-units ([`SearchHit::score`]) so that the order is the same on every host.
+//!   Ties go to the newer entry (`created_at` descending), then the session key
+//!   ascending, then the entry id descending: a total order.
+//! - **Paging.** A page holds at most `limit` hits and checks at most
+//!   [`MAX_SCANNED`] candidates; `next_cursor` is set when more candidates follow.
+//!   A cursor resumes exactly after the last candidate checked, in the order above, so
+//!   paging a workspace that does not change meanwhile returns each hit once. A cursor
+//!   belongs to its query: one from another query, or not from Spool, is
+//!   `invalid_argument`.
+//! - **Cost.** No commit. Reads: the session records searched (one read); per session
+//!   its last doc table and its tail (two reads), one range per index bucket of the
+//!   query's terms (stopping at the first term it lacks) and, when its runs hold
+//!   candidates, its doc tables (one read); then one read per candidate checked.
+
+pub mod index;
+pub mod query;
+pub mod tokenize;
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet};
+
+use sha2::{Digest, Sha256};
+
+use crate::engine::error::Error;
+use crate::engine::op::{Io, OpResult, Operation};
+use crate::engine::validate;
+use crate::storage::entry_record::decode_entry;
+use crate::storage::keys;
+use crate::storage::{KeyRange, RangeQuery};
+use crate::types::{Entry, Role};
+
+use index::{Posting, Segment};
+use query::{Clause, Query, SessionFilter};
+use tokenize::{Token, tokenize};
+
+/// The most hits one page holds.
+pub const MAX_SEARCH_PAGE: u32 = 100;
+
+/// The most candidates one page checks (reads), whatever its `limit`.
+pub const MAX_SCANNED: usize = 200;
+
+/// The longest snippet, in bytes.
+pub const SNIPPET_BYTES: usize = 200;
+
+/// A search.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SearchRequest {
+    /// The query ([`query`] documents the language).
+    pub query: String,
+    /// Hits per page: 1 to [`MAX_SEARCH_PAGE`].
+    pub limit: u32,
+    /// Where to resume: a `next_cursor` of the same query.
+    pub cursor: Option<String>,
+}
+
+/// A short piece of an entry's text around what matched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snippet {
+    /// The field it comes from: `content`, `reasoning` or `tool_calls` (its string
+    /// values, one a line).
+    pub field: String,
+    /// The text, at most [`SNIPPET_BYTES`] bytes, cut at character boundaries.
+    pub text: String,
+    /// Byte ranges `[start, end)` of `text` that matched the query, in order, disjoint.
+    pub highlights: Vec<(u32, u32)>,
+}
+
+/// One entry that matched.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchHit {
+    /// The session's key.
+    pub session_key: String,
+    /// The identity the entry belongs to.
+    pub session_id: String,
+    /// The entry's id.
+    pub entry_id: u64,
+    /// Its message id.
+    pub message_id: String,
+    /// Its role.
+    pub role: Role,
+    /// When it was appended (ms since the Unix epoch).
+    pub created_at: u64,
+    /// Its BM25 score, rounded to micro-units.
+    pub score: f64,
+    /// Where it matched.
+    pub snippet: Snippet,
+}
+
+/// A page of hits, best first.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchPage {
+    /// The hits.
+    pub hits: Vec<SearchHit>,
+    /// Set when more candidates follow: pass it back to continue.
+    pub next_cursor: Option<String>,
+}
+
+/// Searches the workspace: the hits of `request.query`, best first, a page at a time
+/// (see the [module documentation](self) for what is guaranteed).
+pub fn search(workspace: &str, request: SearchRequest) -> Operation<SearchPage> {
+    let prepared = prepare(workspace, &request);
+    let (query, cursor) = match prepared {
+        Ok(p) => p,
+        Err(e) => return Operation::failed(workspace, e),
+    };
+    let limit = request.limit as usize;
+    let digest = query_digest(&request.query);
+    Operation::new(workspace, move |io| {
+        let (query, cursor) = (query.clone(), cursor.clone());
+        async move { run(&io, &query, cursor, limit, digest).await }
+    })
+}
+
+fn prepare(workspace: &str, request: &SearchRequest) -> Result<(Query, Option<Cursor>), Error> {
+    validate::workspace(workspace)?;
+    if request.limit == 0 || request.limit > MAX_SEARCH_PAGE {
+        return Err(Error::invalid(
+            "limit",
+            format!("is {}; it must be 1 to {MAX_SEARCH_PAGE}", request.limit),
+        ));
+    }
+    let query = query::parse(&request.query)?;
+    if let Some(SessionFilter::Key(key)) = &query.session {
+        validate::session_key(key)?;
+    }
+    let digest = query_digest(&request.query);
+    let cursor = request
+        .cursor
+        .as_deref()
+        .map(|c| Cursor::decode(c, digest))
+        .transpose()?;
+    Ok((query, cursor))
+}
+
+// ---- cursor ---------------------------------------------------------------------
+
+const CURSOR_VERSION: u8 = 1;
+
+fn query_digest(text: &str) -> [u8; 8] {
+    let hash = Sha256::digest(text.as_bytes());
+    let mut out = [0u8; 8];
+    out.copy_from_slice(&hash[..8]);
+    out
+}
+
+/// A candidate's place in the ranking order.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Rank {
+    score: Reverse<u64>,
+    created_at: Reverse<u64>,
+    key: String,
+    id: Reverse<u64>,
+}
+
+#[derive(Debug, Clone)]
+struct Cursor(Rank);
+
+impl Cursor {
+    fn encode(rank: &Rank, digest: [u8; 8]) -> String {
+        let mut out = vec![CURSOR_VERSION];
+        out.extend_from_slice(&digest);
+        out.extend_from_slice(&rank.score.0.to_be_bytes());
+        out.extend_from_slice(&rank.created_at.0.to_be_bytes());
+        out.extend_from_slice(&rank.id.0.to_be_bytes());
+        out.extend_from_slice(rank.key.as_bytes());
+        validate::hex(&out)
+    }
+
+    fn decode(text: &str, digest: [u8; 8]) -> Result<Cursor, Error> {
+        let bad = || Error::invalid("cursor", "not a cursor Spool returned for this query");
+        let bytes = validate::unhex("cursor", text)?;
+        if bytes.len() < 33 || bytes[0] != CURSOR_VERSION || bytes[1..9] != digest {
+            return Err(bad());
+        }
+        let int = |at: usize| {
+            bytes[at..at + 8]
+                .try_into()
+                .map(u64::from_be_bytes)
+                .map_err(|_| bad())
+        };
+        let key = String::from_utf8(bytes[33..].to_vec()).map_err(|_| bad())?;
+        Ok(Cursor(Rank {
+            score: Reverse(int(9)?),
+            created_at: Reverse(int(17)?),
+            id: Reverse(int(25)?),
+            key,
+        }))
+    }
+}
+
+// ---- evaluation -----------------------------------------------------------------
+
+/// One index lookup: an exact term or a prefix, scored or a filter.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Lookup {
+    text: String,
+    prefix: bool,
+    scored: bool,
+}
+
+impl Lookup {
+    fn matches(&self, term: &str) -> bool {
+        if self.prefix {
+            term.starts_with(&self.text)
+        } else {
+            term == self.text
+        }
+    }
+}
+
+fn lookups(query: &Query) -> Vec<Lookup> {
+    let mut out: BTreeSet<Lookup> = BTreeSet::new();
+    let text = |text: &str, prefix| Lookup {
+        text: text.to_owned(),
+        prefix,
+        scored: true,
+    };
+    for clause in &query.clauses {
+        match clause {
+            Clause::Term(t) => {
+                out.insert(text(t, false));
+            }
+            Clause::Prefix(p) => {
+                out.insert(text(p, true));
+            }
+            Clause::Phrase(terms) => out.extend(terms.iter().map(|t| text(t, false))),
+        }
+    }
+    let filter = |text: String| Lookup {
+        text,
+        prefix: false,
+        scored: false,
+    };
+    if let Some(role) = query.role {
+        out.insert(filter(index::role_term(role)));
+    }
+    if let Some(tool) = &query.tool {
+        out.insert(filter(index::tool_term(tool)));
+    }
+    if query.has_error {
+        out.insert(filter(index::error_term()));
+    }
+    out.into_iter().collect()
+}
+
+/// What one lookup found in one identity: per entry id, the posting (prefix
+/// expansions summed).
+type Found = BTreeMap<u64, Posting>;
+
+/// A searched session and what its index holds for the query's lookups.
+struct Searched {
+    key: String,
+    session_id: String,
+    found: Vec<Found>,
+}
+
+async fn sessions(io: &Io, query: &Query) -> Result<Vec<(crate::Session, u64)>, Error> {
+    let kvs = match &query.session {
+        Some(SessionFilter::Key(key)) => {
+            let record = keys::session(key);
+            match io.get(record.clone()).await? {
+                Some(value) => vec![crate::storage::Kv { key: record, value }],
+                None => Vec::new(),
+            }
+        }
+        other => {
+            let mut prefix = keys::session("");
+            prefix.pop();
+            if let Some(SessionFilter::Prefix(p)) = other {
+                prefix = keys::session(p);
+                // The key component without its terminator: every key it starts.
+                prefix.pop();
+            }
+            io.range(RangeQuery {
+                range: KeyRange::prefix(&prefix),
+                limit: 0,
+                reverse: false,
+            })
+            .await?
+        }
+    };
+    let mut out = Vec::with_capacity(kvs.len());
+    for kv in kvs {
+        let loaded = crate::session::decode(&kv.key, kv.value)?;
+        if query
+            .agent
+            .as_ref()
+            .is_some_and(|a| loaded.session.agent_id.as_ref() != Some(a))
+        {
+            continue;
+        }
+        // The identity's own entries: ids after those it reads through its base.
+        let inherited = loaded
+            .base
+            .iter()
+            .map(|l| l.last_entry_id)
+            .max()
+            .unwrap_or(0);
+        let own = loaded.session.last_entry_id.saturating_sub(inherited);
+        out.push((loaded.session, own));
+    }
+    Ok(out)
+}
+
+fn add(found: &mut Found, p: Posting) {
+    found
+        .entry(p.doc.id)
+        .and_modify(|q| q.tf = q.tf.saturating_add(p.tf))
+        .or_insert(p);
+}
+
+fn all(prefix: Vec<u8>) -> RangeQuery {
+    RangeQuery {
+        range: KeyRange::prefix(&prefix),
+        limit: 0,
+        reverse: false,
+    }
+}
+
+/// Reads what the index of `session_id` holds for `lookups`; `None` as soon as one
+/// lookup finds nothing (no entry of the identity can match).
+async fn read_identity(
+    io: &Io,
+    session_id: &str,
+    lookups: &[Lookup],
+) -> Result<Option<Vec<Found>>, Error> {
+    let mut found = vec![Found::new(); lookups.len()];
+    let wanted = |term: &str| lookups.iter().any(|l| l.matches(term));
+    // The tail: the entries after the last run, tokenized here.
+    let through = index::indexed_through(io, session_id).await?;
+    let tail = index::tail_entries(io, session_id, through, index::MAX_MERGE_ENTRIES).await?;
+    let mut tail = index::invert(&tail);
+    tail.terms.retain(|term, _| wanted(term));
+    collect(&mut found, lookups, &tail, &tail.docs);
+    if through.is_none() {
+        return Ok((!found.iter().any(Found::is_empty)).then_some(found));
+    }
+    // The runs' bucket records, a bucket at a time, then their doc tables.
+    let buckets: BTreeSet<u8> = lookups.iter().map(|l| index::bucket(&l.text)).collect();
+    let mut runs: Vec<(Vec<u8>, u64, Segment)> = Vec::new();
+    for b in buckets {
+        for kv in io.range(all(index::bucket_runs(session_id, b))).await? {
+            let run = index::key_run(&kv.key)?;
+            let part = index::decode(&kv.key, &kv.value, wanted)?;
+            if !part.terms.is_empty() {
+                runs.push((kv.key, run, part));
+            }
+        }
+        if lacks(lookups, &found, &runs, b) {
+            return Ok(None);
+        }
+    }
+    let needed: BTreeSet<u64> = runs.iter().map(|(_, run, _)| *run).collect();
+    if let (Some(&first), Some(&last)) = (needed.first(), needed.last()) {
+        // The doc tables of the runs from the first to the last that hold candidates.
+        let mut end = index::run_key(session_id, index::DOCS, last);
+        end.push(0);
+        let tables_read = RangeQuery {
+            range: KeyRange {
+                start: index::run_key(session_id, index::DOCS, first),
+                end: Some(end),
+            },
+            limit: 0,
+            reverse: false,
+        };
+        let mut tables: BTreeMap<u64, Vec<index::Doc>> = BTreeMap::new();
+        for kv in io.range(tables_read).await? {
+            let run = index::key_run(&kv.key)?;
+            if needed.contains(&run) {
+                tables.insert(run, index::decode(&kv.key, &kv.value, |_| false)?.docs);
+            }
+        }
+        for (key, run, part) in &runs {
+            let docs = tables.get(run).map_or(&[][..], Vec::as_slice);
+            index::check_indexes(key, part, docs.len())?;
+            collect(&mut found, lookups, part, docs);
+        }
+    }
+    if found.iter().any(Found::is_empty) {
+        return Ok(None);
+    }
+    Ok(Some(found))
+}
+
+/// Whether some lookup of bucket `b` finds nothing in the tail nor in the runs read.
+fn lacks(lookups: &[Lookup], found: &[Found], runs: &[(Vec<u8>, u64, Segment)], b: u8) -> bool {
+    lookups.iter().zip(found).any(|(l, f)| {
+        index::bucket(&l.text) == b
+            && f.is_empty()
+            && !runs
+                .iter()
+                .any(|(_, _, part)| part.terms.keys().any(|t| l.matches(t)))
+    })
+}
+
+/// Adds the postings of `segment` (resolved through `docs`) to what each lookup found.
+fn collect(found: &mut [Found], lookups: &[Lookup], segment: &Segment, docs: &[index::Doc]) {
+    for (term, list) in &segment.terms {
+        for (i, lookup) in lookups.iter().enumerate() {
+            if lookup.matches(term) {
+                Segment::resolve(list, docs).for_each(|p| add(&mut found[i], p));
+            }
+        }
+    }
+}
+
+/// BM25 parameters.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// A candidate hit; its place in the order is [`Candidate::rank`].
+struct Candidate {
+    score: u64,
+    created_at: u64,
+    /// Index into the searched sessions, which are in key order (keys are unique).
+    session: usize,
+    id: u64,
+}
+
+impl Candidate {
+    fn order(&self) -> (Reverse<u64>, Reverse<u64>, usize, Reverse<u64>) {
+        (
+            Reverse(self.score),
+            Reverse(self.created_at),
+            self.session,
+            Reverse(self.id),
+        )
+    }
+
+    fn rank(&self, searched: &[Searched]) -> Rank {
+        Rank {
+            score: Reverse(self.score),
+            created_at: Reverse(self.created_at),
+            key: searched[self.session].key.clone(),
+            id: Reverse(self.id),
+        }
+    }
+
+    /// Whether it comes at or before `rank` in the order.
+    fn not_after(&self, searched: &[Searched], rank: &Rank) -> bool {
+        let mine = (
+            Reverse(self.score),
+            Reverse(self.created_at),
+            searched[self.session].key.as_str(),
+            Reverse(self.id),
+        );
+        mine <= (rank.score, rank.created_at, rank.key.as_str(), rank.id)
+    }
+}
+
+fn candidates(
+    searched: &[Searched],
+    lookups: &[Lookup],
+    query: &Query,
+    total_docs: u64,
+) -> Vec<Candidate> {
+    // Document frequencies and the average length of the entries matched.
+    let mut df = vec![0u64; lookups.len()];
+    let (mut lengths, mut docs) = (0u64, 0u64);
+    for s in searched {
+        let mut seen = BTreeSet::new();
+        for (i, found) in s.found.iter().enumerate() {
+            df[i] += found.len() as u64;
+            if lookups[i].scored {
+                for p in found.values() {
+                    if seen.insert(p.doc.id) {
+                        lengths += u64::from(p.doc.len);
+                        docs += 1;
+                    }
+                }
+            }
+        }
+    }
+    let avgdl = if docs == 0 {
+        1.0
+    } else {
+        (lengths as f64 / docs as f64).max(1.0)
+    };
+    let n = total_docs.max(df.iter().copied().max().unwrap_or(0)) as f64;
+    let idf: Vec<f64> = df
+        .iter()
+        .map(|&d| (1.0 + (n - d as f64 + 0.5) / (d as f64 + 0.5)).ln())
+        .collect();
+    let mut out = Vec::new();
+    for (si, s) in searched.iter().enumerate() {
+        // Walk the smallest list; every other lookup must hold the entry too.
+        let Some(smallest) = (0..s.found.len()).min_by_key(|&i| s.found[i].len()) else {
+            continue;
+        };
+        'entries: for (&id, p) in &s.found[smallest] {
+            if !query.in_time(p.doc.created_at) {
+                continue;
+            }
+            let mut score = 0.0;
+            for (i, found) in s.found.iter().enumerate() {
+                let Some(q) = found.get(&id) else {
+                    continue 'entries;
+                };
+                if lookups[i].scored {
+                    let tf = f64::from(q.tf);
+                    let norm = 1.0 - B + B * f64::from(q.doc.len) / avgdl;
+                    score += idf[i] * tf * (K1 + 1.0) / (tf + K1 * norm);
+                }
+            }
+            let micros = (score * 1e6).round().max(0.0) as u64;
+            out.push(Candidate {
+                score: micros,
+                created_at: p.doc.created_at,
+                session: si,
+                id,
+            });
+        }
+    }
+    out.sort_unstable_by_key(Candidate::order);
+    out
+}
+
+async fn read_entry(
+    io: &Io,
+    session_id: &str,
+    created_at: u64,
+    id: u64,
+) -> Result<Option<Entry>, Error> {
+    let active = keys::entry(session_id, created_at, id);
+    if let Some(bytes) = io.get(active.clone()).await? {
+        return decode_entry(&active, &bytes, Some(session_id)).map(Some);
+    }
+    // Compactions before record format 5 moved entries to the archive, same position.
+    let archived = keys::archived(session_id, &keys::position(created_at, id));
+    match io.get(archived.clone()).await? {
+        Some(bytes) => decode_entry(&archived, &bytes, Some(session_id)).map(Some),
+        None => Ok(None),
+    }
+}
+
+async fn run(
+    io: &Io,
+    query: &Query,
+    cursor: Option<Cursor>,
+    limit: usize,
+    digest: [u8; 8],
+) -> OpResult<SearchPage> {
+    let lookups = lookups(query);
+    let mut sessions = sessions(io, query).await?;
+    sessions.sort_by(|a, b| a.0.key.cmp(&b.0.key));
+    let mut searched = Vec::new();
+    let mut total_docs = 0u64;
+    for (session, own) in sessions {
+        total_docs = total_docs.saturating_add(own);
+        if let Some(found) = read_identity(io, &session.session_id, &lookups).await? {
+            searched.push(Searched {
+                key: session.key,
+                session_id: session.session_id,
+                found,
+            });
+        }
+    }
+    let ranked = candidates(&searched, &lookups, query, total_docs);
+    let start = match &cursor {
+        Some(Cursor(after)) => ranked.partition_point(|c| c.not_after(&searched, after)),
+        None => 0,
+    };
+    let mut hits = Vec::new();
+    let mut last = None;
+    for (offset, candidate) in ranked[start..].iter().enumerate() {
+        if hits.len() == limit || offset == MAX_SCANNED {
+            break;
+        }
+        last = Some(start + offset);
+        let s = &searched[candidate.session];
+        let Some(entry) = read_entry(io, &s.session_id, candidate.created_at, candidate.id).await?
+        else {
+            continue;
+        };
+        let Some(snippet) = verify(&entry, query, &lookups) else {
+            continue;
+        };
+        hits.push(SearchHit {
+            session_key: s.key.clone(),
+            session_id: s.session_id.clone(),
+            entry_id: entry.id,
+            message_id: entry.message_id,
+            role: entry.role,
+            created_at: entry.created_at,
+            score: candidate.score as f64 / 1e6,
+            snippet,
+        });
+    }
+    let next_cursor = match last {
+        Some(at) if at + 1 < ranked.len() => {
+            Some(Cursor::encode(&ranked[at].rank(&searched), digest))
+        }
+        _ => None,
+    };
+    Ok(SearchPage { hits, next_cursor })
+}
+
+// ---- verification and snippets ------------------------------------------------
+
+/// Whether `tokens` hold `phrase` at consecutive leaf positions.
+fn holds_phrase(tokens: &[Token], phrase: &[String]) -> bool {
+    let leaves: Vec<&str> = tokens
+        .iter()
+        .filter(|t| !t.compound)
+        .map(|t| t.term.as_str())
+        .collect();
+    leaves
+        .windows(phrase.len())
+        .any(|w| w.iter().zip(phrase).all(|(a, b)| *a == b))
+}
+
+/// Checks the entry's phrases against its text; its snippet when it matches.
+fn verify(entry: &Entry, query: &Query, lookups: &[Lookup]) -> Option<Snippet> {
+    let fields: Vec<(&'static str, String)> = index::fields(entry)
+        .into_iter()
+        .map(|(name, text)| (name, index::capped(&text).to_owned()))
+        .collect();
+    let tokens: Vec<Vec<Token>> = fields.iter().map(|(_, t)| tokenize(t)).collect();
+    let phrases: Vec<&Vec<String>> = query
+        .clauses
+        .iter()
+        .filter_map(|c| match c {
+            Clause::Phrase(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    let mut phrase_field = None;
+    for phrase in &phrases {
+        let at = tokens.iter().position(|t| holds_phrase(t, phrase))?;
+        phrase_field.get_or_insert(at);
+    }
+    let text: Vec<&Lookup> = lookups.iter().filter(|l| l.scored).collect();
+    let matched = |t: &Token| text.iter().any(|l| l.matches(&t.term));
+    let field = phrase_field
+        .or_else(|| tokens.iter().position(|ts| ts.iter().any(matched)))
+        .unwrap_or(0);
+    let (name, body) = &fields[field];
+    let hits: Vec<(usize, usize)> = tokens[field]
+        .iter()
+        .filter(|t| matched(t))
+        .map(|t| (t.start, t.end))
+        .collect();
+    Some(snippet(name, body, &hits))
+}
+
+fn floor_boundary(text: &str, mut at: usize) -> usize {
+    at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The snippet of `body` around the first of `hits` (byte ranges in `body`).
+fn snippet(field: &str, body: &str, hits: &[(usize, usize)]) -> Snippet {
+    let first = hits.first().map_or(0, |h| h.0);
+    let mut start = floor_boundary(body, first.saturating_sub(SNIPPET_BYTES / 4));
+    // Start at a word boundary when one is near.
+    if start > 0
+        && let Some(space) = body[start..first].find(char::is_whitespace)
+    {
+        start = floor_boundary(body, start + space + 1);
+    }
+    let end = floor_boundary(body, start + SNIPPET_BYTES);
+    let mut highlights: Vec<(u32, u32)> = Vec::new();
+    for &(s, e) in hits {
+        if s < start || e > end {
+            continue;
+        }
+        let (s, e) = ((s - start) as u32, (e - start) as u32);
+        match highlights.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => highlights.push((s, e)),
+        }
+    }
+    Snippet {
+        field: field.to_owned(),
+        text: body[start..end].to_owned(),
+        highlights,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,404 @@
+//! The tokenizer shared by indexing and queries: text in, terms with byte offsets out.
+//!
+//! Rules (the same for entries and queries, so a query term matches what was indexed):
+//! - A **word** is a maximal run of Unicode letters, digits, combining marks and `_`;
+//!   every other character (spaces, punctuation, `/`, `.`, `-`, control characters,
+//!   symbols) separates words. A run of CJK characters (Han, Hiragana, Katakana, Hangul)
+//!   is never part of a word.
+//! - A word is split into **parts** at `_` and at case changes (`parseNested` →
+//!   `parse` `nested`, `HTTPServer` → `http` `server`, `sha256Sum` → `sha256` `sum`).
+//!   Letters and digits are not split (`E0502` stays `e0502`). When a word has more than
+//!   one part, the whole word (its `_` at either end trimmed) is also a term, marked
+//!   [`Token::compound`], so `parse_nested_list` and `parseNestedList` are findable
+//!   whole and by any part.
+//! - Terms are folded: lower-cased, combining marks dropped, the accented letters of
+//!   Latin-1 and Latin Extended-A mapped to their base letters (`café` = `cafe`,
+//!   `Straße` = `strasse`).
+//! - A CJK run of one character is one term; a longer run gives its overlapping
+//!   character bigrams (`日本語` → `日本` `本語`).
+//! - A term is at most [`MAX_TOKEN_BYTES`] bytes: longer ones are cut at a character
+//!   boundary (a query term is cut the same way, so it still matches).
+//!
+//! Positions: each part and each CJK term takes the next position; a compound term
+//! shares the position of its first part. Phrases match consecutive positions of
+//! non-compound terms.
+
+/// The longest term, in bytes (UTF-8); longer terms are cut to this.
+pub const MAX_TOKEN_BYTES: usize = 64;
+
+/// One term of a text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    /// The folded term.
+    pub term: String,
+    /// Byte offset in the text of its first character.
+    pub start: usize,
+    /// Byte offset in the text after its last character.
+    pub end: usize,
+    /// Its position (see the module documentation).
+    pub pos: u32,
+    /// Whether it is the whole of a word of several parts (not used by phrases).
+    pub compound: bool,
+}
+
+/// Whether `c` is tokenized as CJK (by character bigrams).
+pub fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x3040..=0x30ff      // Hiragana, Katakana
+        | 0x3400..=0x4dbf    // CJK extension A
+        | 0x4e00..=0x9fff    // CJK unified ideographs
+        | 0xac00..=0xd7af    // Hangul syllables
+        | 0xf900..=0xfaff    // CJK compatibility ideographs
+        | 0x20000..=0x3134f  // CJK extensions B to G
+    )
+}
+
+fn is_mark(c: char) -> bool {
+    matches!(c as u32, 0x0300..=0x036f | 0x1ab0..=0x1aff | 0x1dc0..=0x1dff | 0x20d0..=0x20ff | 0xfe20..=0xfe2f)
+}
+
+fn is_word(c: char) -> bool {
+    !is_cjk(c) && (c.is_alphanumeric() || c == '_' || is_mark(c))
+}
+
+/// Base letters of U+0100..=U+017F (Latin Extended-A), lower case.
+const LATIN_EXT_A: &[u8; 128] = b"aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiijjjjkkkllllllllllnnnnnnnnnoooooooorrrrrrssssssssttttttuuuuuuuuuuuuwwyyyzzzzzzs";
+
+/// Appends the folded form of `c` to `out`.
+fn fold_into(c: char, out: &mut String) {
+    for l in c.to_lowercase() {
+        if is_mark(l) {
+            continue;
+        }
+        let code = l as u32;
+        let base = match l {
+            'à'..='å' => 'a',
+            'æ' => {
+                out.push_str("ae");
+                continue;
+            }
+            'ç' => 'c',
+            'è'..='ë' => 'e',
+            'ì'..='ï' => 'i',
+            'ð' => 'd',
+            'ñ' => 'n',
+            'ò'..='ö' | 'ø' => 'o',
+            'ù'..='ü' => 'u',
+            'ý' | 'ÿ' => 'y',
+            'þ' => {
+                out.push_str("th");
+                continue;
+            }
+            'ß' => {
+                out.push_str("ss");
+                continue;
+            }
+            'œ' => {
+                out.push_str("oe");
+                continue;
+            }
+            'ĳ' => {
+                out.push_str("ij");
+                continue;
+            }
+            _ if (0x100..0x180).contains(&code) => char::from(LATIN_EXT_A[(code - 0x100) as usize]),
+            other => other,
+        };
+        out.push(base);
+    }
+}
+
+/// The folded form of `text` (lower case, accents removed), as terms are stored.
+pub fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    text.chars().for_each(|c| fold_into(c, &mut out));
+    out
+}
+
+/// Cuts `term` to at most [`MAX_TOKEN_BYTES`] at a character boundary.
+fn cap(mut term: String) -> String {
+    if term.len() > MAX_TOKEN_BYTES {
+        let mut at = MAX_TOKEN_BYTES;
+        while !term.is_char_boundary(at) {
+            at -= 1;
+        }
+        term.truncate(at);
+    }
+    term
+}
+
+/// The terms of `text`, in text order (a compound term before its parts).
+pub fn tokenize(text: &str) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut pos = 0u32;
+    let mut chars = text.char_indices().peekable();
+    while let Some(&(start, c)) = chars.peek() {
+        if is_cjk(c) {
+            let mut run = Vec::new();
+            while let Some(&(at, c)) = chars.peek() {
+                if !is_cjk(c) {
+                    break;
+                }
+                run.push((at, c));
+                chars.next();
+            }
+            cjk(&run, &mut pos, &mut out);
+        } else if is_word(c) {
+            let mut end = start;
+            while let Some(&(at, c)) = chars.peek() {
+                if !is_word(c) {
+                    break;
+                }
+                end = at + c.len_utf8();
+                chars.next();
+            }
+            word(text, start, end, &mut pos, &mut out);
+        } else {
+            chars.next();
+        }
+    }
+    out
+}
+
+fn cjk(run: &[(usize, char)], pos: &mut u32, out: &mut Vec<Token>) {
+    let end_of = |i: usize| run[i].0 + run[i].1.len_utf8();
+    if run.len() == 1 {
+        out.push(Token {
+            term: run[0].1.to_string(),
+            start: run[0].0,
+            end: end_of(0),
+            pos: *pos,
+            compound: false,
+        });
+        *pos = pos.saturating_add(1);
+        return;
+    }
+    for i in 0..run.len() - 1 {
+        let mut term = String::with_capacity(8);
+        term.push(run[i].1);
+        term.push(run[i + 1].1);
+        out.push(Token {
+            term,
+            start: run[i].0,
+            end: end_of(i + 1),
+            pos: *pos,
+            compound: false,
+        });
+        *pos = pos.saturating_add(1);
+    }
+}
+
+/// Splits the word `text[start..end]` into parts and pushes its terms.
+fn word(text: &str, start: usize, end: usize, pos: &mut u32, out: &mut Vec<Token>) {
+    let chars: Vec<(usize, char)> = text[start..end]
+        .char_indices()
+        .map(|(i, c)| (start + i, c))
+        .collect();
+    let mut parts: Vec<(usize, usize)> = Vec::new();
+    let mut part_start: Option<usize> = None;
+    for (i, &(at, c)) in chars.iter().enumerate() {
+        if c == '_' {
+            if let Some(s) = part_start.take() {
+                parts.push((s, at));
+            }
+            continue;
+        }
+        if let Some(s) = part_start {
+            let prev = chars[i - 1].1;
+            let next_lower = chars.get(i + 1).is_some_and(|&(_, n)| n.is_lowercase());
+            let boundary = c.is_uppercase()
+                && (prev.is_lowercase()
+                    || prev.is_numeric()
+                    || (prev.is_uppercase() && next_lower));
+            if boundary {
+                parts.push((s, at));
+                part_start = Some(at);
+            }
+        } else {
+            part_start = Some(at);
+        }
+    }
+    if let Some(s) = part_start {
+        parts.push((s, end));
+    }
+    let Some(&(first, _)) = parts.first() else {
+        return;
+    };
+    if parts.len() > 1 {
+        let last = parts.last().map_or(end, |&(_, e)| e);
+        push_term(out, &text[first..last], first, last, *pos, true);
+    }
+    for (s, e) in parts {
+        if push_term(out, &text[s..e], s, e, *pos, false) {
+            *pos = pos.saturating_add(1);
+        }
+    }
+}
+
+/// Pushes the folded `raw`; false when it folds to nothing (only marks).
+fn push_term(
+    out: &mut Vec<Token>,
+    raw: &str,
+    start: usize,
+    end: usize,
+    pos: u32,
+    compound: bool,
+) -> bool {
+    let term = cap(fold(raw));
+    if term.is_empty() {
+        return false;
+    }
+    out.push(Token {
+        term,
+        start,
+        end,
+        pos,
+        compound,
+    });
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(text: &str) -> Vec<String> {
+        tokenize(text).into_iter().map(|t| t.term).collect()
+    }
+
+    #[test]
+    fn test_snake_case_gives_whole_and_parts() {
+        assert_eq!(
+            terms("parse_nested_list"),
+            ["parse_nested_list", "parse", "nested", "list"]
+        );
+        assert_eq!(terms("__init__"), ["init"]);
+    }
+
+    #[test]
+    fn test_camel_case_gives_whole_and_parts() {
+        assert_eq!(
+            terms("parseNestedList"),
+            ["parsenestedlist", "parse", "nested", "list"]
+        );
+        assert_eq!(terms("HTTPServer"), ["httpserver", "http", "server"]);
+        assert_eq!(terms("sha256Sum"), ["sha256sum", "sha256", "sum"]);
+    }
+
+    #[test]
+    fn test_paths_split_on_separators() {
+        assert_eq!(terms("src/parser.rs"), ["src", "parser", "rs"]);
+        assert_eq!(terms("--dry-run"), ["dry", "run"]);
+    }
+
+    #[test]
+    fn test_error_codes_stay_whole() {
+        assert_eq!(
+            terms("error[E0502]: cannot borrow"),
+            ["error", "e0502", "cannot", "borrow"]
+        );
+    }
+
+    #[test]
+    fn test_case_and_accents_fold() {
+        assert_eq!(terms("Café CAFÉ cafe"), ["cafe", "cafe", "cafe"]);
+        assert_eq!(terms("Straße Łódź Œuvre"), ["strasse", "lodz", "oeuvre"]);
+        // Decomposed: e + combining acute accent.
+        assert_eq!(terms("cafe\u{301}"), ["cafe"]);
+        assert_eq!(fold("ÀÉÎÕÜ"), "aeiou");
+    }
+
+    #[test]
+    fn test_cjk_gives_bigrams_and_single_characters() {
+        assert_eq!(terms("日本語"), ["日本", "本語"]);
+        assert_eq!(terms("字"), ["字"]);
+        assert_eq!(terms("abc日本def"), ["abc", "日本", "def"]);
+        assert_eq!(terms("한국어"), ["한국", "국어"]);
+    }
+
+    #[test]
+    fn test_offsets_point_into_the_text() {
+        let text = "see Café_Menu, 日本";
+        for t in tokenize(text) {
+            assert!(text.is_char_boundary(t.start) && text.is_char_boundary(t.end));
+            assert_eq!(
+                fold(&text[t.start..t.end]).replace('_', ""),
+                t.term.replace('_', "")
+            );
+        }
+        let parts: Vec<(usize, usize)> =
+            tokenize("ab cd").iter().map(|t| (t.start, t.end)).collect();
+        assert_eq!(parts, [(0, 2), (3, 5)]);
+    }
+
+    #[test]
+    fn test_positions_of_parts_follow_each_other() {
+        let toks = tokenize("a parseNested b");
+        let pos: Vec<(String, u32, bool)> = toks
+            .into_iter()
+            .map(|t| (t.term, t.pos, t.compound))
+            .collect();
+        assert_eq!(
+            pos,
+            [
+                ("a".into(), 0, false),
+                ("parsenested".into(), 1, true),
+                ("parse".into(), 1, false),
+                ("nested".into(), 2, false),
+                ("b".into(), 3, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn test_huge_tokens_are_capped_at_a_char_boundary() {
+        let long = "é".repeat(100);
+        let toks = tokenize(&long);
+        assert_eq!(toks.len(), 1);
+        assert!(toks[0].term.len() <= MAX_TOKEN_BYTES);
+        assert_eq!(toks[0].term, "e".repeat(MAX_TOKEN_BYTES));
+        let long = "ж".repeat(100);
+        let toks = tokenize(&long);
+        assert!(toks[0].term.len() <= MAX_TOKEN_BYTES && toks[0].term.len() >= MAX_TOKEN_BYTES - 1);
+    }
+
+    #[test]
+    fn test_hostile_input_never_panics() {
+        assert!(tokenize("").is_empty());
+        assert!(tokenize("\u{0}\u{1}\u{7f}\t\r\n  ").is_empty());
+        assert_eq!(terms("a\u{0}b\u{200b}c"), ["a", "b", "c"]);
+        // Lone combining marks and replacement characters.
+        assert!(tokenize("\u{301}\u{301}").is_empty());
+        assert!(tokenize("\u{fffd}\u{fffd}").is_empty());
+        assert_eq!(terms("\u{301}x"), ["x"]);
+        let mixed: String = (0u32..0x3000).filter_map(char::from_u32).collect();
+        let toks = tokenize(&mixed);
+        assert!(
+            toks.iter()
+                .all(|t| !t.term.is_empty() && t.term.len() <= MAX_TOKEN_BYTES)
+        );
+    }
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Any text: terms are non-empty, capped, folded, with offsets on character
+        /// boundaries in order; and parsing it as a query never panics.
+        #[test]
+        fn test_any_text_tokenizes_within_bounds(text in "\\PC{0,200}|[a-zA-Z_/.:* \"日本é\u{301}\u{0}]{0,80}") {
+            let mut last = 0;
+            for t in tokenize(&text) {
+                prop_assert!(!t.term.is_empty() && t.term.len() <= MAX_TOKEN_BYTES);
+                prop_assert!(text.is_char_boundary(t.start) && text.is_char_boundary(t.end));
+                prop_assert!(t.start < t.end && t.start >= last);
+                prop_assert_eq!(fold(&t.term), t.term.clone());
+                last = t.start;
+            }
+            let _ = crate::search::query::parse(&text);
+        }
+    }
+}
