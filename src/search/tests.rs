@@ -382,6 +382,49 @@ fn test_branches_find_shared_history_once() {
 }
 
 #[test]
+fn test_a_retired_identity_keeps_its_index_until_its_last_reader_goes() {
+    let storage = MemoryStorage::new();
+    create(&storage, KEY, "s1");
+    for i in 0..70u64 {
+        say(
+            &storage,
+            KEY,
+            Role::User,
+            &format!("step {i} of the parser fix"),
+            10 + i,
+        );
+    }
+    let child = "agent:main:branch";
+    run(
+        &storage,
+        crate::branch(WS, KEY, child, crate::BranchRequest::fork("b1"), 100),
+    )
+    .expect("branch");
+    let runs = |storage: &MemoryStorage| {
+        storage
+            .range(
+                WS,
+                &crate::RangeQuery {
+                    range: crate::KeyRange::prefix(&crate::keys::identity(
+                        crate::keys::SEARCH_POSTINGS,
+                        "s1",
+                    )),
+                    limit: u32::MAX,
+                    reverse: false,
+                },
+            )
+            .expect("range")
+            .len()
+    };
+    assert!(runs(&storage) > 0, "70 entries make runs");
+    run(&storage, crate::delete_session(WS, KEY, None)).expect("delete the parent");
+    assert!(runs(&storage) > 0, "kept for the branch that reads them");
+    run(&storage, crate::delete_session(WS, child, None)).expect("delete the branch");
+    assert_eq!(runs(&storage), 0, "the last reader took them");
+    assert!(find(&storage, "parser").expect("search").hits.is_empty());
+}
+
+#[test]
 fn test_compacted_entries_are_still_found() {
     let storage = MemoryStorage::new();
     create(&storage, KEY, "s1");

@@ -146,8 +146,9 @@ pub const IDENTITY_TAGS: [u8; 9] = [
 ];
 
 /// The ranges of an identity that sessions reading it through their base read (entries,
-/// message index, archive): a retired identity keeps these while it has readers.
-pub const SHARED_TAGS: [u8; 3] = [ENTRY, MESSAGE, ARCHIVE];
+/// message index, archive, search index): a retired identity keeps these while it has
+/// readers.
+pub const SHARED_TAGS: [u8; 4] = [ENTRY, MESSAGE, ARCHIVE, SEARCH_POSTINGS];
 
 /// Builds a tuple key.
 #[derive(Debug, Clone)]
