@@ -139,9 +139,10 @@ pub(crate) fn encode_entry(entry: &Entry, session_id: Option<&str>) -> Result<Ve
     let texts = [&entry.tool_call_id, &entry.turn_id];
     // Allocated once, at its size (at most 10 bytes per varint): a batch of large
     // entries holds every record at once.
+    let message_id = if generated { 0 } else { entry.message_id.len() };
     let size = 3
         + 10 * 5
-        + (!generated).then_some(entry.message_id.len()).unwrap_or(0)
+        + message_id
         + texts
             .iter()
             .flat_map(|t| t.as_ref())
