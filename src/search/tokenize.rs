@@ -58,7 +58,10 @@ fn is_mark(c: char) -> bool {
 }
 
 fn is_word(c: char) -> bool {
-    !is_cjk(c) && (c.is_alphanumeric() || c == '_' || is_mark(c))
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    !is_cjk(c) && (c.is_alphanumeric() || is_mark(c))
 }
 
 /// Base letters of U+0100..=U+017F (Latin Extended-A), lower case.
@@ -110,6 +113,10 @@ fn fold_into(c: char, out: &mut String) {
 
 /// The folded form of `text` (lower case, accents removed), as terms are stored.
 pub fn fold(text: &str) -> String {
+    // Most text is ASCII: lower case is all its folding.
+    if text.is_ascii() {
+        return text.to_ascii_lowercase();
+    }
     let mut out = String::with_capacity(text.len());
     text.chars().for_each(|c| fold_into(c, &mut out));
     out
@@ -131,6 +138,7 @@ fn cap(mut term: String) -> String {
 pub fn tokenize(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
     let mut pos = 0u32;
+    let mut parts = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some(&(start, c)) = chars.peek() {
         if is_cjk(c) {
@@ -152,7 +160,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 end = at + c.len_utf8();
                 chars.next();
             }
-            word(text, start, end, &mut pos, &mut out);
+            word(text, start, end, &mut pos, &mut parts, &mut out);
         } else {
             chars.next();
         }
@@ -188,24 +196,28 @@ fn cjk(run: &[(usize, char)], pos: &mut u32, out: &mut Vec<Token>) {
     }
 }
 
-/// Splits the word `text[start..end]` into parts and pushes its terms.
-fn word(text: &str, start: usize, end: usize, pos: &mut u32, out: &mut Vec<Token>) {
-    let chars: Vec<(usize, char)> = text[start..end]
-        .char_indices()
-        .map(|(i, c)| (start + i, c))
-        .collect();
-    let mut parts: Vec<(usize, usize)> = Vec::new();
+/// Splits the word `text[start..end]` into parts (in `parts`, scratch space reused
+/// across words) and pushes its terms.
+fn word(
+    text: &str,
+    start: usize,
+    end: usize,
+    pos: &mut u32,
+    parts: &mut Vec<(usize, usize)>,
+    out: &mut Vec<Token>,
+) {
+    parts.clear();
     let mut part_start: Option<usize> = None;
-    for (i, &(at, c)) in chars.iter().enumerate() {
+    let mut prev = '_';
+    let mut chars = text[start..end].char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let at = start + i;
         if c == '_' {
             if let Some(s) = part_start.take() {
                 parts.push((s, at));
             }
-            continue;
-        }
-        if let Some(s) = part_start {
-            let prev = chars[i - 1].1;
-            let next_lower = chars.get(i + 1).is_some_and(|&(_, n)| n.is_lowercase());
+        } else if let Some(s) = part_start {
+            let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
             let boundary = c.is_uppercase()
                 && (prev.is_lowercase()
                     || prev.is_numeric()
@@ -217,6 +229,7 @@ fn word(text: &str, start: usize, end: usize, pos: &mut u32, out: &mut Vec<Token
         } else {
             part_start = Some(at);
         }
+        prev = c;
     }
     if let Some(s) = part_start {
         parts.push((s, end));
@@ -228,7 +241,7 @@ fn word(text: &str, start: usize, end: usize, pos: &mut u32, out: &mut Vec<Token
         let last = parts.last().map_or(end, |&(_, e)| e);
         push_term(out, &text[first..last], first, last, *pos, true);
     }
-    for (s, e) in parts {
+    for &(s, e) in parts.iter() {
         if push_term(out, &text[s..e], s, e, *pos, false) {
             *pos = pos.saturating_add(1);
         }
