@@ -27,8 +27,9 @@
 //!    FTS5 (bundled, `unicode61` tokenizer, default options: no prefix index) over the
 //!    same texts in its own database with the same pragmas, `bm25` ranking, `LIMIT 20`,
 //!    with `snippet()` (Spool returns a snippet per hit). The two runs of each query are
-//!    interleaved. The hit counts (FTS5 `count(*)`) are printed to show what each query
-//!    matches; the tokenizers differ (Spool also splits identifiers at `_` and case
+//!    interleaved. The matches (FTS5 `count(*)`) are printed to show what each query
+//!    matches, and Spool's storage reads (`get` and `range` calls) and the bytes they
+//!    returned in the last run, to show where its time goes; the tokenizers differ (Spool also splits identifiers at `_` and case
 //!    changes), so the queries are chosen to mean the same in both.
 //!
 //! `cargo bench -p spool-host --bench search`. `SPOOL_BENCH_N` is the appends per side
@@ -338,6 +339,9 @@ struct Sieve {
     bytes: Cell<u64>,
     index_mutations: Cell<u64>,
     index_bytes: Cell<u64>,
+    /// Reads (`get` and `range` calls) and the bytes of keys and values they returned.
+    reads: Cell<u64>,
+    read_bytes: Cell<u64>,
 }
 
 impl Sieve {
@@ -350,6 +354,8 @@ impl Sieve {
             bytes: Cell::new(0),
             index_mutations: Cell::new(0),
             index_bytes: Cell::new(0),
+            reads: Cell::new(0),
+            read_bytes: Cell::new(0),
         }
     }
 }
@@ -372,14 +378,26 @@ impl Storage for Sieve {
         if !self.keep_index && is_index(key) {
             return Ok(None);
         }
-        self.inner.get(workspace, key)
+        add(&self.reads, 1);
+        let value = self.inner.get(workspace, key)?;
+        add(
+            &self.read_bytes,
+            value.as_ref().map_or(0, |v| key.len() + v.len()),
+        );
+        Ok(value)
     }
 
     fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
         if !self.keep_index && is_index(&query.range.start) {
             return Ok(Vec::new());
         }
-        self.inner.range(workspace, query)
+        add(&self.reads, 1);
+        let kvs = self.inner.range(workspace, query)?;
+        add(
+            &self.read_bytes,
+            kvs.iter().map(|kv| kv.key.len() + kv.value.len()).sum(),
+        );
+        Ok(kvs)
     }
 
     fn commit(&self, workspace: &str, mut batch: Batch) -> Result<(), StorageError> {
@@ -606,8 +624,11 @@ fn open_fts(db: &Path) -> Connection {
 
 /// Builds the workspace (Spool and FTS5, the same texts, `BUILD_BATCH` entries per
 /// commit, sessions in turn) and prints what it took.
-fn build(dir: &Path, total: usize) -> (SqliteStorage, Connection) {
-    let storage = SqliteStorage::open(dir.join("spool.db")).expect("open");
+fn build(dir: &Path, total: usize) -> (Sieve, Connection) {
+    let storage = Sieve::new(
+        SqliteStorage::open(dir.join("spool.db")).expect("open"),
+        true,
+    );
     let fts = open_fts(&dir.join("fts5.db"));
     fts.execute_batch(
         "CREATE VIRTUAL TABLE fts USING fts5(content, session UNINDEXED, role UNINDEXED);",
@@ -673,6 +694,12 @@ fn median(mut times: Vec<Duration>) -> f64 {
 
 fn query_latency(dir: &Path, total: usize, runs: usize) {
     let (storage, fts) = build(dir, total);
+    // The figures' names say the workspace's size: `100k` by default.
+    let size = if total % 1000 == 0 {
+        format!("{}k", total / 1000)
+    } else {
+        total.to_string()
+    };
     let (records, stored) = index_bytes(&storage);
     let fts_index: i64 = fts
         .query_row(
@@ -689,13 +716,13 @@ fn query_latency(dir: &Path, total: usize, runs: usize) {
         fts_index as f64 / total as f64
     );
     figure(
-        "search index 100k: Spool stored bytes/entry",
+        &format!("search index {size}: Spool stored bytes/entry"),
         stored as f64 / total as f64,
         "B/entry",
         "-",
     );
     figure(
-        "search index 100k: FTS5 index bytes/entry",
+        &format!("search index {size}: FTS5 index bytes/entry"),
         fts_index as f64 / total as f64,
         "B/entry",
         "-",
@@ -714,8 +741,16 @@ fn query_latency(dir: &Path, total: usize, runs: usize) {
          SqliteStorage; FTS5 bm25 + snippet, LIMIT 20):"
     );
     println!(
-        "  {:<12} {:>8} {:>10} {:>9} {:>10} {:>10} {:>8}",
-        "query", "matches", "Spool hits", "FTS5 hits", "Spool ms", "FTS5 ms", "ratio"
+        "  {:<12} {:>8} {:>10} {:>9} {:>10} {:>10} {:>8} {:>12} {:>12}",
+        "query",
+        "matches",
+        "Spool hits",
+        "FTS5 hits",
+        "Spool ms",
+        "FTS5 ms",
+        "ratio",
+        "Spool reads",
+        "KiB read"
     );
     for (name, ours, theirs) in QUERIES {
         let matches: i64 = count.query_row([theirs], |r| r.get(0)).expect("count");
@@ -725,6 +760,8 @@ fn query_latency(dir: &Path, total: usize, runs: usize) {
         let mut fts_hits = 0;
         // One unmeasured run of each first (page cache, statement cache).
         for run in 0..=runs {
+            storage.reads.set(0);
+            storage.read_bytes.set(0);
             let start = Instant::now();
             let page = spool::run(
                 &storage,
@@ -766,13 +803,16 @@ fn query_latency(dir: &Path, total: usize, runs: usize) {
         );
         let (ms, fts_ms) = (median(spool_times), median(fts_times));
         println!(
-            "  {name:<12} {matches:>8} {hits:>10} {fts_hits:>9} {ms:>10.3} {fts_ms:>10.3} {:>8.2}",
-            ms / fts_ms
+            "  {name:<12} {matches:>8} {hits:>10} {fts_hits:>9} {ms:>10.3} {fts_ms:>10.3} \
+             {:>8.2} {:>12} {:>12.0}",
+            ms / fts_ms,
+            storage.reads.get(),
+            storage.read_bytes.get() as f64 / 1024.0
         );
-        figure(&format!("search 100k: {name}"), ms, "ms", "<= 20");
-        figure(&format!("search 100k: {name} FTS5"), fts_ms, "ms", "-");
+        figure(&format!("search {size}: {name}"), ms, "ms", "<= 20");
+        figure(&format!("search {size}: {name} FTS5"), fts_ms, "ms", "-");
         figure(
-            &format!("search 100k: {name} Spool/FTS5"),
+            &format!("search {size}: {name} Spool/FTS5"),
             ms / fts_ms,
             "ratio",
             "-",
