@@ -695,7 +695,7 @@ fn median(mut times: Vec<Duration>) -> f64 {
 fn query_latency(dir: &Path, total: usize, runs: usize) {
     let (storage, fts) = build(dir, total);
     // The figures' names say the workspace's size: `100k` by default.
-    let size = if total % 1000 == 0 {
+    let size = if total.is_multiple_of(1000) {
         format!("{}k", total / 1000)
     } else {
         total.to_string()
