@@ -62,6 +62,11 @@ pub(crate) const BENCHES: &[(&str, &str, &str)] = &[
         "spool-host",
         "the size ladder: every operation on 10 MiB, 100 MiB, 1 GiB sessions (SPOOL_LADDER_SIZES)",
     ),
+    (
+        "search",
+        "spool-host",
+        "search: append cost of the index, index bytes per entry, query latency on 100k entries vs SQLite FTS5",
+    ),
 ];
 
 /// The Python packages of the peers, from PyPI.
