@@ -7,7 +7,7 @@
 //!    interleaved in rounds so all see the same disk:
 //!    - `indexed`: realistic agent text, index on (what Spool does);
 //!    - `unindexed`: the same text through a storage wrapper that drops every mutation
-//!      under the index tags (`g`, `i`) and answers their reads with nothing: what the
+//!      under the index tag (`i`) and answers their reads with nothing: what the
 //!      index costs the database (bytes, pages, WAL, fsync) is gone, the core's CPU
 //!      for it (tokenizing, encoding; not the merges, which read nothing) is still in;
 //!    - `no-token`: index on, content of the same length that yields no token (letters
@@ -17,7 +17,7 @@
 //!    Figures: `indexed/unindexed` time per append (goal <= 1.25) on disk and on tmpfs,
 //!    `indexed/no-token`, and the mutations and bytes the index adds to each commit
 //!    (counted by the wrapper on the indexed side).
-//! 2. **Index bytes per entry**: the keys and values under the index tags once the
+//! 2. **Index bytes per entry**: the keys and values under the index tag once the
 //!    appends are done, divided by the entries; and the database bytes on disk (file +
 //!    WAL after a checkpoint) indexed minus unindexed, divided by the entries.
 //! 3. **Query latency** on a workspace of 100k entries in 10 sessions of realistic,
@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, params};
-use spool::keys::{SEARCH_POSTINGS, SEARCH_SEGMENT};
+use spool::keys::SEARCH_POSTINGS;
 use spool::{
     AppendRequest, Batch, KeyRange, Kv, Mutation, RangeQuery, Role, SearchRequest, Storage,
     StorageError,
@@ -326,11 +326,11 @@ fn create(storage: &impl Storage, s: usize) {
 // ---- the storage wrapper ------------------------------------------------------------
 
 fn is_index(key: &[u8]) -> bool {
-    matches!(key.first(), Some(&t) if t == SEARCH_SEGMENT || t == SEARCH_POSTINGS)
+    key.first() == Some(&SEARCH_POSTINGS)
 }
 
 /// `SqliteStorage` that counts what the core commits, and with `keep_index` false drops
-/// every mutation under the index tags and reads nothing there (the index off).
+/// every mutation under the index tag and reads nothing there (the index off).
 struct Sieve {
     inner: SqliteStorage,
     keep_index: bool,
@@ -421,20 +421,18 @@ impl Storage for Sieve {
     }
 }
 
-/// The keys and values under the index tags: (records, bytes).
+/// The keys and values under the index tag: (records, bytes).
 fn index_bytes(storage: &impl Storage) -> (u64, u64) {
     let mut records = 0;
     let mut bytes = 0;
-    for tag in [SEARCH_SEGMENT, SEARCH_POSTINGS] {
-        let query = RangeQuery {
-            range: KeyRange::prefix(&[tag]),
-            limit: 0,
-            reverse: false,
-        };
-        for kv in storage.range(WS, &query).expect("range") {
-            records += 1;
-            bytes += (kv.key.len() + kv.value.len()) as u64;
-        }
+    let query = RangeQuery {
+        range: KeyRange::prefix(&[SEARCH_POSTINGS]),
+        limit: 0,
+        reverse: false,
+    };
+    for kv in storage.range(WS, &query).expect("range") {
+        records += 1;
+        bytes += (kv.key.len() + kv.value.len()) as u64;
     }
     (records, bytes)
 }

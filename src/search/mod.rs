@@ -48,8 +48,8 @@ use sha2::{Digest, Sha256};
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::storage::keys;
 use crate::storage::entry_record::decode_entry;
+use crate::storage::keys;
 use crate::storage::{KeyRange, RangeQuery};
 use crate::types::{Entry, Role};
 

@@ -720,7 +720,8 @@ fn measure_write_cost_and_query_latency() {
                     for e in &staged {
                         batch.put(
                             keys::entry(&sid, e.created_at, e.id),
-                            crate::storage::entry_record::encode_entry(e, Some(&sid)).expect("encode"),
+                            crate::storage::entry_record::encode_entry(e, Some(&sid))
+                                .expect("encode"),
                         );
                     }
                     index::put_run(&mut batch, &sid, staged[0].id, index::invert(&staged));
@@ -977,14 +978,21 @@ fn measure_segment_sizes() {
         (0..20u64).map(|k| format!("warning: unused variable `depth_{}` --> src/parser/mod_{}.rs:{}:{}\n", (14 * 7 + k) % 50, k % 9, 40 + (14 + k) % 300, 9 + k % 4)).collect::<String>(),
     ];
     for text in texts {
-        let e = Entry::from_request(AppendRequest::new(Role::User, text.clone()), 5, "x".into(), 1_764_000_000_000);
+        let e = Entry::from_request(
+            AppendRequest::new(Role::User, text.clone()),
+            5,
+            "x".into(),
+            1_764_000_000_000,
+        );
         let seg = index::invert(std::slice::from_ref(&e));
         let bytes = index::encode(&seg);
         let term_bytes: usize = seg.terms.keys().map(String::len).sum();
         println!(
             "content {} B, entry record {} B, segment {} B ({} terms, {} B of term text)",
             text.len(),
-            crate::storage::entry_record::encode_entry(&e, None).expect("e").len(),
+            crate::storage::entry_record::encode_entry(&e, None)
+                .expect("e")
+                .len(),
             bytes.len(),
             seg.terms.len(),
             term_bytes
