@@ -254,6 +254,14 @@ pub const FILES: &[(&str, &str)] = &[
         "fork_capability_projection.json",
         include_str!("fork_capability_projection.json"),
     ),
+    (
+        "search_terms_phrases_prefixes_filters.json",
+        include_str!("search_terms_phrases_prefixes_filters.json"),
+    ),
+    (
+        "search_pages_by_cursor.json",
+        include_str!("search_pages_by_cursor.json"),
+    ),
 ];
 
 #[derive(Debug, Deserialize)]
