@@ -55,7 +55,11 @@ async function run(page, more) {
   if (!more) list.replaceChildren();
   list.append(...out.hits.map((hit) => renderHit(page, hit)));
   const shown = list.children.length;
-  report.textContent = shown ? `${shown} hit(s)${cursor ? ", more follow" : ""}.` : "No hits.";
+  // A page may hold no hit and still have a next one (the candidates it checked failed a
+  // phrase): "More hits" goes on.
+  report.textContent = shown
+    ? `${shown} hit(s)${cursor ? ", more may follow" : ""}.`
+    : cursor ? "No hits yet; more candidates follow." : "No hits.";
   report.dataset.outcome = "ok";
   delete report.dataset.code;
   $("more-hits").hidden = !cursor;

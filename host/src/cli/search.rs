@@ -115,7 +115,10 @@ pub(crate) fn run(spool: &mut Spool, args: &SearchArgs, workspace: &str) -> Resu
 }
 
 fn print(page: &SearchPage, workspace: &str, bold: bool) {
-    if page.hits.is_empty() {
+    if page.hits.is_empty() && page.next_cursor.is_some() {
+        // Every candidate this page checked failed a phrase: later ones may not.
+        outln!("no hits on this page");
+    } else if page.hits.is_empty() {
         outln!("no hits in workspace `{workspace}`");
     } else {
         out!("{}", table(&page.hits, bold));
