@@ -331,7 +331,8 @@ pub(crate) async fn stage_appends(
         staged.taken.push((index, entry.message_id.clone()));
         staged.entries.push(entry);
     }
-    // The search index of the new entries, in the same commit (`crate::search::index`).
+    // A search index run, in this commit, when these entries complete one
+    // (`crate::search::index`).
     crate::search::index::stage_entries(
         io,
         &mut staged.batch,

@@ -362,7 +362,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         session.updated_at = before.max(clock);
         count += 1;
     }
-    // The search index of the entries written, in the same commit.
+    // A search index run, in this commit, when these entries complete one.
     crate::search::index::stage_entries(io, &mut staged, &sid, &indexed).await?;
     let first_import = created || !session.metadata.contains_key("import");
     let (provider_id, sanitized) = recorded_id(&imported.provider_session_id);

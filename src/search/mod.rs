@@ -374,14 +374,25 @@ async fn read_identity(
             return Ok(None);
         }
     }
-    if !runs.is_empty() {
+    let needed: BTreeSet<u64> = runs.iter().map(|(_, run, _)| *run).collect();
+    if let (Some(&first), Some(&last)) = (needed.first(), needed.last()) {
+        // The doc tables of the runs from the first to the last that hold candidates.
+        let mut end = index::run_key(session_id, index::DOCS, last);
+        end.push(0);
+        let tables_read = RangeQuery {
+            range: KeyRange {
+                start: index::run_key(session_id, index::DOCS, first),
+                end: Some(end),
+            },
+            limit: 0,
+            reverse: false,
+        };
         let mut tables: BTreeMap<u64, Vec<index::Doc>> = BTreeMap::new();
-        for kv in io
-            .range(all(index::bucket_runs(session_id, index::DOCS)))
-            .await?
-        {
+        for kv in io.range(tables_read).await? {
             let run = index::key_run(&kv.key)?;
-            tables.insert(run, index::decode(&kv.key, &kv.value, |_| false)?.docs);
+            if needed.contains(&run) {
+                tables.insert(run, index::decode(&kv.key, &kv.value, |_| false)?.docs);
+            }
         }
         for (key, run, part) in &runs {
             let docs = tables.get(run).map_or(&[][..], Vec::as_slice);
