@@ -509,6 +509,38 @@ fn test_a_bad_cursor_or_role_is_quoted_by_a_short_prefix() {
     );
 }
 
+#[test]
+fn test_a_huge_search_query_or_cursor_is_refused_by_a_short_message() {
+    let storage = with_session();
+    let search = |query: String, cursor: Option<String>| {
+        run(
+            &storage,
+            spool::search(
+                "w",
+                spool::SearchRequest {
+                    query,
+                    limit: 10,
+                    cursor,
+                },
+            ),
+        )
+    };
+    for (query, cursor) in [
+        ("q".repeat(1 << 20), None),
+        ("\"".repeat(1 << 20), None),
+        ("word".to_owned(), Some("z".repeat(1 << 20))),
+        ("word".to_owned(), Some("00".repeat(1 << 19))),
+    ] {
+        let err = search(query, cursor).expect_err("refused");
+        assert_eq!(err.code(), "invalid_argument", "{err}");
+        assert!(
+            err.to_string().len() < 1024,
+            "{} bytes",
+            err.to_string().len()
+        );
+    }
+}
+
 /// Characters that are invisible or reorder text on display.
 const INVISIBLE: [char; 16] = [
     '\u{202E}', '\u{202A}', '\u{202B}', '\u{202C}', '\u{202D}', '\u{2066}', '\u{2067}', '\u{2068}',

@@ -15,8 +15,9 @@ use spool::resume::rules::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
     AppendRequest, ArchivedReset, Archiver, ContextState, Entry, FinishStatus, Intent,
     IntentOutcome, ListFilter, NewContextState, NewRoleSession, NewRun, NoArchive, Order,
-    OutcomeRequest, Page, PageRequest, ResumeRequest, RoleSession, RunFilter, RunList, Session,
-    SessionList, Storage, ThreadPlan, TruncateOutcome, TurnCommit, TurnCommitted, UpdateRequest,
+    OutcomeRequest, Page, PageRequest, ResumeRequest, RoleSession, RunFilter, RunList, SearchPage,
+    SearchRequest, Session, SessionList, Storage, ThreadPlan, TruncateOutcome, TurnCommit,
+    TurnCommitted, UpdateRequest,
 };
 
 use spool::provider_fork::capabilities::{ForkProjection, ProbeAnswer, ProjectionMode};
@@ -291,6 +292,23 @@ impl Spool {
             cursor: cursor.map(str::to_owned),
             agent_id: filter.agent_id.clone(),
             status: filter.status,
+        })
+    }
+
+    /// Full-text search of the workspace's transcripts: one page of hits, best first
+    /// (see [`spool::search`] for the query language, the ranking and what paging
+    /// guarantees). Pass the page's `next_cursor` back in `request.cursor`, with the same
+    /// query, for the next page; a bad query, limit or cursor is `invalid_argument`.
+    pub fn search(&mut self, request: SearchRequest) -> Result<SearchPage, Error> {
+        let SearchRequest {
+            query,
+            limit,
+            cursor,
+        } = request;
+        self.call(ops::Search {
+            query,
+            limit,
+            cursor,
         })
     }
 

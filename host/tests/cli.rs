@@ -465,3 +465,183 @@ fn test_append_several_contents_and_jsonl_write_one_commit_each() {
     let session = ok_json(&db, &["show", "agent:a:main", "--json"]);
     assert_eq!(session["session"]["entry_count"], 4);
 }
+
+/// Appends one entry of `role` with `content` to `key` (created when missing).
+fn say(db: &std::path::Path, key: &str, role: &str, content: &str) {
+    let out = spool(db, &["create", key]);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
+    ok(db, &["append", key, "--role", role, "--content", content]);
+}
+
+#[test]
+fn test_search_finds_hits_across_sessions_with_filters_and_pages() {
+    let (_dir, db) = temp_db();
+    say(
+        &db,
+        "agent:main:main",
+        "user",
+        "fix the failing parser test",
+    );
+    say(
+        &db,
+        "agent:main:main",
+        "tool",
+        "error: parser panicked at line 3",
+    );
+    say(&db, "agent:other:main", "user", "the parser is fine here");
+    say(&db, "agent:main:side", "assistant", "nothing to see");
+
+    let page = ok_json(&db, &["search", "parser", "--json"]);
+    let hits = page["hits"].as_array().expect("hits");
+    assert_eq!(hits.len(), 3, "{page}");
+    let keys: Vec<&str> = hits
+        .iter()
+        .filter_map(|h| h["session_key"].as_str())
+        .collect();
+    assert!(keys.contains(&"agent:other:main") && keys.contains(&"agent:main:main"));
+    for hit in hits {
+        let snippet = &hit["snippet"];
+        let text = snippet["text"].as_str().expect("snippet text");
+        let [start, end] = [0, 1].map(|i| snippet["highlights"][0][i].as_u64().expect("range"));
+        assert_eq!(&text[start as usize..end as usize], "parser", "{hit}");
+        assert!(hit["entry_id"].as_u64().is_some() && hit["created_at"].as_u64().is_some());
+    }
+    assert!(page["next_cursor"].is_null());
+
+    // Each flag is a filter.
+    let only = |args: &[&str]| {
+        let mut all = vec!["search", "parser", "--json"];
+        all.extend_from_slice(args);
+        ok_json(&db, &all)["hits"].as_array().expect("hits").clone()
+    };
+    let by_agent = only(&["--agent", "other"]);
+    assert_eq!(by_agent.len(), 1);
+    assert_eq!(by_agent[0]["session_key"], "agent:other:main");
+    let by_role = only(&["--role", "tool"]);
+    assert_eq!(by_role.len(), 1);
+    assert_eq!(by_role[0]["role"], "tool");
+    let by_session = only(&["--session", "agent:main:main"]);
+    assert_eq!(by_session.len(), 2);
+    assert_eq!(only(&["--session", "agent:main:*"]).len(), 2);
+    assert_eq!(only(&["--since", "1h"]).len(), 3);
+    assert_eq!(only(&["--since", "4102444800000"]).len(), 0, "after 2100");
+    let phrase = ok_json(&db, &["search", "\"parser panicked\"", "--json"]);
+    assert_eq!(phrase["hits"].as_array().map(Vec::len), Some(1));
+    let prefix = ok_json(&db, &["search", "pars* fail*", "--json"]);
+    assert_eq!(prefix["hits"].as_array().map(Vec::len), Some(1));
+
+    // Paging: one hit a page, each hit once, the last page without a cursor.
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..5 {
+        let mut args = vec!["search", "parser", "--limit", "1", "--json"];
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c.as_str()]);
+        }
+        let page = ok_json(&db, &args);
+        for hit in page["hits"].as_array().expect("hits") {
+            seen.push((hit["session_key"].clone(), hit["entry_id"].clone()));
+        }
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_owned()),
+            None => break,
+        }
+    }
+    let whole: Vec<_> = hits
+        .iter()
+        .map(|h| (h["session_key"].clone(), h["entry_id"].clone()))
+        .collect();
+    assert_eq!(
+        seen, whole,
+        "pages return the hits of one search, in order, once"
+    );
+}
+
+#[test]
+fn test_search_table_bolds_hits_only_on_a_terminal() {
+    let (_dir, db) = temp_db();
+    say(
+        &db,
+        "agent:main:main",
+        "user",
+        "fix the failing\nparser test",
+    );
+    let table = ok(&db, &["search", "parser"]);
+    let mut lines = table.lines();
+    let header = lines.next().expect("a header");
+    for column in ["SESSION", "ENTRY", "ROLE", "TIME", "SNIPPET"] {
+        assert!(header.contains(column), "{table}");
+    }
+    let row = lines.next().expect("a row");
+    assert!(row.starts_with("agent:main:main"), "{table}");
+    assert!(row.contains(" user ") && row.contains(" UTC "), "{table}");
+    assert!(
+        row.contains("fix the failing parser test"),
+        "one line: {table}"
+    );
+    assert!(
+        !table.contains('\x1b'),
+        "no escape codes into a pipe: {table:?}"
+    );
+
+    let none = ok(&db, &["search", "absent"]);
+    assert!(none.contains("no hits"), "{none}");
+
+    // On a terminal (script(1) gives the binary a pseudo-terminal) the match is bold.
+    if Command::new("script").arg("--version").output().is_ok() {
+        let line = format!(
+            "{} --db {} search parser",
+            env!("CARGO_BIN_EXE_spool"),
+            db.display()
+        );
+        let out = Command::new("script")
+            .args(["-qec", &line, "/dev/null"])
+            .env("SPOOL_CACHE_DIR", cache_dir())
+            .env_remove("NO_COLOR")
+            .output()
+            .expect("run script");
+        let text = stdout(&out);
+        assert!(text.contains("\x1b[1mparser\x1b[0m"), "{text:?}");
+    }
+}
+
+#[test]
+fn test_search_errors_are_typed() {
+    let (_dir, db) = temp_db();
+    say(&db, "agent:main:main", "user", "hello");
+    // A bad query, cursor or filter value is the component's invalid_argument: exit 1.
+    let err = fails(&db, &["search", "\"open quote"], "invalid_argument");
+    assert!(err.contains("query"), "{err}");
+    fails(&db, &["search", "a*"], "invalid_argument");
+    fails(
+        &db,
+        &["search", "hello role:user", "--role", "user"],
+        "invalid_argument",
+    );
+    let err = fails(
+        &db,
+        &["search", "hello", "--cursor", "00ff"],
+        "invalid_argument",
+    );
+    assert!(err.contains("cursor"), "{err}");
+    fails(
+        &db,
+        &["search", "hello", "--agent", "two words"],
+        "invalid_argument",
+    );
+    // A cursor of another query is refused.
+    say(&db, "agent:main:main", "user", "hello again");
+    let page = ok_json(&db, &["search", "hello", "--limit", "1", "--json"]);
+    let cursor = page["next_cursor"].as_str().expect("a second page");
+    fails(
+        &db,
+        &["search", "again", "--cursor", cursor],
+        "invalid_argument",
+    );
+    // Flags clap refuses are usage errors: exit 2.
+    usage_error(&db, &["search"]);
+    usage_error(&db, &["search", "x", "--limit", "0"]);
+    usage_error(&db, &["search", "x", "--limit", "101"]);
+    usage_error(&db, &["search", "x", "--role", "robot"]);
+    usage_error(&db, &["search", "x", "--since", "soon"]);
+}

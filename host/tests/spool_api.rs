@@ -209,3 +209,53 @@ fn test_builder_limits_fail_with_resource_limit_and_the_handle_recovers() {
         .expect("recovers");
     assert_eq!(entry.id, 1, "the failed calls wrote nothing");
 }
+
+#[test]
+fn test_search_finds_entries_of_every_session_and_pages() {
+    let mut spool = Spool::builder()
+        .clock(ticking_clock())
+        .open()
+        .expect("open");
+    for (key, text) in [
+        ("agent:a:main", "the parser fails on nested lists"),
+        ("agent:b:main", "parser fixed"),
+        ("agent:b:main", "unrelated"),
+    ] {
+        if spool.get_session(key).expect("get").is_none() {
+            spool.create_session(key).expect("create");
+        }
+        spool
+            .append(key, AppendRequest::new(Role::User, text))
+            .expect("append");
+    }
+    let request = |limit, cursor| spool::SearchRequest {
+        query: "parser".into(),
+        limit,
+        cursor,
+    };
+    let all = spool.search(request(10, None)).expect("search");
+    let found: Vec<_> = all
+        .hits
+        .iter()
+        .map(|h| (h.session_key.as_str(), h.entry_id))
+        .collect();
+    assert_eq!(found, [("agent:b:main", 1), ("agent:a:main", 1)]);
+    assert_eq!(all.hits[0].snippet.text, "parser fixed");
+    assert_eq!(all.hits[0].snippet.highlights, [(0, 6)]);
+    assert_eq!(all.next_cursor, None);
+    let first = spool.search(request(1, None)).expect("page 1");
+    assert_eq!(first.hits, all.hits[..1]);
+    let rest = spool
+        .search(request(1, first.next_cursor.clone()))
+        .expect("page 2");
+    assert_eq!(rest.hits, all.hits[1..]);
+    assert_eq!(rest.next_cursor, None);
+    let err = spool
+        .search(spool::SearchRequest {
+            query: "\"open".into(),
+            limit: 10,
+            cursor: None,
+        })
+        .expect_err("a bad query");
+    assert_eq!(err.code(), "invalid_argument");
+}

@@ -6,6 +6,7 @@
 pub(crate) mod error;
 pub(crate) mod op;
 pub mod ops;
+mod search_json;
 pub mod validate;
 pub mod wit_map;
 

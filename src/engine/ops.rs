@@ -110,6 +110,14 @@ macro_rules! for_each_op {
                 key: String,
                 request: $crate::PageRequest,
             } -> $crate::Page = $crate::read_canonical_page;
+            /// Full-text search of the workspace's transcripts: one page of hits, best
+            /// first (`limit` 1 to 100, 20 when absent; `cursor` the previous page's
+            /// `next_cursor`). The query language: `spool::search::query`.
+            search search Search {
+                query: String,
+                #[serde(default = "crate::engine::ops::search_limit")] limit: u32,
+                #[serde(default)] cursor: Option<String>,
+            } -> $crate::SearchPage = $crate::ops::search;
             /// Sessions, most recently updated first, `limit` at a time, only those of
             /// `agent_id` and/or in `status` when given.
             list_sessions listSessions ListSessions {
@@ -377,6 +385,33 @@ pub fn list_sessions(
         limit,
         cursor,
         crate::ListFilter { agent_id, status },
+    )
+}
+
+/// The page size of a search that names none.
+pub const DEFAULT_SEARCH_LIMIT: u32 = 20;
+
+/// `serde(default)` of a search's `limit`: [`DEFAULT_SEARCH_LIMIT`].
+#[doc(hidden)]
+pub fn search_limit() -> u32 {
+    DEFAULT_SEARCH_LIMIT
+}
+
+/// [`crate::search`] with its request given field by field.
+#[doc(hidden)]
+pub fn search(
+    workspace: &str,
+    query: &str,
+    limit: u32,
+    cursor: Option<&str>,
+) -> Operation<crate::SearchPage> {
+    crate::search(
+        workspace,
+        crate::SearchRequest {
+            query: query.to_owned(),
+            limit,
+            cursor: cursor.map(str::to_owned),
+        },
     )
 }
 

@@ -111,6 +111,11 @@ macro_rules! wit_map {
             record $crate::PageRequest => PageRequest { order, cursor, limit };
             record $crate::Page => Page { entries, next_cursor };
             record $crate::SessionList => SessionList { sessions, next_cursor };
+            record $crate::Snippet => Snippet { field, text, highlights };
+            record $crate::SearchHit => SearchHit {
+                session_key, session_id, entry_id, message_id, role, created_at, score, snippet,
+            };
+            record $crate::SearchPage => SearchPage { hits, next_cursor };
             enum $crate::Intent => Intent { Continue, NewChat, ResetSameKey };
             record $crate::ArchiveStatus => ArchiveStatus { written, error };
             record $crate::IntentOutcome => IntentOutcome { session, created, rotated, archive };

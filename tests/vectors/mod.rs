@@ -254,6 +254,26 @@ pub const FILES: &[(&str, &str)] = &[
         "fork_capability_projection.json",
         include_str!("fork_capability_projection.json"),
     ),
+    (
+        "search_terms_phrases_prefixes_filters.json",
+        include_str!("search_terms_phrases_prefixes_filters.json"),
+    ),
+    (
+        "search_pages_by_cursor.json",
+        include_str!("search_pages_by_cursor.json"),
+    ),
+    (
+        "search_compacted_and_branched.json",
+        include_str!("search_compacted_and_branched.json"),
+    ),
+    (
+        "search_never_returns_removed_entries.json",
+        include_str!("search_never_returns_removed_entries.json"),
+    ),
+    (
+        "search_workspaces_are_isolated.json",
+        include_str!("search_workspaces_are_isolated.json"),
+    ),
 ];
 
 #[derive(Debug, Deserialize)]

@@ -71,6 +71,19 @@ export interface PageRequest {
 }
 /** A transcript page; `next_cursor` is null on the last page. */
 export interface Page { entries: Entry[]; next_cursor: string | null; }
+/** Where a search hit matched: a piece of the entry's `content`, `reasoning` or
+ * `tool_calls` (its string values, one a line), at most 200 bytes; `highlights` are the
+ * `[start, end)` byte ranges of `text` (UTF-8) that matched. */
+export interface Snippet { field: string; text: string; highlights: [number, number][]; }
+/** One entry that matched `search`. `session_id` is the identity the entry belongs to
+ * (a branch's shared history is found once, under the session that owns it); `score` is
+ * BM25 rounded to micro-units, the same on every host. */
+export interface SearchHit {
+  session_key: string; session_id: string; entry_id: number; message_id: string;
+  role: Role; created_at: number; score: number; snippet: Snippet;
+}
+/** A page of search hits, best first; `next_cursor` is null when no candidate follows. */
+export interface SearchPage { hits: SearchHit[]; next_cursor: string | null; }
 /** A page of sessions, most recently updated first. */
 export interface SessionList { sessions: Session[]; next_cursor: string | null; }
 /** Which sessions `listSessions` lists. */
@@ -486,6 +499,7 @@ export type Command =
   | { op: "append_entries"; key: string; requests: AppendRequest[]; now_ms: number; }
   | { op: "read_page"; key: string; request: PageRequest; }
   | { op: "read_canonical_page"; key: string; request: PageRequest; }
+  | { op: "search"; query: string; limit?: number; cursor?: string | null; }
   | { op: "list_sessions"; limit: number; cursor?: string | null; agent_id?: string | null;
       status?: SessionStatus | null; }
   | { op: "get_or_create"; key: string; session_id: string; now_ms: number; }

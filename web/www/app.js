@@ -8,6 +8,7 @@ import { detectFormat } from "./import-format.js";
 import { loadDeclarations, renderOperations, updatePrefills } from "./operations.js";
 import { offerTurns, wireProviderFork } from "./provider-fork.js";
 import { renderArchives, wireSessionActions } from "./session-actions.js";
+import { openHit, wireSearch } from "./search.js";
 import { renderStates, wireStates } from "./states.js";
 import { renderTurns, turnPaging, wireTurns } from "./turns.js";
 
@@ -524,6 +525,7 @@ function wire() {
   wireTurns(page);
   wireStates(page);
   wireProviderFork(page);
+  wireSearch(page);
 
   $("execute").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -546,6 +548,7 @@ const page = {
   guarded,
   refresh: refreshAll,
   deselect,
+  select,
 };
 
 /** What the Operations panel gets from the page. */
@@ -655,6 +658,8 @@ window.spoolDemo = {
   turnPaging,
   refresh: () => Promise.all([refreshSessions(), current ? renderSession() : null]),
   select,
+  /** Opens a search hit as clicking it does: its session, the entry in view. */
+  openHit: (hit) => openHit(page, hit),
   /** The Operations panel: every method it lists (from the class), by name. */
   operations: {
     methods: () => (operations ? operations.methods.map((m) => m.name) : []),

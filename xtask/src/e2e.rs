@@ -1,6 +1,7 @@
 //! `cargo xtask e2e-web`: the demo page (`web/www/`) driven end to end in headless
 //! Chromium over WebDriver, as a user would: create, append (with a tool call), compact,
-//! fork, record and select a resume token, import; turns, context states, a provider fork
+//! fork, record and select a resume token, import; full-text search across sessions,
+//! opening a hit at its entry ([`search`]); turns, context states, a provider fork
 //! through the page's simulated provider, truncate / reset / delete ([`agent`]); every
 //! `Spool` method through the Operations panel ([`operations`]); reload, and two tabs
 //! appending at once. Saves screenshots in `target/e2e/` (`main-view.png`,
@@ -8,6 +9,7 @@
 
 mod agent;
 mod operations;
+mod search;
 
 use std::time::{Duration, Instant};
 
@@ -79,6 +81,10 @@ pub(crate) fn run(tally: &mut Tally) -> Result<(), String> {
     scenario(
         "drop_claude_code_project_log_imports_as_the_cli_does",
         import_like_the_cli(&browser),
+    );
+    scenario(
+        "search_box_finds_hits_and_opens_the_entry",
+        search::search_box(&browser),
     );
     scenario("turns_start_settle_and_interrupt", agent::turns(&browser));
     scenario(

@@ -32,6 +32,7 @@ mod lifecycle;
 mod parse;
 mod render;
 mod resume;
+mod search;
 mod states;
 mod thread;
 // Importers and export (issue 7).
@@ -66,6 +67,7 @@ Sessions:
   append      Append entries (user, assistant, tool or system) to a transcript, one commit
   show        Show a session and its whole transcript
   list        List sessions, most recently updated first (filter by agent, status)
+  search      Full-text search of every transcript: words, \"phrases\", pref*, filters
   count       Count the transcript entries of a session
   entry       Show one transcript entry by its message id
   update      Change model, channel, model config or metadata
@@ -118,6 +120,7 @@ Examples:
   spool append agent:main:main --role user --content 'Fix the failing test' --token-count 6
   spool show agent:main:main --json
   spool list --agent main --status running
+  spool search '\"failing test\" pars*' --role tool --since 7d
   spool compact agent:main:main --window 8000    built-in summarizer, coverage report
   spool compact agent:main:main --window 8000 --summarizer-cmd 'my-llm --summarize'
   spool branch agent:main:main agent:main:alt --fork        share the history (O(1))
@@ -305,6 +308,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Search the transcripts of every session of the workspace: a table of hits, best
+    /// first (session key, entry id, role, time, snippet; matches in bold on a terminal).
+    ///
+    /// The query holds words (every one must match, prefix `pars*`), "phrases" and
+    /// filters (`role:`, `tool:`, `has:error`, `session:`, `agent:`, `since:`, `until:`);
+    /// the flags add filters. A branch's shared history is found once, under the session
+    /// that owns it. A bad query is `invalid_argument` (exit status 1).
+    Search(search::SearchArgs),
     /// Reset the session under KEY: archive its transcript, then rotate its identity
     /// (new session id, epoch + 1, counters zeroed, transcript emptied).
     ///
@@ -784,6 +795,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             }
             Ok(())
         }
+        Command::Search(args) => search::run(&mut open(&cli)?, args, &cli.workspace),
         Command::Reset(args) => lifecycle::reset(&mut open(&cli)?, args),
         Command::Intent(args) => lifecycle::intent(&mut open(&cli)?, args),
         Command::Resume(args) => resume::run(&mut open(&cli)?, args),

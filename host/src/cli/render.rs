@@ -342,7 +342,7 @@ pub(crate) fn turn_table(turns: &[Turn]) -> String {
 }
 
 /// Columns padded to their widest cell; those in `numeric` right-aligned.
-fn grid(header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> String {
+pub(crate) fn grid(header: &[&str], rows: &[Vec<String>], numeric: &[usize]) -> String {
     let header: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {

@@ -198,6 +198,36 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
             .as_array()
             .is_some_and(|s| s.iter().any(|s| s["key"] == OPS))
     })?;
+    // Search: across sessions, filters in the query, a page at a time.
+    let scoped = format!("tidy session:{OPS}");
+    let first = p.ok("search", json!({ "query": scoped, "limit": 1 }), |v| {
+        len(&v["hits"]) == 1 && v["hits"][0]["session_key"] == OPS && v["next_cursor"].is_string()
+    })?;
+    p.ok(
+        "search",
+        json!({ "query": scoped, "limit": 1, "cursor": first["next_cursor"] }),
+        |v| {
+            len(&v["hits"]) == 1
+                && v["hits"][0]["entry_id"] != first["hits"][0]["entry_id"]
+                && v["next_cursor"].is_null()
+        },
+    )?;
+    p.ok(
+        "search",
+        json!({ "query": format!("tidy role:user session:{OPS}") }),
+        |v| {
+            len(&v["hits"]) == 1
+                && v["hits"][0]["message_id"] == "ops-m1"
+                && v["hits"][0]["snippet"]["highlights"]
+                    .as_array()
+                    .is_some_and(|h| !h.is_empty())
+        },
+    )?;
+    p.fails(
+        "search",
+        json!({ "query": "\"not closed" }),
+        "invalid_argument",
+    )?;
     p.ok("resume", json!({}), |v| v["key"] == OPS)?;
     p.ok(
         "update",

@@ -1,0 +1,246 @@
+//! `spool search`: full-text search of the workspace's transcripts.
+
+use clap::Args;
+use spool::validate::{escape_invisible, quote};
+use spool::{SearchHit, SearchPage, SearchRequest};
+use spool_host::{Error, Spool};
+
+use crate::cli::parse::parse_duration_ms;
+use crate::cli::{RoleArg, print_json, render};
+
+/// `spool search`.
+#[derive(Debug, Args)]
+pub(crate) struct SearchArgs {
+    /// The query: words (all must match), `"a phrase"`, `pref*`, and filters such as
+    /// `role:user`, `tool:bash`, `has:error`, `session:KEY`, `agent:A`, `since:MS`,
+    /// `until:MS` (quote it for the shell).
+    #[arg(value_name = "QUERY")]
+    pub(crate) query: String,
+    /// Only the session under this key (`agent:main:*`: every key with that prefix).
+    #[arg(long, value_name = "K")]
+    pub(crate) session: Option<String>,
+    /// Only the sessions of this agent id.
+    #[arg(long, value_name = "A")]
+    pub(crate) agent: Option<String>,
+    /// Only entries of this role.
+    #[arg(long, value_enum, value_name = "R")]
+    pub(crate) role: Option<RoleArg>,
+    /// Only entries created at or after T: ms since the Unix epoch (`1700000000000`), or
+    /// a duration ago (`90s`, `15m`, `2h`, `7d`).
+    #[arg(long, value_name = "T", value_parser = parse_since)]
+    pub(crate) since: Option<Since>,
+    /// Hits per page (1 to 100).
+    #[arg(long, default_value_t = spool::ops::DEFAULT_SEARCH_LIMIT, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub(crate) limit: u32,
+    /// Continue after a previous page (its `next_cursor`), with the same query and flags.
+    #[arg(long, value_name = "C")]
+    pub(crate) cursor: Option<String>,
+    /// Print the page as JSON (`{"hits": […], "next_cursor": …}`).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// The value of `--since`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Since {
+    /// This time (ms since the Unix epoch).
+    At(u64),
+    /// This long before now (ms).
+    Ago(u64),
+}
+
+/// `--since`: plain digits are a time, a number with a unit a duration ago.
+fn parse_since(text: &str) -> Result<Since, String> {
+    let text = text.trim();
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text
+            .parse()
+            .map(Since::At)
+            .map_err(|_| format!("{} is too large a time", quote(text)));
+    }
+    parse_duration_ms(text).map(Since::Ago).map_err(|e| {
+        format!("{e}; or give the time itself in ms since the Unix epoch (1700000000000)")
+    })
+}
+
+/// A flag's value as a query filter: one item, so it holds no space and no quote.
+fn filter(flag: &str, name: &str, value: &str) -> Result<String, Error> {
+    if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c == '"') {
+        return Err(Error::Spool {
+            code: "invalid_argument".into(),
+            message: format!(
+                "--{flag} {}: a search filter is one word (no spaces or quotes)",
+                quote(value)
+            ),
+        });
+    }
+    Ok(format!("{name}:{value}"))
+}
+
+/// The query the core runs: QUERY, then one filter per flag given.
+pub(crate) fn query(args: &SearchArgs, now_ms: u64) -> Result<String, Error> {
+    let mut items = vec![args.query.clone()];
+    if let Some(key) = &args.session {
+        items.push(filter("session", "session", key)?);
+    }
+    if let Some(agent) = &args.agent {
+        items.push(filter("agent", "agent", agent)?);
+    }
+    if let Some(role) = args.role {
+        items.push(format!("role:{}", spool::Role::from(role).as_str()));
+    }
+    if let Some(since) = args.since {
+        let at = match since {
+            Since::At(ms) => ms,
+            Since::Ago(ms) => now_ms.saturating_sub(ms),
+        };
+        items.push(format!("since:{at}"));
+    }
+    Ok(items.join(" "))
+}
+
+/// `spool search`.
+pub(crate) fn run(spool: &mut Spool, args: &SearchArgs, workspace: &str) -> Result<(), Error> {
+    let page = spool.search(SearchRequest {
+        query: query(args, spool_host::system_clock())?,
+        limit: args.limit,
+        cursor: args.cursor.clone(),
+    })?;
+    if args.json {
+        return print_json(&page);
+    }
+    print(&page, workspace, render::colour());
+    Ok(())
+}
+
+fn print(page: &SearchPage, workspace: &str, bold: bool) {
+    if page.hits.is_empty() && page.next_cursor.is_some() {
+        // Every candidate this page checked failed a phrase: later ones may not.
+        outln!("no hits on this page");
+    } else if page.hits.is_empty() {
+        outln!("no hits in workspace `{workspace}`");
+    } else {
+        out!("{}", table(&page.hits, bold));
+    }
+    if let Some(next) = &page.next_cursor {
+        outln!("(more: the same search with --cursor {next})");
+    }
+}
+
+/// The hits, one row each: session key, entry id, role, time and the snippet, its
+/// matches in bold when `bold`.
+pub(crate) fn table(hits: &[SearchHit], bold: bool) -> String {
+    let rows: Vec<Vec<String>> = hits
+        .iter()
+        .map(|h| {
+            vec![
+                escape_invisible(&h.session_key).into_owned(),
+                h.entry_id.to_string(),
+                h.role.as_str().to_owned(),
+                render::time(h.created_at),
+                snippet(&h.snippet, bold),
+            ]
+        })
+        .collect();
+    render::grid(
+        &["SESSION", "ENTRY", "ROLE", "TIME", "SNIPPET"],
+        &rows,
+        &[1],
+    )
+}
+
+/// A snippet on one line (line breaks and other controls as spaces, invisible characters
+/// escaped), its highlighted ranges in bold when `bold`.
+pub(crate) fn snippet(snippet: &spool::Snippet, bold: bool) -> String {
+    let text = &snippet.text;
+    let piece = |from: usize, to: usize| {
+        let raw = text.get(from..to).unwrap_or_default();
+        let flat: String = raw
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        escape_invisible(&flat).into_owned()
+    };
+    let mut out = String::new();
+    let mut at = 0;
+    for &(start, end) in &snippet.highlights {
+        let (start, end) = (start as usize, end as usize);
+        if start < at || end > text.len() || start >= end {
+            continue; // not from Spool: shown plain
+        }
+        out.push_str(&piece(at, start));
+        let hit = piece(start, end);
+        if bold {
+            out.push_str(&format!("\x1b[1m{hit}\x1b[0m"));
+        } else {
+            out.push_str(&hit);
+        }
+        at = end;
+    }
+    out.push_str(&piece(at, text.len()));
+    out.trim().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(query: &str) -> SearchArgs {
+        SearchArgs {
+            query: query.into(),
+            session: None,
+            agent: None,
+            role: None,
+            since: None,
+            limit: 20,
+            cursor: None,
+            json: false,
+        }
+    }
+
+    #[test]
+    fn test_flags_become_filters() {
+        let mut a = args("\"failing test\" pars*");
+        a.session = Some("agent:main:*".into());
+        a.agent = Some("main".into());
+        a.role = Some(RoleArg::Tool);
+        a.since = Some(Since::Ago(1_000));
+        assert_eq!(
+            query(&a, 5_000).ok().as_deref(),
+            Some("\"failing test\" pars* session:agent:main:* agent:main role:tool since:4000")
+        );
+        a.since = Some(Since::At(7));
+        assert!(query(&a, 5_000).is_ok_and(|q| q.ends_with("since:7")));
+        a.agent = Some("two words".into());
+        assert!(query(&a, 0).is_err_and(|e| e.code() == "invalid_argument"));
+    }
+
+    #[test]
+    fn test_since_reads_times_and_durations() {
+        assert_eq!(
+            parse_since("1700000000000"),
+            Ok(Since::At(1_700_000_000_000))
+        );
+        assert_eq!(parse_since("2h"), Ok(Since::Ago(7_200_000)));
+        assert!(parse_since("soon").is_err());
+        assert!(parse_since("").is_err());
+    }
+
+    #[test]
+    fn test_snippets_bold_their_highlights_on_one_line() {
+        let s = spool::Snippet {
+            field: "content".into(),
+            text: "fix the\nparser now".into(),
+            highlights: vec![(8, 14)],
+        };
+        assert_eq!(snippet(&s, false), "fix the parser now");
+        assert_eq!(snippet(&s, true), "fix the \x1b[1mparser\x1b[0m now");
+        // Ranges Spool never returns are ignored, not a panic.
+        let odd = spool::Snippet {
+            highlights: vec![(3, 2), (0, 99)],
+            ..s
+        };
+        assert_eq!(snippet(&odd, true), "fix the parser now");
+    }
+}
