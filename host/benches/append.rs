@@ -12,6 +12,8 @@
 //! (default 10000). Every figure is also printed as a `figure` line for
 //! `cargo xtask bench`'s table.
 
+#[path = "support/disk.rs"]
+mod disk;
 #[path = "support/figure.rs"]
 mod support;
 
@@ -311,24 +313,6 @@ fn rate(n: usize, elapsed: Duration) -> f64 {
     n as f64 / elapsed.as_secs_f64()
 }
 
-/// The bytes of the database at `db` once its WAL is checkpointed into it: the file
-/// plus what is left of the WAL (nothing, after a `TRUNCATE` checkpoint that was not
-/// blocked). Another connection may hold it open, idle.
-fn bytes_on_disk(db: &Path) -> u64 {
-    let conn = Connection::open(db).expect("open for checkpoint");
-    conn.busy_timeout(Duration::from_millis(5000))
-        .expect("busy_timeout");
-    let busy: i64 = conn
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
-        .expect("checkpoint");
-    assert_eq!(busy, 0, "the checkpoint of {} was blocked", db.display());
-    drop(conn);
-    let size = |path: PathBuf| std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let mut wal = db.as_os_str().to_owned();
-    wal.push("-wal");
-    size(db.to_owned()) + size(PathBuf::from(wal))
-}
-
 /// One regime: `n` appends on each side in a fresh directory under `dir`, the rates,
 /// and the figures `append <label>: …` (component/raw against `goal`).
 fn regime(label: &str, where_: &str, dir: &Path, n: usize, goal: f64) {
@@ -379,7 +363,7 @@ fn regime(label: &str, where_: &str, dir: &Path, n: usize, goal: f64) {
         &format!(">= {goal}"),
     );
     if label == "disk" {
-        let per_entry = |side: &dyn Side| bytes_on_disk(&side.db()) as f64 / n as f64;
+        let per_entry = |side: &dyn Side| disk::bytes_on_disk(&side.db()) as f64 / n as f64;
         let (component_bytes, raw_bytes) = (per_entry(&component), per_entry(&raw));
         println!(
             "  bytes on disk per entry (file + WAL after a checkpoint, {} bytes of content \

@@ -38,6 +38,8 @@
 //! it with small counts. Every figure is also printed as a `figure` line for
 //! `cargo xtask bench`'s table.
 
+#[path = "support/disk.rs"]
+mod disk;
 #[path = "support/figure.rs"]
 mod support;
 
@@ -437,23 +439,6 @@ fn index_bytes(storage: &impl Storage) -> (u64, u64) {
     (records, bytes)
 }
 
-/// The bytes of the database at `db` once its WAL is checkpointed into it (another
-/// connection may hold it open, idle).
-fn bytes_on_disk(db: &Path) -> u64 {
-    let conn = Connection::open(db).expect("open for checkpoint");
-    conn.busy_timeout(Duration::from_millis(5000))
-        .expect("busy_timeout");
-    let busy: i64 = conn
-        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
-        .expect("checkpoint");
-    assert_eq!(busy, 0, "the checkpoint of {} was blocked", db.display());
-    drop(conn);
-    let size = |path: PathBuf| std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-    let mut wal = db.as_os_str().to_owned();
-    wal.push("-wal");
-    size(db.to_owned()) + size(PathBuf::from(wal))
-}
-
 // ---- 1 and 2: append cost and index size ----------------------------------------------
 
 /// One side of the append comparison: single appends to one session.
@@ -572,8 +557,8 @@ fn append_regime(label: &str, where_: &str, dir: &Path, n: usize) {
         "-",
     );
     let (records, stored) = index_bytes(&sides[0].storage.inner);
-    let disk = |side: &AppendSide| bytes_on_disk(&side.db) as f64 / n as f64;
-    let (with, without) = (disk(&sides[0]), disk(&sides[1]));
+    let per_entry = |side: &AppendSide| disk::bytes_on_disk(&side.db) as f64 / n as f64;
+    let (with, without) = (per_entry(&sides[0]), per_entry(&sides[1]));
     println!(
         "  index stored: {records} records, {:.1} bytes/entry (keys + values); on disk \
          (file + WAL after a checkpoint) {with:.0} bytes/entry indexed, {without:.0} \

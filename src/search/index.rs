@@ -61,6 +61,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::error::Error;
 use crate::engine::op::Io;
+use crate::storage::binary::put_varint;
 use crate::storage::entry_record::decode_entry;
 use crate::storage::keys;
 use crate::storage::{Batch, KeyRange, MAX_BATCH_BYTES, MAX_BATCH_MUTATIONS, RangeQuery};
@@ -300,14 +301,6 @@ pub(crate) fn invert(entries: &[Entry]) -> Segment {
 }
 
 // ---- encoding -------------------------------------------------------------------
-
-fn put_varint(out: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        out.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    out.push(n as u8);
-}
 
 fn zigzag(delta: i128) -> u64 {
     let d = delta.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
