@@ -323,7 +323,14 @@ pub(crate) async fn stage_appends(
             request,
             now_ms,
         )?;
-        if in_base(io, loaded, &entry.message_id).await?
+        // The call's own entries are not stored yet: an id given explicitly that another
+        // of them generates is caught here.
+        let twice = staged
+            .entries
+            .iter()
+            .any(|e| e.message_id == entry.message_id);
+        if twice
+            || in_base(io, loaded, &entry.message_id).await?
             || given_as_earlier_generated(io, updated, &entry).await?
         {
             return Err(taken_id(&entry.message_id, key));

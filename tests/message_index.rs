@@ -135,6 +135,16 @@ fn test_a_generated_id_given_explicitly_stays_unique() {
     ];
     let err = run(&storage, spool::append_entries(WS, KEY, batch, 11)).expect_err("taken");
     assert_eq!(err.code(), "conflict");
+    // One call that generates an id and gives it explicitly too: refused whole.
+    let batch = vec![
+        AppendRequest::new(Role::User, "generates s1-4"),
+        AppendRequest {
+            message_id: Some("s1-4".into()),
+            ..AppendRequest::new(Role::User, "gives it")
+        },
+    ];
+    let err = run(&storage, spool::append_entries(WS, KEY, batch, 11)).expect_err("twice");
+    assert_eq!(err.code(), "conflict");
     // A future generated id given now has a row; the entry that would generate it later
     // conflicts, as it always did.
     let early = append_at(&storage, Some("s1-6"), 12).expect("free");
