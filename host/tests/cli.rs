@@ -645,3 +645,25 @@ fn test_search_errors_are_typed() {
     usage_error(&db, &["search", "x", "--role", "robot"]);
     usage_error(&db, &["search", "x", "--since", "soon"]);
 }
+
+#[test]
+fn test_search_pages_with_a_relative_since_by_the_command_it_prints() {
+    let (_dir, db) = temp_db();
+    say(&db, "agent:main:main", "user", "hello one");
+    say(&db, "agent:main:main", "user", "hello two");
+    let first = ok(&db, &["search", "hello", "--since", "1h", "--limit", "1"]);
+    let hint = first
+        .lines()
+        .find_map(|l| l.strip_prefix("(more: the same search with "))
+        .and_then(|l| l.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("a hint to the next page: {first}"));
+    // `--since 1h` came back as the time it meant: the printed flags page on.
+    let flags: Vec<&str> = hint.split(' ').collect();
+    assert_eq!((flags[0], flags[2]), ("--since", "--cursor"), "{hint}");
+    assert!(flags[1].parse::<u64>().is_ok(), "{hint}");
+    let mut args = vec!["search", "hello", "--limit", "1"];
+    args.extend(&flags);
+    let second = ok(&db, &args);
+    assert!(second.contains("hello"), "{second}");
+    assert_ne!(first.lines().nth(1), second.lines().nth(1), "another hit");
+}

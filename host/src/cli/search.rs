@@ -102,19 +102,26 @@ pub(crate) fn query(args: &SearchArgs, now_ms: u64) -> Result<String, Error> {
 
 /// `spool search`.
 pub(crate) fn run(spool: &mut Spool, args: &SearchArgs, workspace: &str) -> Result<(), Error> {
+    let now_ms = spool_host::system_clock();
     let page = spool.search(SearchRequest {
-        query: query(args, spool_host::system_clock())?,
+        query: query(args, now_ms)?,
         limit: args.limit,
         cursor: args.cursor.clone(),
     })?;
     if args.json {
         return print_json(&page);
     }
-    print(&page, workspace, render::colour());
+    // A cursor belongs to its query: a `--since` relative to now is given again as the
+    // time it meant, so the next page runs the same query.
+    let since = match args.since {
+        Some(Since::Ago(ms)) => format!("--since {} ", now_ms.saturating_sub(ms)),
+        _ => String::new(),
+    };
+    print(&page, workspace, &since, render::colour());
     Ok(())
 }
 
-fn print(page: &SearchPage, workspace: &str, bold: bool) {
+fn print(page: &SearchPage, workspace: &str, since: &str, bold: bool) {
     if page.hits.is_empty() && page.next_cursor.is_some() {
         // Every candidate this page checked failed a phrase: later ones may not.
         outln!("no hits on this page");
@@ -124,7 +131,7 @@ fn print(page: &SearchPage, workspace: &str, bold: bool) {
         out!("{}", table(&page.hits, bold));
     }
     if let Some(next) = &page.next_cursor {
-        outln!("(more: the same search with --cursor {next})");
+        outln!("(more: the same search with {since}--cursor {next})");
     }
 }
 
