@@ -272,8 +272,11 @@ fn project_of(cwd: Option<&str>) -> String {
     .map_or_else(|| "unknown".to_owned(), |p| p.chars().take(128).collect())
 }
 
-async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportOutcome> {
+async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<ImportOutcome> {
     let agent = request.format.agent_type();
+    // Each entry's content is let go once its append request holds it: a slice is
+    // megabytes, and its entries are also kept for the search index's run.
+    let mut entries = std::mem::take(&mut request.session.entries);
     let imported = &request.session;
     let loaded: Option<Loaded> = load(io, &request.key).await?;
     let created = loaded.is_none();
@@ -282,7 +285,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     }
     let start = imported
         .started_at
-        .max(imported.entries.first().map_or(0, |e| e.created_at));
+        .max(entries.first().map_or(0, |e| e.created_at));
     let mut session = match &loaded {
         Some(l) => l.session.clone(),
         None => Session::new(
@@ -308,8 +311,10 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
     let mut usage_updated = 0u64;
     let mut positions = std::collections::BTreeMap::new();
     let mut indexed: Vec<crate::types::Entry> = Vec::new();
-    for entry in &imported.entries {
-        let (append, note) = match fit(entry) {
+    for entry in entries.iter_mut() {
+        let fitted = fit(entry);
+        entry.content = String::new();
+        let (append, note) = match fitted {
             Ok(fitted) => fitted,
             Err(reason) => {
                 let message_id = match validate::id("message_id", &entry.message_id) {
@@ -326,7 +331,7 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
         };
         let position =
             crate::branch::history::indexed_position(io, &sid, &entry.message_id).await?;
-        let first_sight = seen.insert(entry.message_id.as_str());
+        let first_sight = seen.insert(entry.message_id.clone());
         if let Some(position) = &position
             && first_sight
             && restage_usage(io, &mut staged, &mut session, position, &append).await?
@@ -350,8 +355,8 @@ async fn write(io: &Io, request: ImportRequest, now_ms: u64) -> OpResult<ImportO
             append,
             entry.created_at,
         )?;
-        indexed.push(written.clone());
-        positions.insert(written.message_id, (written.created_at, written.id));
+        positions.insert(written.message_id.clone(), (written.created_at, written.id));
+        indexed.push(written);
         if let Some(reason) = note {
             adjusted.push(AdjustedEntry {
                 message_id: entry.message_id.clone(),

@@ -283,7 +283,7 @@ pub(crate) fn entry_terms(entry: &Entry) -> (BTreeMap<String, u32>, u32) {
 }
 
 /// The in-memory index of `entries` (in increasing id).
-pub(crate) fn invert(entries: &[Entry]) -> Segment {
+pub(crate) fn invert<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Segment {
     let mut out = Segment::default();
     for entry in entries {
         let (terms, len) = entry_terms(entry);
@@ -601,19 +601,27 @@ pub(crate) async fn stage_entries(
         return Ok(());
     }
     let through = indexed_through(io, session_id).await?;
-    let mut run = tail_entries(io, session_id, through, MAX_MERGE_ENTRIES).await?;
+    let tail = tail_entries(io, session_id, through, MAX_MERGE_ENTRIES).await?;
     // A tail longer than one run holds (entries written before this index existed)
-    // is merged oldest first, a run per crossing; this commit's entries wait.
-    let caught_up = run.len() < MAX_MERGE_ENTRIES;
-    if caught_up {
-        let stored = run.last().map_or(0, |l| l.id);
-        run.extend(entries.iter().filter(|e| e.id > stored).cloned());
-    }
-    let Some(run_first) = run.first().map(|e| e.id) else {
+    // is merged oldest first, a run per crossing; this commit's entries wait. (The
+    // entries are read where they are, not copied: an import's commit holds a MiB.)
+    let stored = tail.last().map_or(0, |l| l.id);
+    let new: &[Entry] = if tail.len() < MAX_MERGE_ENTRIES {
+        let from = entries.partition_point(|e| e.id <= stored);
+        &entries[from..]
+    } else {
+        &[]
+    };
+    let Some(run_first) = tail.first().or(new.first()).map(|e| e.id) else {
         return Ok(());
     };
     let mut records = Batch::default();
-    put_run(&mut records, session_id, run_first, invert(&run));
+    put_run(
+        &mut records,
+        session_id,
+        run_first,
+        invert(tail.iter().chain(new)),
+    );
     let fits = batch.mutations.len() + records.mutations.len() + MERGE_RESERVE_MUTATIONS
         <= MAX_BATCH_MUTATIONS
         && batch.written_bytes() + records.written_bytes() + MERGE_RESERVE_BYTES <= MAX_BATCH_BYTES;
