@@ -296,7 +296,7 @@ impl Spool {
     }
 
     /// Full-text search of the workspace's transcripts: one page of hits, best first
-    /// (see [`spool::search`] for the query language, the ranking and what paging
+    /// (see [`spool::search`](mod@spool::search) for the query language, the ranking and what paging
     /// guarantees). Pass the page's `next_cursor` back in `request.cursor`, with the same
     /// query, for the next page; a bad query, limit or cursor is `invalid_argument`.
     pub fn search(&mut self, request: SearchRequest) -> Result<SearchPage, Error> {
