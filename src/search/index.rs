@@ -61,7 +61,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::error::Error;
 use crate::engine::op::Io;
-use crate::storage::binary::put_varint;
+use crate::storage::binary::{Reader, put_varint};
 use crate::storage::entry_record::decode_entry;
 use crate::storage::keys;
 use crate::storage::{Batch, KeyRange, MAX_BATCH_BYTES, MAX_BATCH_MUTATIONS, RangeQuery};
@@ -352,72 +352,19 @@ pub(crate) fn encode(segment: &Segment) -> Vec<u8> {
     out
 }
 
-/// A cursor over an index value; every failure names the key.
-struct Reader<'a> {
-    key: &'a [u8],
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn new(key: &'a [u8], value: &'a [u8]) -> Result<Self, Error> {
-        let mut reader = Reader {
-            key,
-            bytes: value,
-            at: 0,
-        };
-        match reader.bytes.first() {
-            Some(&INDEX_FORMAT) => {
-                reader.at = 1;
-                Ok(reader)
-            }
-            Some(&other) => Err(reader.corrupt(format!(
-                "unknown index format {other} (this build reads {INDEX_FORMAT})"
-            ))),
-            None => Err(reader.corrupt("empty index value".into())),
+/// A reader of the index value stored under `key`, past its format byte; every
+/// failure names the key.
+fn open<'a>(key: &'a [u8], value: &'a [u8]) -> Result<Reader<'a>, Error> {
+    let mut reader = Reader::new(key, value);
+    match value.first() {
+        Some(&INDEX_FORMAT) => {
+            reader.byte()?;
+            Ok(reader)
         }
-    }
-
-    fn corrupt(&self, detail: String) -> Error {
-        Error::Corruption {
-            key: keys::display(self.key),
-            detail,
-        }
-    }
-
-    fn varint(&mut self) -> Result<u64, Error> {
-        let mut n = 0u64;
-        for shift in (0..64).step_by(7) {
-            let Some(&b) = self.bytes.get(self.at) else {
-                return Err(self.corrupt(format!("index value ends at byte {}", self.at)));
-            };
-            self.at += 1;
-            let bits = u64::from(b & 0x7f);
-            if shift == 63 && bits > 1 {
-                break;
-            }
-            n |= bits << shift;
-            if b & 0x80 == 0 {
-                return Ok(n);
-            }
-        }
-        Err(self.corrupt(format!("bad varint before byte {}", self.at)))
-    }
-
-    fn small(&mut self, what: &str) -> Result<u32, Error> {
-        let n = self.varint()?;
-        u32::try_from(n).map_err(|_| self.corrupt(format!("{what} {n} is out of range")))
-    }
-
-    /// A count of items taking at least `min_bytes` each: one beyond what the value
-    /// holds is damage (and is never allocated).
-    fn count(&mut self, min_bytes: usize) -> Result<usize, Error> {
-        let n = self.varint()?;
-        let left = (self.bytes.len() - self.at) / min_bytes;
-        if n > left as u64 {
-            return Err(self.corrupt(format!("{n} items in {left} bytes")));
-        }
-        Ok(n as usize)
+        Some(&other) => Err(reader.corrupt(&format!(
+            "unknown index format {other} (this build reads {INDEX_FORMAT})"
+        ))),
+        None => Err(reader.corrupt("empty index value")),
     }
 }
 
@@ -427,7 +374,7 @@ pub(crate) fn decode(
     value: &[u8],
     keep: impl Fn(&str) -> bool,
 ) -> Result<Segment, Error> {
-    let mut reader = Reader::new(key, value)?;
+    let mut reader = open(key, value)?;
     let n_docs = reader.count(3)?;
     let mut out = Segment {
         docs: Vec::with_capacity(n_docs),
@@ -437,15 +384,15 @@ pub(crate) fn decode(
     for i in 0..n_docs {
         let delta = reader.varint()?;
         if i > 0 && delta == 0 {
-            return Err(reader.corrupt("entry ids do not increase".into()));
+            return Err(reader.corrupt("entry ids do not increase"));
         }
         id = id
             .checked_add(delta)
-            .ok_or_else(|| reader.corrupt("entry id overflows".into()))?;
+            .ok_or_else(|| reader.corrupt("entry id overflows"))?;
         let shift = unzigzag(reader.varint()?);
         created = created
             .checked_add_signed(shift)
-            .ok_or_else(|| reader.corrupt("created_at overflows".into()))?;
+            .ok_or_else(|| reader.corrupt("created_at overflows"))?;
         let len = reader.small("entry length")?;
         out.docs.push(Doc {
             id,
@@ -456,20 +403,15 @@ pub(crate) fn decode(
     let n_terms = reader.count(3)?;
     let mut term: Vec<u8> = Vec::new();
     for _ in 0..n_terms {
-        let shared = reader.varint()? as usize;
-        let suffix = reader.varint()? as usize;
-        let end = reader.at.checked_add(suffix);
-        let Some(bytes) = end.and_then(|end| reader.bytes.get(reader.at..end)) else {
-            return Err(reader.corrupt("a term runs past the value".into()));
-        };
-        if shared > term.len() {
-            return Err(reader.corrupt("a term shares more than its predecessor".into()));
-        }
+        let shared = reader.varint()?;
+        let suffix = reader.bytes()?;
+        let shared = usize::try_from(shared)
+            .ok()
+            .filter(|&shared| shared <= term.len())
+            .ok_or_else(|| reader.corrupt("a term shares more than its predecessor"))?;
         term.truncate(shared);
-        term.extend_from_slice(bytes);
-        reader.at += suffix;
-        let text =
-            std::str::from_utf8(&term).map_err(|_| reader.corrupt("a term is not UTF-8".into()))?;
+        term.extend_from_slice(suffix);
+        let text = std::str::from_utf8(&term).map_err(|_| reader.corrupt("a term is not UTF-8"))?;
         let wanted = keep(text);
         let text = if wanted {
             text.to_owned()
@@ -481,14 +423,14 @@ pub(crate) fn decode(
         let mut at = 0u32;
         for i in 0..n {
             let coded = reader.varint()?;
-            let delta = u32::try_from(coded >> 1)
-                .map_err(|_| reader.corrupt("doc index out of range".into()))?;
+            let delta =
+                u32::try_from(coded >> 1).map_err(|_| reader.corrupt("doc index out of range"))?;
             if i > 0 && delta == 0 {
-                return Err(reader.corrupt("doc indexes do not increase".into()));
+                return Err(reader.corrupt("doc indexes do not increase"));
             }
             at = at
                 .checked_add(delta)
-                .ok_or_else(|| reader.corrupt("doc index overflows".into()))?;
+                .ok_or_else(|| reader.corrupt("doc index overflows"))?;
             let tf = if coded & 1 == 1 {
                 reader.small("term frequency")?
             } else {
@@ -502,12 +444,7 @@ pub(crate) fn decode(
             out.terms.insert(text, list);
         }
     }
-    if reader.at != reader.bytes.len() {
-        return Err(reader.corrupt(format!(
-            "{} bytes after the index value",
-            reader.bytes.len() - reader.at
-        )));
-    }
+    reader.finish()?;
     if !out.docs.is_empty() {
         check_indexes(key, &out, out.docs.len())?;
     }

@@ -214,10 +214,13 @@ impl Cursor {
 
 // ---- evaluation -----------------------------------------------------------------
 
-/// One index lookup: an exact term or a prefix, scored or a filter.
+/// One index lookup: an exact term (or one of an identifier's spellings) or a prefix,
+/// scored or a filter.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Lookup {
     text: String,
+    /// Other terms it also matches exactly (an identifier's other spellings).
+    also: Vec<String>,
     prefix: bool,
     scored: bool,
 }
@@ -227,8 +230,15 @@ impl Lookup {
         if self.prefix {
             term.starts_with(&self.text)
         } else {
-            term == self.text
+            term == self.text || self.also.iter().any(|a| a == term)
         }
+    }
+
+    /// The index buckets its terms fall in.
+    fn buckets(&self) -> impl Iterator<Item = u8> + '_ {
+        std::iter::once(&self.text)
+            .chain(&self.also)
+            .map(|t| index::bucket(t))
     }
 }
 
@@ -236,6 +246,7 @@ fn lookups(query: &Query) -> Vec<Lookup> {
     let mut out: BTreeSet<Lookup> = BTreeSet::new();
     let text = |text: &str, prefix| Lookup {
         text: text.to_owned(),
+        also: Vec::new(),
         prefix,
         scored: true,
     };
@@ -248,10 +259,19 @@ fn lookups(query: &Query) -> Vec<Lookup> {
                 out.insert(text(p, true));
             }
             Clause::Phrase(terms) => out.extend(terms.iter().map(|t| text(t, false))),
+            Clause::Spellings(spellings) => {
+                if let Some((first, also)) = spellings.split_first() {
+                    out.insert(Lookup {
+                        also: also.to_vec(),
+                        ..text(first, false)
+                    });
+                }
+            }
         }
     }
     let filter = |text: String| Lookup {
         text,
+        also: Vec::new(),
         prefix: false,
         scored: false,
     };
@@ -360,7 +380,7 @@ async fn read_identity(
         return Ok((!found.iter().any(Found::is_empty)).then_some(found));
     }
     // The runs' bucket records, a bucket at a time, then their doc tables.
-    let buckets: BTreeSet<u8> = lookups.iter().map(|l| index::bucket(&l.text)).collect();
+    let buckets: BTreeSet<u8> = lookups.iter().flat_map(Lookup::buckets).collect();
     let mut runs: Vec<(Vec<u8>, u64, Segment)> = Vec::new();
     for b in buckets {
         for kv in io.range(all(index::bucket_runs(session_id, b))).await? {
@@ -406,10 +426,11 @@ async fn read_identity(
     Ok(Some(found))
 }
 
-/// Whether some lookup of bucket `b` finds nothing in the tail nor in the runs read.
+/// Whether some lookup whose last bucket is `b` (the buckets are read in increasing
+/// order) finds nothing in the tail nor in the runs read.
 fn lacks(lookups: &[Lookup], found: &[Found], runs: &[(Vec<u8>, u64, Segment)], b: u8) -> bool {
     lookups.iter().zip(found).any(|(l, f)| {
-        index::bucket(&l.text) == b
+        l.buckets().max() == Some(b)
             && f.is_empty()
             && !runs
                 .iter()

@@ -4,7 +4,7 @@
 //!
 //! | item | meaning |
 //! |------|---------|
-//! | `word` | the term (tokenized like entry text, see [`super::tokenize`](mod@super::tokenize)); a word that tokenizes into several terms without being one identifier (`src/parser.rs`, `日本語`) is a phrase of them; an identifier (`parse_nested_list`) is its whole term |
+//! | `word` | the term (tokenized like entry text, see [`super::tokenize`](mod@super::tokenize)); a word that tokenizes into several terms without being one identifier (`src/parser.rs`, `日本語`) is a phrase of them; an identifier of several parts (`parse_nested_list`, `parseNestedList`) is its whole term, in either spelling: its parts joined by `_` or run together (each finds the other; a prefix `parseNest*` matches the spelling written) |
 //! | `"several words"` | a phrase: the terms at consecutive positions, in one field |
 //! | `pars*` | a prefix: any term starting with `pars` (at least 2 characters, or one CJK character) |
 //! | `role:user` | the entry's role: `user`, `assistant`, `tool` or `system` |
@@ -21,7 +21,7 @@
 //! [`MAX_QUERY_TERMS`] terms in all; anything else is `invalid_argument`, never a panic.
 
 use crate::engine::error::Error;
-use crate::search::tokenize::{MAX_TOKEN_BYTES, Token, fold, is_cjk, tokenize};
+use crate::search::tokenize::{MAX_TOKEN_BYTES, Token, cap, fold, is_cjk, tokenize};
 use crate::types::Role;
 
 /// The longest query, in bytes.
@@ -39,6 +39,10 @@ pub enum Clause {
     Prefix(String),
     /// The entry holds these terms at consecutive positions of one field (2 or more).
     Phrase(Vec<String>),
+    /// The entry holds one of these terms: the spellings of one identifier of several
+    /// parts, its own first (`parseNestedList` is `parsenestedlist` or
+    /// `parse_nested_list`; `parse_nested_list` the same two).
+    Spellings(Vec<String>),
 }
 
 /// Which sessions a query searches.
@@ -197,7 +201,9 @@ fn word(query: &mut Query, text: &str) -> Result<(), Error> {
             .iter()
             .all(|t| !t.compound && t.end <= whole.end)
     {
-        query.clauses.push(Clause::Term(whole.term.clone()));
+        query
+            .clauses
+            .push(identifier(&whole.term, leaves(&tokens[1..])));
         return Ok(());
     }
     let single_cjk = tokens.len() == 1
@@ -210,6 +216,23 @@ fn word(query: &mut Query, text: &str) -> Result<(), Error> {
     }
     push_terms(query, leaves(&tokens));
     Ok(())
+}
+
+/// The clause of an identifier written `whole`, of `parts`: it matches the identifier
+/// however its parts are joined (by `_`, or by case changes, which fold to nothing).
+fn identifier(whole: &str, parts: Vec<String>) -> Clause {
+    let mut spellings = vec![whole.to_owned()];
+    for other in [parts.join("_"), parts.concat()] {
+        let other = cap(other);
+        if !spellings.contains(&other) {
+            spellings.push(other);
+        }
+    }
+    if spellings.len() == 1 {
+        Clause::Term(spellings.remove(0))
+    } else {
+        Clause::Spellings(spellings)
+    }
 }
 
 /// Reads a `name:value` filter; false when `item` is not one (it is text).
@@ -316,8 +339,23 @@ mod tests {
 
     #[test]
     fn test_identifiers_are_their_whole_term() {
-        assert_eq!(clauses("parse_nested_list"), [term("parse_nested_list")]);
-        assert_eq!(clauses("parseNestedList"), [term("parsenestedlist")]);
+        let spellings = |s: &[&str]| Clause::Spellings(s.iter().map(|t| t.to_string()).collect());
+        assert_eq!(
+            clauses("parse_nested_list"),
+            [spellings(&["parse_nested_list", "parsenestedlist"])]
+        );
+        assert_eq!(
+            clauses("parseNestedList"),
+            [spellings(&["parsenestedlist", "parse_nested_list"])]
+        );
+        assert_eq!(
+            clauses("PARSE_NESTED_LIST"),
+            [spellings(&["parse_nested_list", "parsenestedlist"])]
+        );
+        assert_eq!(
+            clauses("sha256Sum"),
+            [spellings(&["sha256sum", "sha256_sum"])]
+        );
         assert_eq!(clauses("E0502"), [term("e0502")]);
     }
 

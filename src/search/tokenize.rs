@@ -10,7 +10,8 @@
 //!   Letters and digits are not split (`E0502` stays `e0502`). When a word has more than
 //!   one part, the whole word (its `_` at either end trimmed) is also a term, marked
 //!   [`Token::compound`], so `parse_nested_list` and `parseNestedList` are findable
-//!   whole and by any part.
+//!   whole and by any part (a query of one spelling also looks up the other, see
+//!   [`super::query`](mod@super::query)).
 //! - Terms are folded: lower-cased, combining marks dropped, the accented letters of
 //!   Latin-1 and Latin Extended-A mapped to their base letters (`café` = `cafe`,
 //!   `Straße` = `strasse`).
@@ -123,7 +124,7 @@ pub fn fold(text: &str) -> String {
 }
 
 /// Cuts `term` to at most [`MAX_TOKEN_BYTES`] at a character boundary.
-fn cap(mut term: String) -> String {
+pub(crate) fn cap(mut term: String) -> String {
     if term.len() > MAX_TOKEN_BYTES {
         let mut at = MAX_TOKEN_BYTES;
         while !term.is_char_boundary(at) {

@@ -68,6 +68,24 @@ impl<'a> Reader<'a> {
         Err(self.corrupt("record holds an overlong number"))
     }
 
+    /// A varint that must fit a `u32`; `what` names it in the error.
+    pub(crate) fn small(&mut self, what: &str) -> Result<u32, Error> {
+        let n = self.varint()?;
+        u32::try_from(n).map_err(|_| self.corrupt(&format!("{what} {n} is out of range")))
+    }
+
+    /// A count of the items that follow, each taking at least `min_bytes`: a count
+    /// beyond what the rest of the record can hold is `corruption` (so it is never
+    /// allocated).
+    pub(crate) fn count(&mut self, min_bytes: usize) -> Result<usize, Error> {
+        let n = self.varint()?;
+        let left = self.rest.len() / min_bytes.max(1);
+        if n > left as u64 {
+            return Err(self.corrupt(&format!("{n} items in {left} bytes")));
+        }
+        Ok(n as usize)
+    }
+
     /// Eight bytes, little-endian.
     pub(crate) fn fixed64(&mut self) -> Result<u64, Error> {
         if self.rest.len() < 8 {
