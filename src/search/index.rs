@@ -42,7 +42,9 @@
 //! tokenized by [`super::tokenize`](mod@super::tokenize); and three kinds of filter terms that no text
 //! produces (they start with `\x01`): the role, each tool name it calls, and a tool
 //! result's `error` status. Entries of every role, active or compacted, are indexed:
-//! the index covers the identity's entries as appended.
+//! the index covers the identity's entries as appended. (Runs written before the
+//! tokenizer gave a CJK run's last character as a term of its own lack that term: a
+//! one-character query misses such a character in them, and finds it everywhere else.)
 //!
 //! ## Encoding (format 1)
 //!

@@ -166,14 +166,23 @@ fn push_terms(query: &mut Query, terms: Vec<String>) {
     }
 }
 
+/// The terms of query text, tokenized as entry text without the last character of a
+/// CJK run alone (a query of several CJK characters is their bigrams; one of one
+/// character is a prefix, see [`word`]).
+fn query_tokens(text: &str) -> Vec<Token> {
+    let mut tokens = tokenize(text);
+    tokens.retain(|t| !(t.compound && t.term.chars().all(is_cjk)));
+    tokens
+}
+
 fn phrase(query: &mut Query, text: &str) {
-    let tokens = tokenize(text);
+    let tokens = query_tokens(text);
     push_terms(query, leaves(&tokens));
 }
 
 fn word(query: &mut Query, text: &str) -> Result<(), Error> {
     if let Some(stem) = text.strip_suffix('*') {
-        let tokens = tokenize(stem);
+        let tokens = query_tokens(stem);
         let Some(last) = tokens.last() else {
             return Err(bad(format!("`{text}` has no word before `*`")));
         };
@@ -194,7 +203,7 @@ fn word(query: &mut Query, text: &str) -> Result<(), Error> {
         query.clauses.push(Clause::Prefix(prefix));
         return Ok(());
     }
-    let tokens = tokenize(text);
+    let tokens = query_tokens(text);
     // One identifier (a compound first, only its parts after it): its whole term.
     if let Some(whole) = tokens.first().filter(|t| t.compound)
         && tokens[1..]
@@ -210,7 +219,8 @@ fn word(query: &mut Query, text: &str) -> Result<(), Error> {
         && tokens[0].term.chars().count() == 1
         && tokens[0].term.chars().all(is_cjk);
     if single_cjk {
-        // A lone CJK character: the bigrams that start with it, or it alone.
+        // A lone CJK character: every term that starts with it (the bigrams it
+        // starts, and a run's last character alone), so each of its occurrences.
         query.clauses.push(Clause::Prefix(tokens[0].term.clone()));
         return Ok(());
     }
@@ -371,6 +381,12 @@ mod tests {
         );
         assert_eq!(
             clauses("日本語"),
+            [Clause::Phrase(vec!["日本".into(), "本語".into()])]
+        );
+        assert_eq!(clauses("日本*"), [Clause::Prefix("日本".into())]);
+        assert_eq!(clauses("日本"), [term("日本")]);
+        assert_eq!(
+            clauses("\"日本語\""),
             [Clause::Phrase(vec!["日本".into(), "本語".into()])]
         );
         assert_eq!(clauses("日"), [Clause::Prefix("日".into())]);

@@ -97,6 +97,10 @@ fn test_terms_identifiers_and_paths_are_found() {
     assert_eq!(entry_ids(&storage, "CAFE"), [4]);
     assert_eq!(entry_ids(&storage, "日本語"), [5]);
     assert_eq!(entry_ids(&storage, "検索"), [5]);
+    // One character: also the last of a run, which starts no bigram.
+    assert_eq!(entry_ids(&storage, "る"), [5]);
+    assert_eq!(entry_ids(&storage, "語"), [5]);
+    assert_eq!(entry_ids(&storage, "\"語の\""), [5]);
     assert!(entry_ids(&storage, "absent").is_empty());
 }
 

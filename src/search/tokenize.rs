@@ -16,13 +16,16 @@
 //!   Latin-1 and Latin Extended-A mapped to their base letters (`café` = `cafe`,
 //!   `Straße` = `strasse`).
 //! - A CJK run of one character is one term; a longer run gives its overlapping
-//!   character bigrams (`日本語` → `日本` `本語`).
+//!   character bigrams (`日本語` → `日本` `本語`) and, marked [`Token::compound`] (not
+//!   used by phrases), its last character alone (`語`), so that every character of a
+//!   run starts a term and a one-character query (a prefix) finds each of them.
 //! - A term is at most [`MAX_TOKEN_BYTES`] bytes: longer ones are cut at a character
 //!   boundary (a query term is cut the same way, so it still matches).
 //!
-//! Positions: each part and each CJK term takes the next position; a compound term
-//! shares the position of its first part. Phrases match consecutive positions of
-//! non-compound terms.
+//! Positions: each part and each CJK bigram (or one-character run) takes the next
+//! position; a compound term shares the position of its first part, a CJK run's last
+//! character alone that of the run's last bigram. Phrases match consecutive positions
+//! of non-compound terms.
 
 /// The longest term, in bytes (UTF-8); longer terms are cut to this.
 pub const MAX_TOKEN_BYTES: usize = 64;
@@ -38,7 +41,8 @@ pub struct Token {
     pub end: usize,
     /// Its position (see the module documentation).
     pub pos: u32,
-    /// Whether it is the whole of a word of several parts (not used by phrases).
+    /// Whether it is the whole of a word of several parts, or the last character of a
+    /// CJK run alone: a term that phrases do not use.
     pub compound: bool,
 }
 
@@ -195,6 +199,14 @@ fn cjk(run: &[(usize, char)], pos: &mut u32, out: &mut Vec<Token>) {
         });
         *pos = pos.saturating_add(1);
     }
+    let last = run.len() - 1;
+    out.push(Token {
+        term: run[last].1.to_string(),
+        start: run[last].0,
+        end: end_of(last),
+        pos: pos.saturating_sub(1),
+        compound: true,
+    });
 }
 
 /// Splits the word `text[start..end]` into parts (in `parts`, scratch space reused
@@ -324,10 +336,15 @@ mod tests {
 
     #[test]
     fn test_cjk_gives_bigrams_and_single_characters() {
-        assert_eq!(terms("日本語"), ["日本", "本語"]);
+        assert_eq!(terms("日本語"), ["日本", "本語", "語"]);
+        let ends: Vec<_> = tokenize("日本語")
+            .into_iter()
+            .map(|t| (t.pos, t.compound))
+            .collect();
+        assert_eq!(ends, [(0, false), (1, false), (1, true)]);
         assert_eq!(terms("字"), ["字"]);
-        assert_eq!(terms("abc日本def"), ["abc", "日本", "def"]);
-        assert_eq!(terms("한국어"), ["한국", "국어"]);
+        assert_eq!(terms("abc日本def"), ["abc", "日本", "本", "def"]);
+        assert_eq!(terms("한국어"), ["한국", "국어", "어"]);
     }
 
     #[test]
