@@ -74,6 +74,7 @@ pub use resume::{
     get_role_adapter_state, get_role_session, list_runs, record_run, record_task_outcome,
     save_role_session, select_resume, update_role_adapter_state,
 };
+pub use search::backfill::{IndexProgress, index_backfill};
 pub use search::{SearchHit, SearchPage, SearchRequest, Snippet, search};
 pub use session::lifecycle::{
     apply_intent, cap_entries, delete_session, finish, get_or_create, list_reset_archives,

@@ -13,8 +13,8 @@ use serde_json::Value;
 use spool::import::{ImportFormat, ImportOutcome, ImportRequest, ImportedLog, ImportedSession};
 use spool::resume::rules::{ResumeDecision, RunRecord, TaskOutcomeEffects};
 use spool::{
-    AppendRequest, ArchivedReset, Archiver, ContextState, Entry, FinishStatus, Intent,
-    IntentOutcome, ListFilter, NewContextState, NewRoleSession, NewRun, NoArchive, Order,
+    AppendRequest, ArchivedReset, Archiver, ContextState, Entry, FinishStatus, IndexProgress,
+    Intent, IntentOutcome, ListFilter, NewContextState, NewRoleSession, NewRun, NoArchive, Order,
     OutcomeRequest, Page, PageRequest, ResumeRequest, RoleSession, RunFilter, RunList, SearchPage,
     SearchRequest, Session, SessionList, Storage, ThreadPlan, TruncateOutcome, TurnCommit,
     TurnCommitted, UpdateRequest,
@@ -309,6 +309,15 @@ impl Spool {
             query,
             limit,
             cursor,
+        })
+    }
+
+    /// Indexes one run of history written before the search index (see
+    /// [`spool::search::backfill`]): call again with the result's `next_cursor` until it
+    /// is `None`. Appends, from this process or others, go on beside it.
+    pub fn index_backfill(&mut self, cursor: Option<&str>) -> Result<IndexProgress, Error> {
+        self.call(ops::IndexBackfill {
+            cursor: cursor.map(str::to_owned),
         })
     }
 

@@ -118,6 +118,12 @@ macro_rules! for_each_op {
                 #[serde(default = "crate::engine::ops::search_limit")] limit: u32,
                 #[serde(default)] cursor: Option<String>,
             } -> $crate::SearchPage = $crate::ops::search;
+            /// Indexes one run of history written before the search index (the first
+            /// session from `cursor` that needs one); call again with `next_cursor`
+            /// until it is `None` (`spool::search::backfill`).
+            index_backfill indexBackfill IndexBackfill {
+                #[serde(default)] cursor: Option<String>,
+            } -> $crate::IndexProgress = $crate::index_backfill;
             /// Sessions, most recently updated first, `limit` at a time, only those of
             /// `agent_id` and/or in `status` when given.
             list_sessions listSessions ListSessions {

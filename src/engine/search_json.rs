@@ -8,6 +8,7 @@
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::search::backfill::IndexProgress;
 use crate::search::{SearchHit, SearchPage, SearchRequest, Snippet};
 use crate::types::Role;
 
@@ -33,6 +34,7 @@ through!(
     Snippet => SnippetDef,
     SearchHit => SearchHitDef,
     SearchPage => SearchPageDef,
+    IndexProgress => IndexProgressDef,
 );
 
 #[derive(Serialize, Deserialize)]
@@ -71,6 +73,18 @@ struct SearchHitDef {
 struct SearchPageDef {
     hits: Vec<SearchHit>,
     next_cursor: Option<String>,
+    #[serde(default)]
+    unindexed: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(remote = "IndexProgress", deny_unknown_fields)]
+struct IndexProgressDef {
+    session_key: Option<String>,
+    indexed_entries: u32,
+    pending_entries: u64,
+    sessions_checked: u32,
+    next_cursor: Option<String>,
 }
 
 #[cfg(test)]
@@ -95,6 +109,7 @@ mod tests {
                 },
             }],
             next_cursor: Some("01ab".into()),
+            unindexed: 0,
         };
         let json = serde_json::to_value(&page).expect("serializes");
         assert_eq!(

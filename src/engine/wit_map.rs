@@ -115,7 +115,10 @@ macro_rules! wit_map {
             record $crate::SearchHit => SearchHit {
                 session_key, session_id, entry_id, message_id, role, created_at, score, snippet,
             };
-            record $crate::SearchPage => SearchPage { hits, next_cursor };
+            record $crate::SearchPage => SearchPage { hits, next_cursor, unindexed };
+            record $crate::IndexProgress => IndexProgress {
+                session_key, indexed_entries, pending_entries, sessions_checked, next_cursor,
+            };
             enum $crate::Intent => Intent { Continue, NewChat, ResetSameKey };
             record $crate::ArchiveStatus => ArchiveStatus { written, error };
             record $crate::IntentOutcome => IntentOutcome { session, created, rotated, archive };

@@ -288,18 +288,25 @@ pub(crate) fn entry_terms(entry: &Entry) -> (BTreeMap<String, u32>, u32) {
 pub(crate) fn invert<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Segment {
     let mut out = Segment::default();
     for entry in entries {
+        out.push(entry);
+    }
+    out
+}
+
+impl Segment {
+    /// Adds `entry`, newer than every entry it holds, to this in-memory index.
+    pub(crate) fn push(&mut self, entry: &Entry) {
         let (terms, len) = entry_terms(entry);
-        let at = out.docs.len() as u32;
-        out.docs.push(Doc {
+        let at = self.docs.len() as u32;
+        self.docs.push(Doc {
             id: entry.id,
             created_at: entry.created_at,
             len,
         });
         for (term, tf) in terms {
-            out.terms.entry(term).or_default().push((at, tf));
+            self.terms.entry(term).or_default().push((at, tf));
         }
     }
-    out
 }
 
 // ---- encoding -------------------------------------------------------------------

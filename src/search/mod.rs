@@ -36,6 +36,7 @@
 //!   query's terms (stopping at the first term it lacks) and, when its runs hold
 //!   candidates, its doc tables (one read); then one read per candidate checked.
 
+pub mod backfill;
 pub mod index;
 pub mod query;
 pub mod tokenize;
@@ -117,6 +118,10 @@ pub struct SearchPage {
     pub hits: Vec<SearchHit>,
     /// Set when more candidates follow: pass it back to continue.
     pub next_cursor: Option<String>,
+    /// Entries of the sessions searched that were not searched: history written before
+    /// the index whose runs [`backfill::index_backfill`] has not written yet (an upper
+    /// bound; 0 once it has, and in every database written since).
+    pub unindexed: u64,
 }
 
 /// Searches the workspace: the hits of `request.query`, best first, a page at a time
@@ -365,14 +370,21 @@ fn all(prefix: Vec<u8>) -> RangeQuery {
 /// lookup finds nothing (no entry of the identity can match).
 async fn read_identity(
     io: &Io,
-    session_id: &str,
+    session: &crate::Session,
     lookups: &[Lookup],
+    unindexed: &mut u64,
 ) -> Result<Option<Vec<Found>>, Error> {
+    let session_id = session.session_id.as_str();
     let mut found = vec![Found::new(); lookups.len()];
     let wanted = |term: &str| lookups.iter().any(|l| l.matches(term));
     // The tail: the entries after the last run, tokenized here.
     let through = index::indexed_through(io, session_id).await?;
     let tail = index::tail_entries(io, session_id, through, index::MAX_MERGE_ENTRIES).await?;
+    if tail.len() == index::MAX_MERGE_ENTRIES {
+        // A tail longer than a query reads: history the backfill has yet to index.
+        let read = tail.last().map_or(0, |e| e.id);
+        *unindexed = unindexed.saturating_add(session.last_entry_id.saturating_sub(read));
+    }
     let mut tail = index::invert(&tail);
     tail.terms.retain(|term, _| wanted(term));
     collect(&mut found, lookups, &tail, &tail.docs);
@@ -590,9 +602,10 @@ async fn run(
     sessions.sort_by(|a, b| a.0.key.cmp(&b.0.key));
     let mut searched = Vec::new();
     let mut total_docs = 0u64;
+    let mut unindexed = 0u64;
     for (session, own) in sessions {
         total_docs = total_docs.saturating_add(own);
-        if let Some(found) = read_identity(io, &session.session_id, &lookups).await? {
+        if let Some(found) = read_identity(io, &session, &lookups, &mut unindexed).await? {
             searched.push(Searched {
                 key: session.key,
                 session_id: session.session_id,
@@ -637,7 +650,11 @@ async fn run(
         }
         _ => None,
     };
-    Ok(SearchPage { hits, next_cursor })
+    Ok(SearchPage {
+        hits,
+        next_cursor,
+        unindexed,
+    })
 }
 
 // ---- verification and snippets ------------------------------------------------

@@ -274,6 +274,10 @@ pub const FILES: &[(&str, &str)] = &[
         "search_workspaces_are_isolated.json",
         include_str!("search_workspaces_are_isolated.json"),
     ),
+    (
+        "search_index_backfill.json",
+        include_str!("search_index_backfill.json"),
+    ),
 ];
 
 #[derive(Debug, Deserialize)]

@@ -82,8 +82,15 @@ export interface SearchHit {
   session_key: string; session_id: string; entry_id: number; message_id: string;
   role: Role; created_at: number; score: number; snippet: Snippet;
 }
-/** A page of search hits, best first; `next_cursor` is null when no candidate follows. */
-export interface SearchPage { hits: SearchHit[]; next_cursor: string | null; }
+/** A page of search hits, best first; `next_cursor` is null when no candidate follows;
+ * `unindexed` counts entries not searched because the history holding them was written
+ * before the search index and `indexBackfill` has not indexed it yet (an upper bound). */
+export interface SearchPage { hits: SearchHit[]; next_cursor: string | null; unindexed: number; }
+/** What one `indexBackfill` call did; call again with `next_cursor` until it is null. */
+export interface IndexProgress {
+  session_key: string | null; indexed_entries: number; pending_entries: number;
+  sessions_checked: number; next_cursor: string | null;
+}
 /** A page of sessions, most recently updated first. */
 export interface SessionList { sessions: Session[]; next_cursor: string | null; }
 /** Which sessions `listSessions` lists. */
@@ -500,6 +507,7 @@ export type Command =
   | { op: "read_page"; key: string; request: PageRequest; }
   | { op: "read_canonical_page"; key: string; request: PageRequest; }
   | { op: "search"; query: string; limit?: number; cursor?: string | null; }
+  | { op: "index_backfill"; cursor?: string | null; }
   | { op: "list_sessions"; limit: number; cursor?: string | null; agent_id?: string | null;
       status?: SessionStatus | null; }
   | { op: "get_or_create"; key: string; session_id: string; now_ms: number; }

@@ -316,6 +316,14 @@ enum Command {
     /// the flags add filters. A branch's shared history is found once, under the session
     /// that owns it. A bad query is `invalid_argument` (exit status 1).
     Search(search::SearchArgs),
+    /// Index history written before the search index existed (a database from an
+    /// earlier release), so `search` finds all of it: a run of up to 1,024 entries per
+    /// commit, a line of progress per run.
+    ///
+    /// Stop it at any time and run it again: it carries on where the index stops.
+    /// Appends from other processes go on meanwhile. `search` says how many entries it
+    /// could not search yet.
+    Index(search::IndexArgs),
     /// Reset the session under KEY: archive its transcript, then rotate its identity
     /// (new session id, epoch + 1, counters zeroed, transcript emptied).
     ///
@@ -796,6 +804,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             Ok(())
         }
         Command::Search(args) => search::run(&mut open(&cli)?, args, &cli.workspace),
+        Command::Index(args) => search::index(&mut open(&cli)?, args, &cli.workspace),
         Command::Reset(args) => lifecycle::reset(&mut open(&cli)?, args),
         Command::Intent(args) => lifecycle::intent(&mut open(&cli)?, args),
         Command::Resume(args) => resume::run(&mut open(&cli)?, args),

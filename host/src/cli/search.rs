@@ -133,6 +133,72 @@ fn print(page: &SearchPage, workspace: &str, since: &str, bold: bool) {
     if let Some(next) = &page.next_cursor {
         outln!("(more: the same search with {since}--cursor {next})");
     }
+    if page.unindexed > 0 {
+        outln!(
+            "(not searched: up to {} entries of history written before the search index; `spool index` indexes them)",
+            page.unindexed
+        );
+    }
+}
+
+/// `spool index`.
+#[derive(Debug, Args)]
+pub(crate) struct IndexArgs {
+    /// Print the totals as JSON (`{"indexed_entries", "sessions", "calls"}`) instead of
+    /// progress lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+/// What `spool index` did in all.
+#[derive(Debug, Default, serde::Serialize)]
+struct IndexTotals {
+    indexed_entries: u64,
+    sessions: u64,
+    calls: u64,
+}
+
+/// `spool index`: calls the backfill until every session is checked, a line per run.
+pub(crate) fn index(spool: &mut Spool, args: &IndexArgs, workspace: &str) -> Result<(), Error> {
+    let mut totals = IndexTotals::default();
+    let mut cursor: Option<String> = None;
+    let mut last_session: Option<String> = None;
+    loop {
+        let progress = spool.index_backfill(cursor.as_deref())?;
+        totals.calls += 1;
+        totals.indexed_entries += u64::from(progress.indexed_entries);
+        if let Some(key) = &progress.session_key {
+            if last_session.as_ref() != Some(key) {
+                totals.sessions += 1;
+                last_session = Some(key.clone());
+            }
+            if !args.json {
+                outln!(
+                    "{}: indexed {} entries ({} to go)",
+                    escape_invisible(key),
+                    progress.indexed_entries,
+                    progress.pending_entries
+                );
+            }
+        }
+        cursor = progress.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    if args.json {
+        return print_json(&totals);
+    }
+    if totals.indexed_entries == 0 {
+        outln!("every session of workspace `{workspace}` is indexed: nothing to do");
+    } else {
+        outln!(
+            "indexed {} entries of {} sessions: every session of workspace `{workspace}` is indexed",
+            totals.indexed_entries,
+            totals.sessions
+        );
+    }
+    Ok(())
 }
 
 /// The hits, one row each: session key, entry id, role, time and the snippet, its

@@ -1,0 +1,155 @@
+//! `spool index` on a database whose history predates the search index, with other
+//! processes appending to it meanwhile.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::process::{Command, Stdio};
+
+use common::{cache_dir, ok, ok_json, temp_db};
+
+const OLD: u64 = 2600;
+
+/// A session of `OLD` entries (`noteN`, N = 1…) whose index rows are gone, as in a
+/// database written before the index, and a second session with a fresh index.
+fn old_database() -> (tempfile::TempDir, std::path::PathBuf) {
+    let (dir, db) = temp_db();
+    ok(&db, &["create", "agent:old:main"]);
+    let jsonl = dir.path().join("old.jsonl");
+    for chunk in (1..=OLD).collect::<Vec<u64>>().chunks(650) {
+        let lines: String = chunk
+            .iter()
+            .map(|n| format!("{{\"role\":\"user\",\"content\":\"note{n} older history\"}}\n"))
+            .collect();
+        std::fs::write(&jsonl, lines).expect("write jsonl");
+        ok(
+            &db,
+            &[
+                "append",
+                "agent:old:main",
+                "--jsonl",
+                jsonl.to_str().expect("utf-8"),
+            ],
+        );
+    }
+    ok(&db, &["create", "agent:new:main"]);
+    ok(
+        &db,
+        &[
+            "append",
+            "agent:new:main",
+            "--role",
+            "user",
+            "--content",
+            "note1 newer",
+        ],
+    );
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    // The search index's rows (tag `i`): what a database from before the index lacks.
+    let removed = conn
+        .execute("DELETE FROM kv WHERE substr(key, 1, 1) = x'69'", [])
+        .expect("delete the index rows");
+    assert!(removed > 0, "the appends wrote index rows");
+    (dir, db)
+}
+
+fn hits(db: &std::path::Path, query: &str) -> serde_json::Value {
+    ok_json(db, &["search", query, "--limit", "100", "--json"])
+}
+
+#[test]
+fn test_index_makes_old_history_searchable_while_writers_append() {
+    let (_dir, db) = old_database();
+    let missed = hits(&db, "note2500");
+    assert_eq!(missed["hits"].as_array().map(Vec::len), Some(0), "{missed}");
+    let unindexed = missed["unindexed"].as_u64().expect("unindexed");
+    assert!(unindexed >= OLD - 1024, "{missed}");
+    let table = ok(&db, &["search", "note2500"]);
+    assert!(table.contains("`spool index`"), "{table}");
+
+    // `spool index` in one process, two writers appending in others.
+    let index = Command::new(env!("CARGO_BIN_EXE_spool"))
+        .arg("--db")
+        .arg(&db)
+        .arg("index")
+        .env("SPOOL_CACHE_DIR", cache_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn spool index");
+    let writers: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|w| {
+            let db = db.clone();
+            let w = (*w).to_owned();
+            std::thread::spawn(move || {
+                for i in 0..12 {
+                    ok(
+                        &db,
+                        &[
+                            "append",
+                            "agent:old:main",
+                            "--role",
+                            "user",
+                            "--content",
+                            &format!("late{w}{i} older history"),
+                        ],
+                    );
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.join().expect("writer");
+    }
+    let out = index.wait_with_output().expect("spool index");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("agent:old:main: indexed"), "{text}");
+    assert!(
+        text.contains("every session of workspace `default` is indexed"),
+        "{text}"
+    );
+
+    for n in [1, 1024, 1025, 2500, OLD] {
+        let page = hits(&db, &format!("note{n}"));
+        let found: Vec<u64> = page["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .filter(|h| h["session_key"] == "agent:old:main")
+            .filter_map(|h| h["entry_id"].as_u64())
+            .collect();
+        assert_eq!(found, [n], "note{n}: {page}");
+        assert_eq!(page["unindexed"], 0, "{page}");
+    }
+    // Every entry once, the writers' too: page through a term they all hold.
+    let mut seen = BTreeSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = vec!["search", "older", "--limit", "100", "--json"];
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c.as_str()]);
+        }
+        let page = ok_json(&db, &args);
+        for hit in page["hits"].as_array().expect("hits") {
+            let id = hit["entry_id"].as_u64().expect("id");
+            assert!(seen.insert(id), "entry {id} twice");
+        }
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen.len() as u64, OLD + 24);
+
+    // Once done, a second run writes nothing and says so.
+    let again = ok_json(&db, &["index", "--json"]);
+    assert_eq!(again["indexed_entries"], 0, "{again}");
+    assert!(ok(&db, &["index"]).contains("nothing to do"));
+}

@@ -1,0 +1,312 @@
+//! The backfill against the in-memory storage: history without an index, appends
+//! beside it, a commit that loses a race.
+
+use std::cell::RefCell;
+
+use super::*;
+use crate::run;
+use crate::search::{SearchPage, SearchRequest, search};
+use crate::storage::memory::MemoryStorage;
+use crate::storage::{Kv, Storage, StorageError};
+use crate::types::{AppendRequest, Role};
+
+const WS: &str = "default";
+const KEY: &str = "agent:main:main";
+
+fn say(storage: &impl Storage, key: &str, text: &str, now: u64) {
+    run(
+        storage,
+        crate::append_entry(WS, key, AppendRequest::new(Role::User, text), now),
+    )
+    .expect("append");
+}
+
+/// A session of `n` entries whose index is gone: history written before the index.
+fn old_history(storage: &MemoryStorage, key: &str, id: &str, n: u64) {
+    run(storage, crate::create_session(WS, key, id, 1)).expect("create");
+    let requests: Vec<AppendRequest> = (1..=n)
+        .map(|i| AppendRequest::new(Role::User, format!("note{i} every entry says filler")))
+        .collect();
+    for chunk in requests.chunks(500) {
+        run(storage, crate::append_entries(WS, key, chunk.to_vec(), 10)).expect("append");
+    }
+    let mut batch = Batch::default();
+    index::stage_removal(&mut batch, id);
+    storage.commit(WS, batch).expect("drop the index");
+}
+
+/// Every key and value of the workspace.
+fn snapshot(storage: &MemoryStorage) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
+    storage
+        .range(
+            WS,
+            &RangeQuery {
+                range: KeyRange {
+                    start: Vec::new(),
+                    end: None,
+                },
+                limit: 0,
+                reverse: false,
+            },
+        )
+        .expect("range")
+        .into_iter()
+        .map(|kv| (kv.key, kv.value))
+        .collect()
+}
+
+fn find(storage: &impl Storage, query: &str) -> SearchPage {
+    run(
+        storage,
+        search(
+            WS,
+            SearchRequest {
+                query: query.into(),
+                limit: 20,
+                cursor: None,
+            },
+        ),
+    )
+    .expect(query)
+}
+
+/// Every call until the cursor runs out.
+fn backfill_all(storage: &impl Storage) -> Vec<IndexProgress> {
+    let mut out = Vec::new();
+    let mut cursor = None;
+    loop {
+        let progress = run(storage, index_backfill(WS, cursor.as_deref())).expect("index backfill");
+        cursor.clone_from(&progress.next_cursor);
+        out.push(progress);
+        if cursor.is_none() {
+            return out;
+        }
+        assert!(out.len() < 1000, "the backfill ends");
+    }
+}
+
+#[test]
+fn test_history_without_an_index_is_found_after_the_backfill() {
+    let storage = MemoryStorage::new();
+    old_history(&storage, KEY, "s1", 3000);
+    // The first MAX_MERGE_ENTRIES of the tail are searched, the rest counted.
+    assert_eq!(find(&storage, "note1000").hits.len(), 1);
+    let missed = find(&storage, "note2500");
+    assert!(missed.hits.is_empty());
+    assert_eq!(missed.unindexed, 3000 - index::MAX_MERGE_ENTRIES as u64);
+
+    let calls = backfill_all(&storage);
+    let worked: Vec<&IndexProgress> = calls.iter().filter(|p| p.indexed_entries > 0).collect();
+    assert_eq!(
+        worked
+            .iter()
+            .map(|p| u64::from(p.indexed_entries))
+            .sum::<u64>(),
+        3000
+    );
+    assert!(
+        worked
+            .iter()
+            .all(|p| p.indexed_entries as usize <= index::MAX_MERGE_ENTRIES
+                && p.session_key.as_deref() == Some(KEY))
+    );
+    let pending: Vec<u64> = worked.iter().map(|p| p.pending_entries).collect();
+    assert!(pending.windows(2).all(|w| w[0] > w[1]), "{pending:?}");
+    assert_eq!(pending.last(), Some(&0));
+
+    for n in [1, 1024, 1025, 2500, 3000] {
+        let page = find(&storage, &format!("note{n}"));
+        assert_eq!(page.hits.len(), 1, "note{n}");
+        assert_eq!(page.hits[0].entry_id, n);
+        assert_eq!(page.unindexed, 0);
+    }
+    // Nothing left: another pass writes nothing.
+    let before = snapshot(&storage);
+    let again = backfill_all(&storage);
+    assert!(again.iter().all(|p| p.indexed_entries == 0));
+    assert_eq!(snapshot(&storage), before);
+}
+
+#[test]
+fn test_every_entry_is_found_once_with_appends_between_calls() {
+    let storage = MemoryStorage::new();
+    old_history(&storage, KEY, "s1", 1500);
+    let mut cursor = None;
+    let mut now = 100;
+    loop {
+        let progress = run(&storage, index_backfill(WS, cursor.as_deref())).expect("call");
+        // An agent goes on writing meanwhile, crossing blocks.
+        for _ in 0..40 {
+            now += 1;
+            say(
+                &storage,
+                KEY,
+                &format!("note{now} every entry says filler"),
+                now,
+            );
+        }
+        cursor = progress.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    let total = 1500 + (now - 100);
+    let mut seen = std::collections::BTreeSet::new();
+    let mut page_cursor = None;
+    loop {
+        let page = run(
+            &storage,
+            search(
+                WS,
+                SearchRequest {
+                    query: "filler".into(),
+                    limit: 100,
+                    cursor: page_cursor,
+                },
+            ),
+        )
+        .expect("page");
+        for hit in &page.hits {
+            assert!(seen.insert(hit.entry_id), "entry {} twice", hit.entry_id);
+        }
+        page_cursor = page.next_cursor;
+        if page_cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen.len() as u64, total);
+    assert_eq!(seen.last(), Some(&total));
+}
+
+#[test]
+fn test_sessions_are_walked_in_pages_and_small_tails_left_alone() {
+    let storage = MemoryStorage::new();
+    let sessions = SESSIONS_PER_CALL as usize + 6;
+    for i in 0..sessions {
+        let key = format!("agent:a{i:03}:main");
+        run(
+            &storage,
+            crate::create_session(WS, &key, &format!("id{i}"), 1),
+        )
+        .expect("create");
+        say(&storage, &key, "a short tail", 2);
+    }
+    old_history(&storage, "agent:zz:main", "old", 100);
+    let before = snapshot(&storage);
+    let calls = backfill_all(&storage);
+    // A full page of sessions, then the rest with the one that needs a run, then the
+    // same session once more.
+    assert_eq!(calls[0].sessions_checked, SESSIONS_PER_CALL);
+    assert_eq!(calls[0].indexed_entries, 0);
+    assert_eq!(calls[1].session_key.as_deref(), Some("agent:zz:main"));
+    assert_eq!(calls[1].indexed_entries, 100);
+    assert_eq!(calls.len(), 3);
+    let after = snapshot(&storage);
+    let written: Vec<&Vec<u8>> = after.keys().filter(|k| !before.contains_key(*k)).collect();
+    assert!(!written.is_empty());
+    assert!(
+        written
+            .iter()
+            .all(|k| k.starts_with(&keys::identity(keys::SEARCH_POSTINGS, "old"))),
+        "only the old session's index is written"
+    );
+}
+
+#[test]
+fn test_bad_cursors_are_invalid() {
+    let storage = MemoryStorage::new();
+    for bad in ["", "zz", "00", &validate::hex(b"x-not-a-session-key")] {
+        let err = run(&storage, index_backfill(WS, Some(bad))).expect_err(bad);
+        assert_eq!(err.code(), "invalid_argument", "{bad}: {err}");
+    }
+    let err = run(&storage, index_backfill("", None)).expect_err("workspace");
+    assert_eq!(err.code(), "invalid_argument");
+}
+
+/// A write of another writer.
+type Race<'a> = Box<dyn FnOnce(&MemoryStorage) + 'a>;
+
+/// Runs `before_commit` once, right before the first commit it forwards.
+struct Racing<'a> {
+    inner: &'a MemoryStorage,
+    before_commit: RefCell<Option<Race<'a>>>,
+}
+
+impl Storage for Racing<'_> {
+    fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.inner.get(workspace, key)
+    }
+    fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
+        self.inner.range(workspace, query)
+    }
+    fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
+        if let Some(race) = self.before_commit.borrow_mut().take() {
+            race(self.inner);
+        }
+        self.inner.commit(workspace, batch)
+    }
+}
+
+#[test]
+fn test_a_backfill_that_loses_a_race_to_an_append_starts_again() {
+    let storage = MemoryStorage::new();
+    old_history(&storage, KEY, "s1", 2000);
+    // An append lands between the backfill's reads and its commit; it crosses a block,
+    // so it merges the same tail itself.
+    let racing = Racing {
+        inner: &storage,
+        before_commit: RefCell::new(Some(Box::new(|s: &MemoryStorage| {
+            let request: Vec<AppendRequest> = (0..24)
+                .map(|i| AppendRequest::new(Role::User, format!("late{i} filler")))
+                .collect();
+            run(s, crate::append_entries(WS, KEY, request, 50)).expect("racing append");
+        }))),
+    };
+    let progress = run(&racing, index_backfill(WS, None)).expect("backfill");
+    assert_eq!(progress.session_key.as_deref(), Some(KEY));
+    backfill_all(&storage);
+    for n in [1, 1024, 1025, 2000] {
+        assert_eq!(find(&storage, &format!("note{n}")).hits.len(), 1, "note{n}");
+    }
+    assert_eq!(find(&storage, "late23").hits.len(), 1);
+    // Each entry in exactly one run: the doc tables together list ids 1..=2024 once.
+    let mut ids = Vec::new();
+    for kv in storage
+        .range(
+            WS,
+            &RangeQuery {
+                range: KeyRange::prefix(&index::bucket_runs("s1", index::DOCS)),
+                limit: 0,
+                reverse: false,
+            },
+        )
+        .expect("doc tables")
+    {
+        let table = index::decode(&kv.key, &kv.value, |_| false).expect("decodes");
+        ids.extend(table.docs.iter().map(|d| d.id));
+    }
+    assert_eq!(ids, (1..=2024).collect::<Vec<u64>>());
+}
+
+#[test]
+fn test_a_session_deleted_meanwhile_gets_no_index_back() {
+    let storage = MemoryStorage::new();
+    old_history(&storage, KEY, "s1", 200);
+    let racing = Racing {
+        inner: &storage,
+        before_commit: RefCell::new(Some(Box::new(|s: &MemoryStorage| {
+            run(s, crate::delete_session(WS, KEY, None)).expect("racing delete");
+        }))),
+    };
+    let progress = run(&racing, index_backfill(WS, None)).expect("backfill");
+    assert_eq!(progress.indexed_entries, 0, "{progress:?}");
+    assert_eq!(progress.next_cursor, None);
+    let left: Vec<Vec<u8>> = snapshot(&storage)
+        .into_keys()
+        .filter(|k| k.starts_with(&keys::identity(keys::SEARCH_POSTINGS, "s1")))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "index records of a deleted identity: {left:?}"
+    );
+}
