@@ -5,12 +5,16 @@
 //! core per session identity, in the commits that write entries: a branch's shared
 //! history is indexed once, in the identity that owns it, and its hits name that
 //! identity's session (a `session:` filter on a branch searches its own entries).
-//! Workspaces never see each other.
+//! History whose session was deleted or reset while branches read it (a retired
+//! identity) is found through them: each of its entries once, under the first session
+//! in key order of those searched that reads it (a `session:` filter on a branch finds
+//! what it reads of it). Workspaces never see each other.
 //!
 //! ## Guarantees
 //!
 //! - **Matching.** A hit is an entry of the current identity of a session of the
-//!   workspace that holds every term, prefix and phrase of the query in its indexed
+//!   workspace (or of the retired history a searched session reads) that holds every
+//!   term, prefix and phrase of the query in its indexed
 //!   text (see [`index`]) and passes every filter. Every entry of the identity's
 //!   transcript range is searched from the commit that writes it on — appended,
 //!   imported or copied, active or compacted — except, in an identity whose unindexed
@@ -31,7 +35,8 @@
 //!   paging a workspace that does not change meanwhile returns each hit once. A cursor
 //!   belongs to its query: one from another query, or not from Spool, is
 //!   `invalid_argument`.
-//! - **Cost.** No commit. Reads: the session records searched (one read); per session
+//! - **Cost.** No commit. Reads: the session records searched (one read); per retired
+//!   identity they read, its retirement record, and the reads of a session below; per session
 //!   its last doc table and its tail (two reads), one range per index bucket of the
 //!   query's terms (stopping at the first term it lacks) and, when its runs hold
 //!   candidates, its doc tables (one read); then one read per candidate checked.
@@ -54,6 +59,7 @@ use crate::storage::keys;
 use crate::storage::{KeyRange, RangeQuery};
 use crate::types::{Entry, Role};
 
+use crate::branch::history::Layer;
 use index::{Posting, Segment};
 use query::{Clause, Query, SessionFilter};
 use tokenize::{Token, tokenize};
@@ -296,14 +302,27 @@ fn lookups(query: &Query) -> Vec<Lookup> {
 /// expansions summed).
 type Found = BTreeMap<u64, Posting>;
 
-/// A searched session and what its index holds for the query's lookups.
+/// A searched identity, the session its hits name and what its index holds for the
+/// query's lookups.
 struct Searched {
     key: String,
+    /// The place of `key` among the keys searched (a session's own identity and the
+    /// retired history it reads share it).
+    key_rank: usize,
     session_id: String,
     found: Vec<Found>,
 }
 
-async fn sessions(io: &Io, query: &Query) -> Result<Vec<(crate::Session, u64)>, Error> {
+/// A session a query searches.
+struct Listed {
+    session: crate::Session,
+    /// Entries of its own identity (ids after those it reads through its base).
+    own: u64,
+    /// The shared history it reads.
+    base: Vec<Layer>,
+}
+
+async fn sessions(io: &Io, query: &Query) -> Result<Vec<Listed>, Error> {
     let kvs = match &query.session {
         Some(SessionFilter::Key(key)) => {
             let record = keys::session(key);
@@ -346,7 +365,41 @@ async fn sessions(io: &Io, query: &Query) -> Result<Vec<(crate::Session, u64)>, 
             .max()
             .unwrap_or(0);
         let own = loaded.session.last_entry_id.saturating_sub(inherited);
-        out.push((loaded.session, own));
+        out.push(Listed {
+            session: loaded.session,
+            own,
+            base: loaded.base,
+        });
+    }
+    Ok(out)
+}
+
+/// Whether `layer` reads the entry `doc` of its identity.
+fn covers(layer: &Layer, doc: &index::Doc) -> bool {
+    doc.id <= layer.last_entry_id && layer.before.is_none_or(|b| (doc.created_at, doc.id) < b)
+}
+
+/// The shared history the sessions in `listed` read that no live session owns (its
+/// session was deleted or reset while they read it: a retired identity), with the
+/// newest entry id any of them reads.
+async fn retired_history(io: &Io, listed: &[Listed]) -> Result<BTreeMap<String, u64>, Error> {
+    let owners: BTreeSet<&str> = listed
+        .iter()
+        .map(|l| l.session.session_id.as_str())
+        .collect();
+    let mut shared: BTreeMap<String, u64> = BTreeMap::new();
+    for layer in listed.iter().flat_map(|l| &l.base) {
+        if !owners.contains(layer.data_id.as_str()) {
+            let newest = shared.entry(layer.data_id.clone()).or_default();
+            *newest = (*newest).max(layer.last_entry_id);
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (data_id, newest) in shared {
+        // A live owner outside the query's sessions keeps its hits (none here).
+        if io.get(keys::retired(&data_id)).await?.is_some() {
+            out.insert(data_id, newest);
+        }
     }
     Ok(out)
 }
@@ -370,11 +423,11 @@ fn all(prefix: Vec<u8>) -> RangeQuery {
 /// lookup finds nothing (no entry of the identity can match).
 async fn read_identity(
     io: &Io,
-    session: &crate::Session,
+    session_id: &str,
+    last_entry_id: u64,
     lookups: &[Lookup],
     unindexed: &mut u64,
 ) -> Result<Option<Vec<Found>>, Error> {
-    let session_id = session.session_id.as_str();
     let mut found = vec![Found::new(); lookups.len()];
     let wanted = |term: &str| lookups.iter().any(|l| l.matches(term));
     // The tail: the entries after the last run, tokenized here.
@@ -383,7 +436,7 @@ async fn read_identity(
     if tail.len() == index::MAX_MERGE_ENTRIES {
         // A tail longer than a query reads: history the backfill has yet to index.
         let read = tail.last().map_or(0, |e| e.id);
-        *unindexed = unindexed.saturating_add(session.last_entry_id.saturating_sub(read));
+        *unindexed = unindexed.saturating_add(last_entry_id.saturating_sub(read));
     }
     let mut tail = index::invert(&tail);
     tail.terms.retain(|term, _| wanted(term));
@@ -469,8 +522,10 @@ const B: f64 = 0.75;
 struct Candidate {
     score: u64,
     created_at: u64,
-    /// Index into the searched sessions, which are in key order (keys are unique).
+    /// Index into the searched identities.
     session: usize,
+    /// Its session key's place in key order.
+    key_rank: usize,
     id: u64,
 }
 
@@ -479,7 +534,7 @@ impl Candidate {
         (
             Reverse(self.score),
             Reverse(self.created_at),
-            self.session,
+            self.key_rank,
             Reverse(self.id),
         )
     }
@@ -564,6 +619,7 @@ fn candidates(
                 score: micros,
                 created_at: p.doc.created_at,
                 session: si,
+                key_rank: s.key_rank,
                 id,
             });
         }
@@ -599,18 +655,66 @@ async fn run(
 ) -> OpResult<SearchPage> {
     let lookups = lookups(query);
     let mut sessions = sessions(io, query).await?;
-    sessions.sort_by(|a, b| a.0.key.cmp(&b.0.key));
-    let mut searched = Vec::new();
+    sessions.sort_by(|a, b| a.session.key.cmp(&b.session.key));
     let mut total_docs = 0u64;
     let mut unindexed = 0u64;
-    for (session, own) in sessions {
-        total_docs = total_docs.saturating_add(own);
-        if let Some(found) = read_identity(io, &session, &lookups, &mut unindexed).await? {
+    // Retired history is read once, whoever reads it.
+    let mut retired = BTreeMap::new();
+    for (data_id, newest) in retired_history(io, &sessions).await? {
+        total_docs = total_docs.saturating_add(newest);
+        let found = read_identity(io, &data_id, newest, &lookups, &mut unindexed).await?;
+        if let Some(found) = found {
+            retired.insert(data_id, found);
+        }
+    }
+    let mut searched = Vec::new();
+    // Per retired identity, the layers of the sessions before: an entry is found once,
+    // under the first session (in key order) that reads it.
+    let mut claimed: BTreeMap<&str, Vec<&Layer>> = BTreeMap::new();
+    for (key_rank, listed) in sessions.iter().enumerate() {
+        let session = &listed.session;
+        total_docs = total_docs.saturating_add(listed.own);
+        let found = read_identity(
+            io,
+            &session.session_id,
+            session.last_entry_id,
+            &lookups,
+            &mut unindexed,
+        )
+        .await?;
+        if let Some(found) = found {
             searched.push(Searched {
-                key: session.key,
-                session_id: session.session_id,
+                key: session.key.clone(),
+                key_rank,
+                session_id: session.session_id.clone(),
                 found,
             });
+        }
+        for layer in &listed.base {
+            let Some(found) = retired.get(&layer.data_id) else {
+                continue;
+            };
+            let earlier = claimed.entry(layer.data_id.as_str()).or_default();
+            let mine: Vec<Found> = found
+                .iter()
+                .map(|f| {
+                    f.iter()
+                        .filter(|(_, p)| {
+                            covers(layer, &p.doc) && !earlier.iter().any(|l| covers(l, &p.doc))
+                        })
+                        .map(|(id, p)| (*id, *p))
+                        .collect()
+                })
+                .collect();
+            earlier.push(layer);
+            if !mine.iter().any(Found::is_empty) {
+                searched.push(Searched {
+                    key: session.key.clone(),
+                    key_rank,
+                    session_id: layer.data_id.clone(),
+                    found: mine,
+                });
+            }
         }
     }
     let ranked = candidates(&searched, &lookups, query, total_docs);

@@ -1047,3 +1047,128 @@ fn measure_segment_sizes() {
         );
     }
 }
+
+#[test]
+fn test_history_of_a_deleted_or_reset_parent_is_found_through_its_branches_once() {
+    let storage = MemoryStorage::new();
+    create(&storage, KEY, "s1");
+    for i in 1..=40u64 {
+        say(
+            &storage,
+            KEY,
+            Role::User,
+            &format!("step{i} of the parser fix"),
+            10 + i,
+        );
+    }
+    // Two branches of the whole history, one of its first 10 entries.
+    for (child, id) in [("agent:main:b", "b1"), ("agent:main:c", "c1")] {
+        run(
+            &storage,
+            crate::branch(WS, KEY, child, crate::BranchRequest::fork(id), 100),
+        )
+        .expect("branch");
+    }
+    run(
+        &storage,
+        crate::branch(
+            WS,
+            KEY,
+            "agent:main:a",
+            crate::BranchRequest {
+                fork_transcript: true,
+                fork_before_message_id: Some("s1-11".into()),
+                ..crate::BranchRequest::empty("a1")
+            },
+            100,
+        ),
+    )
+    .expect("branch before a message");
+    say(
+        &storage,
+        "agent:main:c",
+        Role::User,
+        "the parser on branch c",
+        200,
+    );
+    let parser_hits = |storage: &MemoryStorage| {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        loop {
+            let page = find_page(storage, "parser", 7, cursor).expect("page");
+            all.extend(
+                page.hits
+                    .iter()
+                    .map(|h| (h.session_key.clone(), h.session_id.clone(), h.entry_id)),
+            );
+            cursor = page.next_cursor;
+            if cursor.is_none() {
+                return all;
+            }
+        }
+    };
+    let live = parser_hits(&storage);
+    assert_eq!(live.len(), 41);
+    assert!(live.iter().filter(|h| h.1 == "s1").all(|h| h.0 == KEY));
+
+    run(&storage, crate::delete_session(WS, KEY, None)).expect("delete the parent");
+    let mut after = parser_hits(&storage);
+    after.sort();
+    // Entries 1–10: the first branch in key order that reads them (a); 11–40: b; c's own.
+    let mut expected: Vec<(String, String, u64)> = (1..=10)
+        .map(|i| ("agent:main:a".to_owned(), "s1".to_owned(), i))
+        .chain((11..=40).map(|i| ("agent:main:b".to_owned(), "s1".to_owned(), i)))
+        .chain([("agent:main:c".to_owned(), "c1".to_owned(), 41)])
+        .collect();
+    expected.sort();
+    assert_eq!(after, expected);
+    // A session filter searches that session's reading of it.
+    let only_c = find_page(&storage, "parser session:agent:main:c", 100, None).expect("c");
+    assert_eq!(only_c.hits.len(), 41);
+    assert!(only_c.hits.iter().all(|h| h.session_key == "agent:main:c"));
+    let only_a = find_page(&storage, "step10 session:agent:main:a", 100, None).expect("a");
+    assert_eq!(ids(&only_a), [("agent:main:a".to_owned(), 10)]);
+    assert!(
+        find_page(&storage, "step11 session:agent:main:a", 100, None)
+            .expect("a")
+            .hits
+            .is_empty(),
+        "a reads only the entries before s1-11"
+    );
+
+    // Reset a branch's parent instead: its old generation is found through the branch.
+    let storage = MemoryStorage::new();
+    create(&storage, KEY, "s1");
+    say(&storage, KEY, Role::User, "the old parser plan", 10);
+    run(
+        &storage,
+        crate::branch(
+            WS,
+            KEY,
+            "agent:main:b",
+            crate::BranchRequest::fork("b1"),
+            20,
+        ),
+    )
+    .expect("branch");
+    run(
+        &storage,
+        crate::apply_intent(WS, KEY, crate::Intent::ResetSameKey, "s2", 30),
+    )
+    .expect("reset");
+    say(&storage, KEY, Role::User, "the new parser plan", 40);
+    let mut found: Vec<(String, String)> = find(&storage, "parser plan")
+        .expect("search")
+        .hits
+        .iter()
+        .map(|h| (h.session_key.clone(), h.session_id.clone()))
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            ("agent:main:b".to_owned(), "s1".to_owned()),
+            (KEY.to_owned(), "s2".to_owned())
+        ]
+    );
+}

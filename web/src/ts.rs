@@ -76,7 +76,8 @@ export interface Page { entries: Entry[]; next_cursor: string | null; }
  * `[start, end)` byte ranges of `text` (UTF-8) that matched. */
 export interface Snippet { field: string; text: string; highlights: [number, number][]; }
 /** One entry that matched `search`. `session_id` is the identity the entry belongs to
- * (a branch's shared history is found once, under the session that owns it); `score` is
+ * (a branch's shared history is found once, under the session that owns it, or, once
+ * that session is deleted or reset, under the first branch by key that reads it); `score` is
  * BM25 rounded to micro-units, the same on every host. */
 export interface SearchHit {
   session_key: string; session_id: string; entry_id: number; message_id: string;
