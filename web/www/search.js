@@ -60,6 +60,10 @@ async function run(page, more) {
   report.textContent = shown
     ? `${shown} hit(s)${cursor ? ", more may follow" : ""}.`
     : cursor ? "No hits yet; more candidates follow." : "No hits.";
+  if (out.unindexed > 0) {
+    // History from before the index: `indexBackfill` makes it searchable.
+    report.textContent += ` ${out.unindexed} older entries were not searched yet (indexBackfill indexes them).`;
+  }
   report.dataset.outcome = "ok";
   delete report.dataset.code;
   $("more-hits").hidden = !cursor;

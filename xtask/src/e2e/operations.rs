@@ -228,6 +228,18 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         json!({ "query": "\"not closed" }),
         "invalid_argument",
     )?;
+    // Everything the page wrote is indexed as it was written: the backfill of older
+    // history finds nothing to do, and refuses a cursor it did not give.
+    p.ok("indexBackfill", json!({}), |v| {
+        v["indexed_entries"] == 0
+            && v["next_cursor"].is_null()
+            && v["sessions_checked"].as_u64() > Some(0)
+    })?;
+    p.fails(
+        "indexBackfill",
+        json!({ "cursor": "not-a-cursor" }),
+        "invalid_argument",
+    )?;
     p.ok("resume", json!({}), |v| v["key"] == OPS)?;
     p.ok(
         "update",
