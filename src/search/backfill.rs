@@ -7,8 +7,9 @@
 //! turns such tails into runs, one run per call, resumably:
 //!
 //! - **One run per call.** A call walks the session records from its cursor and, for
-//!   the first session whose current identity has at least [`index::BLOCK_ENTRIES`]
-//!   entries after its last run, writes one run of at most
+//!   the first session whose current identity (or a retired identity it reads: the
+//!   history of a session deleted or reset while branches read it) has at least
+//!   [`index::BLOCK_ENTRIES`] entries after its last run, writes one run of at most
 //!   [`index::MAX_MERGE_ENTRIES`] of them in one commit (the records an append that
 //!   crosses a block would write). It returns the cursor to call again with: the same
 //!   session while it has more, then the sessions after it; `None` when every session
@@ -16,7 +17,8 @@
 //! - **Never blocks appends.** Its commit writes only index records, under two
 //!   preconditions: the session record is still what it read (an append, truncate,
 //!   reset or delete meanwhile makes it start again, as every operation does on a
-//!   conflict) and the run's doc table is absent. Appends do not depend on what it
+//!   conflict; for a retired identity, its retirement record, which its last reader
+//!   leaving deletes) and the run's doc table is absent. Appends do not depend on what it
 //!   writes: an append that merges the same tail concurrently writes the same run, or
 //!   one that holds it and the append's own entries. So appends run beside it at full
 //!   speed, and it can stop at any point (killed, failed) and start over from any
@@ -156,6 +158,53 @@ async fn next_run(
     Ok(first.map(|f| (f, run)))
 }
 
+/// An identity whose tail a call indexes.
+struct Work {
+    data_id: String,
+    /// The record that must still hold these bytes at the commit: the session record
+    /// for its own identity, the retirement record for a retired one it reads (a
+    /// delete, reset or the last reader leaving changes it).
+    guard: (Vec<u8>, Vec<u8>),
+    through: Option<(u64, u64)>,
+    /// The newest entry id of the history (an upper bound of what is to index).
+    newest: u64,
+}
+
+/// The identity of the session under `record_key` that needs a run, if any: its own,
+/// else a retired identity it reads (history whose session was deleted or reset).
+async fn due(
+    io: &Io,
+    record_key: &[u8],
+    loaded: &crate::session::Loaded,
+) -> Result<Option<Work>, Error> {
+    let (pending, through) = pending(io, loaded).await?;
+    if pending >= index::BLOCK_ENTRIES {
+        return Ok(Some(Work {
+            data_id: loaded.session.session_id.clone(),
+            guard: (record_key.to_vec(), loaded.bytes.clone()),
+            through,
+            newest: loaded.session.last_entry_id,
+        }));
+    }
+    for layer in &loaded.base {
+        let retired = keys::retired(&layer.data_id);
+        let Some(marker) = io.get(retired.clone()).await? else {
+            continue;
+        };
+        let through = index::indexed_through(io, &layer.data_id).await?;
+        let indexed = through.map_or(0, |(_, id)| id);
+        if layer.last_entry_id.saturating_sub(indexed) >= index::BLOCK_ENTRIES {
+            return Ok(Some(Work {
+                data_id: layer.data_id.clone(),
+                guard: (retired, marker),
+                through,
+                newest: layer.last_entry_id,
+            }));
+        }
+    }
+    Ok(None)
+}
+
 async fn run(io: &Io, start: Option<Vec<u8>>) -> OpResult<IndexProgress> {
     let prefix = all_sessions();
     let range = KeyRange {
@@ -175,20 +224,24 @@ async fn run(io: &Io, start: Option<Vec<u8>>) -> OpResult<IndexProgress> {
     for kv in records {
         let loaded = crate::session::decode(&kv.key, kv.value)?;
         progress.sessions_checked += 1;
-        let (pending, through) = pending(io, &loaded).await?;
-        let session_id = &loaded.session.session_id;
-        let next = if pending >= index::BLOCK_ENTRIES {
-            next_run(io, session_id, through).await?
-        } else {
-            None
-        };
-        if let Some((first, segment)) = next {
+        if let Some(work) = due(io, &kv.key, &loaded).await? {
+            let Work {
+                data_id,
+                guard,
+                through,
+                newest,
+            } = work;
+            let Some((first, segment)) = next_run(io, &data_id, through).await? else {
+                // Fewer entries than their ids said (removed ones): nothing to index.
+                last_key = Some(kv.key);
+                continue;
+            };
             let indexed = segment.docs.last().map_or(0, |d| d.id);
             let count = segment.docs.len();
             let mut batch = Batch::default();
-            batch.require_equals(kv.key.clone(), loaded.bytes.clone());
-            batch.require_absent(index::run_key(session_id, index::DOCS, first));
-            index::put_run(&mut batch, session_id, first, segment);
+            batch.require_equals(guard.0, guard.1);
+            batch.require_absent(index::run_key(&data_id, index::DOCS, first));
+            index::put_run(&mut batch, &data_id, first, segment);
             if batch.mutations.len() > MAX_BATCH_MUTATIONS
                 || batch.written_bytes() > MAX_BATCH_BYTES
             {
@@ -200,7 +253,7 @@ async fn run(io: &Io, start: Option<Vec<u8>>) -> OpResult<IndexProgress> {
             }
             io.commit(batch).await?;
             progress.indexed_entries = u32::try_from(count).unwrap_or(u32::MAX);
-            progress.pending_entries = loaded.session.last_entry_id.saturating_sub(indexed);
+            progress.pending_entries = newest.saturating_sub(indexed);
             progress.session_key = Some(loaded.session.key);
             // The same session again: it may hold more.
             progress.next_cursor = Some(validate::hex(&kv.key));

@@ -310,3 +310,66 @@ fn test_a_session_deleted_meanwhile_gets_no_index_back() {
         "index records of a deleted identity: {left:?}"
     );
 }
+
+#[test]
+fn test_retired_history_a_branch_reads_is_indexed_under_its_guard() {
+    let storage = MemoryStorage::new();
+    old_history(&storage, KEY, "s1", 1500);
+    let child = "agent:main:branch";
+    run(
+        &storage,
+        crate::branch(WS, KEY, child, crate::BranchRequest::fork("b1"), 100),
+    )
+    .expect("branch");
+    run(&storage, crate::delete_session(WS, KEY, None)).expect("delete the parent");
+    let missed = find(&storage, "note1400");
+    assert!(missed.hits.is_empty());
+    assert!(missed.unindexed > 0, "{missed:?}");
+
+    let calls = backfill_all(&storage);
+    let indexed: u64 = calls.iter().map(|p| u64::from(p.indexed_entries)).sum();
+    assert_eq!(indexed, 1500);
+    assert!(
+        calls
+            .iter()
+            .filter(|p| p.indexed_entries > 0)
+            .all(|p| p.session_key.as_deref() == Some(child))
+    );
+    let page = find(&storage, "note1400");
+    assert_eq!(page.unindexed, 0);
+    assert_eq!(page.hits.len(), 1);
+    assert_eq!(
+        (
+            page.hits[0].session_key.as_str(),
+            page.hits[0].session_id.as_str()
+        ),
+        (child, "s1")
+    );
+
+    // The last reader leaving while a backfill of the retired history is under way:
+    // its commit fails its guard, and nothing of the identity is left behind.
+    let storage = MemoryStorage::new();
+    old_history(&storage, KEY, "s1", 200);
+    run(
+        &storage,
+        crate::branch(WS, KEY, child, crate::BranchRequest::fork("b1"), 100),
+    )
+    .expect("branch");
+    run(&storage, crate::delete_session(WS, KEY, None)).expect("delete the parent");
+    let racing = Racing {
+        inner: &storage,
+        before_commit: RefCell::new(Some(Box::new(move |s: &MemoryStorage| {
+            run(s, crate::delete_session(WS, child, None)).expect("the last reader goes");
+        }))),
+    };
+    let progress = run(&racing, index_backfill(WS, None)).expect("backfill");
+    assert_eq!(progress.indexed_entries, 0);
+    let left: Vec<Vec<u8>> = snapshot(&storage)
+        .into_keys()
+        .filter(|k| k.starts_with(&keys::identity(keys::SEARCH_POSTINGS, "s1")))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "index records of a deleted identity: {left:?}"
+    );
+}
