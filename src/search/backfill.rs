@@ -95,13 +95,7 @@ async fn pending(
     loaded: &crate::session::Loaded,
 ) -> Result<(u64, Option<(u64, u64)>), Error> {
     let through = index::indexed_through(io, &loaded.session.session_id).await?;
-    let inherited = loaded
-        .base
-        .iter()
-        .map(|l| l.last_entry_id)
-        .max()
-        .unwrap_or(0);
-    let indexed = through.map_or(0, |(_, id)| id).max(inherited);
+    let indexed = through.map_or(0, |(_, id)| id).max(loaded.inherited());
     Ok((
         loaded.session.last_entry_id.saturating_sub(indexed),
         through,

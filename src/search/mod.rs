@@ -358,13 +358,10 @@ async fn sessions(io: &Io, query: &Query) -> Result<Vec<Listed>, Error> {
             continue;
         }
         // The identity's own entries: ids after those it reads through its base.
-        let inherited = loaded
-            .base
-            .iter()
-            .map(|l| l.last_entry_id)
-            .max()
-            .unwrap_or(0);
-        let own = loaded.session.last_entry_id.saturating_sub(inherited);
+        let own = loaded
+            .session
+            .last_entry_id
+            .saturating_sub(loaded.inherited());
         out.push(Listed {
             session: loaded.session,
             own,

@@ -21,7 +21,7 @@ fn say(storage: &MemoryStorage, key: &str, role: Role, text: &str, now: u64) -> 
     .expect("append")
 }
 
-fn find(storage: &MemoryStorage, query: &str) -> Result<SearchPage, Error> {
+pub(super) fn find(storage: &MemoryStorage, query: &str) -> Result<SearchPage, Error> {
     find_page(storage, query, 20, None)
 }
 

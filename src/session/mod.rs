@@ -116,6 +116,14 @@ pub(crate) struct Loaded {
     pub(crate) bytes: Vec<u8>,
 }
 
+impl Loaded {
+    /// The newest entry id it reads through its base (0 without one): its own
+    /// identity's entries have the ids after it.
+    pub(crate) fn inherited(&self) -> u64 {
+        self.base.iter().map(|l| l.last_entry_id).max().unwrap_or(0)
+    }
+}
+
 /// Decodes a session record (also a recency index value): binary from format 6 on,
 /// JSON before.
 pub(crate) fn decode(record_key: &[u8], bytes: Vec<u8>) -> Result<Loaded, Error> {

@@ -55,19 +55,24 @@ fn snapshot(storage: &MemoryStorage) -> std::collections::BTreeMap<Vec<u8>, Vec<
         .collect()
 }
 
-fn find(storage: &impl Storage, query: &str) -> SearchPage {
-    run(
-        storage,
-        search(
-            WS,
-            SearchRequest {
-                query: query.into(),
-                limit: 20,
-                cursor: None,
-            },
-        ),
-    )
-    .expect(query)
+fn find(storage: &MemoryStorage, query: &str) -> SearchPage {
+    crate::search::tests::find(storage, query).expect(query)
+}
+
+/// The keys of the index records of identity `id`.
+fn index_keys(storage: &MemoryStorage, id: &str) -> Vec<Vec<u8>> {
+    snapshot(storage)
+        .into_keys()
+        .filter(|k| k.starts_with(&keys::identity(keys::SEARCH_POSTINGS, id)))
+        .collect()
+}
+
+/// `storage`, where another writer does `race` right before the first commit.
+fn racing<'a>(storage: &'a MemoryStorage, race: impl FnOnce(&MemoryStorage) + 'a) -> Racing<'a> {
+    Racing {
+        inner: storage,
+        before_commit: RefCell::new(Some(Box::new(race))),
+    }
 }
 
 /// Every call until the cursor runs out.
@@ -253,15 +258,12 @@ fn test_a_backfill_that_loses_a_race_to_an_append_starts_again() {
     old_history(&storage, KEY, "s1", 2000);
     // An append lands between the backfill's reads and its commit; it crosses a block,
     // so it merges the same tail itself.
-    let racing = Racing {
-        inner: &storage,
-        before_commit: RefCell::new(Some(Box::new(|s: &MemoryStorage| {
-            let request: Vec<AppendRequest> = (0..24)
-                .map(|i| AppendRequest::new(Role::User, format!("late{i} filler")))
-                .collect();
-            run(s, crate::append_entries(WS, KEY, request, 50)).expect("racing append");
-        }))),
-    };
+    let racing = racing(&storage, |s: &MemoryStorage| {
+        let request: Vec<AppendRequest> = (0..24)
+            .map(|i| AppendRequest::new(Role::User, format!("late{i} filler")))
+            .collect();
+        run(s, crate::append_entries(WS, KEY, request, 50)).expect("racing append");
+    });
     let progress = run(&racing, index_backfill(WS, None)).expect("backfill");
     assert_eq!(progress.session_key.as_deref(), Some(KEY));
     backfill_all(&storage);
@@ -292,19 +294,13 @@ fn test_a_backfill_that_loses_a_race_to_an_append_starts_again() {
 fn test_a_session_deleted_meanwhile_gets_no_index_back() {
     let storage = MemoryStorage::new();
     old_history(&storage, KEY, "s1", 200);
-    let racing = Racing {
-        inner: &storage,
-        before_commit: RefCell::new(Some(Box::new(|s: &MemoryStorage| {
-            run(s, crate::delete_session(WS, KEY, None)).expect("racing delete");
-        }))),
-    };
+    let racing = racing(&storage, |s: &MemoryStorage| {
+        run(s, crate::delete_session(WS, KEY, None)).expect("racing delete");
+    });
     let progress = run(&racing, index_backfill(WS, None)).expect("backfill");
     assert_eq!(progress.indexed_entries, 0, "{progress:?}");
     assert_eq!(progress.next_cursor, None);
-    let left: Vec<Vec<u8>> = snapshot(&storage)
-        .into_keys()
-        .filter(|k| k.starts_with(&keys::identity(keys::SEARCH_POSTINGS, "s1")))
-        .collect();
+    let left = index_keys(&storage, "s1");
     assert!(
         left.is_empty(),
         "index records of a deleted identity: {left:?}"
@@ -356,18 +352,12 @@ fn test_retired_history_a_branch_reads_is_indexed_under_its_guard() {
     )
     .expect("branch");
     run(&storage, crate::delete_session(WS, KEY, None)).expect("delete the parent");
-    let racing = Racing {
-        inner: &storage,
-        before_commit: RefCell::new(Some(Box::new(move |s: &MemoryStorage| {
-            run(s, crate::delete_session(WS, child, None)).expect("the last reader goes");
-        }))),
-    };
+    let racing = racing(&storage, move |s: &MemoryStorage| {
+        run(s, crate::delete_session(WS, child, None)).expect("the last reader goes");
+    });
     let progress = run(&racing, index_backfill(WS, None)).expect("backfill");
     assert_eq!(progress.indexed_entries, 0);
-    let left: Vec<Vec<u8>> = snapshot(&storage)
-        .into_keys()
-        .filter(|k| k.starts_with(&keys::identity(keys::SEARCH_POSTINGS, "s1")))
-        .collect();
+    let left = index_keys(&storage, "s1");
     assert!(
         left.is_empty(),
         "index records of a deleted identity: {left:?}"
