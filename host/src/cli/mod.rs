@@ -68,6 +68,7 @@ Sessions:
   show        Show a session and its whole transcript
   list        List sessions, most recently updated first (filter by agent, status)
   search      Full-text search of every transcript: words, \"phrases\", pref*, filters
+  index       Index history from before search (an older database), resumably
   count       Count the transcript entries of a session
   entry       Show one transcript entry by its message id
   update      Change model, channel, model config or metadata
