@@ -298,9 +298,45 @@ fn lookups(query: &Query) -> Vec<Lookup> {
     out.into_iter().collect()
 }
 
-/// What one lookup found in one identity: per entry id, the posting (prefix
-/// expansions summed).
-type Found = BTreeMap<u64, Posting>;
+/// What one lookup found in one identity: postings in increasing entry id, one per
+/// entry (prefix expansions summed) once [`Found::finish`]ed; gathered unordered
+/// before (pushing to a vector costs far less than keeping a map ordered).
+#[derive(Debug, Clone, Default)]
+struct Found(Vec<Posting>);
+
+impl Found {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn iter(&self) -> std::slice::Iter<'_, Posting> {
+        self.0.iter()
+    }
+
+    /// Orders the postings by entry id and sums those of one entry.
+    fn finish(&mut self) {
+        self.0.sort_unstable_by_key(|p| p.doc.id);
+        self.0.dedup_by(|next, kept| {
+            let same = next.doc.id == kept.doc.id;
+            if same {
+                kept.tf = kept.tf.saturating_add(next.tf);
+            }
+            same
+        });
+    }
+
+    /// The posting of entry `id` (after [`Found::finish`]).
+    fn get(&self, id: u64) -> Option<&Posting> {
+        self.0
+            .binary_search_by_key(&id, |p| p.doc.id)
+            .ok()
+            .map(|at| &self.0[at])
+    }
+}
 
 /// A searched identity, the session its hits name and what its index holds for the
 /// query's lookups.
@@ -401,13 +437,6 @@ async fn retired_history(io: &Io, listed: &[Listed]) -> Result<BTreeMap<String, 
     Ok(out)
 }
 
-fn add(found: &mut Found, p: Posting) {
-    found
-        .entry(p.doc.id)
-        .and_modify(|q| q.tf = q.tf.saturating_add(p.tf))
-        .or_insert(p);
-}
-
 fn all(prefix: Vec<u8>) -> RangeQuery {
     RangeQuery {
         range: KeyRange::prefix(&prefix),
@@ -425,7 +454,7 @@ async fn read_identity(
     lookups: &[Lookup],
     unindexed: &mut u64,
 ) -> Result<Option<Vec<Found>>, Error> {
-    let mut found = vec![Found::new(); lookups.len()];
+    let mut found = vec![Found::default(); lookups.len()];
     let wanted = |term: &str| lookups.iter().any(|l| l.matches(term));
     // The tail: the entries after the last run, tokenized here.
     let through = index::indexed_through(io, session_id).await?;
@@ -439,6 +468,7 @@ async fn read_identity(
     tail.terms.retain(|term, _| wanted(term));
     collect(&mut found, lookups, &tail, &tail.docs);
     if through.is_none() {
+        found.iter_mut().for_each(Found::finish);
         return Ok((!found.iter().any(Found::is_empty)).then_some(found));
     }
     // The runs' bucket records, a bucket at a time, then their doc tables.
@@ -485,6 +515,7 @@ async fn read_identity(
     if found.iter().any(Found::is_empty) {
         return Ok(None);
     }
+    found.iter_mut().for_each(Found::finish);
     Ok(Some(found))
 }
 
@@ -505,7 +536,7 @@ fn collect(found: &mut [Found], lookups: &[Lookup], segment: &Segment, docs: &[i
     for (term, list) in &segment.terms {
         for (i, lookup) in lookups.iter().enumerate() {
             if lookup.matches(term) {
-                Segment::resolve(list, docs).for_each(|p| add(&mut found[i], p));
+                found[i].0.extend(Segment::resolve(list, docs));
             }
         }
     }
@@ -567,17 +598,18 @@ fn candidates(
     let mut df = vec![0u64; lookups.len()];
     let (mut lengths, mut docs) = (0u64, 0u64);
     for s in searched {
-        let mut seen = BTreeSet::new();
+        let mut matched: Vec<&index::Doc> = Vec::new();
         for (i, found) in s.found.iter().enumerate() {
             df[i] += found.len() as u64;
             if lookups[i].scored {
-                for p in found.values() {
-                    if seen.insert(p.doc.id) {
-                        lengths += u64::from(p.doc.len);
-                        docs += 1;
-                    }
-                }
+                matched.extend(found.iter().map(|p| &p.doc));
             }
+        }
+        matched.sort_unstable_by_key(|d| d.id);
+        matched.dedup_by_key(|d| d.id);
+        for doc in matched {
+            lengths += u64::from(doc.len);
+            docs += 1;
         }
     }
     let avgdl = if docs == 0 {
@@ -596,13 +628,14 @@ fn candidates(
         let Some(smallest) = (0..s.found.len()).min_by_key(|&i| s.found[i].len()) else {
             continue;
         };
-        'entries: for (&id, p) in &s.found[smallest] {
+        'entries: for p in s.found[smallest].iter() {
+            let id = p.doc.id;
             if !query.in_time(p.doc.created_at) {
                 continue;
             }
             let mut score = 0.0;
             for (i, found) in s.found.iter().enumerate() {
-                let Some(q) = found.get(&id) else {
+                let Some(q) = found.get(id) else {
                     continue 'entries;
                 };
                 if lookups[i].scored {
@@ -695,12 +728,14 @@ async fn run(
             let mine: Vec<Found> = found
                 .iter()
                 .map(|f| {
-                    f.iter()
-                        .filter(|(_, p)| {
-                            covers(layer, &p.doc) && !earlier.iter().any(|l| covers(l, &p.doc))
-                        })
-                        .map(|(id, p)| (*id, *p))
-                        .collect()
+                    Found(
+                        f.iter()
+                            .filter(|p| {
+                                covers(layer, &p.doc) && !earlier.iter().any(|l| covers(l, &p.doc))
+                            })
+                            .copied()
+                            .collect(),
+                    )
                 })
                 .collect();
             earlier.push(layer);
