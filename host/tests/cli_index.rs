@@ -153,3 +153,56 @@ fn test_index_makes_old_history_searchable_while_writers_append() {
     assert_eq!(again["indexed_entries"], 0, "{again}");
     assert!(ok(&db, &["index"]).contains("nothing to do"));
 }
+
+#[test]
+fn test_index_killed_mid_run_resumes_and_finds_every_entry_once() {
+    use std::io::{BufRead, BufReader};
+
+    let (_dir, db) = old_database();
+    let mut index = Command::new(env!("CARGO_BIN_EXE_spool"))
+        .arg("--db")
+        .arg(&db)
+        .arg("index")
+        .env("SPOOL_CACHE_DIR", cache_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn spool index");
+    // The first run is committed (its line printed): kill -9 before it is done.
+    let mut first = String::new();
+    BufReader::new(index.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("a progress line");
+    assert!(first.contains("agent:old:main: indexed"), "{first}");
+    index.kill().expect("SIGKILL");
+    let _ = index.wait();
+
+    let page = hits(&db, "note1");
+    assert!(
+        page["hits"].as_array().is_some_and(|h| !h.is_empty()),
+        "{page}"
+    );
+    // It carries on from what was committed (all of it, if the kill came after the
+    // last run: the window is a few milliseconds, so that is not asserted).
+    let again = ok_json(&db, &["index", "--json"]);
+    assert!(again["indexed_entries"].as_u64() < Some(OLD), "{again}");
+    let mut seen = BTreeSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = vec!["search", "older", "--limit", "100", "--json"];
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c.as_str()]);
+        }
+        let page = ok_json(&db, &args);
+        assert_eq!(page["unindexed"], 0, "{page}");
+        for hit in page["hits"].as_array().expect("hits") {
+            let id = hit["entry_id"].as_u64().expect("id");
+            assert!(seen.insert(id), "entry {id} twice");
+        }
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen, (1..=OLD).collect::<BTreeSet<u64>>());
+}

@@ -102,12 +102,24 @@ async fn pending(
     ))
 }
 
-/// The most bytes of indexed text one run of a backfill takes (its records stay far
-/// below a commit's limits, and its reads within a few MiB of memory).
-pub const MAX_RUN_TEXT_BYTES: usize = 4 * 1024 * 1024;
+/// The most bytes of indexed text one run of a backfill takes: its records stay far
+/// below a commit's limits, and the call fits in 8 MiB of guest memory whatever the
+/// entries hold (`host/tests/index_backfill_memory.rs`; a run of 4 MiB of varied text
+/// did not).
+pub const MAX_RUN_TEXT_BYTES: usize = 1024 * 1024;
+
+/// The most bytes the in-memory index of one run may take, roughly: a run stops
+/// early on text of many distinct terms (identifiers, hashes), whose vocabulary, not
+/// their length, sizes the index.
+pub const MAX_RUN_INDEX_BYTES: usize = 2 * 1024 * 1024;
+
+/// What the in-memory index of a run costs per distinct term (the term, its map node
+/// and its list) and per posting, roughly.
+const TERM_COST: usize = 96;
+const POSTING_COST: usize = 8;
 
 /// The bytes a read of entries aims at.
-const READ_BYTES: usize = 1024 * 1024;
+const READ_BYTES: usize = 512 * 1024;
 
 /// The bytes of `entry` a run indexes, roughly (for sizing reads and runs).
 fn text_bytes(entry: &crate::types::Entry) -> usize {
@@ -118,7 +130,8 @@ fn text_bytes(entry: &crate::types::Entry) -> usize {
 }
 
 /// The next run of identity `session_id`, its entries after `through`: at most
-/// [`index::MAX_MERGE_ENTRIES`] entries and about [`MAX_RUN_TEXT_BYTES`] of text,
+/// [`index::MAX_MERGE_ENTRIES`] entries, about [`MAX_RUN_TEXT_BYTES`] of text and
+/// [`MAX_RUN_INDEX_BYTES`] of in-memory index,
 /// read a few at a time and indexed as they come (never held together).
 async fn next_run(
     io: &Io,
@@ -127,18 +140,25 @@ async fn next_run(
 ) -> Result<Option<(u64, index::Segment)>, Error> {
     let mut run = index::Segment::default();
     let mut first = None;
-    let (mut text, mut chunk) = (0usize, 4usize);
-    while run.docs.len() < index::MAX_MERGE_ENTRIES && text < MAX_RUN_TEXT_BYTES {
+    let (mut text, mut chunk, mut postings) = (0usize, 4usize, 0usize);
+    let full = |run: &index::Segment, text: usize, postings: usize| {
+        run.docs.len() >= index::MAX_MERGE_ENTRIES
+            || text >= MAX_RUN_TEXT_BYTES
+            || run.terms.len() * TERM_COST + postings * POSTING_COST >= MAX_RUN_INDEX_BYTES
+    };
+    while !full(&run, text, postings) {
         let want = chunk.min(index::MAX_MERGE_ENTRIES - run.docs.len());
         let entries = index::tail_entries(io, session_id, through, want).await?;
         let mut read = 0usize;
         for entry in &entries {
             let bytes = text_bytes(entry);
-            if !run.docs.is_empty() && text + bytes > MAX_RUN_TEXT_BYTES {
+            if !run.docs.is_empty()
+                && (text + bytes > MAX_RUN_TEXT_BYTES || full(&run, text, postings))
+            {
                 return Ok(first.map(|f| (f, run)));
             }
             first.get_or_insert(entry.id);
-            run.push(entry);
+            postings += run.push(entry);
             (text, read) = (text + bytes, read + bytes);
             through = Some((entry.created_at, entry.id));
         }
@@ -164,21 +184,23 @@ struct Work {
     newest: u64,
 }
 
-/// The identity of the session under `record_key` that needs a run, if any: its own,
-/// else a retired identity it reads (history whose session was deleted or reset).
+/// The identities of the session under `record_key` that need a run by their ids: its
+/// own first, then the retired identities it reads (history whose session was deleted
+/// or reset).
 async fn due(
     io: &Io,
     record_key: &[u8],
     loaded: &crate::session::Loaded,
-) -> Result<Option<Work>, Error> {
+) -> Result<Vec<Work>, Error> {
+    let mut out = Vec::new();
     let (pending, through) = pending(io, loaded).await?;
     if pending >= index::BLOCK_ENTRIES {
-        return Ok(Some(Work {
+        out.push(Work {
             data_id: loaded.session.session_id.clone(),
             guard: (record_key.to_vec(), loaded.bytes.clone()),
             through,
             newest: loaded.session.last_entry_id,
-        }));
+        });
     }
     for layer in &loaded.base {
         let retired = keys::retired(&layer.data_id);
@@ -188,15 +210,15 @@ async fn due(
         let through = index::indexed_through(io, &layer.data_id).await?;
         let indexed = through.map_or(0, |(_, id)| id);
         if layer.last_entry_id.saturating_sub(indexed) >= index::BLOCK_ENTRIES {
-            return Ok(Some(Work {
+            out.push(Work {
                 data_id: layer.data_id.clone(),
                 guard: (retired, marker),
                 through,
                 newest: layer.last_entry_id,
-            }));
+            });
         }
     }
-    Ok(None)
+    Ok(out)
 }
 
 async fn run(io: &Io, start: Option<Vec<u8>>) -> OpResult<IndexProgress> {
@@ -218,7 +240,7 @@ async fn run(io: &Io, start: Option<Vec<u8>>) -> OpResult<IndexProgress> {
     for kv in records {
         let loaded = crate::session::decode(&kv.key, kv.value)?;
         progress.sessions_checked += 1;
-        if let Some(work) = due(io, &kv.key, &loaded).await? {
+        for work in due(io, &kv.key, &loaded).await? {
             let Work {
                 data_id,
                 guard,
@@ -227,7 +249,6 @@ async fn run(io: &Io, start: Option<Vec<u8>>) -> OpResult<IndexProgress> {
             } = work;
             let Some((first, segment)) = next_run(io, &data_id, through).await? else {
                 // Fewer entries than their ids said (removed ones): nothing to index.
-                last_key = Some(kv.key);
                 continue;
             };
             let indexed = segment.docs.last().map_or(0, |d| d.id);

@@ -294,9 +294,11 @@ pub(crate) fn invert<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Segmen
 }
 
 impl Segment {
-    /// Adds `entry`, newer than every entry it holds, to this in-memory index.
-    pub(crate) fn push(&mut self, entry: &Entry) {
+    /// Adds `entry`, newer than every entry it holds, to this in-memory index; returns
+    /// its number of distinct terms (the postings it adds).
+    pub(crate) fn push(&mut self, entry: &Entry) -> usize {
         let (terms, len) = entry_terms(entry);
+        let added = terms.len();
         let at = self.docs.len() as u32;
         self.docs.push(Doc {
             id: entry.id,
@@ -306,6 +308,7 @@ impl Segment {
         for (term, tf) in terms {
             self.terms.entry(term).or_default().push((at, tf));
         }
+        added
     }
 }
 

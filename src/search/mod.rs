@@ -437,13 +437,14 @@ async fn retired_history(io: &Io, listed: &[Listed]) -> Result<BTreeMap<String, 
     Ok(out)
 }
 
-fn all(prefix: Vec<u8>) -> RangeQuery {
-    RangeQuery {
-        range: KeyRange::prefix(&prefix),
-        limit: 0,
-        reverse: false,
-    }
-}
+/// The tail entries one read of a query takes.
+const TAIL_READ: usize = 8;
+
+/// The records of a bucket one read takes: at least and at most these many, about
+/// [`BUCKET_PAGE_BYTES`] in between.
+const BUCKET_PAGE_MIN: u32 = 8;
+const BUCKET_PAGE_MAX: u32 = 4096;
+const BUCKET_PAGE_BYTES: usize = 512 * 1024;
 
 /// Reads what the index of `session_id` holds for `lookups`; `None` as soon as one
 /// lookup finds nothing (no entry of the identity can match).
@@ -457,16 +458,29 @@ async fn read_identity(
     let mut found = vec![Found::default(); lookups.len()];
     let wanted = |term: &str| lookups.iter().any(|l| l.matches(term));
     // The tail: the entries after the last run, tokenized here.
+    // A few entries a read, each inverted alone and only its wanted terms kept: the
+    // memory a tail takes is a few entries', whatever it holds.
     let through = index::indexed_through(io, session_id).await?;
-    let tail = index::tail_entries(io, session_id, through, index::MAX_MERGE_ENTRIES).await?;
-    if tail.len() == index::MAX_MERGE_ENTRIES {
-        // A tail longer than a query reads: history the backfill has yet to index.
-        let read = tail.last().map_or(0, |e| e.id);
-        *unindexed = unindexed.saturating_add(last_entry_id.saturating_sub(read));
+    let (mut after, mut read) = (through, 0usize);
+    while read < index::MAX_MERGE_ENTRIES {
+        let want = TAIL_READ.min(index::MAX_MERGE_ENTRIES - read);
+        let chunk = index::tail_entries(io, session_id, after, want).await?;
+        for entry in &chunk {
+            let mut one = index::invert(std::iter::once(entry));
+            one.terms.retain(|term, _| wanted(term));
+            collect(&mut found, lookups, &one, &one.docs);
+            after = Some((entry.created_at, entry.id));
+        }
+        read += chunk.len();
+        if chunk.len() < want {
+            break;
+        }
     }
-    let mut tail = index::invert(&tail);
-    tail.terms.retain(|term, _| wanted(term));
-    collect(&mut found, lookups, &tail, &tail.docs);
+    if read == index::MAX_MERGE_ENTRIES {
+        // A tail longer than a query reads: history the backfill has yet to index.
+        let newest_read = after.map_or(0, |(_, id)| id);
+        *unindexed = unindexed.saturating_add(last_entry_id.saturating_sub(newest_read));
+    }
     if through.is_none() {
         found.iter_mut().for_each(Found::finish);
         return Ok((!found.iter().any(Found::is_empty)).then_some(found));
@@ -475,12 +489,39 @@ async fn read_identity(
     let buckets: BTreeSet<u8> = lookups.iter().flat_map(Lookup::buckets).collect();
     let mut runs: Vec<(Vec<u8>, u64, Segment)> = Vec::new();
     for b in buckets {
-        for kv in io.range(all(index::bucket_runs(session_id, b))).await? {
-            let run = index::key_run(&kv.key)?;
-            let part = index::decode(&kv.key, &kv.value, wanted)?;
-            if !part.terms.is_empty() {
-                runs.push((kv.key, run, part));
+        // A page of records at a time, sized from the last one's bytes: a bucket's
+        // records together can be many MiB (a vocabulary of hashes and identifiers).
+        let prefix = index::bucket_runs(session_id, b);
+        let (mut start, mut limit) = (prefix.clone(), BUCKET_PAGE_MIN);
+        loop {
+            let page = io
+                .range(RangeQuery {
+                    range: KeyRange {
+                        start: start.clone(),
+                        end: crate::storage::prefix_end(&prefix),
+                    },
+                    limit,
+                    reverse: false,
+                })
+                .await?;
+            let (count, bytes) = (
+                page.len(),
+                page.iter().map(|kv| kv.value.len()).sum::<usize>(),
+            );
+            for kv in page {
+                start.clone_from(&kv.key);
+                start.push(0);
+                let run = index::key_run(&kv.key)?;
+                let part = index::decode(&kv.key, &kv.value, wanted)?;
+                if !part.terms.is_empty() {
+                    runs.push((kv.key, run, part));
+                }
             }
+            if count < limit as usize {
+                break;
+            }
+            let next = (limit as usize * BUCKET_PAGE_BYTES / bytes.max(1)) as u64;
+            limit = next.clamp(u64::from(BUCKET_PAGE_MIN), u64::from(BUCKET_PAGE_MAX)) as u32;
         }
         if lacks(lookups, &found, &runs, b) {
             return Ok(None);
