@@ -37,9 +37,11 @@
 //!   `invalid_argument`.
 //! - **Cost.** No commit. Reads: the session records searched (one read); per retired
 //!   identity they read, its retirement record, and the reads of a session below; per session
-//!   its last doc table and its tail (two reads), one range per index bucket of the
-//!   query's terms (stopping at the first term it lacks) and, when its runs hold
-//!   candidates, its doc tables (one read); then one read per candidate checked.
+//!   its last doc table (one read) and its tail (a read per 8 entries), the records of
+//!   each index bucket of the query's terms (reads of about 512 KiB; stopping at the
+//!   first term it lacks) and, when its runs hold candidates, its doc tables (one
+//!   read); then one read per candidate checked. Memory: a few tail entries at a time
+//!   and the postings of the query's terms, never a whole tail or bucket.
 
 pub mod backfill;
 pub mod index;
