@@ -59,6 +59,7 @@
 //! in-memory index of a tail has both). A value that does not decode is
 //! [`Error::Corruption`] naming its key.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::engine::error::Error;
@@ -69,7 +70,7 @@ use crate::storage::keys;
 use crate::storage::{Batch, KeyRange, MAX_BATCH_BYTES, MAX_BATCH_MUTATIONS, RangeQuery};
 use crate::types::{Entry, ToolStatus};
 
-use super::tokenize::{fold, tokenize};
+use super::tokenize::{each_term, fold};
 
 /// The format byte of every index value this build writes and reads.
 pub const INDEX_FORMAT: u8 = 1;
@@ -204,15 +205,15 @@ pub(crate) fn bucket(term: &str) -> u8 {
 
 /// The text fields of an entry that are indexed, by name: `content`, `reasoning`,
 /// `tool_calls` (its string values, one a line), each whole (callers cap them).
-pub(crate) fn fields(entry: &Entry) -> Vec<(&'static str, String)> {
-    let mut out = vec![("content", entry.content.clone())];
+pub(crate) fn fields(entry: &Entry) -> Vec<(&'static str, Cow<'_, str>)> {
+    let mut out = vec![("content", Cow::Borrowed(entry.content.as_str()))];
     if let Some(reasoning) = &entry.reasoning {
-        out.push(("reasoning", reasoning.clone()));
+        out.push(("reasoning", Cow::Borrowed(reasoning.as_str())));
     }
     if let Some(calls) = &entry.tool_calls {
         let mut text = String::new();
         strings(calls, &mut text);
-        out.push(("tool_calls", text));
+        out.push(("tool_calls", Cow::Owned(text)));
     }
     out
 }
@@ -263,23 +264,36 @@ pub(crate) fn tool_names(entry: &Entry) -> Vec<String> {
 }
 
 /// The terms of one entry with their frequencies, and its length.
-pub(crate) fn entry_terms(entry: &Entry) -> (BTreeMap<String, u32>, u32) {
-    let mut terms: BTreeMap<String, u32> = BTreeMap::new();
+///
+/// The terms come in increasing order, each once (a sorted vector: an entry has few
+/// distinct terms, and a term seen again costs no allocation).
+pub(crate) fn entry_terms(entry: &Entry) -> (Vec<(String, u32)>, u32) {
+    fn slot<'a>(terms: &'a mut Vec<(String, u32)>, term: &str) -> &'a mut u32 {
+        let at = match terms.binary_search_by(|(t, _)| t.as_str().cmp(term)) {
+            Ok(at) => at,
+            Err(at) => {
+                terms.insert(at, (term.to_owned(), 0));
+                at
+            }
+        };
+        &mut terms[at].1
+    }
+    let mut terms: Vec<(String, u32)> = Vec::new();
     let mut len = 0u32;
     for (_, text) in fields(entry) {
-        for token in tokenize(capped(&text)) {
-            if !token.compound {
+        each_term(capped(&text), |t| {
+            if !t.compound {
                 len = len.saturating_add(1);
             }
-            *terms.entry(token.term).or_default() += 1;
-        }
+            *slot(&mut terms, t.term) += 1;
+        });
     }
-    terms.insert(role_term(entry.role), 1);
+    *slot(&mut terms, &role_term(entry.role)) = 1;
     for name in tool_names(entry) {
-        terms.insert(tool_term(&name), 1);
+        *slot(&mut terms, &tool_term(&name)) = 1;
     }
     if entry.tool_status == Some(ToolStatus::Error) {
-        terms.insert(error_term(), 1);
+        *slot(&mut terms, &error_term()) = 1;
     }
     (terms, len)
 }
@@ -306,7 +320,12 @@ impl Segment {
             len,
         });
         for (term, tf) in terms {
-            self.terms.entry(term).or_default().push((at, tf));
+            match self.terms.get_mut(term.as_str()) {
+                Some(list) => list.push((at, tf)),
+                None => {
+                    self.terms.insert(term, vec![(at, tf)]);
+                }
+            }
         }
         added
     }
@@ -702,7 +721,7 @@ mod tests {
             {"id": "c1", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\":\"cargo test\"}"}},
             {"id": "c2", "name": "read_file", "input": {"path": "README.md"}}
         ]));
-        let (terms, _) = entry_terms(&e);
+        let terms: BTreeMap<String, u32> = entry_terms(&e).0.into_iter().collect();
         for t in [
             "parser",
             "nested",
@@ -726,7 +745,7 @@ mod tests {
         let mut r = entry(2, 6, "boom");
         r.role = Role::Tool;
         r.tool_status = Some(ToolStatus::Error);
-        assert!(entry_terms(&r).0.contains_key(&error_term()));
+        assert!(entry_terms(&r).0.iter().any(|(t, _)| *t == error_term()));
     }
 
     #[test]

@@ -118,17 +118,28 @@ fn fold_into(c: char, out: &mut String) {
 
 /// The folded form of `text` (lower case, accents removed), as terms are stored.
 pub fn fold(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    fold_onto(text, &mut out);
+    out
+}
+
+/// Appends the folded form of `text` to `out`.
+fn fold_onto(text: &str, out: &mut String) {
     // Most text is ASCII: lower case is all its folding.
     if text.is_ascii() {
-        return text.to_ascii_lowercase();
+        out.extend(text.chars().map(|c| c.to_ascii_lowercase()));
+    } else {
+        text.chars().for_each(|c| fold_into(c, out));
     }
-    let mut out = String::with_capacity(text.len());
-    text.chars().for_each(|c| fold_into(c, &mut out));
-    out
 }
 
 /// Cuts `term` to at most [`MAX_TOKEN_BYTES`] at a character boundary.
 pub(crate) fn cap(mut term: String) -> String {
+    cap_in_place(&mut term);
+    term
+}
+
+fn cap_in_place(term: &mut String) {
     if term.len() > MAX_TOKEN_BYTES {
         let mut at = MAX_TOKEN_BYTES;
         while !term.is_char_boundary(at) {
@@ -136,18 +147,47 @@ pub(crate) fn cap(mut term: String) -> String {
         }
         term.truncate(at);
     }
-    term
+}
+
+/// One term as [`each_term`] hands it over: the folded term (valid during the call) and
+/// what a [`Token`] says of it.
+pub(crate) struct TermAt<'a> {
+    pub(crate) term: &'a str,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) pos: u32,
+    pub(crate) compound: bool,
 }
 
 /// The terms of `text`, in text order (a compound term before its parts).
 pub fn tokenize(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
-    let mut pos = 0u32;
-    let mut parts = Vec::new();
+    each_term(text, |t| {
+        out.push(Token {
+            term: t.term.to_owned(),
+            start: t.start,
+            end: t.end,
+            pos: t.pos,
+            compound: t.compound,
+        });
+    });
+    out
+}
+
+/// Calls `f` with every term of `text`, in the order and with the positions of
+/// [`tokenize`], folding each into one reused buffer: indexing sees every term without
+/// an allocation per term.
+pub(crate) fn each_term(text: &str, mut f: impl FnMut(TermAt<'_>)) {
+    let mut scan = Scan {
+        pos: 0,
+        buf: String::new(),
+        parts: Vec::new(),
+    };
+    let mut run = Vec::new();
     let mut chars = text.char_indices().peekable();
     while let Some(&(start, c)) = chars.peek() {
         if is_cjk(c) {
-            let mut run = Vec::new();
+            run.clear();
             while let Some(&(at, c)) = chars.peek() {
                 if !is_cjk(c) {
                     break;
@@ -155,7 +195,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 run.push((at, c));
                 chars.next();
             }
-            cjk(&run, &mut pos, &mut out);
+            scan.cjk(&run, &mut f);
         } else if is_word(c) {
             let mut end = start;
             while let Some(&(at, c)) = chars.peek() {
@@ -165,123 +205,127 @@ pub fn tokenize(text: &str) -> Vec<Token> {
                 end = at + c.len_utf8();
                 chars.next();
             }
-            word(text, start, end, &mut pos, &mut parts, &mut out);
+            scan.word(text, start, end, &mut f);
         } else {
             chars.next();
         }
     }
-    out
 }
 
-fn cjk(run: &[(usize, char)], pos: &mut u32, out: &mut Vec<Token>) {
-    let end_of = |i: usize| run[i].0 + run[i].1.len_utf8();
-    if run.len() == 1 {
-        out.push(Token {
-            term: run[0].1.to_string(),
-            start: run[0].0,
-            end: end_of(0),
-            pos: *pos,
-            compound: false,
-        });
-        *pos = pos.saturating_add(1);
-        return;
-    }
-    for i in 0..run.len() - 1 {
-        let mut term = String::with_capacity(8);
-        term.push(run[i].1);
-        term.push(run[i + 1].1);
-        out.push(Token {
-            term,
-            start: run[i].0,
-            end: end_of(i + 1),
-            pos: *pos,
-            compound: false,
-        });
-        *pos = pos.saturating_add(1);
-    }
-    let last = run.len() - 1;
-    out.push(Token {
-        term: run[last].1.to_string(),
-        start: run[last].0,
-        end: end_of(last),
-        pos: pos.saturating_sub(1),
-        compound: true,
-    });
+/// The state of [`each_term`]: the next position, the term buffer, a word's parts.
+struct Scan {
+    pos: u32,
+    buf: String,
+    parts: Vec<(usize, usize)>,
 }
 
-/// Splits the word `text[start..end]` into parts (in `parts`, scratch space reused
-/// across words) and pushes its terms.
-fn word(
-    text: &str,
-    start: usize,
-    end: usize,
-    pos: &mut u32,
-    parts: &mut Vec<(usize, usize)>,
-    out: &mut Vec<Token>,
-) {
-    parts.clear();
-    let mut part_start: Option<usize> = None;
-    let mut prev = '_';
-    let mut chars = text[start..end].char_indices().peekable();
-    while let Some((i, c)) = chars.next() {
-        let at = start + i;
-        if c == '_' {
-            if let Some(s) = part_start.take() {
-                parts.push((s, at));
-            }
-        } else if let Some(s) = part_start {
-            let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
-            let boundary = c.is_uppercase()
-                && (prev.is_lowercase()
-                    || prev.is_numeric()
-                    || (prev.is_uppercase() && next_lower));
-            if boundary {
-                parts.push((s, at));
+impl Scan {
+    /// Hands `f` the characters `chars` (unfolded: CJK has no case) as one term.
+    fn emit_chars(
+        &mut self,
+        chars: &[(usize, char)],
+        end: usize,
+        pos: u32,
+        compound: bool,
+        f: &mut impl FnMut(TermAt<'_>),
+    ) {
+        self.buf.clear();
+        self.buf.extend(chars.iter().map(|&(_, c)| c));
+        f(TermAt {
+            term: &self.buf,
+            start: chars.first().map_or(end, |&(at, _)| at),
+            end,
+            pos,
+            compound,
+        });
+    }
+
+    fn cjk(&mut self, run: &[(usize, char)], f: &mut impl FnMut(TermAt<'_>)) {
+        let end_of = |i: usize| run[i].0 + run[i].1.len_utf8();
+        if run.len() == 1 {
+            self.emit_chars(run, end_of(0), self.pos, false, f);
+            self.pos = self.pos.saturating_add(1);
+            return;
+        }
+        for i in 0..run.len() - 1 {
+            self.emit_chars(&run[i..i + 2], end_of(i + 1), self.pos, false, f);
+            self.pos = self.pos.saturating_add(1);
+        }
+        let last = run.len() - 1;
+        let pos = self.pos.saturating_sub(1);
+        self.emit_chars(&run[last..], end_of(last), pos, true, f);
+    }
+
+    /// Splits the word `text[start..end]` into parts and hands `f` its terms.
+    fn word(&mut self, text: &str, start: usize, end: usize, f: &mut impl FnMut(TermAt<'_>)) {
+        let mut parts = std::mem::take(&mut self.parts);
+        parts.clear();
+        let mut part_start: Option<usize> = None;
+        let mut prev = '_';
+        let mut chars = text[start..end].char_indices().peekable();
+        while let Some((i, c)) = chars.next() {
+            let at = start + i;
+            if c == '_' {
+                if let Some(s) = part_start.take() {
+                    parts.push((s, at));
+                }
+            } else if let Some(s) = part_start {
+                let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
+                let boundary = c.is_uppercase()
+                    && (prev.is_lowercase()
+                        || prev.is_numeric()
+                        || (prev.is_uppercase() && next_lower));
+                if boundary {
+                    parts.push((s, at));
+                    part_start = Some(at);
+                }
+            } else {
                 part_start = Some(at);
             }
-        } else {
-            part_start = Some(at);
+            prev = c;
         }
-        prev = c;
-    }
-    if let Some(s) = part_start {
-        parts.push((s, end));
-    }
-    let Some(&(first, _)) = parts.first() else {
-        return;
-    };
-    if parts.len() > 1 {
-        let last = parts.last().map_or(end, |&(_, e)| e);
-        push_term(out, &text[first..last], first, last, *pos, true);
-    }
-    for &(s, e) in parts.iter() {
-        if push_term(out, &text[s..e], s, e, *pos, false) {
-            *pos = pos.saturating_add(1);
+        if let Some(s) = part_start {
+            parts.push((s, end));
         }
+        if let Some(&(first, _)) = parts.first() {
+            if parts.len() > 1 {
+                let last = parts.last().map_or(end, |&(_, e)| e);
+                self.emit_folded(&text[first..last], first, last, true, f);
+            }
+            for &(s, e) in parts.iter() {
+                if self.emit_folded(&text[s..e], s, e, false, f) {
+                    self.pos = self.pos.saturating_add(1);
+                }
+            }
+        }
+        self.parts = parts;
     }
-}
 
-/// Pushes the folded `raw`; false when it folds to nothing (only marks).
-fn push_term(
-    out: &mut Vec<Token>,
-    raw: &str,
-    start: usize,
-    end: usize,
-    pos: u32,
-    compound: bool,
-) -> bool {
-    let term = cap(fold(raw));
-    if term.is_empty() {
-        return false;
+    /// Hands `f` the folded `raw` at the current position; false when it folds to
+    /// nothing (only marks).
+    fn emit_folded(
+        &mut self,
+        raw: &str,
+        start: usize,
+        end: usize,
+        compound: bool,
+        f: &mut impl FnMut(TermAt<'_>),
+    ) -> bool {
+        self.buf.clear();
+        fold_onto(raw, &mut self.buf);
+        cap_in_place(&mut self.buf);
+        if self.buf.is_empty() {
+            return false;
+        }
+        f(TermAt {
+            term: &self.buf,
+            start,
+            end,
+            pos: self.pos,
+            compound,
+        });
+        true
     }
-    out.push(Token {
-        term,
-        start,
-        end,
-        pos,
-        compound,
-    });
-    true
 }
 
 #[cfg(test)]

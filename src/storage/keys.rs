@@ -162,11 +162,17 @@ impl KeyBuf {
 
     /// Appends a string component.
     pub fn str(mut self, s: &str) -> Self {
-        for &b in s.as_bytes() {
-            self.0.push(b);
-            if b == 0 {
-                self.0.push(0xff);
+        let bytes = s.as_bytes();
+        self.0.reserve(bytes.len() + 1);
+        if bytes.contains(&0) {
+            for &b in bytes {
+                self.0.push(b);
+                if b == 0 {
+                    self.0.push(0xff);
+                }
             }
+        } else {
+            self.0.extend_from_slice(bytes);
         }
         self.0.push(0);
         self
