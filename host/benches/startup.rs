@@ -141,6 +141,16 @@ fn main() {
         "ms",
         "<= 1",
     );
+    println!(
+        "the component: {} bytes (goal <= 1,200,000)",
+        spool_host::COMPONENT.len()
+    );
+    figure(
+        "size: component",
+        spool_host::COMPONENT.len() as f64,
+        "bytes",
+        "<= 1200000",
+    );
 
     // The CLI: a session created first, then one append per process.
     let db = dir.path().join("cli.db");

@@ -1,4 +1,4 @@
-//! The typed branch, turn and provider-fork API over the component's `execute`, and
+//! The typed branch, turn and provider-fork API through `Spool::execute`, and
 //! the provider fork driver: error codes survive, `dispatching` is durable before the
 //! provider is called, the provider is called once.
 

@@ -1,5 +1,5 @@
 //! The scenario vectors run through the wasmtime component on SQLite: every
-//! `spool::Command` through its typed WIT export (`Instance::call_command`).
+//! `spool::Command` through its typed WIT export (`Instance::execute`).
 
 #[path = "../../tests/vectors/mod.rs"]
 mod vectors;
@@ -25,7 +25,7 @@ fn json<T: serde::Serialize>(result: Result<T, Error>) -> Result<Value, vectors:
 
 impl vectors::VectorHost for Component {
     async fn exec(&mut self, workspace: &str, command: Command) -> Result<Value, vectors::Failure> {
-        json(self.instance.call_command(workspace, command))
+        json(self.instance.execute(workspace, &command))
     }
 
     fn supports(&self, _feature: &str) -> bool {

@@ -204,13 +204,6 @@ macro_rules! exports {
                 }
             )*
 
-            fn execute(workspace: String, command: String) -> Result<String, wit::Error> {
-                let command = crate::Command::from_json(&command).map_err(to_wit_error)?;
-                run(command.into_operation(&workspace))
-                    .and_then(|value| value.map_err(to_wit_error))
-                    .map(|value| crate::engine::wit_map::to_json(&value))
-            }
-
             fn parse_import(format: String, text: String) -> Result<String, wit::Error> {
                 let format: crate::import::ImportFormat =
                     crate::engine::wit_map::from_name(format, "format").map_err(to_wit_error)?;

@@ -500,7 +500,7 @@ fn json<T: Serialize>(value: T) -> Result<serde_json::Value, Error> {
 }
 
 impl Command {
-    /// Parses a call given as JSON text (`spool call`, the WIT `execute`): JSON that is
+    /// Parses a call given as JSON text (`spool call`, the scenario vectors, the JS `execute`): JSON that is
     /// not a call is `invalid_argument`, its message quoting at most a short prefix of
     /// any input it names ([`crate::engine::validate::shorten_quoted`]).
     pub fn from_json(text: &str) -> Result<Command, Error> {

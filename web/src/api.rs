@@ -15,12 +15,14 @@ mod import;
 
 pub use calls::{JS_NAMES, spool_calls};
 
+use calls::Fill;
+
 use std::rc::Rc;
 
 use js_sys::Promise;
 use serde::Serialize;
 use spool::compaction::{self, CompactRequest, CompactionResult};
-use spool::{Command, Error, FinishStatus, Operation, Session};
+use spool::{Error, FinishStatus, Operation, Session};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
 
@@ -180,7 +182,7 @@ impl Spool {
 
     /// Runs any core call given as data: `command` is the core's `Command` as JSON
     /// (`{ op: "append_entry", key, request, now_ms }`, the shape of the scenario vectors
-    /// and of the WIT `execute`), in `workspace`. Resolves to the call's result as JSON.
+    /// and of `spool call`), in `workspace`. Resolves to the call's result as JSON.
     ///
     /// The escape hatch for tooling (replaying recorded calls, scripts, calls this class
     /// has no method for yet): the command is checked as strictly as any argument
@@ -193,18 +195,21 @@ impl Spool {
         #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
         #[wasm_bindgen(unchecked_param_type = "Command")] command: JsValue,
     ) -> Promise {
-        let tabs = self.tabs();
-        let args = js::string(&workspace, "workspace")
-            .and_then(|workspace| Ok((workspace, js::object::<Command>(command, "command")?)));
-        future_to_promise(async move {
-            let (workspace, command) = args.map_err(|e| js::error(&e))?;
-            let value = tabs
-                .drive(command.into_operation(&workspace))
-                .await
-                .and_then(|outcome| outcome)
-                .map_err(|e| js::error(&e))?;
-            js::to_js(&value).map_err(|e| js::error(&e))
-        })
+        // The call is found by its `op` and read like its typed method's arguments (the
+        // same rules, without defaults), not through `Command`'s own deserializer: that
+        // would be a second reader of every call in the module.
+        let call = js::string(&workspace, "workspace").and_then(|workspace| {
+            let mut command =
+                js::object::<serde_json::Map<String, serde_json::Value>>(command, "command")?;
+            match command.remove("op") {
+                Some(serde_json::Value::String(op)) => Ok((workspace, op, command)),
+                _ => Err(Error::invalid("op", "missing: the call's name, a string")),
+            }
+        });
+        match call {
+            Ok((workspace, op, args)) => self.call_named(&op, &workspace, args, Fill::Nothing),
+            Err(e) => self.run::<()>(Err(e)),
+        }
     }
 
     /// Closes the database connection; later calls reject with code `storage`.
@@ -222,12 +227,23 @@ impl Spool {
 
 impl Spool {
     /// Drives `op` against the database; the promise settles with its JS result or error.
+    ///
+    /// The result becomes a JS value inside the operation, so that one driver and one
+    /// promise adapter serve every result type: instantiated per type, they were a
+    /// sixth of the module.
     fn run<T: Serialize + 'static>(&self, op: Result<Operation<T>, Error>) -> Promise {
+        self.run_js(op.map(|op| op.map(|value| js::to_js(&value))))
+    }
+
+    /// [`run`](Self::run) of an operation whose result is already a JS value.
+    fn run_js(&self, op: Result<Operation<Result<JsValue, Error>>, Error>) -> Promise {
         let tabs = self.tabs();
         future_to_promise(async move {
             let op = op.map_err(|e| js::error(&e))?;
-            let value = tabs.drive(op).await.map_err(|e| js::error(&e))?;
-            js::to_js(&value).map_err(|e| js::error(&e))
+            tabs.drive(op)
+                .await
+                .and_then(|value| value)
+                .map_err(|e| js::error(&e))
         })
     }
 

@@ -69,6 +69,17 @@ pub(crate) const BENCHES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Not a benchmark binary: the sizes of what ships, measured by building it (the
+/// browser package through wasm-bindgen and wasm-opt; the component is the startup
+/// benchmark's figure).
+const SIZE: (&str, &str) = (
+    "size",
+    "the browser package's wasm, as shipped and gzipped (-9), against the goal",
+);
+
+/// The goal for the browser package's wasm, gzipped, in bytes.
+const BROWSER_GZIP_GOAL: u64 = 400_000;
+
 /// The Python packages of the peers, from PyPI.
 const PEER_PACKAGES: &[&str] = &["openai-agents", "langgraph-checkpoint-sqlite"];
 
@@ -312,9 +323,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .collect();
     if let Some(unknown) = names
         .iter()
-        .find(|n| !BENCHES.iter().any(|(name, ..)| name == *n))
+        .find(|n| **n != SIZE.0 && !BENCHES.iter().any(|(name, ..)| name == *n))
     {
-        let known: Vec<&str> = BENCHES.iter().map(|(name, ..)| *name).collect();
+        let mut known: Vec<&str> = BENCHES.iter().map(|(name, ..)| *name).collect();
+        known.push(SIZE.0);
         return Err(format!(
             "no benchmark `{unknown}`; there are {} (and --peers)",
             known.join(", ")
@@ -338,6 +350,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             }
         }
     }
+    if (names.is_empty() || names.contains(&SIZE.0))
+        && let Err(e) = browser_size(&mut lines)
+    {
+        failures.push(e);
+    }
     if peers && let Err(e) = run_peers(&mut lines) {
         failures.push(e);
     }
@@ -346,6 +363,24 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         [] => Ok(()),
         _ => Err(failures.join("; ")),
     }
+}
+
+/// Builds the browser package (with wasm-opt, as it ships) and adds its gzipped size.
+fn browser_size(lines: &mut Vec<Line>) -> Result<(), String> {
+    println!("\n==> bench: {}", SIZE.1);
+    let toolchain = setup::run(&setup::Options { browser: true })?;
+    let built = crate::web::build(&toolchain, true)?;
+    crate::web::report(&built);
+    let gzip = built
+        .gzip
+        .ok_or("gzip is not installed: the browser package's size is not measured")?;
+    lines.push(Line::Figure {
+        name: "size: browser module (gzip -9)".into(),
+        value: gzip as f64,
+        unit: "bytes".into(),
+        goal: Goal::AtMost(BROWSER_GZIP_GOAL as f64),
+    });
+    Ok(())
 }
 
 /// A line handler for [`Step::run_lines`]: keeps figure lines (a malformed one is

@@ -12,8 +12,7 @@ use crate::web;
 
 /// What [`run`] checks and installs.
 pub(crate) struct Options {
-    /// Also Chromium, chromedriver, wasm-bindgen-cli (browser tests) and binaryen's
-    /// `wasm-opt` (the browser package's size).
+    /// Also Chromium, chromedriver and wasm-bindgen-cli (browser tests).
     pub(crate) browser: bool,
 }
 
@@ -35,7 +34,7 @@ pub(crate) struct Toolchain {
 }
 
 impl Toolchain {
-    /// A recent enough `wasm-opt` (browser set-up only); `None` with `SPOOL_WASM_OPT=0`.
+    /// A recent enough `wasm-opt`; `None` with `SPOOL_WASM_OPT=0`.
     pub(crate) fn wasm_opt(&self) -> Option<&Path> {
         self.wasm_opt.as_deref()
     }
@@ -44,6 +43,9 @@ impl Toolchain {
     pub(crate) fn apply_env(&self, step: &mut Step) {
         if let Some(wrapper) = &self.wrapper {
             step.env("SPOOL_GUEST_CARGO", wrapper);
+        }
+        if let Some(wasm_opt) = &self.wasm_opt {
+            step.env("SPOOL_WASM_OPT", wasm_opt);
         }
     }
 
@@ -106,11 +108,11 @@ pub(crate) fn run(options: &Options) -> Result<Toolchain, String> {
         Route::Rustup => None,
         Route::Debian => Some(debian_route()?),
     };
-    let mut wasm_opt = None;
+    // The component (host/build.rs) and the browser package both go through it.
+    let wasm_opt = ensure_wasm_opt();
     if options.browser {
         ensure_browser()?;
         ensure_wasm_bindgen_cli(&cargo)?;
-        wasm_opt = ensure_wasm_opt();
     }
     eprintln!("setup: ready (wasm route: {route:?})");
     Ok(Toolchain {
@@ -131,12 +133,20 @@ fn binaryen_prefix() -> PathBuf {
     root().join("target/tools/binaryen")
 }
 
-/// A recent enough `wasm-opt`: PATH's, else npm's in `target/tools`, installed on first
-/// use. Optional: without one (no npm, offline) the package ships unoptimized, said once.
+/// A recent enough `wasm-opt`: `SPOOL_WASM_OPT`'s (a path; `0`: none), else PATH's, else
+/// npm's in `target/tools`, installed on first use. Optional: without one (no npm,
+/// offline) the component and the browser package ship unoptimized, said once.
 fn ensure_wasm_opt() -> Option<PathBuf> {
-    if std::env::var("SPOOL_WASM_OPT").as_deref() == Ok("0") {
-        eprintln!("setup: SPOOL_WASM_OPT=0: the browser package is not run through wasm-opt");
-        return None;
+    match std::env::var_os("SPOOL_WASM_OPT") {
+        Some(value) if value == "0" => {
+            eprintln!(
+                "setup: SPOOL_WASM_OPT=0: the component and the browser package are not run \
+                 through wasm-opt"
+            );
+            return None;
+        }
+        Some(value) => return Some(PathBuf::from(value)),
+        None => {}
     }
     let on_path = PathBuf::from("wasm-opt");
     if web::usable_wasm_opt(&on_path) {
@@ -160,7 +170,7 @@ fn ensure_wasm_opt() -> Option<PathBuf> {
             .arg(BINARYEN_NPM)
             .run(&format!("npm install {BINARYEN_NPM}"));
         if let Err(e) = installed {
-            eprintln!("setup: {e}; the browser package ships without wasm-opt");
+            eprintln!("setup: {e}; the component and the browser package ship without wasm-opt");
             return None;
         }
     }

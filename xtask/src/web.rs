@@ -8,7 +8,11 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::cmd::{Step, root};
+
+#[path = "../../host/wasm_features.rs"]
+mod wasm_features;
 use crate::setup::Toolchain;
+use wasm_features::WASM_FEATURES;
 
 /// The npm name of the package.
 pub(crate) const PACKAGE_NAME: &str = "@spool/engine";
@@ -62,15 +66,7 @@ pub(crate) fn build(toolchain: &Toolchain, optimize: bool) -> Result<Built, Stri
         let tmp = out.join("spool_web_bg.opt.wasm");
         Step::new(&wasm_opt.to_string_lossy())
             .args(["-Oz", "--strip-debug", "--strip-producers"])
-            // The features rustc's wasm32-unknown-unknown target enables by default.
-            .args([
-                "--enable-bulk-memory",
-                "--enable-nontrapping-float-to-int",
-                "--enable-sign-ext",
-                "--enable-reference-types",
-                "--enable-multivalue",
-                "--enable-mutable-globals",
-            ])
+            .args(WASM_FEATURES)
             .arg(&wasm)
             .arg("-o")
             .arg(&tmp)

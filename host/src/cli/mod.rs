@@ -430,7 +430,7 @@ enum Command {
     },
     /// Run any API call given as data and print its result as JSON: the core's `Command`
     /// (`{"op": "get_session", "key": "agent:main:main"}` — the shape of the scenario
-    /// vectors and of the WIT `execute`). Reaches every operation, including those without
+    /// vectors), performed through the component's typed export for its call. Reaches every operation, including those without
     /// a subcommand of their own (e.g. `fork_projection`, `claim_fork_provider_binding`);
     /// times and ids are not filled in.
     Call {

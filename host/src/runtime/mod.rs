@@ -7,7 +7,6 @@ pub(crate) mod wit;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use serde_json::Value;
 use spool::import::{ImportFormat, ImportedLog};
 use spool::{Archiver, NoArchive, Storage, StorageError};
 use wasmtime::{Config, Engine, ResourceLimiter, Store};
@@ -440,18 +439,6 @@ impl Instance {
     /// ```
     pub fn call<O: Call>(&mut self, workspace: &str, op: O) -> Result<O::Output, Error> {
         self.enter(|e, s| op.call(e, s, workspace))
-    }
-
-    /// Runs `command` in `workspace` through the component's generic `execute` entry
-    /// point and returns the operation's result as JSON (the core's result type,
-    /// serialized). A refusal keeps the core's reason code and message.
-    pub fn execute(&mut self, workspace: &str, command: &spool::Command) -> Result<Value, Error> {
-        let text = serde_json::to_string(command).map_err(|e| Error::Spool {
-            code: "internal".to_owned(),
-            message: format!("cannot encode the command: {e}"),
-        })?;
-        let json = self.enter(|e, s| e.execute(s, workspace, &text))?;
-        decode(command.name(), &json)
     }
 
     /// Parses an agent log (`text`: Claude Code session JSONL or a Codex rollout) into

@@ -213,7 +213,7 @@ impl Pre {
             .get_export(None, API)
             .ok_or_else(|| missing(API))?;
         let mut calls = HashMap::new();
-        for &name in spool::ops::NAMES.iter().chain(&["execute", "parse_import"]) {
+        for &name in spool::ops::NAMES.iter().chain(&["parse_import"]) {
             let export = name.replace('_', "-");
             let (_, index) = component
                 .get_export(Some(&api), &export)
@@ -329,16 +329,6 @@ impl Exports {
         answer.map_err(from_wit_error)
     }
 
-    /// `execute`: a call as the core's `Command` JSON, its result as JSON text.
-    pub(crate) fn execute(
-        &self,
-        store: &mut Store<HostState>,
-        workspace: &str,
-        command: &str,
-    ) -> Result<String, Error> {
-        self.invoke(store, "execute", (workspace, command))
-    }
-
     /// `parse-import`: the core's `ImportedLog` as JSON text.
     pub(crate) fn parse_import(
         &self,
@@ -394,20 +384,22 @@ macro_rules! calls {
 
 spool::for_each_op!(calls);
 
-macro_rules! call_command {
+macro_rules! execute {
     // One entry of the table (see `for_each_op!`).
     ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
         $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
         impl crate::runtime::Instance {
-            /// Performs `command` through the typed export of its call (unlike
-            /// [`execute`](Self::execute), which hands the JSON to the component), with
-            /// the result as JSON.
-            pub fn call_command(
+            /// Runs `command` (any API call given as data, e.g. parsed from JSON with
+            /// [`spool::Command::from_json`]) in `workspace` through the component's
+            /// typed export for its call, and returns the result as JSON (the core's
+            /// result type, serialized). A refusal keeps the core's reason code and
+            /// message.
+            pub fn execute(
                 &mut self,
                 workspace: &str,
-                command: spool::Command,
+                command: &spool::Command,
             ) -> Result<serde_json::Value, Error> {
-                let value = match command {
+                let value = match command.clone() {
                     $( spool::Command::$Op { $($field),* } => {
                         serde_json::to_value(self.call(workspace, spool::ops::$Op { $($field),* })?)
                     } )*
@@ -427,7 +419,7 @@ macro_rules! call_command {
     };
 }
 
-spool::for_each_op!(call_command);
+spool::for_each_op!(execute);
 
 fn from_wit_error(error: wit::Error) -> Error {
     let code = match error.code {

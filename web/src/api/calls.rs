@@ -72,19 +72,29 @@ fn defaults(name: &str, fields: &[Field], args: &mut Map<String, Value>) -> Resu
 /// A field of a table call: its name, and whether the core defaults it when absent.
 type Field = (&'static str, bool);
 
+/// Whether a call's arguments get the shell's defaults ([`defaults`]): the typed methods'
+/// do, `execute`'s do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fill {
+    Defaults,
+    Nothing,
+}
+
 /// The operation of the table call `O` (whose fields are `fields`) in `workspace` with the
-/// JS `args`. A field the core does not default must be given, even one that may be
-/// `null` (`updateRoleAdapterState`'s `state`, whose `null` clears: a forgotten one must
-/// not). `field_error` names the argument that does not parse, when one alone does not.
+/// arguments `args`. A field the core does not default must be given, even one that may
+/// be `null` (`updateRoleAdapterState`'s `state`, whose `null` clears: a forgotten one
+/// must not). `field_error` names the argument that does not parse, when one alone does
+/// not.
 fn operation<O: Op>(
     fields: &[Field],
-    workspace: &JsValue,
-    args: JsValue,
+    workspace: &str,
+    mut args: Map<String, Value>,
+    fill: Fill,
     field_error: fn(&Map<String, Value>) -> Result<(), Error>,
 ) -> Result<Operation<O::Output>, Error> {
-    let workspace = js::string(workspace, "workspace")?;
-    let mut args = js::args(args)?;
-    defaults(O::NAME, fields, &mut args)?;
+    if fill == Fill::Defaults {
+        defaults(O::NAME, fields, &mut args)?;
+    }
     for (field, defaulted) in fields {
         if !defaulted && !args.contains_key(*field) {
             return Err(Error::invalid(field, "missing (give null for none)"));
@@ -97,10 +107,11 @@ fn operation<O: Op>(
             return Err(Error::unparsed("args", "does not parse", &e));
         }
     };
-    Ok(op.operation(&workspace))
+    Ok(op.operation(workspace))
 }
 
-/// One method per table entry, and the names of the methods.
+/// One method per table entry, the dispatch by name of `execute`, and the names of the
+/// methods.
 macro_rules! js_calls {
     // One entry of the table (see `for_each_op!`).
     ($( $(#[doc = $doc:literal])* $name:ident $js:ident $Op:ident {
@@ -120,13 +131,39 @@ macro_rules! js_calls {
                     #[wasm_bindgen(unchecked_optional_param_type = "Record<string, any>")]
                     args: JsValue,
                 ) -> Promise {
-                    self.run(operation::<spool::ops::$Op>(
+                    let call = js::string(&workspace, "workspace").and_then(|workspace| {
+                        Ok((workspace, js::args(args)?))
+                    });
+                    match call {
+                        Ok((workspace, args)) => {
+                            self.call_named(stringify!($name), &workspace, args, Fill::Defaults)
+                        }
+                        Err(e) => self.run::<()>(Err(e)),
+                    }
+                }
+            )*
+        }
+
+        impl Spool {
+            /// Runs the table call `name` in `workspace` with `args` (`fill`: whether the
+            /// shell's defaults are filled in); a name not in the table is
+            /// `invalid_argument`.
+            pub(crate) fn call_named(
+                &self,
+                name: &str,
+                workspace: &str,
+                args: Map<String, Value>,
+                fill: Fill,
+            ) -> Promise {
+                match name {
+                    $( stringify!($name) => self.run(operation::<spool::ops::$Op>(
                         &[$((
                             stringify!($field),
                             stringify!($(#[$attr])*).contains("default"),
                         )),*],
-                        &workspace,
+                        workspace,
                         args,
+                        fill,
                         |args| {
                             $(
                                 if let Some(value) = args.get(stringify!($field)) {
@@ -138,9 +175,16 @@ macro_rules! js_calls {
                             let _ = args;
                             Ok(())
                         },
-                    ))
+                    )), )*
+                    other => self.run::<()>(Err(Error::invalid(
+                        "op",
+                        format!(
+                            "unknown call {} (`Spool.spoolCalls()` lists them)",
+                            spool::validate::quote(other)
+                        ),
+                    ))),
                 }
-            )*
+            }
         }
 
         /// Every table call's name and the name of its JS method, in table order.
