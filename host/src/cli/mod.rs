@@ -430,9 +430,9 @@ enum Command {
     },
     /// Run any API call given as data and print its result as JSON: the core's `Command`
     /// (`{"op": "get_session", "key": "agent:main:main"}` — the shape of the scenario
-    /// vectors), performed through the component's typed export for its call. Reaches every operation, including those without
-    /// a subcommand of their own (e.g. `fork_projection`, `claim_fork_provider_binding`);
-    /// times and ids are not filled in.
+    /// vectors), performed through the component's typed export for its call. Reaches
+    /// every operation, including those without a subcommand of their own (e.g.
+    /// `fork_projection`, `claim_fork_provider_binding`); times and ids are not filled in.
     Call {
         /// The call as JSON, or `-` to read it from stdin.
         #[arg(value_name = "JSON", value_parser = parse_call)]
