@@ -127,7 +127,9 @@ pub fn fold(text: &str) -> String {
 fn fold_onto(text: &str, out: &mut String) {
     // Most text is ASCII: lower case is all its folding.
     if text.is_ascii() {
-        out.extend(text.chars().map(|c| c.to_ascii_lowercase()));
+        let from = out.len();
+        out.push_str(text);
+        out[from..].make_ascii_lowercase();
     } else {
         text.chars().for_each(|c| fold_into(c, out));
     }
