@@ -793,6 +793,11 @@ pub(crate) async fn locate(
 /// into its message-id index, at the same positions — and removes its
 /// back-references. The caller writes the record with an empty base in the same batch,
 /// after these puts (so its own deletes of the same keys apply after them).
+///
+/// The copies land below the identity's own entries, where its search index runs
+/// (which start after the last entry they cover) would never reach them: the identity's
+/// index is dropped in the same batch, so that all of its entries form one unindexed
+/// tail, which queries read (and count) and appends and the backfill index again.
 pub(crate) async fn materialize(
     io: &Io,
     batch: &mut Batch,
@@ -801,6 +806,9 @@ pub(crate) async fn materialize(
     done: &BTreeSet<String>,
 ) -> Result<(), Error> {
     copy_base(io, batch, session, base).await?;
+    if !base.is_empty() {
+        crate::search::index::stage_removal(batch, &session.session_id);
+    }
     drop_references(io, batch, &session.key, base, done).await
 }
 

@@ -19,7 +19,9 @@
 //!   transcript range is searched from the commit that writes it on — appended,
 //!   imported or copied, active or compacted — except, in an identity whose unindexed
 //!   tail exceeds [`index::MAX_MERGE_ENTRIES`] (history written before this index
-//!   existed), the tail's newer entries until appends have indexed them. Phrases are
+//!   existed, or copied into an identity that takes over the history it read, which
+//!   drops its index in that commit), the tail's newer entries until appends or the
+//!   backfill have indexed them. Phrases are
 //!   checked against the entry's text as stored. Entries removed (truncate, rollback,
 //!   a compaction's replaced tail, a deleted or reset identity, even one branches
 //!   still read) are not returned.

@@ -363,3 +363,52 @@ fn test_retired_history_a_branch_reads_is_indexed_under_its_guard() {
         "index records of a deleted identity: {left:?}"
     );
 }
+
+#[test]
+fn test_history_copied_below_a_branchs_runs_is_searched_and_backfilled() {
+    let storage = MemoryStorage::new();
+    old_history(&storage, KEY, "s1", 1500);
+    let child = "agent:main:branch";
+    run(
+        &storage,
+        crate::branch(WS, KEY, child, crate::BranchRequest::fork("b1"), 100),
+    )
+    .expect("branch");
+    // The branch's own entries, indexed in runs, then rolled back: the rollback copies
+    // the history the branch reads into its own identity, below those runs.
+    let own: Vec<AppendRequest> = (0..2 * index::BLOCK_ENTRIES)
+        .map(|i| {
+            let role = if i == 0 { Role::User } else { Role::Assistant };
+            AppendRequest::new(role, format!("own{i} branch words"))
+        })
+        .collect();
+    run(&storage, crate::append_entries(WS, child, own, 200)).expect("append");
+    assert!(
+        !index_keys(&storage, "b1").is_empty(),
+        "the branch's own runs"
+    );
+    run(&storage, crate::rollback(WS, child, 1, None, 300)).expect("rollback");
+    run(&storage, crate::delete_session(WS, KEY, None)).expect("delete the parent");
+    assert!(find(&storage, "own3").hits.is_empty());
+    let before = find(&storage, "note1400");
+    assert!(before.hits.is_empty());
+    // An upper bound: counted by ids, and the rolled-back ids are gone.
+    assert!(
+        before.unindexed >= 1500 - index::MAX_MERGE_ENTRIES as u64,
+        "{before:?}"
+    );
+    assert_eq!(
+        find(&storage, "note1000").hits.len(),
+        1,
+        "the tail's head is read"
+    );
+
+    let calls = backfill_all(&storage);
+    let indexed: u64 = calls.iter().map(|p| u64::from(p.indexed_entries)).sum();
+    assert_eq!(indexed, 1500, "{calls:?}");
+    let page = find(&storage, "note1400");
+    assert_eq!(page.unindexed, 0);
+    assert_eq!(page.hits.len(), 1);
+    assert_eq!(page.hits[0].session_key, child);
+    assert!(find(&storage, "own3").hits.is_empty());
+}
