@@ -5,7 +5,7 @@
 //! outer build's lock), then packaged as a component with `wit-component`. The result is
 //! embedded with `include_bytes!`, so the `spool` binary is self-contained.
 //!
-//! The module is run through binaryen's `wasm-opt -Oz` before it is packaged (a sixth
+//! The module is run through binaryen's `wasm-opt -Oz` before it is packaged (13%
 //! smaller): `SPOOL_WASM_OPT` names the `wasm-opt` to use (`cargo xtask` sets it to the
 //! one its set-up found or installed), `0` skips the step; unset, a `wasm-opt` on PATH
 //! is used when there is one, else the module is packaged as rustc wrote it (said in a
@@ -86,7 +86,7 @@ fn optimize(module: &Path, out_dir: &Path) -> PathBuf {
         }
         println!(
             "cargo:warning=no wasm-opt on PATH: the component is packaged unoptimized \
-             (binaryen's wasm-opt makes it a sixth smaller; `cargo xtask setup` installs one)"
+             (binaryen's wasm-opt makes it 13% smaller; `cargo xtask setup` installs one)"
         );
         return module.to_path_buf();
     }
