@@ -35,6 +35,19 @@ fn old_history(storage: &MemoryStorage, key: &str, id: &str, n: u64) {
     storage.commit(WS, batch).expect("drop the index");
 }
 
+/// Old history of `n` entries under [`KEY`] (identity `s1`, no index) and a branch of
+/// all of it, `agent:main:branch` (identity `b1`); the branch's key.
+fn branched_history(storage: &MemoryStorage, n: u64) -> &'static str {
+    old_history(storage, KEY, "s1", n);
+    let child = "agent:main:branch";
+    run(
+        storage,
+        crate::branch(WS, KEY, child, crate::BranchRequest::fork("b1"), 100),
+    )
+    .expect("branch");
+    child
+}
+
 /// Every key and value of the workspace.
 fn snapshot(storage: &MemoryStorage) -> std::collections::BTreeMap<Vec<u8>, Vec<u8>> {
     storage
@@ -310,13 +323,7 @@ fn test_a_session_deleted_meanwhile_gets_no_index_back() {
 #[test]
 fn test_retired_history_a_branch_reads_is_indexed_under_its_guard() {
     let storage = MemoryStorage::new();
-    old_history(&storage, KEY, "s1", 1500);
-    let child = "agent:main:branch";
-    run(
-        &storage,
-        crate::branch(WS, KEY, child, crate::BranchRequest::fork("b1"), 100),
-    )
-    .expect("branch");
+    let child = branched_history(&storage, 1500);
     run(&storage, crate::delete_session(WS, KEY, None)).expect("delete the parent");
     let missed = find(&storage, "note1400");
     assert!(missed.hits.is_empty());
@@ -345,12 +352,7 @@ fn test_retired_history_a_branch_reads_is_indexed_under_its_guard() {
     // The last reader leaving while a backfill of the retired history is under way:
     // its commit fails its guard, and nothing of the identity is left behind.
     let storage = MemoryStorage::new();
-    old_history(&storage, KEY, "s1", 200);
-    run(
-        &storage,
-        crate::branch(WS, KEY, child, crate::BranchRequest::fork("b1"), 100),
-    )
-    .expect("branch");
+    let child = branched_history(&storage, 200);
     run(&storage, crate::delete_session(WS, KEY, None)).expect("delete the parent");
     let racing = racing(&storage, move |s: &MemoryStorage| {
         run(s, crate::delete_session(WS, child, None)).expect("the last reader goes");
@@ -367,13 +369,7 @@ fn test_retired_history_a_branch_reads_is_indexed_under_its_guard() {
 #[test]
 fn test_history_copied_below_a_branchs_runs_is_searched_and_backfilled() {
     let storage = MemoryStorage::new();
-    old_history(&storage, KEY, "s1", 1500);
-    let child = "agent:main:branch";
-    run(
-        &storage,
-        crate::branch(WS, KEY, child, crate::BranchRequest::fork("b1"), 100),
-    )
-    .expect("branch");
+    let child = branched_history(&storage, 1500);
     // The branch's own entries, indexed in runs, then rolled back: the rollback copies
     // the history the branch reads into its own identity, below those runs.
     let own: Vec<AppendRequest> = (0..2 * index::BLOCK_ENTRIES)
