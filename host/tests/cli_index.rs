@@ -57,6 +57,42 @@ fn hits(db: &std::path::Path, query: &str) -> serde_json::Value {
     ok_json(db, &["search", query, "--limit", "100", "--json"])
 }
 
+/// The entry ids of every hit of `term`, paging through all of it: each at most once,
+/// and nothing left unsearched on any page.
+fn every_hit_once(db: &std::path::Path, term: &str) -> BTreeSet<u64> {
+    let mut seen = BTreeSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let mut args = vec!["search", term, "--limit", "100", "--json"];
+        if let Some(c) = &cursor {
+            args.extend(["--cursor", c.as_str()]);
+        }
+        let page = ok_json(db, &args);
+        assert_eq!(page["unindexed"], 0, "{page}");
+        for hit in page["hits"].as_array().expect("hits") {
+            let id = hit["entry_id"].as_u64().expect("id");
+            assert!(seen.insert(id), "entry {id} twice");
+        }
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            return seen;
+        }
+    }
+}
+
+/// `spool index` on `db` in its own process, its output piped.
+fn spawn_index(db: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_spool"))
+        .arg("--db")
+        .arg(db)
+        .arg("index")
+        .env("SPOOL_CACHE_DIR", cache_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn spool index")
+}
+
 #[test]
 fn test_index_makes_old_history_searchable_while_writers_append() {
     let (_dir, db) = old_database();
@@ -68,15 +104,7 @@ fn test_index_makes_old_history_searchable_while_writers_append() {
     assert!(table.contains("`spool index`"), "{table}");
 
     // `spool index` in one process, two writers appending in others.
-    let index = Command::new(env!("CARGO_BIN_EXE_spool"))
-        .arg("--db")
-        .arg(&db)
-        .arg("index")
-        .env("SPOOL_CACHE_DIR", cache_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn spool index");
+    let index = spawn_index(&db);
     let writers: Vec<_> = ["a", "b"]
         .iter()
         .map(|w| {
@@ -129,23 +157,7 @@ fn test_index_makes_old_history_searchable_while_writers_append() {
         assert_eq!(page["unindexed"], 0, "{page}");
     }
     // Every entry once, the writers' too: page through a term they all hold.
-    let mut seen = BTreeSet::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut args = vec!["search", "older", "--limit", "100", "--json"];
-        if let Some(c) = &cursor {
-            args.extend(["--cursor", c.as_str()]);
-        }
-        let page = ok_json(&db, &args);
-        for hit in page["hits"].as_array().expect("hits") {
-            let id = hit["entry_id"].as_u64().expect("id");
-            assert!(seen.insert(id), "entry {id} twice");
-        }
-        cursor = page["next_cursor"].as_str().map(str::to_owned);
-        if cursor.is_none() {
-            break;
-        }
-    }
+    let seen = every_hit_once(&db, "older");
     assert_eq!(seen.len() as u64, OLD + 24);
 
     // Once done, a second run writes nothing and says so.
@@ -159,15 +171,7 @@ fn test_index_killed_mid_run_resumes_and_finds_every_entry_once() {
     use std::io::{BufRead, BufReader};
 
     let (_dir, db) = old_database();
-    let mut index = Command::new(env!("CARGO_BIN_EXE_spool"))
-        .arg("--db")
-        .arg(&db)
-        .arg("index")
-        .env("SPOOL_CACHE_DIR", cache_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn spool index");
+    let mut index = spawn_index(&db);
     // The first run is committed (its line printed): kill -9 before it is done.
     let mut first = String::new();
     BufReader::new(index.stdout.take().expect("stdout"))
@@ -186,23 +190,6 @@ fn test_index_killed_mid_run_resumes_and_finds_every_entry_once() {
     // last run: the window is a few milliseconds, so that is not asserted).
     let again = ok_json(&db, &["index", "--json"]);
     assert!(again["indexed_entries"].as_u64() < Some(OLD), "{again}");
-    let mut seen = BTreeSet::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let mut args = vec!["search", "older", "--limit", "100", "--json"];
-        if let Some(c) = &cursor {
-            args.extend(["--cursor", c.as_str()]);
-        }
-        let page = ok_json(&db, &args);
-        assert_eq!(page["unindexed"], 0, "{page}");
-        for hit in page["hits"].as_array().expect("hits") {
-            let id = hit["entry_id"].as_u64().expect("id");
-            assert!(seen.insert(id), "entry {id} twice");
-        }
-        cursor = page["next_cursor"].as_str().map(str::to_owned);
-        if cursor.is_none() {
-            break;
-        }
-    }
+    let seen = every_hit_once(&db, "older");
     assert_eq!(seen, (1..=OLD).collect::<BTreeSet<u64>>());
 }
