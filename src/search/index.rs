@@ -57,7 +57,8 @@
 //! frequency (indexes into the doc table of the same value, or of the run for a bucket; the
 //! first delta from 0). A bucket record has no docs, a doc table record no terms (the
 //! in-memory index of a tail has both). A value that does not decode is
-//! [`Error::Corruption`] naming its key.
+//! [`Error::Corruption`] naming its key; a query decodes the postings of its own terms
+//! only and steps over the others' (checking only that they end inside the value).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -399,11 +400,13 @@ fn open<'a>(key: &'a [u8], value: &'a [u8]) -> Result<Reader<'a>, Error> {
     }
 }
 
-/// Decodes the index value stored under `key`, keeping the terms `keep` accepts.
+/// Decodes the index value stored under `key`, keeping the terms `keep` accepts (given
+/// as UTF-8 bytes). The postings of the others are skipped, not decoded: a damage in
+/// them shows when a query wants their term (their ends are still checked).
 pub(crate) fn decode(
     key: &[u8],
     value: &[u8],
-    keep: impl Fn(&str) -> bool,
+    keep: impl Fn(&[u8]) -> bool,
 ) -> Result<Segment, Error> {
     let mut reader = open(key, value)?;
     let n_docs = reader.count(3)?;
@@ -442,15 +445,15 @@ pub(crate) fn decode(
             .ok_or_else(|| reader.corrupt("a term shares more than its predecessor"))?;
         term.truncate(shared);
         term.extend_from_slice(suffix);
-        let text = std::str::from_utf8(&term).map_err(|_| reader.corrupt("a term is not UTF-8"))?;
-        let wanted = keep(text);
-        let text = if wanted {
-            text.to_owned()
-        } else {
-            String::new()
-        };
         let n = reader.count(1)?;
-        let mut list = Vec::with_capacity(if wanted { n } else { 0 });
+        if !keep(&term) {
+            skip_postings(&mut reader, n)?;
+            continue;
+        }
+        let text = std::str::from_utf8(&term)
+            .map_err(|_| reader.corrupt("a term is not UTF-8"))?
+            .to_owned();
+        let mut list = Vec::with_capacity(n);
         let mut at = 0u32;
         for i in 0..n {
             let coded = reader.varint()?;
@@ -467,19 +470,37 @@ pub(crate) fn decode(
             } else {
                 1
             };
-            if wanted {
-                list.push((at, tf));
-            }
+            list.push((at, tf));
         }
-        if wanted {
-            out.terms.insert(text, list);
-        }
+        out.terms.insert(text, list);
     }
     reader.finish()?;
     if !out.docs.is_empty() {
         check_indexes(key, &out, out.docs.len())?;
     }
     Ok(out)
+}
+
+/// Skips `n` postings: a posting's first byte says whether a term frequency follows
+/// (the delta's low bit), so only the ends of its varints are looked for.
+fn skip_postings(reader: &mut Reader<'_>, n: usize) -> Result<(), Error> {
+    let bytes = reader.rest;
+    let varint_end = |at: usize| {
+        bytes
+            .get(at..)
+            .and_then(|rest| rest.iter().position(|b| b & 0x80 == 0))
+            .map(|len| at + len + 1)
+    };
+    let mut at = 0;
+    for _ in 0..n {
+        let tf_follows = bytes.get(at).is_some_and(|b| b & 1 == 1);
+        at = varint_end(at).ok_or_else(|| reader.corrupt("record ends early"))?;
+        if tf_follows {
+            at = varint_end(at).ok_or_else(|| reader.corrupt("record ends early"))?;
+        }
+    }
+    reader.rest = &bytes[at..];
+    Ok(())
 }
 
 /// The first entry id in the run key `key` (its last 8 bytes).
@@ -661,7 +682,7 @@ mod tests {
         assert_eq!(back.docs[1].created_at, 90);
         let posting: Vec<Posting> = Segment::resolve(&back.terms["parser"], &back.docs).collect();
         assert_eq!(posting[1].doc.id, 4);
-        let only = decode(b"g", &bytes, |t| t == "cafe").expect("decodes");
+        let only = decode(b"g", &bytes, |t| t == b"cafe").expect("decodes");
         assert_eq!(only.terms.keys().collect::<Vec<_>>(), ["cafe"]);
         assert_eq!(only.docs.len(), 3);
         let empty = Segment::default();
@@ -669,6 +690,40 @@ mod tests {
             decode(b"g", &encode(&empty), |_| true).expect("empty"),
             empty
         );
+    }
+
+    #[test]
+    fn test_skipped_postings_leave_the_wanted_terms_exact() {
+        // Long lists (multi-byte deltas) and frequencies above one on the terms skipped,
+        // around the terms kept.
+        let mut entries = Vec::new();
+        for i in 0..400u64 {
+            let text = match i % 3 {
+                0 => "again again again keep alpha",
+                1 => "omega keep",
+                _ => "again zeta zeta",
+            };
+            entries.push(entry(i + 1, 10 + i, text));
+        }
+        let segment = invert(&entries);
+        let bytes = encode(&segment);
+        for kept in [&["keep"][..], &["alpha", "zeta"], &["again"], &[]] {
+            let part =
+                decode(b"g", &bytes, |t| kept.iter().any(|k| k.as_bytes() == t)).expect("decodes");
+            let expected: BTreeMap<_, _> = segment
+                .terms
+                .iter()
+                .filter(|(term, _)| kept.contains(&term.as_str()))
+                .map(|(term, list)| (term.clone(), list.clone()))
+                .collect();
+            assert_eq!(part.terms, expected, "{kept:?}");
+            assert_eq!(part.docs, segment.docs);
+        }
+        // A value cut inside the postings of a skipped term still does not decode.
+        for cut in [bytes.len() - 1, bytes.len() - 40, bytes.len() / 2] {
+            let err = decode(b"g\x00k", &bytes[..cut], |_| false).expect_err("cut");
+            assert_eq!(err.code(), "corruption");
+        }
     }
 
     #[test]

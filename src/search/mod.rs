@@ -241,11 +241,13 @@ struct Lookup {
 }
 
 impl Lookup {
-    fn matches(&self, term: &str) -> bool {
+    /// Whether it matches the term `term` (UTF-8 bytes: an index record's terms are
+    /// matched before they are decoded as text).
+    fn matches(&self, term: &[u8]) -> bool {
         if self.prefix {
-            term.starts_with(&self.text)
+            term.starts_with(self.text.as_bytes())
         } else {
-            term == self.text || self.also.iter().any(|a| a == term)
+            term == self.text.as_bytes() || self.also.iter().any(|a| a.as_bytes() == term)
         }
     }
 
@@ -460,7 +462,7 @@ async fn read_identity(
     unindexed: &mut u64,
 ) -> Result<Option<Vec<Found>>, Error> {
     let mut found = vec![Found::default(); lookups.len()];
-    let wanted = |term: &str| lookups.iter().any(|l| l.matches(term));
+    let wanted = |term: &[u8]| lookups.iter().any(|l| l.matches(term));
     // The tail: the entries after the last run, tokenized here.
     // A few entries a read, each inverted alone and only its wanted terms kept: the
     // memory a tail takes is a few entries', whatever it holds.
@@ -471,7 +473,7 @@ async fn read_identity(
         let chunk = index::tail_entries(io, session_id, after, want).await?;
         for entry in &chunk {
             let mut one = index::invert(std::iter::once(entry));
-            one.terms.retain(|term, _| wanted(term));
+            one.terms.retain(|term, _| wanted(term.as_bytes()));
             collect(&mut found, lookups, &one, &one.docs);
             after = Some((entry.created_at, entry.id));
         }
@@ -572,7 +574,7 @@ fn lacks(lookups: &[Lookup], found: &[Found], runs: &[(Vec<u8>, u64, Segment)], 
             && f.is_empty()
             && !runs
                 .iter()
-                .any(|(_, _, part)| part.terms.keys().any(|t| l.matches(t)))
+                .any(|(_, _, part)| part.terms.keys().any(|t| l.matches(t.as_bytes())))
     })
 }
 
@@ -580,7 +582,7 @@ fn lacks(lookups: &[Lookup], found: &[Found], runs: &[(Vec<u8>, u64, Segment)], 
 fn collect(found: &mut [Found], lookups: &[Lookup], segment: &Segment, docs: &[index::Doc]) {
     for (term, list) in &segment.terms {
         for (i, lookup) in lookups.iter().enumerate() {
-            if lookup.matches(term) {
+            if lookup.matches(term.as_bytes()) {
                 found[i].0.extend(Segment::resolve(list, docs));
             }
         }
@@ -699,8 +701,26 @@ fn candidates(
             });
         }
     }
-    out.sort_unstable_by_key(Candidate::order);
     out
+}
+
+/// The candidates a page checks, in order: those after `cursor` (all without one), at
+/// most [`MAX_SCANNED`] of them and the next one if any (so the caller knows more
+/// follow). Only those are sorted: a common term has tens of thousands of candidates.
+fn next_candidates(
+    mut all: Vec<Candidate>,
+    searched: &[Searched],
+    cursor: Option<&Cursor>,
+) -> Vec<Candidate> {
+    if let Some(Cursor(after)) = cursor {
+        all.retain(|c| !c.not_after(searched, after));
+    }
+    if all.len() > MAX_SCANNED + 1 {
+        all.select_nth_unstable_by_key(MAX_SCANNED, Candidate::order);
+        all.truncate(MAX_SCANNED + 1);
+    }
+    all.sort_unstable_by_key(Candidate::order);
+    all
 }
 
 async fn read_entry(
@@ -794,18 +814,15 @@ async fn run(
             }
         }
     }
-    let ranked = candidates(&searched, &lookups, query, total_docs);
-    let start = match &cursor {
-        Some(Cursor(after)) => ranked.partition_point(|c| c.not_after(&searched, after)),
-        None => 0,
-    };
+    let all = candidates(&searched, &lookups, query, total_docs);
+    let ranked = next_candidates(all, &searched, cursor.as_ref());
     let mut hits = Vec::new();
     let mut last = None;
-    for (offset, candidate) in ranked[start..].iter().enumerate() {
+    for (offset, candidate) in ranked.iter().enumerate() {
         if hits.len() == limit || offset == MAX_SCANNED {
             break;
         }
-        last = Some(start + offset);
+        last = Some(offset);
         let s = &searched[candidate.session];
         let Some(entry) = read_entry(io, &s.session_id, candidate.created_at, candidate.id).await?
         else {
@@ -873,7 +890,7 @@ fn verify(entry: &Entry, query: &Query, lookups: &[Lookup]) -> Option<Snippet> {
         phrase_field.get_or_insert(at);
     }
     let text: Vec<&Lookup> = lookups.iter().filter(|l| l.scored).collect();
-    let matched = |t: &Token| text.iter().any(|l| l.matches(&t.term));
+    let matched = |t: &Token| text.iter().any(|l| l.matches(t.term.as_bytes()));
     let field = phrase_field
         .or_else(|| tokens.iter().position(|ts| ts.iter().any(matched)))
         .unwrap_or(0);

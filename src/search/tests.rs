@@ -258,12 +258,12 @@ fn test_paging_sees_each_hit_once_across_merged_runs() {
         )
         .expect("range");
     assert!(!runs.is_empty(), "runs were merged");
-    let all = {
+    let every = |limit: u32| {
         let mut seen = Vec::new();
         let mut cursor = None;
         loop {
-            let page = find_page(&storage, "common", 7, cursor).expect("page");
-            assert!(page.hits.len() <= 7);
+            let page = find_page(&storage, "common", limit, cursor).expect("page");
+            assert!(page.hits.len() <= limit as usize);
             seen.extend(ids(&page));
             match page.next_cursor {
                 Some(c) => cursor = Some(c),
@@ -272,7 +272,11 @@ fn test_paging_sees_each_hit_once_across_merged_runs() {
         }
         seen
     };
+    let all = every(7);
     assert_eq!(all.len(), 300 + 100);
+    // Pages of another size (each checking more candidates than a page sorts when it
+    // has no cursor) give the same sequence.
+    assert_eq!(every(100), all);
     let unique: BTreeSet<_> = all.iter().cloned().collect();
     assert_eq!(unique.len(), all.len(), "each hit once");
     // The pages follow the one-page order.
