@@ -705,7 +705,13 @@ fn candidates(
             }
             let mut score = 0.0;
             for (i, found) in s.found.iter().enumerate() {
-                let Some(q) = found.get(id) else {
+                // The walked list holds the entry: no search in it.
+                let q = if i == smallest {
+                    Some(p)
+                } else {
+                    found.get(id)
+                };
+                let Some(q) = q else {
                     continue 'entries;
                 };
                 if lookups[i].scored {
