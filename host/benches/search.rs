@@ -35,7 +35,8 @@
 //!
 //! `cargo bench -p spool-host --bench search`. `SPOOL_BENCH_N` is the appends per side
 //! of 1 (default 3000), `SPOOL_BENCH_SEARCH_N` the entries of 3 (default 100000),
-//! `SPOOL_BENCH_RUNS` the runs of each query (default 20); `cargo test --benches` runs
+//! `SPOOL_BENCH_RUNS` the runs of each query (default 20), `SPOOL_BENCH_QUERY` keeps only
+//! the queries whose label holds it (`path`, `prefix`, …); `cargo test --benches` runs
 //! it with small counts. Every figure is also printed as a `figure` line for
 //! `cargo xtask bench`'s table.
 
@@ -748,7 +749,12 @@ fn query_latency(dir: &Path, total: usize, runs: usize) {
         "Spool reads",
         "KiB read"
     );
+    // `SPOOL_BENCH_QUERY`: only the queries whose label holds it (to profile one).
+    let filter = std::env::var("SPOOL_BENCH_QUERY").ok();
     for (name, ours, theirs) in QUERIES {
+        if filter.as_ref().is_some_and(|f| !name.contains(f.as_str())) {
+            continue;
+        }
         let matches: i64 = count.query_row([theirs], |r| r.get(0)).expect("count");
         let mut spool_times = Vec::with_capacity(runs);
         let mut fts_times = Vec::with_capacity(runs);

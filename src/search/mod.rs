@@ -325,7 +325,9 @@ impl Found {
 
     /// Orders the postings by entry id and sums those of one entry.
     fn finish(&mut self) {
-        self.0.sort_unstable_by_key(|p| p.doc.id);
+        // Stable sort: it merges sorted runs in linear time, and the postings come as a
+        // few (the tail's, then each term's across the runs in order).
+        self.0.sort_by_key(|p| p.doc.id);
         self.0.dedup_by(|next, kept| {
             let same = next.doc.id == kept.doc.id;
             if same {
@@ -675,7 +677,8 @@ fn candidates(
                 matched.extend(found.iter().map(|p| &p.doc));
             }
         }
-        matched.sort_unstable_by_key(|d| d.id);
+        // The concatenation of sorted lists: a stable sort merges them.
+        matched.sort_by_key(|d| d.id);
         matched.dedup_by_key(|d| d.id);
         for doc in matched {
             lengths += u64::from(doc.len);
