@@ -100,10 +100,15 @@ fn operation<O: Op>(
             return Err(Error::invalid(field, "missing (give null for none)"));
         }
     }
-    let op: O = match serde_json::from_value(Value::Object(args.clone())) {
+    // Read from the arguments in place: a clone of them first (a turn of a thousand
+    // entries, a whole transcript to import) would hold them twice.
+    let args = Value::Object(args);
+    let op = match O::deserialize(&args) {
         Ok(op) => op,
         Err(e) => {
-            field_error(&args)?;
+            if let Value::Object(fields) = &args {
+                field_error(fields)?;
+            }
             return Err(Error::unparsed("args", "does not parse", &e));
         }
     };
