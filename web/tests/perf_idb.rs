@@ -168,6 +168,17 @@ async fn by_hand_js(db_name: &str, n: u32, batch: u32) -> f64 {
         .expect("milliseconds")
 }
 
+/// Calls `spool.method(WS, args)` `n` times, one after the other; the milliseconds taken.
+async fn time_calls(spool: &JsValue, method: &str, args: &JsValue, n: u32) -> f64 {
+    let start = now();
+    for _ in 0..n {
+        common::call(spool, method, &[WS.into(), args.clone()])
+            .await
+            .expect(method);
+    }
+    now() - start
+}
+
 /// Prints whether `value` meets its goal.
 fn verdict(what: &str, value: f64, unit: &str, goal: &str, met: bool) {
     let result = if met { "met" } else { "MISS" };
@@ -239,23 +250,9 @@ async fn test_perf_appends_and_newest_page() {
     );
     for _ in 0..ROUNDS {
         hand_ms += by_hand_js(&hand_one, calls, 1).await * f64::from(calls);
-        let start = now();
-        for _ in 0..calls {
-            let args = [WS.into(), request.clone()];
-            common::call(&spool, "appendEntry", &args)
-                .await
-                .expect("appendEntry");
-        }
-        js_ms += now() - start;
+        js_ms += time_calls(&spool, "appendEntry", &request, calls).await;
         hand_batch_ms += by_hand_js(&hand_eight, turns, 8).await * f64::from(turns);
-        let start = now();
-        for _ in 0..turns {
-            let args = [WS.into(), batch.clone()];
-            common::call(&spool, "appendEntries", &args)
-                .await
-                .expect("appendEntries");
-        }
-        batch_ms += now() - start;
+        batch_ms += time_calls(&spool, "appendEntries", &batch, turns).await;
     }
     let per_second = |count: u32, ms: f64| f64::from(count * ROUNDS) / (ms / 1000.0);
     let (js_rate, hand_rate) = (per_second(calls, js_ms), per_second(calls, hand_ms));
