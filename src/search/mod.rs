@@ -454,17 +454,6 @@ const BUCKET_PAGE_MIN: u32 = 8;
 const BUCKET_PAGE_MAX: u32 = 4096;
 const BUCKET_PAGE_BYTES: usize = 512 * 1024;
 
-/// What one query's reads of its identities carry from one to the next.
-#[derive(Default)]
-struct Reading {
-    /// Entries not searched yet (see [`SearchPage::unindexed`]).
-    unindexed: u64,
-    /// Per bucket, the records a read takes, sized from the last read of it: the
-    /// identities of a workspace have runs of about the same size, so the next one
-    /// reads a bucket in one page where it would have started at [`BUCKET_PAGE_MIN`].
-    page_limits: BTreeMap<u8, u32>,
-}
-
 /// Reads what the index of `session_id` holds for `lookups`; `None` as soon as one
 /// lookup finds nothing (no entry of the identity can match).
 async fn read_identity(
@@ -472,7 +461,7 @@ async fn read_identity(
     session_id: &str,
     last_entry_id: u64,
     lookups: &[Lookup],
-    reading: &mut Reading,
+    unindexed: &mut u64,
 ) -> Result<Option<Vec<Found>>, Error> {
     let mut found = vec![Found::default(); lookups.len()];
     let wanted = |term: &[u8]| lookups.iter().any(|l| l.matches(term));
@@ -498,9 +487,7 @@ async fn read_identity(
     if read == index::MAX_MERGE_ENTRIES {
         // A tail longer than a query reads: history the backfill has yet to index.
         let newest_read = after.map_or(0, |(_, id)| id);
-        reading.unindexed = reading
-            .unindexed
-            .saturating_add(last_entry_id.saturating_sub(newest_read));
+        *unindexed = unindexed.saturating_add(last_entry_id.saturating_sub(newest_read));
     }
     if through.is_none() {
         found.iter_mut().for_each(Found::finish);
@@ -513,12 +500,7 @@ async fn read_identity(
         // A page of records at a time, sized from the last one's bytes: a bucket's
         // records together can be many MiB (a vocabulary of hashes and identifiers).
         let prefix = index::bucket_runs(session_id, b);
-        let mut start = prefix.clone();
-        let mut limit = reading
-            .page_limits
-            .get(&b)
-            .copied()
-            .unwrap_or(BUCKET_PAGE_MIN);
+        let (mut start, mut limit) = (prefix.clone(), BUCKET_PAGE_MIN);
         loop {
             let page = io
                 .range(RangeQuery {
@@ -543,16 +525,11 @@ async fn read_identity(
                     runs.push((kv.key, run, part));
                 }
             }
-            if count > 0 {
-                let sized = (count * BUCKET_PAGE_BYTES / bytes.max(1)) as u64;
-                let sized =
-                    sized.clamp(u64::from(BUCKET_PAGE_MIN), u64::from(BUCKET_PAGE_MAX)) as u32;
-                reading.page_limits.insert(b, sized);
-            }
             if count < limit as usize {
                 break;
             }
-            limit = reading.page_limits.get(&b).copied().unwrap_or(limit);
+            let next = (limit as usize * BUCKET_PAGE_BYTES / bytes.max(1)) as u64;
+            limit = next.clamp(u64::from(BUCKET_PAGE_MIN), u64::from(BUCKET_PAGE_MAX)) as u32;
         }
         if lacks(lookups, &found, &runs, b) {
             return Ok(None);
@@ -784,12 +761,12 @@ async fn run(
     let mut sessions = sessions(io, query).await?;
     sessions.sort_by(|a, b| a.session.key.cmp(&b.session.key));
     let mut total_docs = 0u64;
-    let mut reading = Reading::default();
+    let mut unindexed = 0u64;
     // Retired history is read once, whoever reads it.
     let mut retired = BTreeMap::new();
     for (data_id, newest) in retired_history(io, &sessions).await? {
         total_docs = total_docs.saturating_add(newest);
-        let found = read_identity(io, &data_id, newest, &lookups, &mut reading).await?;
+        let found = read_identity(io, &data_id, newest, &lookups, &mut unindexed).await?;
         if let Some(found) = found {
             retired.insert(data_id, found);
         }
@@ -806,7 +783,7 @@ async fn run(
             &session.session_id,
             session.last_entry_id,
             &lookups,
-            &mut reading,
+            &mut unindexed,
         )
         .await?;
         if let Some(found) = found {
@@ -883,7 +860,7 @@ async fn run(
     Ok(SearchPage {
         hits,
         next_cursor,
-        unindexed: reading.unindexed,
+        unindexed,
     })
 }
 

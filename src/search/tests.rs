@@ -501,64 +501,6 @@ fn test_compacted_entries_are_still_found() {
     assert_eq!(entry_ids(&storage, "msg19"), [20]);
 }
 
-/// Counts the range reads of one index bucket, by identity.
-struct BucketReads<'a> {
-    inner: &'a MemoryStorage,
-    bucket: u8,
-    reads: std::cell::RefCell<BTreeMap<String, usize>>,
-}
-
-impl Storage for BucketReads<'_> {
-    fn get(&self, ws: &str, key: &[u8]) -> Result<Option<Vec<u8>>, crate::StorageError> {
-        self.inner.get(ws, key)
-    }
-    fn range(&self, ws: &str, q: &RangeQuery) -> Result<Vec<Kv>, crate::StorageError> {
-        for id in ["s1", "s2", "s3"] {
-            if q.range
-                .start
-                .starts_with(&index::bucket_runs(id, self.bucket))
-            {
-                *self.reads.borrow_mut().entry(id.to_owned()).or_default() += 1;
-            }
-        }
-        self.inner.range(ws, q)
-    }
-    fn commit(&self, ws: &str, batch: Batch) -> Result<(), crate::StorageError> {
-        self.inner.commit(ws, batch)
-    }
-}
-
-#[test]
-fn test_a_bucket_is_read_in_pages_sized_from_the_identity_before() {
-    let storage = MemoryStorage::new();
-    // Three sessions of twelve runs each: more records in the term's bucket than a
-    // first page of BUCKET_PAGE_MIN takes.
-    for (s, id) in ["s1", "s2", "s3"].iter().enumerate() {
-        let key = format!("agent:a{s}:main");
-        create(&storage, &key, id);
-        for i in 0..12 * index::BLOCK_ENTRIES {
-            say(&storage, &key, Role::User, &format!("alpha n{i}"), 10 + i);
-        }
-    }
-    let counting = BucketReads {
-        inner: &storage,
-        bucket: index::bucket("alpha"),
-        reads: Default::default(),
-    };
-    let request = SearchRequest {
-        query: "alpha".into(),
-        limit: 20,
-        cursor: None,
-    };
-    let page = run(&counting, search(WS, request)).expect("search");
-    assert_eq!(page.hits.len(), 20);
-    // The first identity starts small and grows the page; the next two read theirs at
-    // once.
-    let reads = counting.reads.into_inner();
-    assert_eq!(reads["s1"], 2, "{reads:?}");
-    assert_eq!((reads["s2"], reads["s3"]), (1, 1), "{reads:?}");
-}
-
 /// Appends `n` filler entries to the session under `key` (enough to cut runs).
 fn fill(storage: &MemoryStorage, key: &str, n: u64) {
     for i in 0..n {
