@@ -325,8 +325,8 @@ impl Found {
 
     /// Orders the postings by entry id and sums those of one entry.
     fn finish(&mut self) {
-        // Stable sort: it merges sorted runs in linear time, and the postings come as a
-        // few (the tail's, then each term's across the runs in order).
+        // Stable sort: it merges sorted runs, and the postings come as sorted runs (the
+        // tail's, then each matching term's per run, the runs in order).
         self.0.sort_by_key(|p| p.doc.id);
         self.0.dedup_by(|next, kept| {
             let same = next.doc.id == kept.doc.id;

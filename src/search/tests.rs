@@ -501,6 +501,83 @@ fn test_compacted_entries_are_still_found() {
     assert_eq!(entry_ids(&storage, "msg19"), [20]);
 }
 
+/// Records the largest range answer (bytes of values) read under a key prefix.
+struct LargestUnder<'a> {
+    inner: &'a MemoryStorage,
+    prefix: Vec<u8>,
+    largest: std::cell::Cell<usize>,
+}
+
+impl Storage for LargestUnder<'_> {
+    fn get(&self, ws: &str, key: &[u8]) -> Result<Option<Vec<u8>>, crate::StorageError> {
+        self.inner.get(ws, key)
+    }
+    fn range(&self, ws: &str, q: &RangeQuery) -> Result<Vec<Kv>, crate::StorageError> {
+        let pairs = self.inner.range(ws, q)?;
+        if q.range.start.starts_with(&self.prefix) {
+            let bytes = pairs.iter().map(|kv| kv.value.len()).sum::<usize>();
+            self.largest.set(self.largest.get().max(bytes));
+        }
+        Ok(pairs)
+    }
+    fn commit(&self, ws: &str, batch: Batch) -> Result<(), crate::StorageError> {
+        self.inner.commit(ws, batch)
+    }
+}
+
+#[test]
+fn test_a_bucket_read_stays_bounded_after_a_session_of_small_records() {
+    let storage = MemoryStorage::new();
+    // First (in key order) a session whose records of the term's bucket are tiny, then
+    // one whose records of that bucket are large: many distinct terms sharing its first
+    // two letters. What a query learned reading the first must not size its first read
+    // of the second.
+    create(&storage, "agent:a0:main", "small");
+    create(&storage, "agent:a1:main", "large");
+    let runs = 30;
+    for i in 0..runs * index::BLOCK_ENTRIES {
+        say(
+            &storage,
+            "agent:a0:main",
+            Role::User,
+            &format!("alpha n{i}"),
+            10 + i,
+        );
+        let many: Vec<String> = (0..250).map(|j| format!("al{i}x{j}")).collect();
+        let text = format!("alpha {}", many.join(" "));
+        say(&storage, "agent:a1:main", Role::User, &text, 10 + i);
+    }
+    let bucket = index::bucket("alpha");
+    assert_eq!(index::bucket("al0x0"), bucket, "the terms share the bucket");
+    let records = index_records(&storage, "large");
+    let prefix = index::bucket_runs("large", bucket);
+    let largest_record = records
+        .iter()
+        .filter(|kv| kv.key.starts_with(&prefix))
+        .map(|kv| kv.value.len())
+        .max()
+        .expect("records in the bucket");
+    let counting = LargestUnder {
+        inner: &storage,
+        prefix,
+        largest: Default::default(),
+    };
+    let request = SearchRequest {
+        query: "alpha".into(),
+        limit: 20,
+        cursor: None,
+    };
+    let page = run(&counting, search(WS, request)).expect("search");
+    assert_eq!(page.hits.len(), 20);
+    // A first page of BUCKET_PAGE_MIN records, then pages of about BUCKET_PAGE_BYTES.
+    let bound = (8 * largest_record).max(BUCKET_PAGE_BYTES + largest_record);
+    assert!(
+        counting.largest.get() <= bound,
+        "a read of {} bytes (records up to {largest_record}, bound {bound})",
+        counting.largest.get()
+    );
+}
+
 /// Appends `n` filler entries to the session under `key` (enough to cut runs).
 fn fill(storage: &MemoryStorage, key: &str, n: u64) {
     for i in 0..n {
