@@ -137,22 +137,22 @@ async fn next_run(
     io: &Io,
     session_id: &str,
     mut through: Option<(u64, u64)>,
-) -> Result<Option<(u64, index::Segment)>, Error> {
-    let mut run = index::Segment::default();
+) -> Result<Option<(u64, index::Run)>, Error> {
+    let mut run = index::Run::default();
     let mut first = None;
     let (mut text, mut chunk, mut postings) = (0usize, 4usize, 0usize);
-    let full = |run: &index::Segment, text: usize, postings: usize| {
-        run.docs.len() >= index::MAX_MERGE_ENTRIES
+    let full = |run: &index::Run, text: usize, postings: usize| {
+        run.docs().len() >= index::MAX_MERGE_ENTRIES
             || text >= MAX_RUN_TEXT_BYTES
-            || run.terms.len() * TERM_COST + postings * POSTING_COST >= MAX_RUN_INDEX_BYTES
+            || run.term_count() * TERM_COST + postings * POSTING_COST >= MAX_RUN_INDEX_BYTES
     };
     while !full(&run, text, postings) {
-        let want = chunk.min(index::MAX_MERGE_ENTRIES - run.docs.len());
+        let want = chunk.min(index::MAX_MERGE_ENTRIES - run.docs().len());
         let entries = index::tail_entries(io, session_id, through, want).await?;
         let mut read = 0usize;
         for entry in &entries {
             let bytes = text_bytes(entry);
-            if !run.docs.is_empty()
+            if !run.docs().is_empty()
                 && (text + bytes > MAX_RUN_TEXT_BYTES || full(&run, text, postings))
             {
                 return Ok(first.map(|f| (f, run)));
@@ -247,16 +247,16 @@ async fn run(io: &Io, start: Option<Vec<u8>>) -> OpResult<IndexProgress> {
                 through,
                 newest,
             } = work;
-            let Some((first, segment)) = next_run(io, &data_id, through).await? else {
+            let Some((first, run)) = next_run(io, &data_id, through).await? else {
                 // Fewer entries than their ids said (removed ones): nothing to index.
                 continue;
             };
-            let indexed = segment.docs.last().map_or(0, |d| d.id);
-            let count = segment.docs.len();
+            let indexed = run.docs().last().map_or(0, |d| d.id);
+            let count = run.docs().len();
             let mut batch = Batch::default();
             batch.require_equals(guard.0, guard.1);
             batch.require_absent(index::run_key(&data_id, index::DOCS, first));
-            index::put_run(&mut batch, &data_id, first, segment);
+            index::put_run(&mut batch, &data_id, first, &run);
             if batch.mutations.len() > MAX_BATCH_MUTATIONS
                 || batch.written_bytes() > MAX_BATCH_BYTES
             {

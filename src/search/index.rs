@@ -62,6 +62,9 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+#[expect(clippy::disallowed_types, reason = "see `Run::numbers`")]
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use crate::engine::error::Error;
 use crate::engine::op::Io;
@@ -189,15 +192,17 @@ pub(crate) fn run_key(session_id: &str, bucket: u8, run_first_id: u64) -> Vec<u8
 /// The bucket of `term`, and of every term that starts with it when it is a prefix a
 /// query accepts (two characters or more, or one CJK character).
 pub(crate) fn bucket(term: &str) -> u8 {
-    let mut chars = term.chars();
-    let head: String = match chars.next() {
-        Some(c) if super::tokenize::is_cjk(c) => c.to_string(),
-        Some(c) => std::iter::once(c).chain(chars.next()).collect(),
-        None => String::new(),
+    let mut chars = term.char_indices();
+    let head_end = match chars.next() {
+        Some((_, c)) if super::tokenize::is_cjk(c) => c.len_utf8(),
+        Some((_, c)) => chars
+            .next()
+            .map_or(c.len_utf8(), |(at, c)| at + c.len_utf8()),
+        None => 0,
     };
     // FNV-1a: fixed, so every build puts a term in the same bucket.
     let mut hash: u32 = 0x811c_9dc5;
-    for b in head.bytes() {
+    for &b in &term.as_bytes()[..head_end] {
         hash ^= u32::from(b);
         hash = hash.wrapping_mul(0x0100_0193);
     }
@@ -264,72 +269,160 @@ pub(crate) fn tool_names(entry: &Entry) -> Vec<String> {
         .collect()
 }
 
-/// The terms of one entry with their frequencies, and its length.
-///
-/// The terms come in increasing order, each once (a sorted vector: an entry has few
-/// distinct terms, and a term seen again costs no allocation).
-pub(crate) fn entry_terms(entry: &Entry) -> (Vec<(String, u32)>, u32) {
-    fn slot<'a>(terms: &'a mut Vec<(String, u32)>, term: &str) -> &'a mut u32 {
-        let at = match terms.binary_search_by(|(t, _)| t.as_str().cmp(term)) {
-            Ok(at) => at,
-            Err(at) => {
-                terms.insert(at, (term.to_owned(), 0));
-                at
-            }
-        };
-        &mut terms[at].1
+/// A deterministic hasher for the term table of a [`Run`] (FxHash's mixing: the core
+/// takes no randomness, and terms are not chosen to collide: a run is its own entries').
+#[derive(Default)]
+struct TermHasher(u64);
+
+impl std::hash::Hasher for TermHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
     }
-    let mut terms: Vec<(String, u32)> = Vec::new();
-    let mut len = 0u32;
-    for (_, text) in fields(entry) {
-        each_term(capped(&text), |t| {
-            if !t.compound {
-                len = len.saturating_add(1);
-            }
-            *slot(&mut terms, t.term) += 1;
-        });
+
+    fn finish(&self) -> u64 {
+        self.0
     }
-    *slot(&mut terms, &role_term(entry.role)) = 1;
-    for name in tool_names(entry) {
-        *slot(&mut terms, &tool_term(&name)) = 1;
-    }
-    if entry.tool_status == Some(ToolStatus::Error) {
-        *slot(&mut terms, &error_term()) = 1;
-    }
-    (terms, len)
 }
 
-/// The in-memory index of `entries` (in increasing id).
-pub(crate) fn invert<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Segment {
-    let mut out = Segment::default();
-    for entry in entries {
-        out.push(entry);
-    }
-    out
+/// The in-memory index of a run of entries as it is built, one entry at a time in
+/// increasing id: each distinct term once (a hash table to its number), its postings
+/// in one list per term. Built for the write path: a term seen again costs one lookup
+/// and no allocation, and the terms are sorted once, when the run is written
+/// ([`put_run`]) or turned into a [`Segment`].
+#[derive(Default)]
+pub(crate) struct Run {
+    docs: Vec<Doc>,
+    /// Term → its number. A hash table with a fixed hasher is deterministic; its order
+    /// is never used (the terms are sorted before they are written).
+    #[expect(
+        clippy::disallowed_types,
+        reason = "a fixed hasher; the order is never used"
+    )]
+    numbers: HashMap<Box<str>, u32, BuildHasherDefault<TermHasher>>,
+    /// Per term number, `(doc index, term frequency)` in increasing doc index.
+    lists: Vec<Vec<(u32, u32)>>,
 }
 
-impl Segment {
-    /// Adds `entry`, newer than every entry it holds, to this in-memory index; returns
-    /// its number of distinct terms (the postings it adds).
+impl Run {
+    /// The run of `entries` (in increasing id).
+    pub(crate) fn of<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Run {
+        let mut run = Run::default();
+        for entry in entries {
+            run.push(entry);
+        }
+        run
+    }
+
+    /// Adds `entry`, newer than every entry the run holds; returns its number of distinct
+    /// terms (the postings it adds).
     pub(crate) fn push(&mut self, entry: &Entry) -> usize {
-        let (terms, len) = entry_terms(entry);
-        let added = terms.len();
         let at = self.docs.len() as u32;
+        let (mut len, mut added) = (0u32, 0usize);
+        for (_, text) in fields(entry) {
+            each_term(capped(&text), |t| {
+                if !t.compound {
+                    len = len.saturating_add(1);
+                }
+                added += self.count(t.term, at, true);
+            });
+        }
+        added += self.count(&role_term(entry.role), at, false);
+        for name in tool_names(entry) {
+            added += self.count(&tool_term(&name), at, false);
+        }
+        if entry.tool_status == Some(ToolStatus::Error) {
+            added += self.count(&error_term(), at, false);
+        }
         self.docs.push(Doc {
             id: entry.id,
             created_at: entry.created_at,
             len,
         });
-        for (term, tf) in terms {
-            match self.terms.get_mut(term.as_str()) {
-                Some(list) => list.push((at, tf)),
-                None => {
-                    self.terms.insert(term, vec![(at, tf)]);
-                }
-            }
-        }
         added
     }
+
+    /// Counts `term` in doc `at` (`repeat`: each occurrence adds to its frequency; a
+    /// filter term has frequency 1); returns 1 when it is the doc's first occurrence.
+    fn count(&mut self, term: &str, at: u32, repeat: bool) -> usize {
+        let number = match self.numbers.get(term) {
+            Some(&number) => number,
+            None => {
+                let number = self.lists.len() as u32;
+                self.numbers.insert(term.into(), number);
+                self.lists.push(Vec::new());
+                number
+            }
+        };
+        let list = &mut self.lists[number as usize];
+        match list.last_mut() {
+            Some((doc, tf)) if *doc == at => {
+                if repeat {
+                    *tf = tf.saturating_add(1);
+                }
+                0
+            }
+            _ => {
+                list.push((at, 1));
+                1
+            }
+        }
+    }
+
+    /// The entries it holds, in increasing id.
+    pub(crate) fn docs(&self) -> &[Doc] {
+        &self.docs
+    }
+
+    /// How many distinct terms it holds.
+    pub(crate) fn term_count(&self) -> usize {
+        self.lists.len()
+    }
+
+    /// Its terms in byte order, with their postings.
+    fn sorted(&self) -> Vec<TermList<'_>> {
+        let mut terms: Vec<TermList<'_>> = self
+            .numbers
+            .iter()
+            .map(|(term, &number)| (&**term, self.lists[number as usize].as_slice()))
+            .collect();
+        terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        terms
+    }
+
+    /// The run as a [`Segment`], keeping the terms `keep` accepts (as UTF-8 bytes).
+    pub(crate) fn into_segment(self, keep: impl Fn(&[u8]) -> bool) -> Segment {
+        let Run {
+            docs,
+            numbers,
+            mut lists,
+        } = self;
+        let terms = numbers
+            .into_iter()
+            .filter(|(term, _)| keep(term.as_bytes()))
+            .map(|(term, number)| {
+                (
+                    String::from(term),
+                    std::mem::take(&mut lists[number as usize]),
+                )
+            })
+            .collect();
+        Segment { docs, terms }
+    }
+}
+
+/// The in-memory index of `entries` (in increasing id).
+#[cfg(test)]
+pub(crate) fn invert<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Segment {
+    Run::of(entries).into_segment(|_| true)
 }
 
 // ---- encoding -------------------------------------------------------------------
@@ -344,19 +437,39 @@ fn unzigzag(n: u64) -> i64 {
 }
 
 /// Encodes an index value.
+#[cfg(test)]
 pub(crate) fn encode(segment: &Segment) -> Vec<u8> {
+    encode_parts(
+        &segment.docs,
+        segment.terms.len(),
+        segment
+            .terms
+            .iter()
+            .map(|(t, l)| (t.as_str(), l.as_slice())),
+    )
+}
+
+/// A term and its postings, `(doc index, term frequency)` in increasing doc index.
+type TermList<'a> = (&'a str, &'a [(u32, u32)]);
+
+/// Encodes the index value of a doc table and `n_terms` terms, given in byte order.
+fn encode_parts<'a>(
+    docs: &[Doc],
+    n_terms: usize,
+    terms: impl Iterator<Item = TermList<'a>>,
+) -> Vec<u8> {
     let mut out = vec![INDEX_FORMAT];
-    put_varint(&mut out, segment.docs.len() as u64);
+    put_varint(&mut out, docs.len() as u64);
     let (mut id, mut created) = (0u64, 0u64);
-    for doc in &segment.docs {
+    for doc in docs {
         put_varint(&mut out, doc.id.wrapping_sub(id));
         put_varint(&mut out, zigzag(doc.created_at as i128 - created as i128));
         put_varint(&mut out, u64::from(doc.len));
         (id, created) = (doc.id, doc.created_at);
     }
-    put_varint(&mut out, segment.terms.len() as u64);
+    put_varint(&mut out, n_terms as u64);
     let mut previous: &[u8] = &[];
-    for (term, list) in &segment.terms {
+    for (term, list) in terms {
         let bytes = term.as_bytes();
         let shared = previous
             .iter()
@@ -609,7 +722,7 @@ pub(crate) async fn stage_entries(
         &mut records,
         session_id,
         run_first,
-        invert(tail.iter().chain(new)),
+        &Run::of(tail.iter().chain(new)),
     );
     let fits = batch.mutations.len() + records.mutations.len() + MERGE_RESERVE_MUTATIONS
         <= MAX_BATCH_MUTATIONS
@@ -622,23 +735,22 @@ pub(crate) async fn stage_entries(
 
 /// Adds to `batch` the records of `run`, the merged run starting at entry `run_first`:
 /// one per bucket its terms fall in and its doc table.
-pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: Segment) {
-    let mut buckets: BTreeMap<u8, Segment> = BTreeMap::new();
-    for (term, list) in run.terms {
-        buckets
-            .entry(bucket(&term))
-            .or_default()
-            .terms
-            .insert(term, list);
+pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: &Run) {
+    let mut terms: Vec<(u8, TermList<'_>)> = run
+        .sorted()
+        .into_iter()
+        .map(|term| (bucket(term.0), term))
+        .collect();
+    // Stable: each bucket's terms stay in byte order.
+    terms.sort_by_key(|&(b, _)| b);
+    for part in terms.chunk_by(|a, b| a.0 == b.0) {
+        let value = encode_parts(&[], part.len(), part.iter().map(|&(_, term)| term));
+        batch.put(run_key(session_id, part[0].0, run_first), value);
     }
-    for (b, part) in &buckets {
-        batch.put(run_key(session_id, *b, run_first), encode(part));
-    }
-    let docs = Segment {
-        docs: run.docs,
-        terms: BTreeMap::new(),
-    };
-    batch.put(run_key(session_id, DOCS, run_first), encode(&docs));
+    batch.put(
+        run_key(session_id, DOCS, run_first),
+        encode_parts(&run.docs, 0, std::iter::empty()),
+    );
 }
 
 /// Adds to `batch` the removal of the whole index of identity `session_id` (one range
@@ -767,6 +879,96 @@ mod tests {
         }
     }
 
+    /// Each term of `entry` with its frequency.
+    fn entry_terms(entry: &Entry) -> BTreeMap<String, u32> {
+        invert([entry])
+            .terms
+            .into_iter()
+            .map(|(term, list)| (term, list[0].1))
+            .collect()
+    }
+
+    #[test]
+    fn test_a_run_counts_each_term_per_entry() {
+        let mut a = entry(3, 10, "parse the parser; Parse again");
+        a.reasoning = Some("parse once more".into());
+        a.role = Role::Assistant;
+        a.tool_calls = Some(serde_json::json!([
+            {"id": "c1", "name": "Bash", "input": {"command": "ls"}},
+            {"id": "c2", "name": "bash", "input": {"command": "pwd"}}
+        ]));
+        let b = entry(7, 12, "parser parser");
+        let c = entry(9, 12, "nothing shared");
+        let run = Run::of([&a, &b, &c]);
+        assert_eq!(
+            run.docs()
+                .iter()
+                .map(|d| (d.id, d.created_at, d.len))
+                .collect::<Vec<_>>(),
+            // a: parse the parser parse again (content), parse once more (reasoning),
+            // c1 bash ls c2 bash pwd (the tool calls' strings)
+            [(3, 10, 14), (7, 12, 2), (9, 12, 2)]
+        );
+        // 11 text terms and 2 filter terms of a, the user's role of b, 2 terms of c.
+        assert_eq!(run.term_count(), 16);
+        let segment = run.into_segment(|_| true);
+        assert_eq!(segment.terms["parse"], [(0, 3)]);
+        assert_eq!(segment.terms["parser"], [(0, 1), (1, 2)]);
+        assert_eq!(segment.terms["bash"], [(0, 2)]);
+        assert_eq!(
+            segment.terms[&tool_term("bash")],
+            [(0, 1)],
+            "a filter term is there or not"
+        );
+        assert_eq!(segment.terms[&role_term(Role::User)], [(1, 1), (2, 1)]);
+        let kept = Run::of([&a, &b]).into_segment(|t| t.starts_with(b"pars"));
+        assert_eq!(kept.terms.keys().collect::<Vec<_>>(), ["parse", "parser"]);
+        assert_eq!(kept.docs.len(), 2);
+    }
+
+    #[test]
+    fn test_a_written_run_is_its_segment_split_by_bucket() {
+        let texts = [
+            "fix parse_nested_list in src/parser.rs (E0502)",
+            "日本語のテキスト and café crème",
+            "parseNestedList again, and again; the parser",
+            "",
+            "zeta alpha beta gamma delta epsilon",
+        ];
+        let entries: Vec<Entry> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| entry(i as u64 * 2 + 5, 100 - i as u64, t))
+            .collect();
+        let mut batch = Batch::default();
+        put_run(&mut batch, "s1", 5, &Run::of(&entries));
+        let whole = invert(&entries);
+        let mut expected: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+        let mut buckets: BTreeMap<u8, Segment> = BTreeMap::new();
+        for (term, list) in &whole.terms {
+            let part = buckets.entry(bucket(term)).or_default();
+            part.terms.insert(term.clone(), list.clone());
+        }
+        for (b, part) in &buckets {
+            expected.insert(run_key("s1", *b, 5), encode(part));
+        }
+        let docs = Segment {
+            docs: whole.docs.clone(),
+            terms: BTreeMap::new(),
+        };
+        expected.insert(run_key("s1", DOCS, 5), encode(&docs));
+        assert!(buckets.len() > 3, "the terms spread over buckets");
+        let written: BTreeMap<Vec<u8>, Vec<u8>> = batch
+            .mutations
+            .into_iter()
+            .map(|m| match m {
+                crate::storage::Mutation::Put(kv) => (kv.key, kv.value),
+                other => panic!("a run only puts: {other:?}"),
+            })
+            .collect();
+        assert_eq!(written, expected);
+    }
+
     #[test]
     fn test_entry_terms_cover_fields_and_filters() {
         let mut e = entry(1, 5, "see src/parser.rs");
@@ -776,7 +978,7 @@ mod tests {
             {"id": "c1", "type": "function", "function": {"name": "Bash", "arguments": "{\"command\":\"cargo test\"}"}},
             {"id": "c2", "name": "read_file", "input": {"path": "README.md"}}
         ]));
-        let terms: BTreeMap<String, u32> = entry_terms(&e).0.into_iter().collect();
+        let terms = entry_terms(&e);
         for t in [
             "parser",
             "nested",
@@ -800,7 +1002,7 @@ mod tests {
         let mut r = entry(2, 6, "boom");
         r.role = Role::Tool;
         r.tool_status = Some(ToolStatus::Error);
-        assert!(entry_terms(&r).0.iter().any(|(t, _)| *t == error_term()));
+        assert!(entry_terms(&r).contains_key(&error_term()));
     }
 
     #[test]

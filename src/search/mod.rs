@@ -474,8 +474,9 @@ async fn read_identity(
         let want = TAIL_READ.min(index::MAX_MERGE_ENTRIES - read);
         let chunk = index::tail_entries(io, session_id, after, want).await?;
         for entry in &chunk {
-            let mut one = index::invert(std::iter::once(entry));
-            one.terms.retain(|term, _| wanted(term.as_bytes()));
+            let mut run = index::Run::default();
+            run.push(entry);
+            let one = run.into_segment(wanted);
             collect(&mut found, lookups, &one, &one.docs);
             after = Some((entry.created_at, entry.id));
         }

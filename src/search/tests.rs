@@ -855,7 +855,7 @@ fn measure_write_cost_and_query_latency() {
                                 .expect("encode"),
                         );
                     }
-                    index::put_run(&mut batch, &sid, staged[0].id, index::invert(&staged));
+                    index::put_run(&mut batch, &sid, staged[0].id, &index::Run::of(&staged));
                     storage.commit(WS, batch).expect("commit");
                     staged.clear();
                 }
