@@ -80,7 +80,7 @@ use super::tokenize::{each_term, fold};
 pub const INDEX_FORMAT: u8 = 1;
 
 /// Entries per run (see the module documentation).
-pub const BLOCK_ENTRIES: u64 = 32;
+pub const BLOCK_ENTRIES: u64 = 64;
 
 /// Term buckets of a run.
 pub const BUCKETS: u8 = 16;

@@ -84,7 +84,7 @@ async fn raw_round_trips(storage: &IdbStorage) {
 /// keys, and once they are back (the session as expected, the ids free) puts the
 /// entries, the session record and its recency row, and deletes the old recency row —
 /// Spool's keys and value sizes (a 54-byte entry key, a 70-byte session record). Not
-/// the search index's runs (a few records per 32 entries): they are part of what is
+/// the search index's runs (a few records per 64 entries): they are part of what is
 /// measured against this.
 async fn by_hand_js(db_name: &str, n: u32, batch: u32) -> f64 {
     const HAND: &str = r#"
