@@ -186,32 +186,140 @@ pub(crate) fn each_term(text: &str, mut f: impl FnMut(TermAt<'_>)) {
         parts: Vec::new(),
     };
     let mut run = Vec::new();
-    let mut chars = text.char_indices().peekable();
-    while let Some(&(start, c)) = chars.peek() {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    // Most text is ASCII: its bytes are classified without decoding characters.
+    while let Some(&b) = bytes.get(at) {
+        if b.is_ascii() {
+            if is_word_byte(b) {
+                let end = word_end(text, at);
+                scan.word(text, at, end, &mut f);
+                at = end;
+            } else {
+                at += 1;
+            }
+            continue;
+        }
+        let c = char_at(text, at);
         if is_cjk(c) {
             run.clear();
-            while let Some(&(at, c)) = chars.peek() {
+            let mut next = at;
+            while bytes.get(next).is_some_and(|b| !b.is_ascii()) {
+                let c = char_at(text, next);
                 if !is_cjk(c) {
                     break;
                 }
-                run.push((at, c));
-                chars.next();
+                run.push((next, c));
+                next += c.len_utf8();
             }
             scan.cjk(&run, &mut f);
+            at = next;
         } else if is_word(c) {
-            let mut end = start;
-            while let Some(&(at, c)) = chars.peek() {
-                if !is_word(c) {
-                    break;
-                }
-                end = at + c.len_utf8();
-                chars.next();
-            }
-            scan.word(text, start, end, &mut f);
+            let end = word_end(text, at);
+            scan.word(text, at, end, &mut f);
+            at = end;
         } else {
-            chars.next();
+            at += c.len_utf8();
         }
     }
+}
+
+/// Splits the word `text[start..end]` into parts (byte ranges of `text`) at `_` and at
+/// case changes: a part starts at an upper-case letter after a lower-case letter or a
+/// digit, or before a lower-case letter after upper-case ones (`HTTPServer`).
+fn unicode_parts(text: &str, start: usize, end: usize, parts: &mut Vec<(usize, usize)>) {
+    let mut part_start: Option<usize> = None;
+    let mut prev = '_';
+    let mut chars = text[start..end].char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let at = start + i;
+        if c == '_' {
+            if let Some(s) = part_start.take() {
+                parts.push((s, at));
+            }
+        } else if let Some(s) = part_start {
+            let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
+            let boundary = c.is_uppercase()
+                && (prev.is_lowercase()
+                    || prev.is_numeric()
+                    || (prev.is_uppercase() && next_lower));
+            if boundary {
+                parts.push((s, at));
+                part_start = Some(at);
+            }
+        } else {
+            part_start = Some(at);
+        }
+        prev = c;
+    }
+    if let Some(s) = part_start {
+        parts.push((s, end));
+    }
+}
+
+/// [`unicode_parts`] of an ASCII word (`word`, starting at byte `start` of the text),
+/// on bytes: the same parts.
+fn ascii_parts(word: &[u8], start: usize, parts: &mut Vec<(usize, usize)>) {
+    let mut part_start: Option<usize> = None;
+    let mut prev = b'_';
+    for (i, &c) in word.iter().enumerate() {
+        let at = start + i;
+        if c == b'_' {
+            if let Some(s) = part_start.take() {
+                parts.push((s, at));
+            }
+        } else if let Some(s) = part_start {
+            let next_lower = word.get(i + 1).is_some_and(u8::is_ascii_lowercase);
+            let boundary = c.is_ascii_uppercase()
+                && (prev.is_ascii_lowercase()
+                    || prev.is_ascii_digit()
+                    || (prev.is_ascii_uppercase() && next_lower));
+            if boundary {
+                parts.push((s, at));
+                part_start = Some(at);
+            }
+        } else {
+            part_start = Some(at);
+        }
+        prev = c;
+    }
+    if let Some(s) = part_start {
+        parts.push((s, start + word.len()));
+    }
+}
+
+/// Whether the ASCII byte `b` is a word character.
+fn is_word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The character starting at byte `at` of `text` (a character boundary).
+fn char_at(text: &str, at: usize) -> char {
+    text[at..]
+        .chars()
+        .next()
+        .unwrap_or(char::REPLACEMENT_CHARACTER)
+}
+
+/// The end of the word of `text` starting at byte `start` (a word character).
+fn word_end(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut end = start;
+    while let Some(&b) = bytes.get(end) {
+        if b.is_ascii() {
+            if !is_word_byte(b) {
+                break;
+            }
+            end += 1;
+        } else {
+            let c = char_at(text, end);
+            if !is_word(c) {
+                break;
+            }
+            end += c.len_utf8();
+        }
+    }
+    end
 }
 
 /// The state of [`each_term`]: the next position, the term buffer, a word's parts.
@@ -262,32 +370,11 @@ impl Scan {
     fn word(&mut self, text: &str, start: usize, end: usize, f: &mut impl FnMut(TermAt<'_>)) {
         let mut parts = std::mem::take(&mut self.parts);
         parts.clear();
-        let mut part_start: Option<usize> = None;
-        let mut prev = '_';
-        let mut chars = text[start..end].char_indices().peekable();
-        while let Some((i, c)) = chars.next() {
-            let at = start + i;
-            if c == '_' {
-                if let Some(s) = part_start.take() {
-                    parts.push((s, at));
-                }
-            } else if let Some(s) = part_start {
-                let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
-                let boundary = c.is_uppercase()
-                    && (prev.is_lowercase()
-                        || prev.is_numeric()
-                        || (prev.is_uppercase() && next_lower));
-                if boundary {
-                    parts.push((s, at));
-                    part_start = Some(at);
-                }
-            } else {
-                part_start = Some(at);
-            }
-            prev = c;
-        }
-        if let Some(s) = part_start {
-            parts.push((s, end));
+        let word = &text.as_bytes()[start..end];
+        if word.is_ascii() {
+            ascii_parts(word, start, &mut parts);
+        } else {
+            unicode_parts(text, start, end, &mut parts);
         }
         if let Some(&(first, _)) = parts.first() {
             if parts.len() > 1 {
@@ -477,5 +564,61 @@ mod props {
             }
             let _ = crate::search::query::parse(&text);
         }
+
+        #[test]
+        fn test_the_byte_scan_gives_the_terms_of_the_character_scan(
+            text in "\\PC{0,200}|[a-zA-Z0-9_/.:* \"日本語é\u{301}ßÉ\u{0}\u{2003}]{0,120}"
+        ) {
+            prop_assert_eq!(tokenize(&text), by_characters(&text));
+        }
+    }
+
+    /// The terms of `text` as the tokenizer found them before it scanned bytes: one
+    /// character at a time. Kept as the reference the byte scan must match, term for
+    /// term, so what earlier builds indexed is still found.
+    fn by_characters(text: &str) -> Vec<Token> {
+        let mut out = Vec::new();
+        let mut f = |t: TermAt<'_>| {
+            out.push(Token {
+                term: t.term.to_owned(),
+                start: t.start,
+                end: t.end,
+                pos: t.pos,
+                compound: t.compound,
+            });
+        };
+        let mut scan = Scan {
+            pos: 0,
+            buf: String::new(),
+            parts: Vec::new(),
+        };
+        let mut run = Vec::new();
+        let mut chars = text.char_indices().peekable();
+        while let Some(&(start, c)) = chars.peek() {
+            if is_cjk(c) {
+                run.clear();
+                while let Some(&(at, c)) = chars.peek() {
+                    if !is_cjk(c) {
+                        break;
+                    }
+                    run.push((at, c));
+                    chars.next();
+                }
+                scan.cjk(&run, &mut f);
+            } else if is_word(c) {
+                let mut end = start;
+                while let Some(&(at, c)) = chars.peek() {
+                    if !is_word(c) {
+                        break;
+                    }
+                    end = at + c.len_utf8();
+                    chars.next();
+                }
+                scan.word(text, start, end, &mut f);
+            } else {
+                chars.next();
+            }
+        }
+        out
     }
 }
