@@ -161,18 +161,23 @@ pub(crate) struct TermAt<'a> {
     pub(crate) compound: bool,
 }
 
+impl TermAt<'_> {
+    /// The term as an owned [`Token`].
+    fn token(&self) -> Token {
+        Token {
+            term: self.term.to_owned(),
+            start: self.start,
+            end: self.end,
+            pos: self.pos,
+            compound: self.compound,
+        }
+    }
+}
+
 /// The terms of `text`, in text order (a compound term before its parts).
 pub fn tokenize(text: &str) -> Vec<Token> {
     let mut out = Vec::new();
-    each_term(text, |t| {
-        out.push(Token {
-            term: t.term.to_owned(),
-            start: t.start,
-            end: t.end,
-            pos: t.pos,
-            compound: t.compound,
-        });
-    });
+    each_term(text, |t| out.push(t.token()));
     out
 }
 
@@ -227,7 +232,7 @@ pub(crate) fn each_term(text: &str, mut f: impl FnMut(TermAt<'_>)) {
 /// Splits the word `text[start..end]` into parts (byte ranges of `text`) at `_` and at
 /// case changes: a part starts at an upper-case letter after a lower-case letter or a
 /// digit, or before a lower-case letter after upper-case ones (`HTTPServer`).
-fn unicode_parts(text: &str, start: usize, end: usize, parts: &mut Vec<(usize, usize)>) {
+fn word_parts(text: &str, start: usize, end: usize, parts: &mut Vec<(usize, usize)>) {
     let mut part_start: Option<usize> = None;
     let mut prev = '_';
     let mut chars = text[start..end].char_indices().peekable();
@@ -254,37 +259,6 @@ fn unicode_parts(text: &str, start: usize, end: usize, parts: &mut Vec<(usize, u
     }
     if let Some(s) = part_start {
         parts.push((s, end));
-    }
-}
-
-/// [`unicode_parts`] of an ASCII word (`word`, starting at byte `start` of the text),
-/// on bytes: the same parts.
-fn ascii_parts(word: &[u8], start: usize, parts: &mut Vec<(usize, usize)>) {
-    let mut part_start: Option<usize> = None;
-    let mut prev = b'_';
-    for (i, &c) in word.iter().enumerate() {
-        let at = start + i;
-        if c == b'_' {
-            if let Some(s) = part_start.take() {
-                parts.push((s, at));
-            }
-        } else if let Some(s) = part_start {
-            let next_lower = word.get(i + 1).is_some_and(u8::is_ascii_lowercase);
-            let boundary = c.is_ascii_uppercase()
-                && (prev.is_ascii_lowercase()
-                    || prev.is_ascii_digit()
-                    || (prev.is_ascii_uppercase() && next_lower));
-            if boundary {
-                parts.push((s, at));
-                part_start = Some(at);
-            }
-        } else {
-            part_start = Some(at);
-        }
-        prev = c;
-    }
-    if let Some(s) = part_start {
-        parts.push((s, start + word.len()));
     }
 }
 
@@ -370,12 +344,7 @@ impl Scan {
     fn word(&mut self, text: &str, start: usize, end: usize, f: &mut impl FnMut(TermAt<'_>)) {
         let mut parts = std::mem::take(&mut self.parts);
         parts.clear();
-        let word = &text.as_bytes()[start..end];
-        if word.is_ascii() {
-            ascii_parts(word, start, &mut parts);
-        } else {
-            unicode_parts(text, start, end, &mut parts);
-        }
+        word_parts(text, start, end, &mut parts);
         if let Some(&(first, _)) = parts.first() {
             if parts.len() > 1 {
                 let last = parts.last().map_or(end, |&(_, e)| e);
@@ -578,15 +547,7 @@ mod props {
     /// term, so what earlier builds indexed is still found.
     fn by_characters(text: &str) -> Vec<Token> {
         let mut out = Vec::new();
-        let mut f = |t: TermAt<'_>| {
-            out.push(Token {
-                term: t.term.to_owned(),
-                start: t.start,
-                end: t.end,
-                pos: t.pos,
-                compound: t.compound,
-            });
-        };
+        let mut f = |t: TermAt<'_>| out.push(t.token());
         let mut scan = Scan {
             pos: 0,
             buf: String::new(),
