@@ -38,6 +38,7 @@ macro_rules! conformance_tests {
             test_preconditions_that_hold_let_the_commit_through,
             test_data_survives_close_and_reopen,
             test_one_mebibyte_value_round_trips,
+            test_values_of_every_size_replace_and_delete_each_other,
             test_a_batch_of_the_documented_maximum_commits,
             test_workspace_isolation
         );
@@ -444,6 +445,87 @@ pub async fn test_one_mebibyte_value_round_trips<B: Backend>(backend: &B) {
     );
     let pairs = store.range(WS, &all()).await.expect("range");
     assert_eq!(pairs, vec![kv(b"big", &value)]);
+}
+
+/// Values around the sizes a backend may store apart from its keys (SQLite keeps those
+/// over ~900 bytes out of its key tree) read, replace, guard and delete like any other.
+pub async fn test_values_of_every_size_replace_and_delete_each_other<B: Backend>(backend: &B) {
+    let store = backend.open("value_sizes").await;
+    let value = |size: usize, seed: u8| -> Vec<u8> {
+        (0..size).map(|i| (i as u8).wrapping_mul(seed)).collect()
+    };
+    let sizes = [0, 1, 850, 899, 900, 901, 1000, 5000, 70_000];
+    let key = |i: usize| format!("v{i}").into_bytes();
+    let mut batch = Batch::default();
+    for (i, &size) in sizes.iter().enumerate() {
+        batch.put(key(i), value(size, 3));
+    }
+    store.commit(WS, batch).await.expect("commit");
+    let expected: Vec<Kv> = sizes
+        .iter()
+        .enumerate()
+        .map(|(i, &size)| kv(&key(i), &value(size, 3)))
+        .collect();
+    assert_eq!(store.range(WS, &all()).await.expect("range"), expected);
+    let newest_two = RangeQuery {
+        limit: 2,
+        reverse: true,
+        ..all()
+    };
+    assert_eq!(
+        store.range(WS, &newest_two).await.expect("range"),
+        vec![expected[8].clone(), expected[7].clone()]
+    );
+
+    // Each value replaced by one of another size (small by large and back, large by
+    // large), guarded by a precondition on a large value, twice in one batch for one key.
+    let mut batch = Batch::default();
+    batch.require_equals(key(7), value(5000, 3));
+    let resized = [70_000, 5000, 0, 1, 2000, 3000, 899, 10, 901];
+    for (i, &size) in resized.iter().enumerate() {
+        batch.put(key(i), value(size, 5));
+    }
+    batch.put(key(8), value(4000, 7));
+    store.commit(WS, batch).await.expect("commit");
+    for (i, &size) in resized.iter().enumerate() {
+        let want = if i == 8 {
+            value(4000, 7)
+        } else {
+            value(size, 5)
+        };
+        assert_eq!(
+            store.get(WS, &key(i)).await.expect("get"),
+            Some(want),
+            "{i}"
+        );
+    }
+    let mut stale = Batch::default();
+    stale.require_equals(key(0), value(0, 5));
+    stale.put(key(0), b"never".to_vec());
+    assert_eq!(
+        store.commit(WS, stale).await,
+        Err(StorageError::Conflict(0))
+    );
+    assert_eq!(
+        store.get(WS, &key(0)).await.expect("get"),
+        Some(value(70_000, 5))
+    );
+
+    // One deleted, three by a range: the rest are unchanged.
+    let mut batch = Batch::default();
+    batch.delete(key(1));
+    batch.delete_range(KeyRange {
+        start: key(4),
+        end: Some(key(7)),
+    });
+    store.commit(WS, batch).await.expect("commit");
+    let left: Vec<Vec<u8>> = [0, 2, 3, 7, 8].iter().map(|&i| key(i)).collect();
+    assert_eq!(keys(&store, WS, all()).await, left);
+    assert_eq!(
+        store.get(WS, &key(8)).await.expect("get"),
+        Some(value(4000, 7))
+    );
+    assert_eq!(store.get(WS, &key(5)).await.expect("get"), None);
 }
 
 pub async fn test_a_batch_of_the_documented_maximum_commits<B: Backend>(backend: &B) {
