@@ -7,7 +7,7 @@
 //!    interleaved in rounds so all see the same disk:
 //!    - `indexed`: realistic agent text, index on (what Spool does);
 //!    - `unindexed`: the same text through a storage wrapper that keeps every mutation
-//!      under the index tag (`i`) out of the database, in memory, and answers the
+//!      under the index tag (`I`) out of the database, in memory, and answers the
 //!      index's reads from there: what the index costs the database (bytes, pages,
 //!      WAL, fsync) is gone, the core's CPU for it (tokenizing, encoding, runs) is
 //!      still in, so `indexed/unindexed` is the database's share only;

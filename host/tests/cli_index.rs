@@ -45,9 +45,9 @@ fn old_database() -> (tempfile::TempDir, std::path::PathBuf) {
         ],
     );
     let conn = rusqlite::Connection::open(&db).expect("open");
-    // The search index's rows (tag `i`): what a database from before the index lacks.
+    // The search index's rows (tag `I`): what a database from before the index lacks.
     let removed = conn
-        .execute("DELETE FROM kv WHERE substr(key, 1, 1) = x'69'", [])
+        .execute("DELETE FROM kv WHERE substr(key, 1, 1) = x'49'", [])
         .expect("delete the index rows");
     assert!(removed > 0, "the appends wrote index rows");
     (dir, db)

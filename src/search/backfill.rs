@@ -256,6 +256,7 @@ async fn run(io: &Io, start: Option<Vec<u8>>) -> OpResult<IndexProgress> {
             let mut batch = Batch::default();
             batch.require_equals(guard.0, guard.1);
             batch.require_absent(index::run_key(&data_id, index::DOCS, first));
+            index::stage_v1_removal(&mut batch, &data_id, through);
             index::put_run(&mut batch, &data_id, first, &run);
             if batch.mutations.len() > MAX_BATCH_MUTATIONS
                 || batch.written_bytes() > MAX_BATCH_BYTES

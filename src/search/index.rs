@@ -8,7 +8,7 @@
 //!
 //! | key | value |
 //! |-----|-------|
-//! | `i · session_id · bucket · run_first_id` | a **run** of entries starting at entry `run_first_id`: for a bucket below [`BUCKETS`], the terms of that bucket with their postings; for bucket [`DOCS`], the run's doc table |
+//! | `I · session_id · bucket · run_first_id` | a **run** of entries starting at entry `run_first_id`: for a bucket below [`BUCKETS`], the terms of that bucket with their postings; for bucket [`DOCS`], the run's doc table |
 //!
 //! A term's bucket is a hash of its first two characters (its first one when that is
 //! CJK), so a term and every term a prefix query of it can expand to share a bucket.
@@ -24,8 +24,8 @@
 //! do not cut runs: branch copies, provider forks, a persisted compaction's kept
 //! entries; the next crossing append catches up, [`MAX_MERGE_ENTRIES`] at a time), and
 //! a query reads per identity the last doc table, the tail, one range per bucket its
-//! terms fall in (`i · session_id · bucket`: about `1 / BUCKETS` of the identity's
-//! index) and, when the runs hold candidates, the doc tables (`i · session_id ·
+//! terms fall in (`I · session_id · bucket`: about `1 / BUCKETS` of the identity's
+//! index) and, when the runs hold candidates, the doc tables (`I · session_id ·
 //! DOCS`): few, large reads whatever the transcript's length. A run that would not fit
 //! the commit's size limits ([`crate::MAX_BATCH_MUTATIONS`], [`crate::MAX_BATCH_BYTES`],
 //! with room left for the append's own records) is left to a later crossing.
@@ -718,6 +718,7 @@ pub(crate) async fn stage_entries(
         return Ok(());
     };
     let mut records = Batch::default();
+    stage_v1_removal(&mut records, session_id, through);
     put_run(
         &mut records,
         session_id,
@@ -757,10 +758,21 @@ pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: 
 /// delete, whatever its size). Deleting or resetting a session does this already:
 /// the index's tags are identity tags ([`keys::IDENTITY_TAGS`]).
 pub fn stage_removal(batch: &mut Batch, session_id: &str) {
-    batch.delete_range(KeyRange::prefix(&keys::identity(
-        keys::SEARCH_POSTINGS,
-        session_id,
-    )));
+    for tag in [keys::SEARCH_POSTINGS, keys::SEARCH_POSTINGS_V1] {
+        batch.delete_range(KeyRange::prefix(&keys::identity(tag, session_id)));
+    }
+}
+
+/// Adds to `batch` the removal of identity `session_id`'s index under the tag builds
+/// before [`keys::SEARCH_POSTINGS`] wrote (nothing reads it), for the commit that writes
+/// the identity's first run (`through`, what its runs cover, is `None`).
+pub(crate) fn stage_v1_removal(batch: &mut Batch, session_id: &str, through: Option<(u64, u64)>) {
+    if through.is_none() {
+        batch.delete_range(KeyRange::prefix(&keys::identity(
+            keys::SEARCH_POSTINGS_V1,
+            session_id,
+        )));
+    }
 }
 
 #[cfg(test)]

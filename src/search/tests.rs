@@ -614,10 +614,10 @@ fn test_delete_and_reset_remove_hits_and_the_index() {
     );
     assert!(index_records(&storage, "s1").is_empty());
     assert!(!index_records(&storage, "k1").is_empty());
-    // The removal function alone: one range delete.
+    // The removal function alone: one range delete per tag (the index's, its old one).
     let mut batch = Batch::default();
     index::stage_removal(&mut batch, "k1");
-    assert_eq!(batch.mutations.len(), 1);
+    assert_eq!(batch.mutations.len(), 2);
     storage.commit(WS, batch).expect("commit");
     assert!(index_records(&storage, "k1").is_empty());
     // Without its runs, all the session's entries are its tail: still found.
@@ -970,7 +970,7 @@ fn test_a_crossing_append_cuts_a_run_unless_the_commit_is_full() {
     let full = staged(&storage, from..=to, crate::MAX_BATCH_MUTATIONS - 40);
     assert!(full.mutations.is_empty());
     // Room: one run of the tail and the new entries, a record per bucket used and the
-    // doc table, nothing deleted.
+    // doc table; being the identity's first run, it removes the index under the old tag.
     let cut = staged(&storage, from..=to, 0);
     let puts = cut
         .mutations
@@ -981,7 +981,13 @@ fn test_a_crossing_append_cuts_a_run_unless_the_commit_is_full() {
         puts >= 2 && puts <= usize::from(index::BUCKETS) + 1,
         "{puts}"
     );
-    assert_eq!(cut.mutations.len(), puts);
+    assert_eq!(cut.mutations.len(), puts + 1);
+    assert!(
+        cut.mutations
+            .contains(&crate::Mutation::DeleteRange(KeyRange::prefix(
+                &keys::identity(keys::SEARCH_POSTINGS_V1, "s1")
+            )))
+    );
     storage.commit(WS, cut).expect("commit");
     let records = index_records(&storage, "s1");
     let docs = records

@@ -30,7 +30,8 @@
 //! | `P` | `P · source_session_id · operation_id` | empty: an active fork operation's frozen snapshot reads that identity (copy-on-destroy, see `crate::provider_fork`) |
 //! | `Q` | `Q · operation_id · created_at · entry_id` | entry record: the frozen snapshot, copied before a write destroyed it in the source |
 //! | `a` | `a · key · archived_at · session_id` | record of a committed reset's archive (kept after the session is deleted) |
-//! | `i` | `i · session_id · bucket · run_first_id` | search index: a run of entries' terms of one bucket with their postings, or (bucket `0xff`) the run's doc table (`crate::search::index`) |
+//! | `I` | `I · session_id · bucket · run_first_id` | search index: a run of entries' terms of one bucket with their postings, or (bucket `0xff`) the run's doc table (`crate::search::index`) |
+//! | `i` | `i · session_id · bucket · run_first_id` | the search index as builds before `I` wrote it: read by nothing, removed with its identity or its first `I` run |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
@@ -92,12 +93,20 @@ pub const RUN_LIVE: u8 = b'w';
 pub const RUN_LIVE_IN_PROJECT: u8 = b'z';
 /// Tag of per-token write counters (`v · agent_type · token`).
 pub const RUN_TOKEN: u8 = b'v';
-/// Tag of the search index (`i · session_id · bucket · run_first_id`).
-pub const SEARCH_POSTINGS: u8 = b'i';
+/// Tag of the search index (`I · session_id · bucket · run_first_id`). It sorts before
+/// the entries (`e`): an identity's index records, values of up to a few KiB, are
+/// never the neighbours of the keys appends add at the end of its entries, where
+/// SQLite's page splits would move them (and their overflow pages) along.
+pub const SEARCH_POSTINGS: u8 = b'I';
+/// Tag of the search index as builds before it moved to [`SEARCH_POSTINGS`] wrote it
+/// (`i`, same records): nothing reads it; it goes with its identity, and with the
+/// first run written under the new tag (that identity's entries read as unindexed
+/// until then, see `search::backfill`).
+pub const SEARCH_POSTINGS_V1: u8 = b'i';
 
 /// Every tag of the key space, each once: a new kind of record takes a tag not listed
 /// here (the tests check no two kinds share one, and that no tag is declared elsewhere).
-pub const TAGS: [u8; 31] = [
+pub const TAGS: [u8; 32] = [
     SESSION,
     RECENCY,
     ENTRY,
@@ -129,11 +138,12 @@ pub const TAGS: [u8; 31] = [
     RUN_LIVE_IN_PROJECT,
     RUN_TOKEN,
     SEARCH_POSTINGS,
+    SEARCH_POSTINGS_V1,
 ];
 /// Tags of every record owned by one session identity (entries, message index, the
 /// compaction summaries `y`, boundaries `j` and archive `x`, turns and their index, fork
 /// lineage, the search index): deleting an identity deletes these ranges.
-pub const IDENTITY_TAGS: [u8; 9] = [
+pub const IDENTITY_TAGS: [u8; 10] = [
     ENTRY,
     MESSAGE,
     ARCHIVE,
@@ -143,6 +153,7 @@ pub const IDENTITY_TAGS: [u8; 9] = [
     TURN_ID,
     LINEAGE,
     SEARCH_POSTINGS,
+    SEARCH_POSTINGS_V1,
 ];
 
 /// The ranges of an identity that sessions reading it through their base read (entries,

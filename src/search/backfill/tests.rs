@@ -408,3 +408,110 @@ fn test_history_copied_below_a_branchs_runs_is_searched_and_backfilled() {
     assert_eq!(page.hits[0].session_key, child);
     assert!(find(&storage, "own3").hits.is_empty());
 }
+
+/// Moves every index record of the workspace to the tag builds before
+/// [`keys::SEARCH_POSTINGS`] wrote (same records).
+fn as_v1_index(storage: &MemoryStorage) {
+    let mut batch = Batch::default();
+    for (key, value) in snapshot(storage) {
+        if key.first() == Some(&keys::SEARCH_POSTINGS) {
+            let mut old = key.clone();
+            old[0] = keys::SEARCH_POSTINGS_V1;
+            batch.delete(key);
+            batch.put(old, value);
+        }
+    }
+    assert!(!batch.mutations.is_empty(), "an index to move");
+    storage.commit(WS, batch).expect("move");
+}
+
+fn v1_keys(storage: &MemoryStorage) -> usize {
+    snapshot(storage)
+        .into_keys()
+        .filter(|k| k.first() == Some(&keys::SEARCH_POSTINGS_V1))
+        .count()
+}
+
+#[test]
+fn test_an_index_under_the_old_tag_reads_as_unindexed_until_the_backfill_replaces_it() {
+    let storage = MemoryStorage::new();
+    run(&storage, crate::create_session(WS, KEY, "s1", 1)).expect("create");
+    let requests: Vec<AppendRequest> = (1..=1500)
+        .map(|i| AppendRequest::new(Role::User, format!("note{i} every entry says filler")))
+        .collect();
+    for chunk in requests.chunks(100) {
+        run(&storage, crate::append_entries(WS, KEY, chunk.to_vec(), 10)).expect("append");
+    }
+    // Another identity with too few entries for a run: its tail is searched whole.
+    run(
+        &storage,
+        crate::create_session(WS, "agent:main:short", "s2", 1),
+    )
+    .expect("create");
+    say(&storage, "agent:main:short", "note1400 short", 20);
+    let fresh = snapshot(&storage);
+    assert!(find(&storage, "note1400").hits.len() == 2);
+    as_v1_index(&storage);
+
+    // Not read: the old runs' entries are a tail, its first MAX_MERGE_ENTRIES searched.
+    let page = find(&storage, "note1400");
+    assert_eq!(page.hits.len(), 1, "only the short session's");
+    assert_eq!(page.unindexed, 1500 - index::MAX_MERGE_ENTRIES as u64);
+
+    let calls = backfill_all(&storage);
+    assert_eq!(
+        calls
+            .iter()
+            .map(|p| u64::from(p.indexed_entries))
+            .sum::<u64>(),
+        1500
+    );
+    assert_eq!(
+        v1_keys(&storage),
+        0,
+        "the first new run removes the old index"
+    );
+    let page = find(&storage, "note1400");
+    assert_eq!((page.hits.len(), page.unindexed), (2, 0));
+    // The same runs as appends wrote (the backfill cuts runs of its own sizes).
+    let ids = |s: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>| -> Vec<u64> {
+        let docs = index::bucket_runs("s1", index::DOCS);
+        s.keys()
+            .filter(|k| k.starts_with(&docs))
+            .map(|k| u64::from_be_bytes(k[k.len() - 8..].try_into().expect("8 bytes")))
+            .collect()
+    };
+    assert_eq!(ids(&snapshot(&storage)).first(), ids(&fresh).first());
+}
+
+#[test]
+fn test_an_append_that_writes_the_first_new_run_removes_the_old_index() {
+    let storage = MemoryStorage::new();
+    run(&storage, crate::create_session(WS, KEY, "s1", 1)).expect("create");
+    for i in 1..=index::BLOCK_ENTRIES {
+        say(&storage, KEY, &format!("note{i}"), 10 + i);
+    }
+    as_v1_index(&storage);
+    assert!(v1_keys(&storage) > 0);
+    // Appends up to the next crossing merge the tail (the old run's entries too).
+    for i in index::BLOCK_ENTRIES + 1..=index::BLOCK_ENTRIES * 2 {
+        say(&storage, KEY, &format!("note{i}"), 10 + i);
+    }
+    assert_eq!(v1_keys(&storage), 0);
+    let page = find(&storage, "note3");
+    assert_eq!((page.hits.len(), page.unindexed), (1, 0));
+    assert_eq!(page.hits[0].entry_id, 3);
+}
+
+#[test]
+fn test_deleting_a_session_removes_its_index_under_either_tag() {
+    let storage = MemoryStorage::new();
+    run(&storage, crate::create_session(WS, KEY, "s1", 1)).expect("create");
+    for i in 1..=index::BLOCK_ENTRIES {
+        say(&storage, KEY, &format!("note{i}"), 10 + i);
+    }
+    as_v1_index(&storage);
+    run(&storage, crate::delete_session(WS, KEY, None)).expect("delete");
+    assert_eq!(v1_keys(&storage), 0);
+    assert!(index_keys(&storage, "s1").is_empty());
+}
