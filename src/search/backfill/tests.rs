@@ -103,6 +103,14 @@ fn backfill_all(storage: &impl Storage) -> Vec<IndexProgress> {
     }
 }
 
+/// The entries `calls` indexed, in all.
+fn indexed<'a>(calls: impl IntoIterator<Item = &'a IndexProgress>) -> u64 {
+    calls
+        .into_iter()
+        .map(|p| u64::from(p.indexed_entries))
+        .sum()
+}
+
 #[test]
 fn test_history_without_an_index_is_found_after_the_backfill() {
     let storage = MemoryStorage::new();
@@ -115,13 +123,7 @@ fn test_history_without_an_index_is_found_after_the_backfill() {
 
     let calls = backfill_all(&storage);
     let worked: Vec<&IndexProgress> = calls.iter().filter(|p| p.indexed_entries > 0).collect();
-    assert_eq!(
-        worked
-            .iter()
-            .map(|p| u64::from(p.indexed_entries))
-            .sum::<u64>(),
-        3000
-    );
+    assert_eq!(indexed(worked.iter().copied()), 3000);
     assert!(
         worked
             .iter()
@@ -459,13 +461,7 @@ fn test_an_index_under_the_old_tag_reads_as_unindexed_until_the_backfill_replace
     assert_eq!(page.unindexed, 1500 - index::MAX_MERGE_ENTRIES as u64);
 
     let calls = backfill_all(&storage);
-    assert_eq!(
-        calls
-            .iter()
-            .map(|p| u64::from(p.indexed_entries))
-            .sum::<u64>(),
-        1500
-    );
+    assert_eq!(indexed(&calls), 1500);
     assert_eq!(
         v1_keys(&storage),
         0,
@@ -484,14 +480,20 @@ fn test_an_index_under_the_old_tag_reads_as_unindexed_until_the_backfill_replace
     assert_eq!(ids(&snapshot(&storage)).first(), ids(&fresh).first());
 }
 
-#[test]
-fn test_an_append_that_writes_the_first_new_run_removes_the_old_index() {
+/// Session [`KEY`] (identity `s1`) of one block of entries, its run under the old tag.
+fn one_v1_run() -> MemoryStorage {
     let storage = MemoryStorage::new();
     run(&storage, crate::create_session(WS, KEY, "s1", 1)).expect("create");
     for i in 1..=index::BLOCK_ENTRIES {
         say(&storage, KEY, &format!("note{i}"), 10 + i);
     }
     as_v1_index(&storage);
+    storage
+}
+
+#[test]
+fn test_an_append_that_writes_the_first_new_run_removes_the_old_index() {
+    let storage = one_v1_run();
     assert!(v1_keys(&storage) > 0);
     // Appends up to the next crossing merge the tail (the old run's entries too).
     for i in index::BLOCK_ENTRIES + 1..=index::BLOCK_ENTRIES * 2 {
@@ -505,12 +507,7 @@ fn test_an_append_that_writes_the_first_new_run_removes_the_old_index() {
 
 #[test]
 fn test_deleting_a_session_removes_its_index_under_either_tag() {
-    let storage = MemoryStorage::new();
-    run(&storage, crate::create_session(WS, KEY, "s1", 1)).expect("create");
-    for i in 1..=index::BLOCK_ENTRIES {
-        say(&storage, KEY, &format!("note{i}"), 10 + i);
-    }
-    as_v1_index(&storage);
+    let storage = one_v1_run();
     run(&storage, crate::delete_session(WS, KEY, None)).expect("delete");
     assert_eq!(v1_keys(&storage), 0);
     assert!(index_keys(&storage, "s1").is_empty());
