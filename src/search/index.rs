@@ -754,9 +754,10 @@ pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: 
     );
 }
 
-/// Adds to `batch` the removal of the whole index of identity `session_id` (one range
-/// delete, whatever its size). Deleting or resetting a session does this already:
-/// the index's tags are identity tags ([`keys::IDENTITY_TAGS`]).
+/// Adds to `batch` the removal of the whole index of identity `session_id`, under its
+/// tag and the old one (a range delete each, whatever its size). Deleting or resetting
+/// a session does this already: the index's tags are identity tags
+/// ([`keys::IDENTITY_TAGS`]).
 pub fn stage_removal(batch: &mut Batch, session_id: &str) {
     for tag in [keys::SEARCH_POSTINGS, keys::SEARCH_POSTINGS_V1] {
         batch.delete_range(KeyRange::prefix(&keys::identity(tag, session_id)));
