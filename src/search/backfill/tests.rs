@@ -452,7 +452,7 @@ fn test_an_index_under_the_old_tag_reads_as_unindexed_until_the_backfill_replace
     .expect("create");
     say(&storage, "agent:main:short", "note1400 short", 20);
     let fresh = snapshot(&storage);
-    assert!(find(&storage, "note1400").hits.len() == 2);
+    assert_eq!(find(&storage, "note1400").hits.len(), 2);
     as_v1_index(&storage);
 
     // Not read: the old runs' entries are a tail, its first MAX_MERGE_ENTRIES searched.
@@ -469,7 +469,8 @@ fn test_an_index_under_the_old_tag_reads_as_unindexed_until_the_backfill_replace
     );
     let page = find(&storage, "note1400");
     assert_eq!((page.hits.len(), page.unindexed), (2, 0));
-    // The same runs as appends wrote (the backfill cuts runs of its own sizes).
+    // The rebuilt runs start where the appended ones did, at the first entry (their
+    // sizes differ: the backfill cuts runs of its own).
     let ids = |s: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>| -> Vec<u64> {
         let docs = index::bucket_runs("s1", index::DOCS);
         s.keys()
