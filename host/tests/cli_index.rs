@@ -13,6 +13,11 @@ const OLD: u64 = 2600;
 /// A session of `OLD` entries (`noteN`, N = 1…) whose index rows are gone, as in a
 /// database written before the index, and a second session with a fresh index.
 fn old_database() -> (tempfile::TempDir, std::path::PathBuf) {
+    old_index_rows("DELETE FROM kv WHERE substr(key, 1, 1) = x'49'")
+}
+
+/// The sessions of [`old_database`], every index row of theirs changed by `statement`.
+fn old_index_rows(statement: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let (dir, db) = temp_db();
     ok(&db, &["create", "agent:old:main"]);
     let jsonl = dir.path().join("old.jsonl");
@@ -45,11 +50,9 @@ fn old_database() -> (tempfile::TempDir, std::path::PathBuf) {
         ],
     );
     let conn = rusqlite::Connection::open(&db).expect("open");
-    // The search index's rows (tag `I`): what a database from before the index lacks.
-    let removed = conn
-        .execute("DELETE FROM kv WHERE substr(key, 1, 1) = x'49'", [])
-        .expect("delete the index rows");
-    assert!(removed > 0, "the appends wrote index rows");
+    // The search index's rows (tag `I`).
+    let changed = conn.execute(statement, []).expect("change the index rows");
+    assert!(changed > 0, "the appends wrote index rows");
     (dir, db)
 }
 
@@ -192,4 +195,42 @@ fn test_index_killed_mid_run_resumes_and_finds_every_entry_once() {
     assert!(again["indexed_entries"].as_u64() < Some(OLD), "{again}");
     let seen = every_hit_once(&db, "older");
     assert_eq!(seen, (1..=OLD).collect::<BTreeSet<u64>>());
+}
+
+/// Rows of the tag `i`, where builds before `I` kept the index.
+fn v1_rows(db: &std::path::Path) -> i64 {
+    rusqlite::Connection::open(db)
+        .expect("open")
+        .query_row(
+            "SELECT count(*) FROM kv WHERE substr(key, 1, 1) = x'69'",
+            [],
+            |r| r.get(0),
+        )
+        .expect("count")
+}
+
+#[test]
+fn test_index_replaces_an_index_kept_under_the_old_tag() {
+    // The index as an earlier build wrote it: the same rows under tag `i`.
+    let (_dir, db) = old_index_rows(
+        "UPDATE kv SET key = CAST(x'69' || substr(key, 2) AS BLOB) \
+         WHERE substr(key, 1, 1) = x'49'",
+    );
+    assert!(v1_rows(&db) > 0);
+    let missed = hits(&db, "note2500");
+    assert_eq!(missed["hits"].as_array().map(Vec::len), Some(0), "{missed}");
+    assert!(missed["unindexed"].as_u64().expect("unindexed") >= OLD - 1024);
+
+    let out = spawn_index(&db).wait_with_output().expect("spool index");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(v1_rows(&db), 0, "the new runs removed the old ones");
+    let found = hits(&db, "note2500");
+    assert_eq!(found["unindexed"], 0, "{found}");
+    assert_eq!(found["hits"].as_array().map(Vec::len), Some(1), "{found}");
+    assert_eq!(every_hit_once(&db, "older").len() as u64, OLD);
 }
