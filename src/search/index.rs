@@ -46,19 +46,25 @@
 //! tokenizer gave a CJK run's last character as a term of its own lack that term: a
 //! one-character query misses such a character in them, and finds it everywhere else.)
 //!
-//! ## Encoding (format 1)
+//! ## Encoding (format 2)
 //!
 //! A value is a format byte ([`INDEX_FORMAT`]) then LEB128 varints: a **doc table**,
 //! `n_docs` then per entry in increasing id `id delta · created_at delta (zigzag) ·
 //! length (terms)`, deltas from the previous entry (the first from 0); then the
 //! **terms**, `n_terms` then per term in byte order `shared prefix length with the
-//! previous term · suffix length · suffix bytes · n · postings`, a posting being
-//! `doc index delta × 2 + (1 when a term frequency other than 1 follows)`, then that
-//! frequency (indexes into the doc table of the same value, or of the run for a bucket; the
-//! first delta from 0). A bucket record has no docs, a doc table record no terms (the
-//! in-memory index of a tail has both). A value that does not decode is
-//! [`Error::Corruption`] naming its key; a query decodes the postings of its own terms
-//! only and steps over the others' (checking only that they end inside the value).
+//! previous term · suffix length · suffix bytes · postings length (bytes) · postings`,
+//! a posting being `doc index delta × 2 + (1 when a term frequency other than 1
+//! follows)`, then that frequency (indexes into the doc table of the same value, or of
+//! the run for a bucket; the first delta from 0). A bucket record has no docs, a doc
+//! table record no terms (the in-memory index of a tail has both). A value that does
+//! not decode is [`Error::Corruption`] naming its key; a query decodes the postings of
+//! its own terms only and steps over the others' in one move each (checking only that
+//! they end inside the value).
+//!
+//! Format 1 ([`INDEX_FORMAT_V1`]) wrote the number of postings where format 2 writes
+//! their length in bytes, so a reader had to decode every posting of the terms it
+//! stepped over (most of a query's time). Both are read, value by value: an index
+//! written before keeps working, and the runs written since are format 2.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -76,8 +82,11 @@ use crate::types::{Entry, ToolStatus};
 
 use super::tokenize::{each_term, fold};
 
-/// The format byte of every index value this build writes and reads.
-pub const INDEX_FORMAT: u8 = 1;
+/// The format byte of every index value this build writes.
+pub const INDEX_FORMAT: u8 = 2;
+
+/// The first format: it is read as well (see the module documentation).
+pub const INDEX_FORMAT_V1: u8 = 1;
 
 /// Entries per run (see the module documentation).
 pub const BLOCK_ENTRIES: u64 = 64;
@@ -439,7 +448,14 @@ fn unzigzag(n: u64) -> i64 {
 /// Encodes an index value.
 #[cfg(test)]
 pub(crate) fn encode(segment: &Segment) -> Vec<u8> {
+    encode_in(INDEX_FORMAT, segment)
+}
+
+/// Encodes an index value in `format` (tests write format 1, as older builds did).
+#[cfg(test)]
+pub(crate) fn encode_in(format: u8, segment: &Segment) -> Vec<u8> {
     encode_parts(
+        format,
         &segment.docs,
         segment.terms.len(),
         segment
@@ -454,11 +470,12 @@ type TermList<'a> = (&'a str, &'a [(u32, u32)]);
 
 /// Encodes the index value of a doc table and `n_terms` terms, given in byte order.
 fn encode_parts<'a>(
+    format: u8,
     docs: &[Doc],
     n_terms: usize,
     terms: impl Iterator<Item = TermList<'a>>,
 ) -> Vec<u8> {
-    let mut out = vec![INDEX_FORMAT];
+    let mut out = vec![format];
     put_varint(&mut out, docs.len() as u64);
     let (mut id, mut created) = (0u64, 0u64);
     for doc in docs {
@@ -469,6 +486,7 @@ fn encode_parts<'a>(
     }
     put_varint(&mut out, n_terms as u64);
     let mut previous: &[u8] = &[];
+    let mut postings = Vec::new();
     for (term, list) in terms {
         let bytes = term.as_bytes();
         let shared = previous
@@ -479,19 +497,28 @@ fn encode_parts<'a>(
         put_varint(&mut out, shared as u64);
         put_varint(&mut out, (bytes.len() - shared) as u64);
         out.extend_from_slice(&bytes[shared..]);
-        put_varint(&mut out, list.len() as u64);
+        postings.clear();
         let mut at = 0u32;
         for &(doc, tf) in list {
             // The delta's low bit says whether a term frequency other than 1 follows.
             let delta = u64::from(doc.wrapping_sub(at)) << 1;
             if tf == 1 {
-                put_varint(&mut out, delta);
+                put_varint(&mut postings, delta);
             } else {
-                put_varint(&mut out, delta | 1);
-                put_varint(&mut out, u64::from(tf));
+                put_varint(&mut postings, delta | 1);
+                put_varint(&mut postings, u64::from(tf));
             }
             at = doc;
         }
+        // Their length in bytes, not their number: a reader steps over a term it does
+        // not want in one move.
+        let n = if format == INDEX_FORMAT_V1 {
+            list.len()
+        } else {
+            postings.len()
+        };
+        put_varint(&mut out, n as u64);
+        out.extend_from_slice(&postings);
         previous = bytes;
     }
     out
@@ -499,15 +526,17 @@ fn encode_parts<'a>(
 
 /// A reader of the index value stored under `key`, past its format byte; every
 /// failure names the key.
-fn open<'a>(key: &'a [u8], value: &'a [u8]) -> Result<Reader<'a>, Error> {
+/// A reader of `value` after its format byte, and that format.
+fn open<'a>(key: &'a [u8], value: &'a [u8]) -> Result<(Reader<'a>, u8), Error> {
     let mut reader = Reader::new(key, value);
     match value.first() {
-        Some(&INDEX_FORMAT) => {
+        Some(&format @ (INDEX_FORMAT_V1 | INDEX_FORMAT)) => {
             reader.byte()?;
-            Ok(reader)
+            Ok((reader, format))
         }
         Some(&other) => Err(reader.corrupt(&format!(
-            "unknown index format {other} (this build reads {INDEX_FORMAT})"
+            "unknown index format {other} (this build reads {INDEX_FORMAT_V1} and \
+             {INDEX_FORMAT})"
         ))),
         None => Err(reader.corrupt("empty index value")),
     }
@@ -516,12 +545,29 @@ fn open<'a>(key: &'a [u8], value: &'a [u8]) -> Result<Reader<'a>, Error> {
 /// Decodes the index value stored under `key`, keeping the terms `keep` accepts (given
 /// as UTF-8 bytes). The postings of the others are skipped, not decoded: a damage in
 /// them shows when a query wants their term (their ends are still checked).
+/// Whether [`decode`] keeps a term's postings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// Keep this term's.
+    Keep,
+    /// Not this term's.
+    Skip,
+    /// Neither this term's nor those of any term after it in byte order.
+    SkipRest,
+}
+
+impl From<bool> for Want {
+    fn from(keep: bool) -> Want {
+        if keep { Want::Keep } else { Want::Skip }
+    }
+}
+
 pub(crate) fn decode(
     key: &[u8],
     value: &[u8],
-    keep: impl Fn(&[u8]) -> bool,
+    want: impl Fn(&[u8]) -> Want,
 ) -> Result<Segment, Error> {
-    let mut reader = open(key, value)?;
+    let (mut reader, format) = open(key, value)?;
     let n_docs = reader.count(3)?;
     let mut out = Segment {
         docs: Vec::with_capacity(n_docs),
@@ -549,42 +595,49 @@ pub(crate) fn decode(
     }
     let n_terms = reader.count(3)?;
     let mut term: Vec<u8> = Vec::new();
+    // The length of the term read last; once `want` says `SkipRest`, terms are checked
+    // and stepped over without being spelled out.
+    let (mut term_len, mut rest) = (0usize, false);
     for _ in 0..n_terms {
         let shared = reader.varint()?;
         let suffix = reader.bytes()?;
         let shared = usize::try_from(shared)
             .ok()
-            .filter(|&shared| shared <= term.len())
+            .filter(|&shared| shared <= term_len)
             .ok_or_else(|| reader.corrupt("a term shares more than its predecessor"))?;
-        term.truncate(shared);
-        term.extend_from_slice(suffix);
-        let n = reader.count(1)?;
-        if !keep(&term) {
-            skip_postings(&mut reader, n)?;
-            continue;
-        }
+        term_len = shared + suffix.len();
+        let kept = !rest && {
+            term.truncate(shared);
+            term.extend_from_slice(suffix);
+            match want(&term) {
+                Want::Keep => true,
+                Want::Skip => false,
+                Want::SkipRest => {
+                    rest = true;
+                    false
+                }
+            }
+        };
+        let list = if format == INDEX_FORMAT_V1 {
+            let n = reader.count(1)?;
+            if !kept {
+                skip_postings(&mut reader, n)?;
+                continue;
+            }
+            postings(&mut reader, Some(n))?
+        } else {
+            let bytes = reader.bytes()?;
+            if !kept {
+                continue;
+            }
+            if bytes.is_empty() {
+                return Err(reader.corrupt("a term has no postings"));
+            }
+            postings(&mut Reader::new(key, bytes), None)?
+        };
         let text = std::str::from_utf8(&term)
             .map_err(|_| reader.corrupt("a term is not UTF-8"))?
             .to_owned();
-        let mut list = Vec::with_capacity(n);
-        let mut at = 0u32;
-        for i in 0..n {
-            let coded = reader.varint()?;
-            let delta =
-                u32::try_from(coded >> 1).map_err(|_| reader.corrupt("doc index out of range"))?;
-            if i > 0 && delta == 0 {
-                return Err(reader.corrupt("doc indexes do not increase"));
-            }
-            at = at
-                .checked_add(delta)
-                .ok_or_else(|| reader.corrupt("doc index overflows"))?;
-            let tf = if coded & 1 == 1 {
-                reader.small("term frequency")?
-            } else {
-                1
-            };
-            list.push((at, tf));
-        }
         out.terms.insert(text, list);
     }
     reader.finish()?;
@@ -594,8 +647,33 @@ pub(crate) fn decode(
     Ok(out)
 }
 
-/// Skips `n` postings: a posting's first byte says whether a term frequency follows
-/// (the delta's low bit), so only the ends of its varints are looked for.
+/// Reads `n` postings, or (`None`) postings until `reader` is empty.
+fn postings(reader: &mut Reader<'_>, n: Option<usize>) -> Result<Vec<(u32, u32)>, Error> {
+    let mut list = Vec::with_capacity(n.unwrap_or(reader.rest.len()));
+    let mut at = 0u32;
+    while n.map_or(!reader.rest.is_empty(), |n| list.len() < n) {
+        let coded = reader.varint()?;
+        let delta =
+            u32::try_from(coded >> 1).map_err(|_| reader.corrupt("doc index out of range"))?;
+        if !list.is_empty() && delta == 0 {
+            return Err(reader.corrupt("doc indexes do not increase"));
+        }
+        at = at
+            .checked_add(delta)
+            .ok_or_else(|| reader.corrupt("doc index overflows"))?;
+        let tf = if coded & 1 == 1 {
+            reader.small("term frequency")?
+        } else {
+            1
+        };
+        list.push((at, tf));
+    }
+    Ok(list)
+}
+
+/// Steps over `n` postings of format 1: a posting's first byte says whether a term
+/// frequency follows (the delta's low bit), so only the ends of its varints are looked
+/// for.
 fn skip_postings(reader: &mut Reader<'_>, n: usize) -> Result<(), Error> {
     let bytes = reader.rest;
     let varint_end = |at: usize| {
@@ -647,7 +725,7 @@ pub(crate) async fn indexed_through(
     let Some(kv) = last.first() else {
         return Ok(None);
     };
-    let table = decode(&kv.key, &kv.value, |_| false)?;
+    let table = decode(&kv.key, &kv.value, |_| Want::SkipRest)?;
     Ok(table.docs.last().map(|d| (d.created_at, d.id)))
 }
 
@@ -745,12 +823,17 @@ pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: 
     // Stable: each bucket's terms stay in byte order.
     terms.sort_by_key(|&(b, _)| b);
     for part in terms.chunk_by(|a, b| a.0 == b.0) {
-        let value = encode_parts(&[], part.len(), part.iter().map(|&(_, term)| term));
+        let value = encode_parts(
+            INDEX_FORMAT,
+            &[],
+            part.len(),
+            part.iter().map(|&(_, term)| term),
+        );
         batch.put(run_key(session_id, part[0].0, run_first), value);
     }
     batch.put(
         run_key(session_id, DOCS, run_first),
-        encode_parts(&run.docs, 0, std::iter::empty()),
+        encode_parts(INDEX_FORMAT, &run.docs, 0, std::iter::empty()),
     );
 }
 
@@ -799,7 +882,7 @@ mod tests {
             entry(9, 2000, "日本語"),
         ]);
         let bytes = encode(&segment);
-        let back = decode(b"g", &bytes, |_| true).expect("decodes");
+        let back = decode(b"g", &bytes, |_| Want::Keep).expect("decodes");
         assert_eq!(back, segment);
         assert_eq!(back.terms["parse"], [(0, 2)]);
         assert_eq!(back.docs[0].len, 4);
@@ -807,12 +890,12 @@ mod tests {
         assert_eq!(back.docs[1].created_at, 90);
         let posting: Vec<Posting> = Segment::resolve(&back.terms["parser"], &back.docs).collect();
         assert_eq!(posting[1].doc.id, 4);
-        let only = decode(b"g", &bytes, |t| t == b"cafe").expect("decodes");
+        let only = decode(b"g", &bytes, |t| (t == b"cafe").into()).expect("decodes");
         assert_eq!(only.terms.keys().collect::<Vec<_>>(), ["cafe"]);
         assert_eq!(only.docs.len(), 3);
         let empty = Segment::default();
         assert_eq!(
-            decode(b"g", &encode(&empty), |_| true).expect("empty"),
+            decode(b"g", &encode(&empty), |_| Want::Keep).expect("empty"),
             empty
         );
     }
@@ -831,64 +914,77 @@ mod tests {
             entries.push(entry(i + 1, 10 + i, text));
         }
         let segment = invert(&entries);
-        let bytes = encode(&segment);
-        for kept in [&["keep"][..], &["alpha", "zeta"], &["again"], &[]] {
-            let part =
-                decode(b"g", &bytes, |t| kept.iter().any(|k| k.as_bytes() == t)).expect("decodes");
-            let expected: BTreeMap<_, _> = segment
+        let expected = |kept: &[&str]| -> BTreeMap<String, Vec<(u32, u32)>> {
+            segment
                 .terms
                 .iter()
                 .filter(|(term, _)| kept.contains(&term.as_str()))
                 .map(|(term, list)| (term.clone(), list.clone()))
-                .collect();
-            assert_eq!(part.terms, expected, "{kept:?}");
-            assert_eq!(part.docs, segment.docs);
-        }
-        // A value cut inside the postings of a skipped term still does not decode.
-        for cut in [bytes.len() - 1, bytes.len() - 40, bytes.len() / 2] {
-            let err = decode(b"g\x00k", &bytes[..cut], |_| false).expect_err("cut");
-            assert_eq!(err.code(), "corruption");
+                .collect()
+        };
+        // Both formats read alike: format 1 counts postings, format 2 measures them.
+        for format in [INDEX_FORMAT_V1, INDEX_FORMAT] {
+            let bytes = encode_in(format, &segment);
+            for kept in [&["keep"][..], &["alpha", "zeta"], &["again"], &[]] {
+                let part = decode(b"g", &bytes, |t| {
+                    kept.iter().any(|k| k.as_bytes() == t).into()
+                })
+                .expect("decodes");
+                assert_eq!(part.terms, expected(kept), "format {format}, {kept:?}");
+                assert_eq!(part.docs, segment.docs);
+            }
+            // `SkipRest` keeps nothing after the term it answers, and still checks it.
+            // In byte order: the role's term, again, alpha, keep, omega, zeta.
+            let part = decode(b"g", &bytes, |t| match t {
+                b"alpha" | b"zeta" => Want::Keep,
+                b"keep" => Want::SkipRest,
+                _ => Want::Skip,
+            })
+            .expect("decodes");
+            assert_eq!(part.terms, expected(&["alpha"]), "format {format}");
+            // A value cut inside the postings of a skipped term still does not decode.
+            for cut in [bytes.len() - 1, bytes.len() - 40, bytes.len() / 2] {
+                for want in [Want::Skip, Want::SkipRest] {
+                    let err = decode(b"g\x00k", &bytes[..cut], |_| want).expect_err("cut");
+                    assert_eq!(err.code(), "corruption", "format {format}, {want:?}");
+                }
+            }
         }
     }
 
     #[test]
     fn test_damaged_values_are_corruption() {
-        let good = encode(&invert(&[
-            entry(1, 5, "alpha beta gamma"),
-            entry(2, 6, "beta"),
-        ]));
+        for format in [INDEX_FORMAT_V1, INDEX_FORMAT] {
+            damaged_values_are_corruption(format);
+        }
+    }
+
+    fn damaged_values_are_corruption(format: u8) {
+        let good = encode_in(
+            format,
+            &invert(&[entry(1, 5, "alpha beta gamma"), entry(2, 6, "beta")]),
+        );
         let mut cases: Vec<Vec<u8>> = vec![
             vec![],
             vec![9],
-            vec![INDEX_FORMAT],
+            vec![format],
             vec![
-                INDEX_FORMAT,
-                0,
-                0xff,
-                0xff,
-                0xff,
-                0xff,
-                0xff,
-                0xff,
-                0xff,
-                0xff,
-                0xff,
-                0x7f,
+                format, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
             ],
             [good.as_slice(), &[0]].concat(),
             // A huge claimed count is refused before it is allocated.
-            vec![INDEX_FORMAT, 0xff, 0xff, 0xff, 0xff, 0x0f],
+            vec![format, 0xff, 0xff, 0xff, 0xff, 0x0f],
             // Ids that do not increase.
-            vec![INDEX_FORMAT, 2, 1, 0, 1, 0, 0, 1, 0],
+            vec![format, 2, 1, 0, 1, 0, 0, 1, 0],
             // A posting past the doc table.
-            vec![INDEX_FORMAT, 1, 1, 0, 1, 1, 0, 1, b'a', 1, 10],
+            vec![format, 1, 1, 0, 1, 1, 0, 1, b'a', 1, 10],
         ];
         for cut in 1..good.len() {
             cases.push(good[..cut].to_vec());
         }
         for bytes in cases {
-            let err = decode(b"g\x00k", &bytes, |_| true).expect_err("damaged");
-            assert_eq!(err.code(), "corruption", "{bytes:?}");
+            let err = decode(b"g\x00k", &bytes, |_| Want::Keep).expect_err("damaged");
+            assert_eq!(err.code(), "corruption", "format {format}: {bytes:?}");
         }
     }
 

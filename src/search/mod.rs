@@ -244,11 +244,31 @@ impl Lookup {
     /// Whether it matches the term `term` (UTF-8 bytes: an index record's terms are
     /// matched before they are decoded as text).
     fn matches(&self, term: &[u8]) -> bool {
+        // The first bytes first: most terms differ there, and the comparisons of
+        // whole slices are calls.
+        let text = self.text.as_bytes();
         if self.prefix {
-            term.starts_with(self.text.as_bytes())
+            term.first() == text.first() && term.starts_with(text)
         } else {
-            term == self.text.as_bytes() || self.also.iter().any(|a| a.as_bytes() == term)
+            (term.first() == text.first() && term == text)
+                || self.also.iter().any(|a| a.as_bytes() == term)
         }
+    }
+
+    /// The first term in byte order after every term it matches (`None`: there is
+    /// none, every term from `\xff…` on may match).
+    fn end(&self) -> Option<Vec<u8>> {
+        if self.prefix {
+            return crate::storage::prefix_end(self.text.as_bytes());
+        }
+        std::iter::once(&self.text)
+            .chain(&self.also)
+            .map(|t| {
+                let mut after = t.as_bytes().to_vec();
+                after.push(0);
+                after
+            })
+            .max()
     }
 
     /// The index buckets its terms fall in.
@@ -256,6 +276,46 @@ impl Lookup {
         std::iter::once(&self.text)
             .chain(&self.also)
             .map(|t| index::bucket(t))
+    }
+}
+
+/// What the records of one bucket are decoded for: the lookups with a term in it, and
+/// the first term in byte order after every term they match.
+struct BucketWant<'a> {
+    lookups: Vec<&'a Lookup>,
+    end: Option<Vec<u8>>,
+}
+
+impl<'a> BucketWant<'a> {
+    fn new(lookups: &'a [Lookup], bucket: u8) -> Self {
+        let lookups: Vec<&Lookup> = lookups
+            .iter()
+            .filter(|l| l.buckets().any(|b| b == bucket))
+            .collect();
+        let mut end = Some(Vec::new());
+        for l in &lookups {
+            // `None` is past every term: the largest end.
+            end = match (end, l.end()) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            };
+        }
+        BucketWant { lookups, end }
+    }
+
+    /// What decoding keeps of `term` (a record's terms come in byte order).
+    fn want(&self, term: &[u8]) -> index::Want {
+        let past = |end: &Vec<u8>| match (term.first(), end.first()) {
+            (Some(t), Some(e)) if t != e => t > e,
+            _ => term >= end.as_slice(),
+        };
+        if self.end.as_ref().is_some_and(past) {
+            index::Want::SkipRest
+        } else if self.lookups.iter().any(|l| l.matches(term)) {
+            index::Want::Keep
+        } else {
+            index::Want::Skip
+        }
     }
 }
 
@@ -337,12 +397,19 @@ impl Found {
         });
     }
 
-    /// The posting of entry `id` (after [`Found::finish`]).
-    fn get(&self, id: u64) -> Option<&Posting> {
-        self.0
-            .binary_search_by_key(&id, |p| p.doc.id)
-            .ok()
-            .map(|at| &self.0[at])
+    /// The posting of entry `id` (after [`Found::finish`]), searched from `*from` on,
+    /// which it moves to the first posting not before `id`: a walk of increasing ids
+    /// reads the list once, skipping ahead by doubling steps.
+    fn seek(&self, from: &mut usize, id: u64) -> Option<&Posting> {
+        let rest = &self.0[(*from).min(self.0.len())..];
+        let mut step = 1;
+        while step < rest.len() && rest[step - 1].doc.id < id {
+            step *= 2;
+        }
+        let window = &rest[..step.min(rest.len())];
+        let skip = window.partition_point(|p| p.doc.id < id);
+        *from += skip;
+        rest.get(skip).filter(|p| p.doc.id == id)
     }
 }
 
@@ -501,6 +568,7 @@ async fn read_identity(
         // A page of records at a time, sized from the last one's bytes: a bucket's
         // records together can be many MiB (a vocabulary of hashes and identifiers).
         let prefix = index::bucket_runs(session_id, b);
+        let bucket_want = BucketWant::new(lookups, b);
         let (mut start, mut limit) = (prefix.clone(), BUCKET_PAGE_MIN);
         loop {
             let page = io
@@ -521,7 +589,7 @@ async fn read_identity(
                 start.clone_from(&kv.key);
                 start.push(0);
                 let run = index::key_run(&kv.key)?;
-                let part = index::decode(&kv.key, &kv.value, wanted)?;
+                let part = index::decode(&kv.key, &kv.value, |t| bucket_want.want(t))?;
                 if !part.terms.is_empty() {
                     runs.push((kv.key, run, part));
                 }
@@ -553,8 +621,23 @@ async fn read_identity(
         for kv in io.range(tables_read).await? {
             let run = index::key_run(&kv.key)?;
             if needed.contains(&run) {
-                tables.insert(run, index::decode(&kv.key, &kv.value, |_| false)?.docs);
+                let table = index::decode(&kv.key, &kv.value, |_| index::Want::SkipRest)?;
+                tables.insert(run, table.docs);
             }
+        }
+        // Room for every posting read, at once (the lists of common terms are long).
+        let mut room = vec![0usize; lookups.len()];
+        for (_, _, part) in &runs {
+            for (term, list) in &part.terms {
+                for (i, lookup) in lookups.iter().enumerate() {
+                    if lookup.matches(term.as_bytes()) {
+                        room[i] += list.len();
+                    }
+                }
+            }
+        }
+        for (f, room) in found.iter_mut().zip(room) {
+            f.0.reserve(room);
         }
         for (key, run, part) in &runs {
             let docs = tables.get(run).map_or(&[][..], Vec::as_slice);
@@ -638,6 +721,25 @@ impl Candidate {
     }
 }
 
+/// Calls `each` with every entry of the `lists` (each in increasing id), once, in
+/// increasing id: a merge of their heads, nothing gathered.
+fn each_once(lists: &[&Found], mut each: impl FnMut(&index::Doc)) {
+    let mut at = vec![0usize; lists.len()];
+    loop {
+        let heads = lists.iter().zip(&at).filter_map(|(f, &i)| f.0.get(i));
+        let Some(first) = heads.min_by_key(|p| p.doc.id) else {
+            return;
+        };
+        let doc = first.doc;
+        each(&doc);
+        for (f, i) in lists.iter().zip(&mut at) {
+            if f.0.get(*i).is_some_and(|p| p.doc.id == doc.id) {
+                *i += 1;
+            }
+        }
+    }
+}
+
 fn candidates(
     searched: &[Searched],
     lookups: &[Lookup],
@@ -648,20 +750,20 @@ fn candidates(
     let mut df = vec![0u64; lookups.len()];
     let (mut lengths, mut docs) = (0u64, 0u64);
     for s in searched {
-        let mut matched: Vec<&index::Doc> = Vec::new();
         for (i, found) in s.found.iter().enumerate() {
             df[i] += found.len() as u64;
-            if lookups[i].scored {
-                matched.extend(found.iter().map(|p| &p.doc));
-            }
         }
-        // The concatenation of sorted lists: a stable sort merges them.
-        matched.sort_by_key(|d| d.id);
-        matched.dedup_by_key(|d| d.id);
-        for doc in matched {
+        let scored: Vec<&Found> = s
+            .found
+            .iter()
+            .zip(lookups)
+            .filter(|(_, l)| l.scored)
+            .map(|(f, _)| f)
+            .collect();
+        each_once(&scored, |doc| {
             lengths += u64::from(doc.len);
             docs += 1;
-        }
+        });
     }
     let avgdl = if docs == 0 {
         1.0
@@ -679,22 +781,30 @@ fn candidates(
         let Some(smallest) = (0..s.found.len()).min_by_key(|&i| s.found[i].len()) else {
             continue;
         };
+        // Per list, where the walk is: the walk goes up in id, so each list is read
+        // forward once.
+        let mut at = vec![0usize; s.found.len()];
+        let mut held: Vec<&Posting> = Vec::with_capacity(s.found.len());
         'entries: for p in s.found[smallest].iter() {
             let id = p.doc.id;
             if !query.in_time(p.doc.created_at) {
                 continue;
             }
-            let mut score = 0.0;
+            held.clear();
             for (i, found) in s.found.iter().enumerate() {
                 // The walked list holds the entry: no search in it.
                 let q = if i == smallest {
                     Some(p)
                 } else {
-                    found.get(id)
+                    found.seek(&mut at[i], id)
                 };
                 let Some(q) = q else {
                     continue 'entries;
                 };
+                held.push(q);
+            }
+            let mut score = 0.0;
+            for (i, q) in held.iter().enumerate() {
                 if lookups[i].scored {
                     let tf = f64::from(q.tf);
                     let norm = 1.0 - B + B * f64::from(q.doc.len) / avgdl;

@@ -994,7 +994,7 @@ fn test_a_crossing_append_cuts_a_run_unless_the_commit_is_full() {
         .iter()
         .find(|kv| kv.key == index::run_key("s1", index::DOCS, 1))
         .expect("the run's doc table");
-    let table = index::decode(&docs.key, &docs.value, |_| false).expect("decodes");
+    let table = index::decode(&docs.key, &docs.value, |_| index::Want::SkipRest).expect("decodes");
     assert_eq!(table.docs.len() as u64, to);
     assert_eq!(entry_ids(&storage, "word0"), [1]);
 }
@@ -1258,4 +1258,144 @@ fn test_history_of_a_deleted_or_reset_parent_is_found_through_its_branches_once(
             (KEY.to_owned(), "s2".to_owned())
         ]
     );
+}
+
+#[test]
+fn test_a_walk_of_increasing_ids_finds_what_a_search_finds() {
+    let doc = |id| Posting {
+        doc: index::Doc {
+            id,
+            created_at: 0,
+            len: 1,
+        },
+        tf: 1,
+    };
+    // Gaps of every size, so the doubling steps land before, on and past each id.
+    let ids: Vec<u64> = (0..300u64).map(|i| i * i / 7 + i).collect();
+    let found = Found(ids.iter().map(|&id| doc(id)).collect());
+    for stride in [1, 2, 3, 5, 17, 64, 301] {
+        let mut at = 0;
+        for id in (0..ids[ids.len() - 1] + 3).step_by(stride) {
+            let got = found.seek(&mut at, id).map(|p| p.doc.id);
+            let expected = ids.binary_search(&id).ok().map(|_| id);
+            assert_eq!(got, expected, "stride {stride}, id {id}");
+            assert_eq!(
+                at,
+                ids.partition_point(|&x| x < id),
+                "stride {stride}, id {id}"
+            );
+        }
+    }
+    assert_eq!(Found::default().seek(&mut 0, 5), None);
+}
+
+#[test]
+fn test_an_index_written_in_format_1_answers_as_format_2() {
+    let storage = sample();
+    fill(&storage, KEY, 2 * index::BLOCK_ENTRIES);
+    let queries = [
+        "parser",
+        "pars*",
+        "parseNestedList",
+        "src/parser.rs",
+        "\"cannot borrow\"",
+        "filler",
+        "日本",
+        "role:assistant lists",
+    ];
+    let before: Vec<SearchPage> = queries
+        .iter()
+        .map(|q| find(&storage, q).expect(q))
+        .collect();
+    let records = index_records(&storage, "s1");
+    assert!(records.len() > 2, "runs were written");
+    let mut batch = Batch::default();
+    for Kv { key, value } in records {
+        assert_eq!(value[0], index::INDEX_FORMAT);
+        let segment = index::decode(&key, &value, |_| index::Want::Keep).expect("decodes");
+        batch.put(key, index::encode_in(index::INDEX_FORMAT_V1, &segment));
+    }
+    storage.commit(WS, batch).expect("commit");
+    assert!(
+        index_records(&storage, "s1")
+            .iter()
+            .all(|kv| kv.value[0] == index::INDEX_FORMAT_V1)
+    );
+    for (query, page) in queries.iter().zip(&before) {
+        assert!(!page.hits.is_empty(), "{query}");
+        assert_eq!(&find(&storage, query).expect(query), page, "{query}");
+    }
+}
+
+#[test]
+fn test_a_bucket_decoded_for_its_lookups_keeps_what_they_match() {
+    // Terms around the edges of prefixes and spellings, in one segment.
+    let words = [
+        "a",
+        "pa",
+        "par",
+        "pars",
+        "parse",
+        "parse_it",
+        "parseit",
+        "parser",
+        "parsf",
+        "parsz",
+        "pb",
+        "q",
+        "zz",
+        "日本",
+        "日本語",
+        "\u{1}r:user",
+        "ÿ",
+    ];
+    let mut segment = index::Segment::default();
+    for (at, w) in words.iter().enumerate() {
+        segment.terms.insert((*w).to_owned(), vec![(at as u32, 1)]);
+    }
+    segment.docs = (0..words.len() as u64)
+        .map(|id| index::Doc {
+            id: id + 1,
+            created_at: 7,
+            len: 1,
+        })
+        .collect();
+    let value = index::encode(&segment);
+    let lookup = |text: &str, also: &[&str], prefix: bool| Lookup {
+        text: text.to_owned(),
+        also: also.iter().map(|a| (*a).to_owned()).collect(),
+        prefix,
+        scored: true,
+    };
+    let sets: Vec<Vec<Lookup>> = vec![
+        vec![lookup("pars", &[], true)],
+        vec![lookup("parse", &[], false)],
+        vec![lookup("parseit", &["parse_it"], false)],
+        vec![
+            lookup("parse_it", &["parseit"], false),
+            lookup("a", &[], false),
+        ],
+        vec![lookup("pa", &[], true), lookup("q", &[], false)],
+        vec![lookup("日", &[], true)],
+        vec![lookup("ÿ", &[], true)],
+        vec![lookup("zzz", &[], false)],
+        vec![lookup("\u{1}r:user", &[], false)],
+    ];
+    for lookups in &sets {
+        let everything: Vec<u8> = lookups.iter().flat_map(Lookup::buckets).collect();
+        for bucket in everything {
+            let want = BucketWant::new(lookups, bucket);
+            let got = index::decode(b"k", &value, |t| want.want(t)).expect("decodes");
+            let expected: Vec<&String> = segment
+                .terms
+                .keys()
+                .filter(|t| want.lookups.iter().any(|l| l.matches(t.as_bytes())))
+                .collect();
+            assert_eq!(
+                got.terms.keys().collect::<Vec<_>>(),
+                expected,
+                "{lookups:?} in bucket {bucket}"
+            );
+        }
+    }
 }

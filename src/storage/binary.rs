@@ -52,7 +52,21 @@ impl<'a> Reader<'a> {
     }
 
     /// A varint written by [`put_varint`]; one above `u64::MAX` is `corruption`.
+    #[inline]
     pub(crate) fn varint(&mut self) -> Result<u64, Error> {
+        // Most numbers are one byte.
+        if let Some((&b, rest)) = self.rest.split_first()
+            && b < 0x80
+        {
+            self.rest = rest;
+            return Ok(u64::from(b));
+        }
+        self.long_varint()
+    }
+
+    /// [`Reader::varint`] of more than one byte (or none).
+    #[cold]
+    fn long_varint(&mut self) -> Result<u64, Error> {
         let mut n = 0u64;
         for shift in (0..64).step_by(7) {
             let b = self.byte()?;
