@@ -68,7 +68,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-#[expect(clippy::disallowed_types, reason = "see `Run::numbers`")]
+#[expect(clippy::disallowed_types, reason = "see `Run::heads`")]
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
@@ -111,9 +111,15 @@ const MERGE_RESERVE_BYTES: usize = 1024 * 1024;
 /// Prefix of filter terms (no tokenized term starts with a control character).
 const FILTER: char = '\u{1}';
 
-/// The filter term of a role.
-pub(crate) fn role_term(role: crate::types::Role) -> String {
-    format!("{FILTER}r:{}", role.as_str())
+/// The filter term of a role: `FILTER` then `r:` and the role's name.
+pub(crate) fn role_term(role: crate::types::Role) -> &'static str {
+    use crate::types::Role;
+    match role {
+        Role::User => "\u{1}r:user",
+        Role::Assistant => "\u{1}r:assistant",
+        Role::Tool => "\u{1}r:tool",
+        Role::System => "\u{1}r:system",
+    }
 }
 
 /// The filter term of a called tool (name folded like text).
@@ -278,23 +284,43 @@ pub(crate) fn tool_names(entry: &Entry) -> Vec<String> {
         .collect()
 }
 
-/// A deterministic hasher for the term table of a [`Run`] (FxHash's mixing: the core
-/// takes no randomness, and terms are not chosen to collide: a run is its own entries').
-#[derive(Default)]
-struct TermHasher(u64);
+/// The hash of a term in the term table of a [`Run`]: FxHash's mixing, fixed (the core
+/// takes no randomness; a run's terms are its own entries', and terms of one hash are
+/// told apart by their text).
+fn term_hash(term: &str) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut hash = term.len() as u64;
+    let mut chunks = term.as_bytes().chunks_exact(8);
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+    }
+    for &b in chunks.remainder() {
+        hash = (hash.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+    }
+    // The table takes its slot from the low bits, which the multiplications above
+    // leave to the low bytes of each word (the first characters, shared by many terms):
+    // fold the high bits in (MurmurHash3's finalizer).
+    hash ^= hash >> 33;
+    hash = hash.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    hash ^ (hash >> 33)
+}
 
-impl std::hash::Hasher for TermHasher {
+/// The hasher of a table keyed by [`term_hash`]es: they are hashes already.
+#[derive(Default)]
+struct Hashed(u64);
+
+impl std::hash::Hasher for Hashed {
     fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        // Only `write_u64` is used; anything else still hashes deterministically.
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
         }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
     }
 
     fn finish(&self) -> u64 {
@@ -302,29 +328,68 @@ impl std::hash::Hasher for TermHasher {
     }
 }
 
+/// No term: the end of a chain of terms of one hash.
+const NO_TERM: u32 = u32::MAX;
+
+/// A distinct term of a [`Run`].
+struct RunTerm {
+    /// Where its text is in [`Run::text`].
+    start: usize,
+    end: usize,
+    /// The term number of the previous term of the same hash, or [`NO_TERM`].
+    next: u32,
+    /// The doc index of its last posting, and that posting's place in `postings`.
+    last_doc: u32,
+    place: usize,
+}
+
 /// The in-memory index of a run of entries as it is built, one entry at a time in
-/// increasing id: each distinct term once (a hash table to its number), its postings
-/// in one list per term. Built for the write path: a term seen again costs one lookup
-/// and no allocation, and the terms are sorted once, when the run is written
-/// ([`put_run`]) or turned into a [`Segment`].
+/// increasing id: each distinct term once (a hash table to its number), every posting
+/// in one vector in the order counted. Built for the write path: a term seen again
+/// costs one lookup and no allocation; the postings are grouped by term (a counting
+/// sort) and the terms sorted once, when the run is written ([`put_run`]) or turned
+/// into a [`Segment`].
 #[derive(Default)]
 pub(crate) struct Run {
     docs: Vec<Doc>,
-    /// Term → its number. A hash table with a fixed hasher is deterministic; its order
-    /// is never used (the terms are sorted before they are written).
+    /// The text of every distinct term, one after another (no allocation per term).
+    text: String,
+    /// The distinct terms, by number (the order they were first seen).
+    terms: Vec<RunTerm>,
+    /// A term's hash → the number of the newest term of that hash. Deterministic (the
+    /// hashes are); its order is never used (the terms are sorted before they are
+    /// written).
     #[expect(
         clippy::disallowed_types,
         reason = "a fixed hasher; the order is never used"
     )]
-    numbers: HashMap<Box<str>, u32, BuildHasherDefault<TermHasher>>,
-    /// Per term number, `(doc index, term frequency)` in increasing doc index.
-    lists: Vec<Vec<(u32, u32)>>,
+    heads: HashMap<u64, u32, BuildHasherDefault<Hashed>>,
+    /// `(term number, doc index, term frequency)`, in increasing doc index.
+    postings: Vec<(u32, u32, u32)>,
+}
+
+/// A run's postings grouped by term: term number `n`'s are `flat[start[n]..start[n + 1]]`.
+struct Lists {
+    flat: Vec<(u32, u32)>,
+    start: Vec<usize>,
+}
+
+impl Lists {
+    fn of(&self, number: u32) -> &[(u32, u32)] {
+        let n = number as usize;
+        &self.flat[self.start[n]..self.start[n + 1]]
+    }
 }
 
 impl Run {
     /// The run of `entries` (in increasing id).
     pub(crate) fn of<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Run {
         let mut run = Run::default();
+        // Room for a run of agent text (about a thousand terms) without growing.
+        run.heads.reserve(1024);
+        run.terms.reserve(1024);
+        run.text.reserve(8 * 1024);
+        run.postings.reserve(4096);
         for entry in entries {
             run.push(entry);
         }
@@ -344,7 +409,7 @@ impl Run {
                 added += self.count(t.term, at, true);
             });
         }
-        added += self.count(&role_term(entry.role), at, false);
+        added += self.count(role_term(entry.role), at, false);
         for name in tool_names(entry) {
             added += self.count(&tool_term(&name), at, false);
         }
@@ -362,28 +427,73 @@ impl Run {
     /// Counts `term` in doc `at` (`repeat`: each occurrence adds to its frequency; a
     /// filter term has frequency 1); returns 1 when it is the doc's first occurrence.
     fn count(&mut self, term: &str, at: u32, repeat: bool) -> usize {
-        let number = match self.numbers.get(term) {
-            Some(&number) => number,
-            None => {
-                let number = self.lists.len() as u32;
-                self.numbers.insert(term.into(), number);
-                self.lists.push(Vec::new());
-                number
+        let number = self.number(term);
+        let known = &mut self.terms[number as usize];
+        if known.last_doc == at {
+            if repeat {
+                let tf = &mut self.postings[known.place].2;
+                *tf = tf.saturating_add(1);
             }
-        };
-        let list = &mut self.lists[number as usize];
-        match list.last_mut() {
-            Some((doc, tf)) if *doc == at => {
-                if repeat {
-                    *tf = tf.saturating_add(1);
-                }
-                0
-            }
-            _ => {
-                list.push((at, 1));
-                1
-            }
+            return 0;
         }
+        (known.last_doc, known.place) = (at, self.postings.len());
+        self.postings.push((number, at, 1));
+        1
+    }
+
+    /// The number of `term`, given it the first time it is seen.
+    fn number(&mut self, term: &str) -> u32 {
+        let head = self.heads.entry(term_hash(term)).or_insert(NO_TERM);
+        let mut number = *head;
+        while number != NO_TERM {
+            let known = &self.terms[number as usize];
+            if &self.text[known.start..known.end] == term {
+                return number;
+            }
+            number = known.next;
+        }
+        let new = self.terms.len() as u32;
+        let start = self.text.len();
+        self.text.push_str(term);
+        self.terms.push(RunTerm {
+            start,
+            end: self.text.len(),
+            next: *head,
+            last_doc: u32::MAX,
+            place: 0,
+        });
+        *head = new;
+        new
+    }
+
+    /// The text of term `number`.
+    fn term(&self, number: u32) -> &str {
+        let t = &self.terms[number as usize];
+        &self.text[t.start..t.end]
+    }
+
+    /// Every term with its number.
+    fn numbered(&self) -> impl Iterator<Item = (&str, u32)> {
+        (0..self.terms.len() as u32).map(|n| (self.term(n), n))
+    }
+
+    /// The postings grouped by term, each group in increasing doc index.
+    fn lists(&self) -> Lists {
+        let mut start = vec![0usize; self.terms.len() + 1];
+        for &(number, _, _) in &self.postings {
+            start[number as usize + 1] += 1;
+        }
+        for n in 1..start.len() {
+            start[n] += start[n - 1];
+        }
+        let mut next = start.clone();
+        let mut flat = vec![(0, 0); self.postings.len()];
+        for &(number, doc, tf) in &self.postings {
+            let place = &mut next[number as usize];
+            flat[*place] = (doc, tf);
+            *place += 1;
+        }
+        Lists { flat, start }
     }
 
     /// The entries it holds, in increasing id.
@@ -393,38 +503,21 @@ impl Run {
 
     /// How many distinct terms it holds.
     pub(crate) fn term_count(&self) -> usize {
-        self.lists.len()
-    }
-
-    /// Its terms in byte order, with their postings.
-    fn sorted(&self) -> Vec<TermList<'_>> {
-        let mut terms: Vec<TermList<'_>> = self
-            .numbers
-            .iter()
-            .map(|(term, &number)| (&**term, self.lists[number as usize].as_slice()))
-            .collect();
-        terms.sort_unstable_by(|a, b| a.0.cmp(b.0));
-        terms
+        self.terms.len()
     }
 
     /// The run as a [`Segment`], keeping the terms `keep` accepts (as UTF-8 bytes).
     pub(crate) fn into_segment(self, keep: impl Fn(&[u8]) -> bool) -> Segment {
-        let Run {
-            docs,
-            numbers,
-            mut lists,
-        } = self;
-        let terms = numbers
-            .into_iter()
+        let lists = self.lists();
+        let terms = self
+            .numbered()
             .filter(|(term, _)| keep(term.as_bytes()))
-            .map(|(term, number)| {
-                (
-                    String::from(term),
-                    std::mem::take(&mut lists[number as usize]),
-                )
-            })
+            .map(|(term, number)| (term.to_owned(), lists.of(number).to_vec()))
             .collect();
-        Segment { docs, terms }
+        Segment {
+            docs: self.docs,
+            terms,
+        }
     }
 }
 
@@ -815,19 +908,26 @@ pub(crate) async fn stage_entries(
 /// Adds to `batch` the records of `run`, the merged run starting at entry `run_first`:
 /// one per bucket its terms fall in and its doc table.
 pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: &Run) {
-    let mut terms: Vec<(u8, TermList<'_>)> = run
-        .sorted()
-        .into_iter()
-        .map(|term| (bucket(term.0), term))
+    let lists = run.lists();
+    // By bucket, each bucket's terms in byte order: their first 8 bytes (zero-padded,
+    // big-endian) order most pairs in one comparison, the text the rest.
+    let head = |term: &str| {
+        let mut bytes = [0u8; 8];
+        let n = term.len().min(8);
+        bytes[..n].copy_from_slice(&term.as_bytes()[..n]);
+        u64::from_be_bytes(bytes)
+    };
+    let mut terms: Vec<(u8, u64, TermList<'_>)> = run
+        .numbered()
+        .map(|(term, number)| (bucket(term), head(term), (term, lists.of(number))))
         .collect();
-    // Stable: each bucket's terms stay in byte order.
-    terms.sort_by_key(|&(b, _)| b);
+    terms.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| a.2.0.cmp(b.2.0)));
     for part in terms.chunk_by(|a, b| a.0 == b.0) {
         let value = encode_parts(
             INDEX_FORMAT,
             &[],
             part.len(),
-            part.iter().map(|&(_, term)| term),
+            part.iter().map(|&(_, _, term)| term),
         );
         batch.put(run_key(session_id, part[0].0, run_first), value);
     }
@@ -872,6 +972,15 @@ mod tests {
             format!("m{id}"),
             at,
         )
+    }
+
+    #[test]
+    fn test_filter_terms_start_with_a_control_character() {
+        for role in [Role::User, Role::Assistant, Role::Tool, Role::System] {
+            assert_eq!(role_term(role), format!("{FILTER}r:{}", role.as_str()));
+        }
+        assert_eq!(tool_term("Bash"), "\u{1}t:bash");
+        assert_eq!(error_term(), "\u{1}e");
     }
 
     #[test]
@@ -1029,7 +1138,7 @@ mod tests {
             [(0, 1)],
             "a filter term is there or not"
         );
-        assert_eq!(segment.terms[&role_term(Role::User)], [(1, 1), (2, 1)]);
+        assert_eq!(segment.terms[role_term(Role::User)], [(1, 1), (2, 1)]);
         let kept = Run::of([&a, &b]).into_segment(|t| t.starts_with(b"pars"));
         assert_eq!(kept.terms.keys().collect::<Vec<_>>(), ["parse", "parser"]);
         assert_eq!(kept.docs.len(), 2);
@@ -1043,6 +1152,8 @@ mod tests {
             "parseNestedList again, and again; the parser",
             "",
             "zeta alpha beta gamma delta epsilon",
+            // Terms alike in their first 8 bytes and after.
+            "configurations configuration configure configured configuratio configurat",
         ];
         let entries: Vec<Entry> = texts
             .iter()
@@ -1099,7 +1210,7 @@ mod tests {
         ] {
             assert!(terms.contains_key(t), "{t}: {terms:?}");
         }
-        assert!(terms.contains_key(&role_term(Role::Assistant)));
+        assert!(terms.contains_key(role_term(Role::Assistant)));
         assert!(terms.contains_key(&tool_term("bash")));
         assert!(terms.contains_key(&tool_term("read_file")));
         assert!(!terms.contains_key(&error_term()));

@@ -353,7 +353,7 @@ fn lookups(query: &Query) -> Vec<Lookup> {
         scored: false,
     };
     if let Some(role) = query.role {
-        out.insert(filter(index::role_term(role)));
+        out.insert(filter(index::role_term(role).to_owned()));
     }
     if let Some(tool) = &query.tool {
         out.insert(filter(index::tool_term(tool)));

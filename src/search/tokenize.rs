@@ -233,9 +233,27 @@ pub(crate) fn each_term(text: &str, mut f: impl FnMut(TermAt<'_>)) {
 /// case changes: a part starts at an upper-case letter after a lower-case letter or a
 /// digit, or before a lower-case letter after upper-case ones (`HTTPServer`).
 fn word_parts(text: &str, start: usize, end: usize, parts: &mut Vec<(usize, usize)>) {
+    let word = &text[start..end];
+    // Most words are ASCII: their characters are their bytes, nothing to decode.
+    if word.is_ascii() {
+        let chars = word.bytes().enumerate().map(|(i, b)| (i, char::from(b)));
+        split_parts(chars, start, end, parts);
+    } else {
+        split_parts(word.char_indices(), start, end, parts);
+    }
+}
+
+/// [`word_parts`] of the characters `chars` (with their byte offsets in the word) of the
+/// word `start..end`.
+fn split_parts(
+    chars: impl Iterator<Item = (usize, char)>,
+    start: usize,
+    end: usize,
+    parts: &mut Vec<(usize, usize)>,
+) {
     let mut part_start: Option<usize> = None;
     let mut prev = '_';
-    let mut chars = text[start..end].char_indices().peekable();
+    let mut chars = chars.peekable();
     while let Some((i, c)) = chars.next() {
         let at = start + i;
         if c == '_' {
@@ -342,6 +360,24 @@ impl Scan {
 
     /// Splits the word `text[start..end]` into parts and hands `f` its terms.
     fn word(&mut self, text: &str, start: usize, end: usize, f: &mut impl FnMut(TermAt<'_>)) {
+        // Most words are lower-case ASCII letters and digits: one part, already folded,
+        // handed over as they are.
+        let word = &text[start..end];
+        if word.len() <= MAX_TOKEN_BYTES
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        {
+            f(TermAt {
+                term: word,
+                start,
+                end,
+                pos: self.pos,
+                compound: false,
+            });
+            self.pos = self.pos.saturating_add(1);
+            return;
+        }
         let mut parts = std::mem::take(&mut self.parts);
         parts.clear();
         word_parts(text, start, end, &mut parts);
