@@ -197,8 +197,25 @@ pub(crate) fn each_term(text: &str, mut f: impl FnMut(TermAt<'_>)) {
     while let Some(&b) = bytes.get(at) {
         if b.is_ascii() {
             if is_word_byte(b) {
-                let end = word_end(text, at);
-                scan.word(text, at, end, &mut f);
+                // The common word, lower-case ASCII letters and digits, is found in the
+                // same pass as its end.
+                let mut end = at;
+                while bytes
+                    .get(end)
+                    .is_some_and(|&b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                {
+                    end += 1;
+                }
+                let simple = end - at <= MAX_TOKEN_BYTES
+                    && !bytes
+                        .get(end)
+                        .is_some_and(|&b| b >= 0x80 || is_word_byte(b));
+                if !simple {
+                    end = word_end(text, at);
+                    scan.word(text, at, end, &mut f);
+                } else {
+                    scan.simple(text, at, end, &mut f);
+                }
                 at = end;
             } else {
                 at += 1;
@@ -358,26 +375,21 @@ impl Scan {
         self.emit_chars(&run[last..], end_of(last), pos, true, f);
     }
 
+    /// Hands `f` the word `text[start..end]` of lower-case ASCII letters and digits, at
+    /// most [`MAX_TOKEN_BYTES`]: one part, already folded, handed over as it is.
+    fn simple(&mut self, text: &str, start: usize, end: usize, f: &mut impl FnMut(TermAt<'_>)) {
+        f(TermAt {
+            term: &text[start..end],
+            start,
+            end,
+            pos: self.pos,
+            compound: false,
+        });
+        self.pos = self.pos.saturating_add(1);
+    }
+
     /// Splits the word `text[start..end]` into parts and hands `f` its terms.
     fn word(&mut self, text: &str, start: usize, end: usize, f: &mut impl FnMut(TermAt<'_>)) {
-        // Most words are lower-case ASCII letters and digits: one part, already folded,
-        // handed over as they are.
-        let word = &text[start..end];
-        if word.len() <= MAX_TOKEN_BYTES
-            && word
-                .bytes()
-                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
-        {
-            f(TermAt {
-                term: word,
-                start,
-                end,
-                pos: self.pos,
-                compound: false,
-            });
-            self.pos = self.pos.saturating_add(1);
-            return;
-        }
         let mut parts = std::mem::take(&mut self.parts);
         parts.clear();
         word_parts(text, start, end, &mut parts);
