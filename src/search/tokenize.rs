@@ -588,6 +588,15 @@ mod props {
         ) {
             prop_assert_eq!(tokenize(&text), by_characters(&text));
         }
+
+        /// An ASCII word splits the same read as bytes or as characters.
+        #[test]
+        fn test_ascii_words_split_alike_as_bytes(word in "[a-zA-Z0-9_]{1,40}") {
+            let (mut bytes, mut chars) = (Vec::new(), Vec::new());
+            word_parts(&word, 0, word.len(), &mut bytes);
+            split_parts(word.char_indices(), 0, word.len(), &mut chars);
+            prop_assert_eq!(bytes, chars);
+        }
     }
 
     /// The terms of `text` as the tokenizer found them before it scanned bytes: one
