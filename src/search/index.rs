@@ -46,25 +46,34 @@
 //! tokenizer gave a CJK run's last character as a term of its own lack that term: a
 //! one-character query misses such a character in them, and finds it everywhere else.)
 //!
-//! ## Encoding (format 2)
+//! ## Encoding (format 3)
 //!
 //! A value is a format byte ([`INDEX_FORMAT`]) then LEB128 varints: a **doc table**,
 //! `n_docs` then per entry in increasing id `id delta · created_at delta (zigzag) ·
 //! length (terms)`, deltas from the previous entry (the first from 0); then the
-//! **terms**, `n_terms` then per term in byte order `shared prefix length with the
-//! previous term · suffix length · suffix bytes · postings length (bytes) · postings`,
-//! a posting being `doc index delta × 2 + (1 when a term frequency other than 1
-//! follows)`, then that frequency (indexes into the doc table of the same value, or of
-//! the run for a bucket; the first delta from 0). A bucket record has no docs, a doc
-//! table record no terms (the in-memory index of a tail has both). A value that does
-//! not decode is [`Error::Corruption`] naming its key; a query decodes the postings of
-//! its own terms only and steps over the others' in one move each (checking only that
-//! they end inside the value).
+//! **terms**, `n_terms`, then the byte length of each **block** of terms (blocks of
+//! [`TERMS_PER_BLOCK`] terms in byte order, the last one holding the rest), then the
+//! blocks. Per term: `shared prefix length with the previous term of its block (0 for
+//! a block's first) · suffix length · suffix bytes · postings length (bytes) ·
+//! postings`, a posting being `doc index delta × 2 + (1 when a term frequency other
+//! than 1 follows)`, then that frequency (indexes into the doc table of the same value,
+//! or of the run for a bucket record; the first delta from 0). A bucket record has no
+//! docs, a doc table record no terms (the in-memory index of a tail has both).
 //!
-//! Format 1 ([`INDEX_FORMAT_V1`]) wrote the number of postings where format 2 writes
-//! their length in bytes, so a reader had to decode every posting of the terms it
-//! stepped over (most of a query's time). Both are read, value by value: an index
-//! written before keeps working, and the runs written since are format 2.
+//! A query reads a value's block lengths and each block's first term, then only the
+//! blocks that may hold one of its terms, up to the first term past them: in the few
+//! terms it reads, it decodes the postings of its own terms and steps over the others'
+//! in one move each. A value that does not decode is [`Error::Corruption`] naming its
+//! key; what every read checks is the doc table, the block lengths against the value's
+//! length (a cut value is corruption) and the blocks' first terms (increasing); damage
+//! inside a block shows when a query reads that block.
+//!
+//! Format 1 ([`INDEX_FORMAT_V1`]) wrote the number of postings where later formats
+//! write their length in bytes, so a reader had to decode every posting of the terms
+//! it stepped over; format 2 ([`INDEX_FORMAT_V2`]) wrote the terms as one block, so a
+//! reader walked every term before and after its own. Both are read, value by value
+//! (and walked whole): an index written before keeps working, and the runs written
+//! since are format 3.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -83,10 +92,16 @@ use crate::types::{Entry, ToolStatus};
 use super::tokenize::{each_term, fold};
 
 /// The format byte of every index value this build writes.
-pub const INDEX_FORMAT: u8 = 2;
+pub const INDEX_FORMAT: u8 = 3;
 
 /// The first format: it is read as well (see the module documentation).
 pub const INDEX_FORMAT_V1: u8 = 1;
+
+/// The second format: it is read as well (see the module documentation).
+pub const INDEX_FORMAT_V2: u8 = 2;
+
+/// The terms of a block of a value of format 3 (the last block holds the rest).
+pub const TERMS_PER_BLOCK: usize = 16;
 
 /// Entries per run (see the module documentation).
 pub const BLOCK_ENTRIES: u64 = 64;
@@ -143,15 +158,6 @@ pub(crate) struct Doc {
     pub(crate) len: u32,
 }
 
-/// An entry holding a term, resolved through its doc table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Posting {
-    /// The entry.
-    pub(crate) doc: Doc,
-    /// How often the term occurs in it.
-    pub(crate) tf: u32,
-}
-
 /// A decoded index value: a doc table and terms whose postings index into a doc table
 /// (its own, or the run's for a bucket record).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -160,18 +166,6 @@ pub(crate) struct Segment {
     pub(crate) docs: Vec<Doc>,
     /// Per term, `(doc index, term frequency)` in increasing doc index.
     pub(crate) terms: BTreeMap<String, Vec<(u32, u32)>>,
-}
-
-impl Segment {
-    /// The postings of `term` resolved through `docs` (a damaged index is skipped: an
-    /// index past the table is corruption, reported by [`check_indexes`]).
-    pub(crate) fn resolve<'a>(
-        list: &'a [(u32, u32)],
-        docs: &'a [Doc],
-    ) -> impl Iterator<Item = Posting> + 'a {
-        list.iter()
-            .filter_map(|&(at, tf)| docs.get(at as usize).map(|&doc| Posting { doc, tf }))
-    }
 }
 
 /// Fails when a posting of `segment` points past `docs`.
@@ -578,18 +572,33 @@ fn encode_parts<'a>(
         (id, created) = (doc.id, doc.created_at);
     }
     put_varint(&mut out, n_terms as u64);
+    // Format 3 writes the terms in blocks, each block's length first; format 1 and 2
+    // write them as one block (and no length).
+    let per_block = if format == INDEX_FORMAT {
+        TERMS_PER_BLOCK
+    } else {
+        usize::MAX
+    };
+    let mut section = Vec::new();
+    let (mut lengths, mut block_start) = (Vec::new(), 0);
     let mut previous: &[u8] = &[];
     let mut postings = Vec::new();
-    for (term, list) in terms {
+    for (i, (term, list)) in terms.enumerate() {
+        if i > 0 && i % per_block == 0 {
+            // A block's first term shares nothing: a reader starts at any block.
+            lengths.push(section.len() - block_start);
+            block_start = section.len();
+            previous = &[];
+        }
         let bytes = term.as_bytes();
         let shared = previous
             .iter()
             .zip(bytes)
             .take_while(|(a, b)| a == b)
             .count();
-        put_varint(&mut out, shared as u64);
-        put_varint(&mut out, (bytes.len() - shared) as u64);
-        out.extend_from_slice(&bytes[shared..]);
+        put_varint(&mut section, shared as u64);
+        put_varint(&mut section, (bytes.len() - shared) as u64);
+        section.extend_from_slice(&bytes[shared..]);
         postings.clear();
         let mut at = 0u32;
         for &(doc, tf) in list {
@@ -610,34 +619,37 @@ fn encode_parts<'a>(
         } else {
             postings.len()
         };
-        put_varint(&mut out, n as u64);
-        out.extend_from_slice(&postings);
+        put_varint(&mut section, n as u64);
+        section.extend_from_slice(&postings);
         previous = bytes;
     }
+    if format == INDEX_FORMAT && n_terms > 0 {
+        lengths.push(section.len() - block_start);
+        for length in lengths {
+            put_varint(&mut out, length as u64);
+        }
+    }
+    out.extend_from_slice(&section);
     out
 }
 
-/// A reader of the index value stored under `key`, past its format byte; every
-/// failure names the key.
-/// A reader of `value` after its format byte, and that format.
+/// A reader of `value` (the index value stored under `key`: every failure names it)
+/// after its format byte, and that format.
 fn open<'a>(key: &'a [u8], value: &'a [u8]) -> Result<(Reader<'a>, u8), Error> {
     let mut reader = Reader::new(key, value);
     match value.first() {
-        Some(&format @ (INDEX_FORMAT_V1 | INDEX_FORMAT)) => {
+        Some(&format @ (INDEX_FORMAT_V1 | INDEX_FORMAT_V2 | INDEX_FORMAT)) => {
             reader.byte()?;
             Ok((reader, format))
         }
         Some(&other) => Err(reader.corrupt(&format!(
-            "unknown index format {other} (this build reads {INDEX_FORMAT_V1} and \
+            "unknown index format {other} (this build reads {INDEX_FORMAT_V1} to \
              {INDEX_FORMAT})"
         ))),
         None => Err(reader.corrupt("empty index value")),
     }
 }
 
-/// Decodes the index value stored under `key`, keeping the terms `keep` accepts (given
-/// as UTF-8 bytes). The postings of the others are skipped, not decoded: a damage in
-/// them shows when a query wants their term (their ends are still checked).
 /// Whether [`decode`] keeps a term's postings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Want {
@@ -655,11 +667,32 @@ impl From<bool> for Want {
     }
 }
 
-pub(crate) fn decode(
-    key: &[u8],
-    value: &[u8],
-    want: impl Fn(&[u8]) -> Want,
-) -> Result<Segment, Error> {
+/// What [`decode`] keeps of a value's terms.
+pub(crate) trait Wanted {
+    /// What it keeps of `term` (UTF-8 bytes: terms are chosen before they are checked
+    /// as text); terms come in byte order.
+    fn want(&self, term: &[u8]) -> Want;
+
+    /// Whether it may keep a term from `from` (included) to `to` (excluded; `None`: no
+    /// end). `false` lets decoding step over a block of such terms unread.
+    fn may_want(&self, _from: &[u8], _to: Option<&[u8]>) -> bool {
+        true
+    }
+}
+
+impl<F: Fn(&[u8]) -> Want> Wanted for F {
+    fn want(&self, term: &[u8]) -> Want {
+        self(term)
+    }
+}
+
+/// Decodes the index value stored under `key`, keeping the terms `want` keeps. The
+/// postings of the others are stepped over, not decoded; in format 3 so are the
+/// blocks of terms `want` may not keep and those after a [`Want::SkipRest`]. Damage in
+/// what is stepped over shows when a query wants it: what every decoding checks is
+/// the doc table and that the value ends where its parts say (a cut value is
+/// `corruption`).
+pub(crate) fn decode(key: &[u8], value: &[u8], want: impl Wanted) -> Result<Segment, Error> {
     let (mut reader, format) = open(key, value)?;
     let n_docs = reader.count(3)?;
     let mut out = Segment {
@@ -687,11 +720,90 @@ pub(crate) fn decode(
         });
     }
     let n_terms = reader.count(3)?;
+    if format == INDEX_FORMAT {
+        decode_blocks(&mut reader, n_terms, &want, &mut out.terms)?;
+    } else {
+        // One block, walked to its end whatever `want` says.
+        read_terms(&mut reader, n_terms, format, &want, &mut out.terms, true)?;
+        reader.finish()?;
+    }
+    if !out.docs.is_empty() {
+        check_indexes(key, &out, out.docs.len())?;
+    }
+    Ok(out)
+}
+
+/// Reads the `n_terms` terms of a value of format 3 (its block lengths, then its
+/// blocks), keeping in `terms` those `want` keeps: only the blocks it may keep are
+/// read, up to a [`Want::SkipRest`].
+fn decode_blocks(
+    reader: &mut Reader<'_>,
+    n_terms: usize,
+    want: &impl Wanted,
+    terms: &mut BTreeMap<String, Vec<(u32, u32)>>,
+) -> Result<(), Error> {
+    let n_blocks = n_terms.div_ceil(TERMS_PER_BLOCK);
+    // Every block is at least a term of 3 bytes, so the count is bounded by the value.
+    let mut blocks: Vec<Reader<'_>> = Vec::with_capacity(n_blocks);
+    let mut lengths = Vec::with_capacity(n_blocks);
+    for _ in 0..n_blocks {
+        lengths.push(reader.varint()?);
+    }
+    for length in lengths {
+        let block = usize::try_from(length)
+            .ok()
+            .and_then(|length| reader.rest.get(..length))
+            .ok_or_else(|| reader.corrupt("a block of terms ends past the value"))?;
+        reader.rest = &reader.rest[block.len()..];
+        blocks.push(Reader::new(reader.key(), block));
+    }
+    reader.finish()?;
+    // Each block's first term (it shares nothing with the one before).
+    let mut firsts: Vec<&[u8]> = Vec::with_capacity(n_blocks);
+    for block in &blocks {
+        let mut peek = Reader::new(block.key(), block.rest);
+        if peek.varint()? != 0 {
+            return Err(peek.corrupt("a block's first term shares a prefix"));
+        }
+        let first = peek.bytes()?;
+        if firsts.last().is_some_and(|last| *last >= first) {
+            return Err(peek.corrupt("blocks of terms out of order"));
+        }
+        firsts.push(first);
+    }
+    for (at, mut block) in blocks.into_iter().enumerate() {
+        if !want.may_want(firsts[at], firsts.get(at + 1).copied()) {
+            continue;
+        }
+        let count = if at + 1 < n_blocks {
+            TERMS_PER_BLOCK
+        } else {
+            n_terms - TERMS_PER_BLOCK * (n_blocks - 1)
+        };
+        if read_terms(&mut block, count, INDEX_FORMAT, want, terms, false)? {
+            return Ok(());
+        }
+        block.finish()?;
+    }
+    Ok(())
+}
+
+/// Reads `n` terms of a value of `format` (the first shares nothing), keeping in
+/// `terms` those `want` keeps. After a [`Want::SkipRest`] it steps over the rest when
+/// `walk_rest`, else stops; `true` when it stopped there.
+fn read_terms(
+    reader: &mut Reader<'_>,
+    n: usize,
+    format: u8,
+    want: &impl Wanted,
+    terms: &mut BTreeMap<String, Vec<(u32, u32)>>,
+    walk_rest: bool,
+) -> Result<bool, Error> {
     let mut term: Vec<u8> = Vec::new();
     // The length of the term read last; once `want` says `SkipRest`, terms are checked
     // and stepped over without being spelled out.
     let (mut term_len, mut rest) = (0usize, false);
-    for _ in 0..n_terms {
+    for _ in 0..n {
         let shared = reader.varint()?;
         let suffix = reader.bytes()?;
         let shared = usize::try_from(shared)
@@ -702,10 +814,13 @@ pub(crate) fn decode(
         let kept = !rest && {
             term.truncate(shared);
             term.extend_from_slice(suffix);
-            match want(&term) {
+            match want.want(&term) {
                 Want::Keep => true,
                 Want::Skip => false,
                 Want::SkipRest => {
+                    if !walk_rest {
+                        return Ok(true);
+                    }
                     rest = true;
                     false
                 }
@@ -714,10 +829,10 @@ pub(crate) fn decode(
         let list = if format == INDEX_FORMAT_V1 {
             let n = reader.count(1)?;
             if !kept {
-                skip_postings(&mut reader, n)?;
+                skip_postings(reader, n)?;
                 continue;
             }
-            postings(&mut reader, Some(n))?
+            postings(reader, Some(n))?
         } else {
             let bytes = reader.bytes()?;
             if !kept {
@@ -726,21 +841,16 @@ pub(crate) fn decode(
             if bytes.is_empty() {
                 return Err(reader.corrupt("a term has no postings"));
             }
-            postings(&mut Reader::new(key, bytes), None)?
+            postings(&mut Reader::new(reader.key(), bytes), None)?
         };
         let text = std::str::from_utf8(&term)
             .map_err(|_| reader.corrupt("a term is not UTF-8"))?
             .to_owned();
-        out.terms.insert(text, list);
+        terms.insert(text, list);
     }
-    reader.finish()?;
-    if !out.docs.is_empty() {
-        check_indexes(key, &out, out.docs.len())?;
-    }
-    Ok(out)
+    Ok(false)
 }
 
-/// Reads `n` postings, or (`None`) postings until `reader` is empty.
 fn postings(reader: &mut Reader<'_>, n: Option<usize>) -> Result<Vec<(u32, u32)>, Error> {
     let mut list = Vec::with_capacity(n.unwrap_or(reader.rest.len()));
     let mut at = 0u32;
@@ -818,7 +928,7 @@ pub(crate) async fn indexed_through(
     let Some(kv) = last.first() else {
         return Ok(None);
     };
-    let table = decode(&kv.key, &kv.value, |_| Want::SkipRest)?;
+    let table = decode(&kv.key, &kv.value, |_: &[u8]| Want::SkipRest)?;
     Ok(table.docs.last().map(|d| (d.created_at, d.id)))
 }
 
@@ -991,20 +1101,20 @@ mod tests {
             entry(9, 2000, "日本語"),
         ]);
         let bytes = encode(&segment);
-        let back = decode(b"g", &bytes, |_| Want::Keep).expect("decodes");
+        let back = decode(b"g", &bytes, |_: &[u8]| Want::Keep).expect("decodes");
         assert_eq!(back, segment);
         assert_eq!(back.terms["parse"], [(0, 2)]);
         assert_eq!(back.docs[0].len, 4);
         // The created_at delta may go backwards (zigzag).
         assert_eq!(back.docs[1].created_at, 90);
-        let posting: Vec<Posting> = Segment::resolve(&back.terms["parser"], &back.docs).collect();
-        assert_eq!(posting[1].doc.id, 4);
-        let only = decode(b"g", &bytes, |t| (t == b"cafe").into()).expect("decodes");
+        let parser = &back.terms["parser"];
+        assert_eq!(back.docs[parser[1].0 as usize].id, 4);
+        let only = decode(b"g", &bytes, |t: &[u8]| (t == b"cafe").into()).expect("decodes");
         assert_eq!(only.terms.keys().collect::<Vec<_>>(), ["cafe"]);
         assert_eq!(only.docs.len(), 3);
         let empty = Segment::default();
         assert_eq!(
-            decode(b"g", &encode(&empty), |_| Want::Keep).expect("empty"),
+            decode(b"g", &encode(&empty), |_: &[u8]| Want::Keep).expect("empty"),
             empty
         );
     }
@@ -1031,11 +1141,11 @@ mod tests {
                 .map(|(term, list)| (term.clone(), list.clone()))
                 .collect()
         };
-        // Both formats read alike: format 1 counts postings, format 2 measures them.
-        for format in [INDEX_FORMAT_V1, INDEX_FORMAT] {
+        // Every format reads alike: format 1 counts postings, 2 and 3 measure them.
+        for format in [INDEX_FORMAT_V1, INDEX_FORMAT_V2, INDEX_FORMAT] {
             let bytes = encode_in(format, &segment);
             for kept in [&["keep"][..], &["alpha", "zeta"], &["again"], &[]] {
-                let part = decode(b"g", &bytes, |t| {
+                let part = decode(b"g", &bytes, |t: &[u8]| {
                     kept.iter().any(|k| k.as_bytes() == t).into()
                 })
                 .expect("decodes");
@@ -1044,7 +1154,7 @@ mod tests {
             }
             // `SkipRest` keeps nothing after the term it answers, and still checks it.
             // In byte order: the role's term, again, alpha, keep, omega, zeta.
-            let part = decode(b"g", &bytes, |t| match t {
+            let part = decode(b"g", &bytes, |t: &[u8]| match t {
                 b"alpha" | b"zeta" => Want::Keep,
                 b"keep" => Want::SkipRest,
                 _ => Want::Skip,
@@ -1054,7 +1164,7 @@ mod tests {
             // A value cut inside the postings of a skipped term still does not decode.
             for cut in [bytes.len() - 1, bytes.len() - 40, bytes.len() / 2] {
                 for want in [Want::Skip, Want::SkipRest] {
-                    let err = decode(b"g\x00k", &bytes[..cut], |_| want).expect_err("cut");
+                    let err = decode(b"g\x00k", &bytes[..cut], |_: &[u8]| want).expect_err("cut");
                     assert_eq!(err.code(), "corruption", "format {format}, {want:?}");
                 }
             }
@@ -1063,7 +1173,7 @@ mod tests {
 
     #[test]
     fn test_damaged_values_are_corruption() {
-        for format in [INDEX_FORMAT_V1, INDEX_FORMAT] {
+        for format in [INDEX_FORMAT_V1, INDEX_FORMAT_V2, INDEX_FORMAT] {
             damaged_values_are_corruption(format);
         }
     }
@@ -1085,15 +1195,154 @@ mod tests {
             vec![format, 0xff, 0xff, 0xff, 0xff, 0x0f],
             // Ids that do not increase.
             vec![format, 2, 1, 0, 1, 0, 0, 1, 0],
-            // A posting past the doc table.
-            vec![format, 1, 1, 0, 1, 1, 0, 1, b'a', 1, 10],
         ];
+        // A posting past the doc table (format 3: after the length of its one block).
+        let block: &[u8] = if format == INDEX_FORMAT { &[5] } else { &[] };
+        cases.push([&[format, 1, 1, 0, 1, 1], block, &[0, 1, b'a', 1, 10]].concat());
         for cut in 1..good.len() {
             cases.push(good[..cut].to_vec());
         }
         for bytes in cases {
-            let err = decode(b"g\x00k", &bytes, |_| Want::Keep).expect_err("damaged");
+            let err = decode(b"g\x00k", &bytes, |_: &[u8]| Want::Keep).expect_err("damaged");
             assert_eq!(err.code(), "corruption", "format {format}: {bytes:?}");
+        }
+    }
+
+    /// A segment of `n` terms `t000`, `t001`, …, term `i` in entries `0..=i % 7`.
+    fn many_terms(n: u32) -> Segment {
+        let mut segment = Segment {
+            docs: (1..=7)
+                .map(|id| Doc {
+                    id,
+                    created_at: 9,
+                    len: 3,
+                })
+                .collect(),
+            terms: BTreeMap::new(),
+        };
+        for i in 0..n {
+            let list = (0..=i % 7).map(|at| (at, 1 + at % 2)).collect();
+            segment.terms.insert(format!("t{i:03}"), list);
+        }
+        segment
+    }
+
+    /// Keeps the terms from `from` to `to` (excluded), and counts the terms it is
+    /// asked about.
+    struct Between<'a> {
+        from: &'a str,
+        to: &'a str,
+        asked: std::cell::Cell<usize>,
+    }
+
+    impl Wanted for &Between<'_> {
+        fn want(&self, term: &[u8]) -> Want {
+            self.asked.set(self.asked.get() + 1);
+            if term >= self.to.as_bytes() {
+                Want::SkipRest
+            } else {
+                (term >= self.from.as_bytes()).into()
+            }
+        }
+
+        fn may_want(&self, from: &[u8], to: Option<&[u8]>) -> bool {
+            to.is_none_or(|to| self.from.as_bytes() < to) && self.to.as_bytes() > from
+        }
+    }
+
+    #[test]
+    fn test_blocks_of_terms_are_read_only_where_they_may_be_wanted() {
+        for n in [1, 15, 16, 17, 32, 100] {
+            let segment = many_terms(n);
+            let bytes = encode(&segment);
+            assert_eq!(
+                decode(b"g", &bytes, |_: &[u8]| Want::Keep).expect("all"),
+                segment
+            );
+            for (from, to) in [
+                ("t000", "t001"),
+                ("t020", "t036"),
+                ("t050", "t051"),
+                ("t099", "u"),
+            ] {
+                let between = Between {
+                    from,
+                    to,
+                    asked: std::cell::Cell::new(0),
+                };
+                let got = decode(b"g", &bytes, &between).expect("decodes");
+                let expected: BTreeMap<String, Vec<(u32, u32)>> = segment
+                    .terms
+                    .iter()
+                    .filter(|(t, _)| t.as_str() >= from && t.as_str() < to)
+                    .map(|(t, l)| (t.clone(), l.clone()))
+                    .collect();
+                assert_eq!(got.terms, expected, "{n} terms, {from}..{to}");
+                // Only the blocks that hold the range, and the term after it, are read.
+                let blocks = expected.len().div_ceil(TERMS_PER_BLOCK) + 1;
+                assert!(
+                    between.asked.get() <= blocks * TERMS_PER_BLOCK + 1,
+                    "{n} terms, {from}..{to}: asked {}",
+                    between.asked.get()
+                );
+                // A cut value is corruption, wherever the cut and whatever is read.
+                for cut in 1..bytes.len() {
+                    let err = decode(b"g", &bytes[..cut], &between).expect_err("cut");
+                    assert_eq!(err.code(), "corruption", "{n} terms, cut at {cut}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn test_damaged_blocks_of_terms_are_corruption() {
+        // A bucket record: terms, no doc table.
+        let segment = Segment {
+            docs: Vec::new(),
+            ..many_terms(40)
+        };
+        let good = encode(&segment);
+        // Format, no docs, 40 terms, then the three blocks' lengths.
+        assert_eq!(good[..3], [INDEX_FORMAT, 0, 40]);
+        let mut lengths = Reader::new(b"g", &good[3..]);
+        let first = lengths.varint().expect("length") as usize;
+        let (second, third) = (
+            lengths.varint().expect("length") as usize,
+            lengths.varint().expect("length") as usize,
+        );
+        let head = good.len() - lengths.rest.len();
+        assert_eq!(head + first + second + third, good.len());
+        let with_lengths = |a: u64, b: u64, c: u64| {
+            let mut out = good[..3].to_vec();
+            for l in [a, b, c] {
+                put_varint(&mut out, l);
+            }
+            out.extend_from_slice(&good[head..]);
+            out
+        };
+        let (first, second, third) = (first as u64, second as u64, third as u64);
+        let mut cases = vec![
+            // Lengths that do not add up to the value.
+            with_lengths(first, second, third - 1),
+            with_lengths(first, second + 1, third),
+            with_lengths(first, second, u64::MAX),
+            with_lengths(first + second, 0, third),
+        ];
+        // The second block's first term shares a prefix with the term before it.
+        let mut shares = good.clone();
+        shares[head + first as usize] = 1;
+        cases.push(shares);
+        // Blocks out of order: the second's first term spelled after the third's.
+        let mut order = good.clone();
+        let at = head + first as usize + 2;
+        assert_eq!(&order[at..at + 4], b"t016");
+        order[at + 1] = b'9';
+        cases.push(order);
+        for bytes in cases {
+            for want in [Want::Keep, Want::Skip, Want::SkipRest] {
+                let err = decode(b"g", &bytes, |_: &[u8]| want).expect_err("damaged");
+                assert_eq!(err.code(), "corruption", "{want:?}: {bytes:?}");
+            }
         }
     }
 

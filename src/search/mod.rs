@@ -42,8 +42,9 @@
 //!   its last doc table (one read) and its tail (a read per 8 entries), the records of
 //!   each index bucket of the query's terms (reads of about 512 KiB; stopping at the
 //!   first term it lacks) and, when its runs hold candidates, its doc tables (one
-//!   read); then one read per candidate checked. Memory: a few tail entries at a time
-//!   and the postings of the query's terms, never a whole tail or bucket.
+//!   read); then one read per candidate checked. Memory: a few tail entries at a time,
+//!   the postings of the query's terms in the records read, and the candidates (the
+//!   entries that hold every term); never a whole tail or bucket.
 
 pub mod backfill;
 pub mod index;
@@ -64,7 +65,7 @@ use crate::storage::{KeyRange, RangeQuery};
 use crate::types::{Entry, Role};
 
 use crate::branch::history::Layer;
-use index::{Posting, Segment};
+use index::Segment;
 use query::{Clause, Query, SessionFilter};
 use tokenize::{Token, tokenize};
 
@@ -284,6 +285,9 @@ impl Lookup {
 struct BucketWant<'a> {
     lookups: Vec<&'a Lookup>,
     end: Option<Vec<u8>>,
+    /// Per term or prefix of the lookups, the terms it matches: from the first
+    /// (included) to the end (excluded; `None`: no end).
+    ranges: Vec<(Vec<u8>, Option<Vec<u8>>)>,
 }
 
 impl<'a> BucketWant<'a> {
@@ -300,7 +304,27 @@ impl<'a> BucketWant<'a> {
                 _ => None,
             };
         }
-        BucketWant { lookups, end }
+        let ranges = lookups
+            .iter()
+            .flat_map(|l| {
+                std::iter::once(&l.text).chain(&l.also).map(|t| {
+                    let first = t.as_bytes().to_vec();
+                    let end = if l.prefix {
+                        crate::storage::prefix_end(&first)
+                    } else {
+                        let mut after = first.clone();
+                        after.push(0);
+                        Some(after)
+                    };
+                    (first, end)
+                })
+            })
+            .collect();
+        BucketWant {
+            lookups,
+            end,
+            ranges,
+        }
     }
 
     /// What decoding keeps of `term` (a record's terms come in byte order).
@@ -316,6 +340,19 @@ impl<'a> BucketWant<'a> {
         } else {
             index::Want::Skip
         }
+    }
+}
+
+impl index::Wanted for &BucketWant<'_> {
+    fn want(&self, term: &[u8]) -> index::Want {
+        BucketWant::want(self, term)
+    }
+
+    fn may_want(&self, from: &[u8], to: Option<&[u8]>) -> bool {
+        self.ranges.iter().any(|(first, end)| {
+            to.is_none_or(|to| first.as_slice() < to)
+                && end.as_ref().is_none_or(|end| end.as_slice() > from)
+        })
     }
 }
 
@@ -364,54 +401,51 @@ fn lookups(query: &Query) -> Vec<Lookup> {
     out.into_iter().collect()
 }
 
-/// What one lookup found in one identity: postings in increasing entry id, one per
-/// entry (prefix expansions summed) once [`Found::finish`]ed; gathered unordered
-/// before (pushing to a vector costs far less than keeping a map ordered).
+/// What one lookup found in one group of entries (a run, or an entry of the tail):
+/// `(doc index, term frequency)` into the group's doc table, in increasing doc index
+/// (so increasing entry id), one per entry (prefix expansions summed) once
+/// [`Found::finish`]ed; gathered unordered before.
 #[derive(Debug, Clone, Default)]
-struct Found(Vec<Posting>);
+struct Found(Vec<(u32, u32)>);
 
 impl Found {
-    fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     fn len(&self) -> usize {
         self.0.len()
     }
 
-    fn iter(&self) -> std::slice::Iter<'_, Posting> {
-        self.0.iter()
-    }
-
-    /// Orders the postings by entry id and sums those of one entry.
+    /// Orders the postings by doc index and sums those of one entry.
     fn finish(&mut self) {
-        // Stable sort: it merges sorted runs, and the postings come as sorted runs (the
-        // tail's, then each matching term's per run, the runs in order).
-        self.0.sort_by_key(|p| p.doc.id);
+        // Stable sort: it merges sorted runs, and the postings come as sorted runs (each
+        // matching term's).
+        self.0.sort_by_key(|p| p.0);
         self.0.dedup_by(|next, kept| {
-            let same = next.doc.id == kept.doc.id;
+            let same = next.0 == kept.0;
             if same {
-                kept.tf = kept.tf.saturating_add(next.tf);
+                kept.1 = kept.1.saturating_add(next.1);
             }
             same
         });
     }
 
-    /// The posting of entry `id` (after [`Found::finish`]), searched from `*from` on,
-    /// which it moves to the first posting not before `id`: a walk of increasing ids
-    /// reads the list once, skipping ahead by doubling steps.
-    fn seek(&self, from: &mut usize, id: u64) -> Option<&Posting> {
+    /// The term frequency at doc index `at` (after [`Found::finish`]), searched from
+    /// `*from` on, which it moves to the first posting not before `at`: a walk of
+    /// increasing indexes reads the list once, skipping ahead by doubling steps.
+    fn seek(&self, from: &mut usize, at: u32) -> Option<u32> {
         let rest = &self.0[(*from).min(self.0.len())..];
         let mut step = 1;
-        while step < rest.len() && rest[step - 1].doc.id < id {
+        while step < rest.len() && rest[step - 1].0 < at {
             step *= 2;
         }
         let window = &rest[..step.min(rest.len())];
-        let skip = window.partition_point(|p| p.doc.id < id);
+        let skip = window.partition_point(|p| p.0 < at);
         *from += skip;
-        rest.get(skip).filter(|p| p.doc.id == id)
+        rest.get(skip).filter(|p| p.0 == at).map(|p| p.1)
     }
 }
+
+/// A group of entries read (a run, a tail entry): its doc table and, per lookup, what
+/// it found in it.
+type Group = (Vec<index::Doc>, Vec<Found>);
 
 /// A searched identity, the session its hits name and what its index holds for the
 /// query's lookups.
@@ -421,7 +455,95 @@ struct Searched {
     /// retired history it reads share it).
     key_rank: usize,
     session_id: String,
-    found: Vec<Found>,
+    tally: Tally,
+}
+
+/// What a query's lookups hold in one searched identity (or in the part of a retired
+/// one a session reads), reduced a group of entries (a run, a tail entry) at a time as
+/// it is read: per lookup the entries it matches, the lengths of the entries a scored
+/// lookup matches, and the entries every lookup matches (the candidates) with their
+/// term frequencies. The postings of common terms are never gathered whole: a group's
+/// are dropped once added.
+#[derive(Debug, Default)]
+struct Tally {
+    /// Per lookup, the entries it matches.
+    df: Vec<u64>,
+    /// The summed length and the number of the entries some scored lookup matches.
+    lengths: u64,
+    docs: u64,
+    /// The entries every lookup matches and that pass the time filters, in the order
+    /// added.
+    hits: Vec<index::Doc>,
+    /// Per hit, each lookup's term frequency (`df.len()` a hit).
+    tfs: Vec<u32>,
+    /// Per lookup, where a walk is in its list, and a bit per entry of a group (kept
+    /// to reuse their room).
+    at: Vec<usize>,
+    seen: Vec<u64>,
+}
+
+impl Tally {
+    fn new(lookups: usize) -> Self {
+        Tally {
+            df: vec![0; lookups],
+            at: vec![0; lookups],
+            ..Tally::default()
+        }
+    }
+
+    /// Whether every lookup matches some entry (else no entry can be a hit, and the
+    /// identity is not searched).
+    fn complete(&self) -> bool {
+        self.df.iter().all(|&d| d > 0)
+    }
+
+    /// Adds a group of entries, `docs`: per lookup, its [`Found::finish`]ed postings
+    /// in them (every index inside `docs`).
+    fn add(&mut self, docs: &[index::Doc], lists: &[Found], lookups: &[Lookup], query: &Query) {
+        for (df, list) in self.df.iter_mut().zip(lists) {
+            *df += list.len() as u64;
+        }
+        // The union of the scored lookups' entries: a bit per entry of the group.
+        self.seen.clear();
+        self.seen.resize(docs.len().div_ceil(64), 0);
+        for (list, _) in lists.iter().zip(lookups).filter(|(_, l)| l.scored) {
+            for &(at, _) in &list.0 {
+                let (word, bit) = (at as usize / 64, 1u64 << (at % 64));
+                if self.seen[word] & bit == 0 {
+                    self.seen[word] |= bit;
+                    self.lengths += u64::from(docs[at as usize].len);
+                    self.docs += 1;
+                }
+            }
+        }
+        // The candidates: walk the smallest list; every other lookup must hold the
+        // entry too. The walk goes up in index, so each list is read forward once.
+        let Some(smallest) = (0..lists.len()).min_by_key(|&i| lists[i].len()) else {
+            return;
+        };
+        self.at.iter_mut().for_each(|a| *a = 0);
+        'entries: for &(at, tf) in &lists[smallest].0 {
+            let doc = docs[at as usize];
+            if !query.in_time(doc.created_at) {
+                continue;
+            }
+            let held = self.tfs.len();
+            for (i, found) in lists.iter().enumerate() {
+                // The walked list holds the entry: no search in it.
+                let tf = if i == smallest {
+                    Some(tf)
+                } else {
+                    found.seek(&mut self.at[i], at)
+                };
+                let Some(tf) = tf else {
+                    self.tfs.truncate(held);
+                    continue 'entries;
+                };
+                self.tfs.push(tf);
+            }
+            self.hits.push(doc);
+        }
+    }
 }
 
 /// A session a query searches.
@@ -521,20 +643,23 @@ const BUCKET_PAGE_MIN: u32 = 8;
 const BUCKET_PAGE_MAX: u32 = 4096;
 const BUCKET_PAGE_BYTES: usize = 512 * 1024;
 
-/// Reads what the index of `session_id` holds for `lookups`; `None` as soon as one
-/// lookup finds nothing (no entry of the identity can match).
+/// Reads what the index of `session_id` holds for `lookups`, a group of entries at a
+/// time in increasing id (each run, then each entry of the tail): `each` gets the
+/// group's doc table and, per lookup, its [`Found::finish`]ed postings in it. It stops early, having given
+/// nothing, as soon as one lookup finds nothing (no entry of the identity can match).
 async fn read_identity(
     io: &Io,
     session_id: &str,
     last_entry_id: u64,
     lookups: &[Lookup],
     unindexed: &mut u64,
-) -> Result<Option<Vec<Found>>, Error> {
-    let mut found = vec![Found::default(); lookups.len()];
+    each: &mut impl FnMut(&[index::Doc], &[Found]),
+) -> Result<(), Error> {
     let wanted = |term: &[u8]| lookups.iter().any(|l| l.matches(term));
-    // The tail: the entries after the last run, tokenized here.
+    // The tail: the entries after the last run, tokenized here and given last.
     // A few entries a read, each inverted alone and only its wanted terms kept: the
-    // memory a tail takes is a few entries', whatever it holds.
+    // memory a tail takes is a few entries' and the postings of the query's terms.
+    let mut tail: Vec<Segment> = Vec::new();
     let through = index::indexed_through(io, session_id).await?;
     let (mut after, mut read) = (through, 0usize);
     while read < index::MAX_MERGE_ENTRIES {
@@ -544,7 +669,9 @@ async fn read_identity(
             let mut run = index::Run::default();
             run.push(entry);
             let one = run.into_segment(wanted);
-            collect(&mut found, lookups, &one, &one.docs);
+            if !one.terms.is_empty() {
+                tail.push(one);
+            }
             after = Some((entry.created_at, entry.id));
         }
         read += chunk.len();
@@ -557,122 +684,141 @@ async fn read_identity(
         let newest_read = after.map_or(0, |(_, id)| id);
         *unindexed = unindexed.saturating_add(last_entry_id.saturating_sub(newest_read));
     }
-    if through.is_none() {
-        found.iter_mut().for_each(Found::finish);
-        return Ok((!found.iter().any(Found::is_empty)).then_some(found));
-    }
-    // The runs' bucket records, a bucket at a time, then their doc tables.
-    let buckets: BTreeSet<u8> = lookups.iter().flat_map(Lookup::buckets).collect();
-    let mut runs: Vec<(Vec<u8>, u64, Segment)> = Vec::new();
-    for b in buckets {
-        // A page of records at a time, sized from the last one's bytes: a bucket's
-        // records together can be many MiB (a vocabulary of hashes and identifiers).
-        let prefix = index::bucket_runs(session_id, b);
-        let bucket_want = BucketWant::new(lookups, b);
-        let (mut start, mut limit) = (prefix.clone(), BUCKET_PAGE_MIN);
-        loop {
-            let page = io
-                .range(RangeQuery {
-                    range: KeyRange {
-                        start: start.clone(),
-                        end: crate::storage::prefix_end(&prefix),
-                    },
-                    limit,
-                    reverse: false,
-                })
-                .await?;
-            let (count, bytes) = (
-                page.len(),
-                page.iter().map(|kv| kv.value.len()).sum::<usize>(),
-            );
-            for kv in page {
-                start.clone_from(&kv.key);
-                start.push(0);
-                let run = index::key_run(&kv.key)?;
-                let part = index::decode(&kv.key, &kv.value, |t| bucket_want.want(t))?;
-                if !part.terms.is_empty() {
-                    runs.push((kv.key, run, part));
-                }
+    let mut lists = vec![Found::default(); lookups.len()];
+    if through.is_some() {
+        // The runs' bucket records, a bucket at a time, then their doc tables.
+        let buckets: BTreeSet<u8> = lookups.iter().flat_map(Lookup::buckets).collect();
+        let mut runs: Vec<(Vec<u8>, u64, Segment)> = Vec::new();
+        for b in buckets {
+            read_bucket(io, session_id, lookups, b, &mut runs).await?;
+            if lacks(lookups, &tail, &runs, b) {
+                return Ok(());
             }
-            if count < limit as usize {
-                break;
-            }
-            let next = (limit as usize * BUCKET_PAGE_BYTES / bytes.max(1)) as u64;
-            limit = next.clamp(u64::from(BUCKET_PAGE_MIN), u64::from(BUCKET_PAGE_MAX)) as u32;
         }
-        if lacks(lookups, &found, &runs, b) {
-            return Ok(None);
+        // Each run's parts together (a stable sort: the buckets' order within a run).
+        runs.sort_by_key(|(_, run, _)| *run);
+        let tables = doc_tables(io, session_id, &runs).await?;
+        for group in runs.chunk_by(|a, b| a.1 == b.1) {
+            let docs = tables.get(&group[0].1).map_or(&[][..], Vec::as_slice);
+            for (key, _, part) in group {
+                index::check_indexes(key, part, docs.len())?;
+            }
+            gather(&mut lists, lookups, group.iter().map(|(_, _, part)| part));
+            each(docs, &lists);
         }
     }
-    let needed: BTreeSet<u64> = runs.iter().map(|(_, run, _)| *run).collect();
-    if let (Some(&first), Some(&last)) = (needed.first(), needed.last()) {
-        // The doc tables of the runs from the first to the last that hold candidates.
-        let mut end = index::run_key(session_id, index::DOCS, last);
-        end.push(0);
-        let tables_read = RangeQuery {
-            range: KeyRange {
-                start: index::run_key(session_id, index::DOCS, first),
-                end: Some(end),
-            },
-            limit: 0,
-            reverse: false,
-        };
-        let mut tables: BTreeMap<u64, Vec<index::Doc>> = BTreeMap::new();
-        for kv in io.range(tables_read).await? {
+    for one in &tail {
+        gather(&mut lists, lookups, [one]);
+        each(&one.docs, &lists);
+    }
+    Ok(())
+}
+
+/// Reads the records of bucket `b` of the runs of `session_id` into `runs`, each
+/// decoded for the lookups with a term in it (records that hold none are left out).
+async fn read_bucket(
+    io: &Io,
+    session_id: &str,
+    lookups: &[Lookup],
+    b: u8,
+    runs: &mut Vec<(Vec<u8>, u64, Segment)>,
+) -> Result<(), Error> {
+    // A page of records at a time, sized from the last one's bytes: a bucket's
+    // records together can be many MiB (a vocabulary of hashes and identifiers).
+    let prefix = index::bucket_runs(session_id, b);
+    let bucket_want = BucketWant::new(lookups, b);
+    let (mut start, mut limit) = (prefix.clone(), BUCKET_PAGE_MIN);
+    loop {
+        let page = io
+            .range(RangeQuery {
+                range: KeyRange {
+                    start: start.clone(),
+                    end: crate::storage::prefix_end(&prefix),
+                },
+                limit,
+                reverse: false,
+            })
+            .await?;
+        let (count, bytes) = (
+            page.len(),
+            page.iter().map(|kv| kv.value.len()).sum::<usize>(),
+        );
+        for kv in page {
+            start.clone_from(&kv.key);
+            start.push(0);
             let run = index::key_run(&kv.key)?;
-            if needed.contains(&run) {
-                let table = index::decode(&kv.key, &kv.value, |_| index::Want::SkipRest)?;
-                tables.insert(run, table.docs);
+            let part = index::decode(&kv.key, &kv.value, &bucket_want)?;
+            if !part.terms.is_empty() {
+                runs.push((kv.key, run, part));
             }
         }
-        // Room for every posting read, at once (the lists of common terms are long).
-        let mut room = vec![0usize; lookups.len()];
-        for (_, _, part) in &runs {
-            for (term, list) in &part.terms {
-                for (i, lookup) in lookups.iter().enumerate() {
-                    if lookup.matches(term.as_bytes()) {
-                        room[i] += list.len();
-                    }
+        if count < limit as usize {
+            return Ok(());
+        }
+        let next = (limit as usize * BUCKET_PAGE_BYTES / bytes.max(1)) as u64;
+        limit = next.clamp(u64::from(BUCKET_PAGE_MIN), u64::from(BUCKET_PAGE_MAX)) as u32;
+    }
+}
+
+/// The doc tables of the runs in `runs` (one range read, from the first to the last).
+async fn doc_tables(
+    io: &Io,
+    session_id: &str,
+    runs: &[(Vec<u8>, u64, Segment)],
+) -> Result<BTreeMap<u64, Vec<index::Doc>>, Error> {
+    let mut tables = BTreeMap::new();
+    let needed: BTreeSet<u64> = runs.iter().map(|(_, run, _)| *run).collect();
+    let (Some(&first), Some(&last)) = (needed.first(), needed.last()) else {
+        return Ok(tables);
+    };
+    let mut end = index::run_key(session_id, index::DOCS, last);
+    end.push(0);
+    let tables_read = RangeQuery {
+        range: KeyRange {
+            start: index::run_key(session_id, index::DOCS, first),
+            end: Some(end),
+        },
+        limit: 0,
+        reverse: false,
+    };
+    for kv in io.range(tables_read).await? {
+        let run = index::key_run(&kv.key)?;
+        if needed.contains(&run) {
+            let table = index::decode(&kv.key, &kv.value, |_: &[u8]| index::Want::SkipRest)?;
+            tables.insert(run, table.docs);
+        }
+    }
+    Ok(tables)
+}
+
+/// Sets `lists` to what each lookup finds in `parts`, the segments of one group of
+/// entries (their postings index into the group's doc table).
+fn gather<'a>(
+    lists: &mut [Found],
+    lookups: &[Lookup],
+    parts: impl IntoIterator<Item = &'a Segment>,
+) {
+    lists.iter_mut().for_each(|f| f.0.clear());
+    for part in parts {
+        for (term, list) in &part.terms {
+            for (found, lookup) in lists.iter_mut().zip(lookups) {
+                if lookup.matches(term.as_bytes()) {
+                    found.0.extend_from_slice(list);
                 }
             }
         }
-        for (f, room) in found.iter_mut().zip(room) {
-            f.0.reserve(room);
-        }
-        for (key, run, part) in &runs {
-            let docs = tables.get(run).map_or(&[][..], Vec::as_slice);
-            index::check_indexes(key, part, docs.len())?;
-            collect(&mut found, lookups, part, docs);
-        }
     }
-    if found.iter().any(Found::is_empty) {
-        return Ok(None);
-    }
-    found.iter_mut().for_each(Found::finish);
-    Ok(Some(found))
+    lists.iter_mut().for_each(Found::finish);
 }
 
 /// Whether some lookup whose last bucket is `b` (the buckets are read in increasing
-/// order) finds nothing in the tail nor in the runs read.
-fn lacks(lookups: &[Lookup], found: &[Found], runs: &[(Vec<u8>, u64, Segment)], b: u8) -> bool {
-    lookups.iter().zip(found).any(|(l, f)| {
+/// order) has no term in the tail nor in the runs read.
+fn lacks(lookups: &[Lookup], tail: &[Segment], runs: &[(Vec<u8>, u64, Segment)], b: u8) -> bool {
+    let parts = || tail.iter().chain(runs.iter().map(|(_, _, part)| part));
+    lookups.iter().any(|l| {
         l.buckets().max() == Some(b)
-            && f.is_empty()
-            && !runs
-                .iter()
-                .any(|(_, _, part)| part.terms.keys().any(|t| l.matches(t.as_bytes())))
+            && !parts().any(|part| part.terms.keys().any(|t| l.matches(t.as_bytes())))
     })
-}
-
-/// Adds the postings of `segment` (resolved through `docs`) to what each lookup found.
-fn collect(found: &mut [Found], lookups: &[Lookup], segment: &Segment, docs: &[index::Doc]) {
-    for (term, list) in &segment.terms {
-        for (i, lookup) in lookups.iter().enumerate() {
-            if lookup.matches(term.as_bytes()) {
-                found[i].0.extend(Segment::resolve(list, docs));
-            }
-        }
-    }
 }
 
 /// BM25 parameters.
@@ -721,49 +867,20 @@ impl Candidate {
     }
 }
 
-/// Calls `each` with every entry of the `lists` (each in increasing id), once, in
-/// increasing id: a merge of their heads, nothing gathered.
-fn each_once(lists: &[&Found], mut each: impl FnMut(&index::Doc)) {
-    let mut at = vec![0usize; lists.len()];
-    loop {
-        let heads = lists.iter().zip(&at).filter_map(|(f, &i)| f.0.get(i));
-        let Some(first) = heads.min_by_key(|p| p.doc.id) else {
-            return;
-        };
-        let doc = first.doc;
-        each(&doc);
-        for (f, i) in lists.iter().zip(&mut at) {
-            if f.0.get(*i).is_some_and(|p| p.doc.id == doc.id) {
-                *i += 1;
-            }
-        }
+/// Every hit of `searched`, scored.
+fn candidates(searched: &[Searched], lookups: &[Lookup], total_docs: u64) -> Vec<Candidate> {
+    if lookups.is_empty() {
+        return Vec::new();
     }
-}
-
-fn candidates(
-    searched: &[Searched],
-    lookups: &[Lookup],
-    query: &Query,
-    total_docs: u64,
-) -> Vec<Candidate> {
     // Document frequencies and the average length of the entries matched.
     let mut df = vec![0u64; lookups.len()];
     let (mut lengths, mut docs) = (0u64, 0u64);
     for s in searched {
-        for (i, found) in s.found.iter().enumerate() {
-            df[i] += found.len() as u64;
+        for (all, one) in df.iter_mut().zip(&s.tally.df) {
+            *all += one;
         }
-        let scored: Vec<&Found> = s
-            .found
-            .iter()
-            .zip(lookups)
-            .filter(|(_, l)| l.scored)
-            .map(|(f, _)| f)
-            .collect();
-        each_once(&scored, |doc| {
-            lengths += u64::from(doc.len);
-            docs += 1;
-        });
+        lengths += s.tally.lengths;
+        docs += s.tally.docs;
     }
     let avgdl = if docs == 0 {
         1.0
@@ -775,49 +892,25 @@ fn candidates(
         .iter()
         .map(|&d| (1.0 + (n - d as f64 + 0.5) / (d as f64 + 0.5)).ln())
         .collect();
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(searched.iter().map(|s| s.tally.hits.len()).sum());
     for (si, s) in searched.iter().enumerate() {
-        // Walk the smallest list; every other lookup must hold the entry too.
-        let Some(smallest) = (0..s.found.len()).min_by_key(|&i| s.found[i].len()) else {
-            continue;
-        };
-        // Per list, where the walk is: the walk goes up in id, so each list is read
-        // forward once.
-        let mut at = vec![0usize; s.found.len()];
-        let mut held: Vec<&Posting> = Vec::with_capacity(s.found.len());
-        'entries: for p in s.found[smallest].iter() {
-            let id = p.doc.id;
-            if !query.in_time(p.doc.created_at) {
-                continue;
-            }
-            held.clear();
-            for (i, found) in s.found.iter().enumerate() {
-                // The walked list holds the entry: no search in it.
-                let q = if i == smallest {
-                    Some(p)
-                } else {
-                    found.seek(&mut at[i], id)
-                };
-                let Some(q) = q else {
-                    continue 'entries;
-                };
-                held.push(q);
-            }
+        let tfs = s.tally.tfs.chunks_exact(lookups.len());
+        for (doc, tfs) in s.tally.hits.iter().zip(tfs) {
             let mut score = 0.0;
-            for (i, q) in held.iter().enumerate() {
-                if lookups[i].scored {
-                    let tf = f64::from(q.tf);
-                    let norm = 1.0 - B + B * f64::from(q.doc.len) / avgdl;
-                    score += idf[i] * tf * (K1 + 1.0) / (tf + K1 * norm);
+            for ((lookup, &tf), idf) in lookups.iter().zip(tfs).zip(&idf) {
+                if lookup.scored {
+                    let tf = f64::from(tf);
+                    let norm = 1.0 - B + B * f64::from(doc.len) / avgdl;
+                    score += idf * tf * (K1 + 1.0) / (tf + K1 * norm);
                 }
             }
             let micros = (score * 1e6).round().max(0.0) as u64;
             out.push(Candidate {
                 score: micros,
-                created_at: p.doc.created_at,
+                created_at: doc.created_at,
                 session: si,
                 key_rank: s.key_rank,
-                id,
+                id: doc.id,
             });
         }
     }
@@ -873,68 +966,75 @@ async fn run(
     sessions.sort_by(|a, b| a.session.key.cmp(&b.session.key));
     let mut total_docs = 0u64;
     let mut unindexed = 0u64;
-    // Retired history is read once, whoever reads it.
-    let mut retired = BTreeMap::new();
+    // Retired history is read once, whoever reads it: its groups of postings, kept
+    // to be split among the sessions that read it.
+    let mut retired: BTreeMap<String, Vec<Group>> = BTreeMap::new();
     for (data_id, newest) in retired_history(io, &sessions).await? {
         total_docs = total_docs.saturating_add(newest);
-        let found = read_identity(io, &data_id, newest, &lookups, &mut unindexed).await?;
-        if let Some(found) = found {
-            retired.insert(data_id, found);
-        }
+        let mut groups = Vec::new();
+        let mut keep = |docs: &[index::Doc], lists: &[Found]| {
+            groups.push((docs.to_vec(), lists.to_vec()));
+        };
+        read_identity(io, &data_id, newest, &lookups, &mut unindexed, &mut keep).await?;
+        retired.insert(data_id, groups);
     }
     let mut searched = Vec::new();
     // Per retired identity, the layers of the sessions before: an entry is found once,
     // under the first session (in key order) that reads it.
     let mut claimed: BTreeMap<&str, Vec<&Layer>> = BTreeMap::new();
+    let mut mine = vec![Found::default(); lookups.len()];
     for (key_rank, listed) in sessions.iter().enumerate() {
         let session = &listed.session;
         total_docs = total_docs.saturating_add(listed.own);
-        let found = read_identity(
+        let mut tally = Tally::new(lookups.len());
+        let mut add =
+            |docs: &[index::Doc], lists: &[Found]| tally.add(docs, lists, &lookups, query);
+        read_identity(
             io,
             &session.session_id,
             session.last_entry_id,
             &lookups,
             &mut unindexed,
+            &mut add,
         )
         .await?;
-        if let Some(found) = found {
+        if tally.complete() {
             searched.push(Searched {
                 key: session.key.clone(),
                 key_rank,
                 session_id: session.session_id.clone(),
-                found,
+                tally,
             });
         }
         for layer in &listed.base {
-            let Some(found) = retired.get(&layer.data_id) else {
+            let Some(groups) = retired.get(&layer.data_id) else {
                 continue;
             };
             let earlier = claimed.entry(layer.data_id.as_str()).or_default();
-            let mine: Vec<Found> = found
-                .iter()
-                .map(|f| {
-                    Found(
-                        f.iter()
-                            .filter(|p| {
-                                covers(layer, &p.doc) && !earlier.iter().any(|l| covers(l, &p.doc))
-                            })
-                            .copied()
-                            .collect(),
-                    )
-                })
-                .collect();
+            let mut tally = Tally::new(lookups.len());
+            for (docs, lists) in groups {
+                let read = |&&(at, _): &&(u32, u32)| {
+                    let doc = &docs[at as usize];
+                    covers(layer, doc) && !earlier.iter().any(|l| covers(l, doc))
+                };
+                for (mine, found) in mine.iter_mut().zip(lists) {
+                    mine.0.clear();
+                    mine.0.extend(found.0.iter().filter(read));
+                }
+                tally.add(docs, &mine, &lookups, query);
+            }
             earlier.push(layer);
-            if !mine.iter().any(Found::is_empty) {
+            if tally.complete() {
                 searched.push(Searched {
                     key: session.key.clone(),
                     key_rank,
                     session_id: layer.data_id.clone(),
-                    found: mine,
+                    tally,
                 });
             }
         }
     }
-    let all = candidates(&searched, &lookups, query, total_docs);
+    let all = candidates(&searched, &lookups, total_docs);
     let ranked = next_candidates(all, &searched, cursor.as_ref());
     let mut hits = Vec::new();
     let mut last = None;

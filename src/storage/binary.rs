@@ -33,6 +33,11 @@ impl<'a> Reader<'a> {
         Reader { rest: value, key }
     }
 
+    /// The key of the record it reads.
+    pub(crate) fn key(&self) -> &'a [u8] {
+        self.key
+    }
+
     /// The `corruption` of this record, with `detail`.
     pub(crate) fn corrupt(&self, detail: &str) -> Error {
         Error::Corruption {
@@ -113,6 +118,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Bytes written by [`put_bytes`].
+    #[inline]
     pub(crate) fn bytes(&mut self) -> Result<&'a [u8], Error> {
         let len = self.varint()?;
         let len = usize::try_from(len)

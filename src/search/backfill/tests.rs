@@ -299,7 +299,8 @@ fn test_a_backfill_that_loses_a_race_to_an_append_starts_again() {
         )
         .expect("doc tables")
     {
-        let table = index::decode(&kv.key, &kv.value, |_| index::Want::SkipRest).expect("decodes");
+        let table =
+            index::decode(&kv.key, &kv.value, |_: &[u8]| index::Want::SkipRest).expect("decodes");
         ids.extend(table.docs.iter().map(|d| d.id));
     }
     assert_eq!(ids, (1..=2024).collect::<Vec<u64>>());
