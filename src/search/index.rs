@@ -542,6 +542,7 @@ pub(crate) fn encode(segment: &Segment) -> Vec<u8> {
 #[cfg(test)]
 pub(crate) fn encode_in(format: u8, segment: &Segment) -> Vec<u8> {
     encode_parts(
+        &mut Scratch::default(),
         format,
         &segment.docs,
         segment.terms.len(),
@@ -555,14 +556,23 @@ pub(crate) fn encode_in(format: u8, segment: &Segment) -> Vec<u8> {
 /// A term and its postings, `(doc index, term frequency)` in increasing doc index.
 type TermList<'a> = (&'a str, &'a [(u32, u32)]);
 
+/// Room an encoding reuses from one value to the next.
+#[derive(Default)]
+struct Scratch {
+    section: Vec<u8>,
+    postings: Vec<u8>,
+}
+
 /// Encodes the index value of a doc table and `n_terms` terms, given in byte order.
 fn encode_parts<'a>(
+    scratch: &mut Scratch,
     format: u8,
     docs: &[Doc],
     n_terms: usize,
     terms: impl Iterator<Item = TermList<'a>>,
 ) -> Vec<u8> {
-    let mut out = vec![format];
+    let mut out = Vec::with_capacity(16 + docs.len() * 6);
+    out.push(format);
     put_varint(&mut out, docs.len() as u64);
     let (mut id, mut created) = (0u64, 0u64);
     for doc in docs {
@@ -579,10 +589,10 @@ fn encode_parts<'a>(
     } else {
         usize::MAX
     };
-    let mut section = Vec::new();
+    let Scratch { section, postings } = scratch;
+    section.clear();
     let (mut lengths, mut block_start) = (Vec::new(), 0);
     let mut previous: &[u8] = &[];
-    let mut postings = Vec::new();
     for (i, (term, list)) in terms.enumerate() {
         if i > 0 && i % per_block == 0 {
             // A block's first term shares nothing: a reader starts at any block.
@@ -596,8 +606,8 @@ fn encode_parts<'a>(
             .zip(bytes)
             .take_while(|(a, b)| a == b)
             .count();
-        put_varint(&mut section, shared as u64);
-        put_varint(&mut section, (bytes.len() - shared) as u64);
+        put_varint(section, shared as u64);
+        put_varint(section, (bytes.len() - shared) as u64);
         section.extend_from_slice(&bytes[shared..]);
         postings.clear();
         let mut at = 0u32;
@@ -605,10 +615,10 @@ fn encode_parts<'a>(
             // The delta's low bit says whether a term frequency other than 1 follows.
             let delta = u64::from(doc.wrapping_sub(at)) << 1;
             if tf == 1 {
-                put_varint(&mut postings, delta);
+                put_varint(postings, delta);
             } else {
-                put_varint(&mut postings, delta | 1);
-                put_varint(&mut postings, u64::from(tf));
+                put_varint(postings, delta | 1);
+                put_varint(postings, u64::from(tf));
             }
             at = doc;
         }
@@ -619,17 +629,18 @@ fn encode_parts<'a>(
         } else {
             postings.len()
         };
-        put_varint(&mut section, n as u64);
-        section.extend_from_slice(&postings);
+        put_varint(section, n as u64);
+        section.extend_from_slice(postings);
         previous = bytes;
     }
     if format == INDEX_FORMAT && n_terms > 0 {
         lengths.push(section.len() - block_start);
+        out.reserve_exact(lengths.len() * 2 + section.len());
         for length in lengths {
             put_varint(&mut out, length as u64);
         }
     }
-    out.extend_from_slice(&section);
+    out.extend_from_slice(section);
     out
 }
 
@@ -1032,8 +1043,10 @@ pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: 
         .map(|(term, number)| (bucket(term), head(term), (term, lists.of(number))))
         .collect();
     terms.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)).then_with(|| a.2.0.cmp(b.2.0)));
+    let mut scratch = Scratch::default();
     for part in terms.chunk_by(|a, b| a.0 == b.0) {
         let value = encode_parts(
+            &mut scratch,
             INDEX_FORMAT,
             &[],
             part.len(),
@@ -1043,7 +1056,7 @@ pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: 
     }
     batch.put(
         run_key(session_id, DOCS, run_first),
-        encode_parts(INDEX_FORMAT, &run.docs, 0, std::iter::empty()),
+        encode_parts(&mut scratch, INDEX_FORMAT, &run.docs, 0, std::iter::empty()),
     );
 }
 
