@@ -47,7 +47,26 @@ const ROLES: [Role; 4] = [Role::User, Role::Assistant, Role::Tool, Role::System]
 
 /// The message id an entry of identity `session_id` gets when its writer gives none.
 pub(crate) fn generated_message_id(session_id: &str, id: u64) -> String {
-    format!("{session_id}-{id}")
+    // Written out by hand: every entry read or appended without a message id of its
+    // own makes one, and the formatting machinery costs more than the copy.
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = id;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut out = String::with_capacity(session_id.len() + 1 + digits.len() - at);
+    out.push_str(session_id);
+    out.push('-');
+    for &d in &digits[at..] {
+        out.push(char::from(d));
+    }
+    out
 }
 
 /// The entry number `n` when `message_id` has the generated form `{session_id}-{n}` of
@@ -344,6 +363,18 @@ mod tests {
         assert_eq!(generated_number("s1", "s1-"), None);
         assert_eq!(generated_number("s1", "s1-+1"), None);
         assert_eq!(generated_number("s1", "s1-99999999999999999999"), None);
+    }
+
+    #[test]
+    fn test_a_generated_message_id_is_the_id_in_decimal() {
+        let mut ids = vec![0, 1, 9, 10, 99, 100, 12_345, u64::MAX - 1, u64::MAX];
+        ids.extend((0..64).map(|shift| 1u64 << shift));
+        ids.extend((0..20).map(|p| 10u64.pow(p) - 1));
+        for id in ids {
+            let made = generated_message_id("s-1", id);
+            assert_eq!(made, format!("s-1-{id}"));
+            assert_eq!(generated_number("s-1", &made), Some(id));
+        }
     }
 
     #[test]
