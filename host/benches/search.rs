@@ -435,6 +435,14 @@ impl Storage for Sieve {
         }
         self.inner.commit(workspace, batch)
     }
+
+    fn begin_operation(&self) {
+        self.inner.begin_operation();
+    }
+
+    fn end_operation(&self) {
+        self.inner.end_operation();
+    }
 }
 
 /// The keys and values under the index tag: (records, bytes).

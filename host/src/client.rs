@@ -1496,6 +1496,12 @@ impl Storage for BoxedStorage {
     fn commit(&self, workspace: &str, batch: spool::Batch) -> Result<(), spool::StorageError> {
         self.0.commit(workspace, batch)
     }
+    fn begin_operation(&self) {
+        self.0.begin_operation();
+    }
+    fn end_operation(&self) {
+        self.0.end_operation();
+    }
 }
 
 /// A boxed archiver as an `Archiver`.

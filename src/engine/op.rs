@@ -552,6 +552,15 @@ pub fn run_with<T, S: Storage + ?Sized, A: Archiver + ?Sized>(
     archiver: &A,
     mut op: Operation<T>,
 ) -> Result<T, Error> {
+    /// Ends the operation on the storage however the run ends.
+    struct Scope<'a, S: Storage + ?Sized>(&'a S);
+    impl<S: Storage + ?Sized> Drop for Scope<'_, S> {
+        fn drop(&mut self) {
+            self.0.end_operation();
+        }
+    }
+    storage.begin_operation();
+    let _scope = Scope(storage);
     let mut archive = ArchiveInProgress::default();
     loop {
         match op.poll() {

@@ -209,6 +209,17 @@ pub trait Storage {
     fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError>;
     /// Checks the preconditions and applies the mutations atomically.
     fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError>;
+
+    /// Says that an operation begins: its reads, up to its commit or to
+    /// [`Storage::end_operation`], may be served from one snapshot of the store, and
+    /// that snapshot may carry on into the commit when nothing was written meanwhile.
+    /// A hint: the contract of each call is unchanged (a commit still checks its
+    /// preconditions). By default nothing.
+    fn begin_operation(&self) {}
+
+    /// Says that the operation [`Storage::begin_operation`] announced is over (a
+    /// snapshot its reads hold is let go). By default nothing.
+    fn end_operation(&self) {}
 }
 
 /// An asynchronous storage backend (IndexedDB). Same contract as [`Storage`].
@@ -271,6 +282,12 @@ impl<S: Storage + ?Sized> Storage for &S {
     }
     fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
         (**self).commit(workspace, batch)
+    }
+    fn begin_operation(&self) {
+        (**self).begin_operation();
+    }
+    fn end_operation(&self) {
+        (**self).end_operation();
     }
 }
 

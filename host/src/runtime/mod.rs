@@ -409,7 +409,11 @@ impl Instance {
             .set_fuel(limits.fuel_per_call)
             .map_err(|e| Error::wasm("cannot set the execution limit", &e))?;
         store.data_mut().limits.refused = None;
+        // The export is one operation for the storage: its reads may share a snapshot
+        // that carries on into its commit (see `Storage::begin_operation`).
+        store.data().storage.begin_operation();
         let result = f(live, store);
+        store.data().storage.end_operation();
         // A reset archive the call began and did not finish (the reset failed) is
         // abandoned now, its temporary file removed, not at the next reset.
         store.data_mut().archive = spool::ArchiveInProgress::default();

@@ -17,6 +17,7 @@
 //! Every value must be a BLOB: a value SQLite holds as another type (TEXT, a number) is
 //! [`StorageError::Corrupt`] naming its key, and so is a read SQLite finds damaged.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -68,6 +69,9 @@ mod sql {
     pub(super) const DELETE_RANGE: &str =
         "DELETE FROM kv WHERE workspace = ?1 AND key >= ?2 AND key < ?3";
     pub(super) const DELETE_FROM: &str = "DELETE FROM kv WHERE workspace = ?1 AND key >= ?2";
+    pub(super) const BEGIN: &str = "BEGIN";
+    pub(super) const COMMIT: &str = "COMMIT";
+    pub(super) const ROLLBACK: &str = "ROLLBACK";
     // `LIMIT -1` is SQLite for "no limit".
     pub(super) const RANGE_ASC: &str = "SELECT key, value FROM kv \
         WHERE workspace = ?1 AND key >= ?2 AND key < ?3 ORDER BY key ASC LIMIT ?4";
@@ -98,6 +102,24 @@ pub struct SqliteStorage {
     conn: Connection,
     /// Why the database is open read-only (every commit is refused with it), if it is.
     read_only: Option<String>,
+    /// Where the connection is in the operation it was told of.
+    scope: Cell<Scope>,
+}
+
+/// Where a connection is in the operation its storage was told of
+/// ([`Storage::begin_operation`]). An operation's reads share one read transaction (one
+/// snapshot, and one taking of SQLite's shared-memory locks instead of one a read), and
+/// its commit carries on in that transaction when no other connection wrote since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Scope {
+    /// No operation: every read is its own transaction.
+    #[default]
+    Outside,
+    /// In an operation that holds no read transaction (it has not read since it began
+    /// or committed).
+    Inside,
+    /// In an operation whose reads hold a read transaction.
+    Reading,
 }
 
 impl SqliteStorage {
@@ -162,6 +184,7 @@ impl SqliteStorage {
         Ok(SqliteStorage {
             conn,
             read_only: None,
+            scope: Cell::default(),
         })
     }
 
@@ -199,6 +222,7 @@ impl SqliteStorage {
         Ok(SqliteStorage {
             conn,
             read_only: Some(reason),
+            scope: Cell::default(),
         })
     }
 
@@ -212,11 +236,7 @@ impl SqliteStorage {
         MIGRATIONS.len() as u32
     }
 
-    fn apply(
-        tx: &Transaction<'_>,
-        workspace: &str,
-        batch: &Batch,
-    ) -> Result<Option<u32>, StorageError> {
+    fn apply(tx: &Connection, workspace: &str, batch: &Batch) -> Result<Option<u32>, StorageError> {
         for (index, precondition) in batch.preconditions.iter().enumerate() {
             let holds = match precondition {
                 Precondition::Absent(key) => read(tx, workspace, key)?.is_none(),
@@ -474,12 +494,62 @@ fn backend(key: &[u8], e: rusqlite::Error) -> StorageError {
     }
 }
 
+impl SqliteStorage {
+    /// Runs a statement of no result (`BEGIN`, `COMMIT`, `ROLLBACK`), prepared once.
+    fn run(&self, text: &str) -> rusqlite::Result<()> {
+        self.conn
+            .prepare_cached(text)
+            .and_then(|mut stmt| stmt.execute([]))
+            .map(|_| ())
+    }
+
+    /// Before a read: an operation's first read begins the read transaction its later
+    /// reads share.
+    fn snapshot(&self) -> Result<(), StorageError> {
+        if self.scope.get() == Scope::Inside {
+            self.run(sql::BEGIN).map_err(|e| backend(&[], e))?;
+            self.scope.set(Scope::Reading);
+        }
+        Ok(())
+    }
+
+    /// Ends the read transaction the operation's reads hold, if they hold one, and
+    /// moves to `then`. A read transaction holds nothing to lose; should ending it fail,
+    /// the connection is still in it and the next transaction it begins fails, saying
+    /// so.
+    fn release(&self, then: Scope) {
+        if self.scope.get() == Scope::Reading && !self.conn.is_autocommit() {
+            let _ended = self.run(sql::ROLLBACK);
+        }
+        self.scope.set(then);
+    }
+
+    /// Commits `batch` in the transaction the operation's reads hold: SQLite makes it
+    /// the write transaction unless another connection wrote since its snapshot (it
+    /// then refuses at the first write). `false` when it did not commit, having left
+    /// nothing written.
+    fn commit_in_snapshot(&self, workspace: &str, batch: &Batch) -> bool {
+        self.scope.set(Scope::Inside);
+        if matches!(Self::apply(&self.conn, workspace, batch), Ok(None))
+            && self.run(sql::COMMIT).is_ok()
+        {
+            return true;
+        }
+        if !self.conn.is_autocommit() {
+            let _ended = self.run(sql::ROLLBACK);
+        }
+        false
+    }
+}
+
 impl Storage for SqliteStorage {
     fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.snapshot()?;
         read(&self.conn, workspace, key)
     }
 
     fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
+        self.snapshot()?;
         let limit: i64 = if query.limit == 0 {
             -1
         } else {
@@ -528,6 +598,12 @@ impl Storage for SqliteStorage {
                 "sqlite: cannot write: {reason}"
             )));
         }
+        // Anything short of a commit there (another writer came between, a
+        // precondition that fails in the snapshot, an error) is done again below, from
+        // the start, as if the operation's reads held nothing.
+        if self.scope.get() == Scope::Reading && self.commit_in_snapshot(workspace, &batch) {
+            return Ok(());
+        }
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(|e| backend(&[], e))?;
         // Dropping `tx` without committing rolls it back: a failed precondition or a
@@ -537,12 +613,138 @@ impl Storage for SqliteStorage {
             None => tx.commit().map_err(|e| backend(&[], e)),
         }
     }
+
+    fn begin_operation(&self) {
+        self.release(Scope::Inside);
+    }
+
+    fn end_operation(&self) {
+        self.release(Scope::Outside);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use spool::KeyRange;
+
+    fn put(key: &[u8], value: &[u8]) -> Batch {
+        let mut batch = Batch::default();
+        batch.put(key.to_vec(), value.to_vec());
+        batch
+    }
+
+    #[test]
+    fn test_an_operation_reads_one_snapshot_and_commits_only_what_still_holds() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("spool.db");
+        let (ours, theirs) = (
+            SqliteStorage::open(&path).expect("open"),
+            SqliteStorage::open(&path).expect("open"),
+        );
+        ours.commit("w", put(b"k", b"1")).expect("commit");
+
+        // Outside an operation every read sees the newest commit.
+        theirs.commit("w", put(b"k", b"2")).expect("commit");
+        assert_eq!(
+            ours.get("w", b"k").expect("get").as_deref(),
+            Some(&b"2"[..])
+        );
+
+        // Inside one, its reads share the snapshot of the first.
+        ours.begin_operation();
+        assert_eq!(
+            ours.get("w", b"k").expect("get").as_deref(),
+            Some(&b"2"[..])
+        );
+        theirs.commit("w", put(b"k", b"3")).expect("commit");
+        assert_eq!(
+            ours.get("w", b"k").expect("get").as_deref(),
+            Some(&b"2"[..])
+        );
+        let listed = ours
+            .range(
+                "w",
+                &RangeQuery {
+                    range: KeyRange::prefix(b"k"),
+                    limit: 0,
+                    reverse: false,
+                },
+            )
+            .expect("range");
+        assert_eq!(listed[0].value, b"2");
+        // Its commit is checked against the newest state, not the snapshot: a
+        // precondition on what it read fails, and nothing is written.
+        let mut stale = put(b"k", b"4");
+        stale.require_equals(b"k".to_vec(), b"2".to_vec());
+        assert!(matches!(
+            ours.commit("w", stale),
+            Err(StorageError::Conflict(0))
+        ));
+        assert_eq!(
+            theirs.get("w", b"k").expect("get").as_deref(),
+            Some(&b"3"[..])
+        );
+        // One that holds commits, for every reader.
+        let mut fresh = put(b"k", b"5");
+        fresh.require_equals(b"k".to_vec(), b"3".to_vec());
+        ours.commit("w", fresh).expect("commit");
+        assert_eq!(
+            theirs.get("w", b"k").expect("get").as_deref(),
+            Some(&b"5"[..])
+        );
+        ours.end_operation();
+
+        // A commit that carries on the snapshot of the reads before it.
+        ours.begin_operation();
+        let mut same = put(b"k", b"6");
+        same.require_equals(b"k".to_vec(), ours.get("w", b"k").expect("get").expect("k"));
+        ours.commit("w", same).expect("commit");
+        // After a commit, reads see other writers again (a new snapshot).
+        theirs.commit("w", put(b"k", b"7")).expect("commit");
+        assert_eq!(
+            ours.get("w", b"k").expect("get").as_deref(),
+            Some(&b"7"[..])
+        );
+        ours.end_operation();
+
+        // The operation over, its snapshot is let go: others' commits are seen, and a
+        // writer is never kept waiting on it.
+        ours.begin_operation();
+        assert_eq!(
+            ours.get("w", b"k").expect("get").as_deref(),
+            Some(&b"7"[..])
+        );
+        ours.end_operation();
+        theirs.commit("w", put(b"k", b"8")).expect("commit");
+        assert_eq!(
+            ours.get("w", b"k").expect("get").as_deref(),
+            Some(&b"8"[..])
+        );
+        assert!(ours.conn.is_autocommit(), "no transaction left open");
+    }
+
+    #[test]
+    fn test_an_operation_left_open_is_ended_by_the_next() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("spool.db");
+        let (ours, theirs) = (
+            SqliteStorage::open(&path).expect("open"),
+            SqliteStorage::open(&path).expect("open"),
+        );
+        ours.begin_operation();
+        assert_eq!(ours.get("w", b"k").expect("get"), None);
+        theirs.commit("w", put(b"k", b"1")).expect("commit");
+        // A host that never said the operation ended: the next one starts afresh.
+        ours.begin_operation();
+        assert_eq!(
+            ours.get("w", b"k").expect("get").as_deref(),
+            Some(&b"1"[..])
+        );
+        ours.end_operation();
+        ours.end_operation();
+        assert!(ours.conn.is_autocommit());
+    }
 
     #[test]
     fn test_range_reads_of_other_bounds_and_limits_are_not_prepared_again() {
