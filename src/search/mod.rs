@@ -645,8 +645,9 @@ const BUCKET_PAGE_BYTES: usize = 512 * 1024;
 
 /// Reads what the index of `session_id` holds for `lookups`, a group of entries at a
 /// time in increasing id (each run, then each entry of the tail): `each` gets the
-/// group's doc table and, per lookup, its [`Found::finish`]ed postings in it. It stops early, having given
-/// nothing, as soon as one lookup finds nothing (no entry of the identity can match).
+/// group's doc table and, per lookup, its [`Found::finish`]ed postings in it. It stops
+/// early, having given nothing, as soon as one lookup finds nothing (no entry of the
+/// identity can match).
 async fn read_identity(
     io: &Io,
     session_id: &str,
