@@ -628,6 +628,15 @@ mod tests {
     use super::*;
     use spool::KeyRange;
 
+    /// Two connections to one new database file (kept while the directory lives).
+    fn two_connections() -> (tempfile::TempDir, SqliteStorage, SqliteStorage) {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("spool.db");
+        let ours = SqliteStorage::open(&path).expect("open");
+        let theirs = SqliteStorage::open(&path).expect("open");
+        (dir, ours, theirs)
+    }
+
     fn put(key: &[u8], value: &[u8]) -> Batch {
         let mut batch = Batch::default();
         batch.put(key.to_vec(), value.to_vec());
@@ -636,12 +645,7 @@ mod tests {
 
     #[test]
     fn test_an_operation_reads_one_snapshot_and_commits_only_what_still_holds() {
-        let dir = tempfile::tempdir().expect("dir");
-        let path = dir.path().join("spool.db");
-        let (ours, theirs) = (
-            SqliteStorage::open(&path).expect("open"),
-            SqliteStorage::open(&path).expect("open"),
-        );
+        let (_dir, ours, theirs) = two_connections();
         ours.commit("w", put(b"k", b"1")).expect("commit");
 
         // Outside an operation every read sees the newest commit.
@@ -726,12 +730,7 @@ mod tests {
 
     #[test]
     fn test_an_operation_left_open_is_ended_by_the_next() {
-        let dir = tempfile::tempdir().expect("dir");
-        let path = dir.path().join("spool.db");
-        let (ours, theirs) = (
-            SqliteStorage::open(&path).expect("open"),
-            SqliteStorage::open(&path).expect("open"),
-        );
+        let (_dir, ours, theirs) = two_connections();
         ours.begin_operation();
         assert_eq!(ours.get("w", b"k").expect("get"), None);
         theirs.commit("w", put(b"k", b"1")).expect("commit");
