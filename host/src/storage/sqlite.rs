@@ -527,9 +527,14 @@ impl SqliteStorage {
     /// Commits `batch` in the transaction the operation's reads hold: SQLite makes it
     /// the write transaction unless another connection wrote since its snapshot (it
     /// then refuses at the first write). `false` when it did not commit, having left
-    /// nothing written.
+    /// nothing written (or when that transaction is gone).
     fn commit_in_snapshot(&self, workspace: &str, batch: &Batch) -> bool {
         self.scope.set(Scope::Inside);
+        // SQLite may have ended the transaction itself (some errors roll it back): then
+        // each statement would be a transaction of its own.
+        if self.conn.is_autocommit() {
+            return false;
+        }
         if matches!(Self::apply(&self.conn, workspace, batch), Ok(None))
             && self.run(sql::COMMIT).is_ok()
         {
@@ -741,6 +746,18 @@ mod tests {
             Some(&b"1"[..])
         );
         ours.end_operation();
+        ours.end_operation();
+        assert!(ours.conn.is_autocommit());
+
+        // A read transaction SQLite ended by itself: the commit is one transaction
+        // still (were its statements run one by one, the put would land before the
+        // commit failed, and the commit made anew would find its key taken).
+        ours.begin_operation();
+        assert_eq!(ours.get("w", b"k2").expect("get"), None);
+        ours.run(sql::ROLLBACK).expect("end it");
+        let mut batch = put(b"k2", b"1");
+        batch.require_absent(b"k2".to_vec());
+        ours.commit("w", batch).expect("commit");
         ours.end_operation();
         assert!(ours.conn.is_autocommit());
     }
