@@ -685,3 +685,91 @@ fn test_the_last_json_records_read_and_mix_with_binary_ones() {
         );
     }
 }
+
+/// The search index as the release before index format 3 wrote it
+/// (`tests/fixtures/index-v2/`: 140 entries, two runs of format 2 and a tail): every
+/// query answers as the entries themselves do (the same query with the index removed,
+/// when a query tokenizes the whole transcript as its tail), and as a format-3 index
+/// rebuilt from them.
+#[test]
+fn test_an_index_of_format_2_answers_as_the_entries_do() {
+    let storage = restore(include_str!("fixtures/index-v2/kv-dump.json"), 2, |_, _| ());
+    let index: Vec<spool::Kv> = storage
+        .range(
+            "default",
+            &spool::RangeQuery {
+                range: spool::KeyRange::prefix(b"I"),
+                limit: 0,
+                reverse: false,
+            },
+        )
+        .expect("range");
+    assert!(index.len() > 16, "runs were written: {}", index.len());
+    assert!(index.iter().all(|kv| kv.value[0] == 2), "format 2 only");
+    let queries = [
+        "parser",
+        "pars*",
+        "parseNestedList",
+        "src/parser/mod.rs",
+        "heisenbug",
+        "\"the parser\"",
+        "café",
+        "role:user compact",
+        "E0402",
+    ];
+    let find = |storage: &MemoryStorage, query: &str| {
+        run(
+            storage,
+            spool::search(
+                "default",
+                spool::SearchRequest {
+                    query: query.to_owned(),
+                    limit: 100,
+                    cursor: None,
+                },
+            ),
+        )
+        .expect(query)
+    };
+    let old: Vec<spool::SearchPage> = queries.iter().map(|q| find(&storage, q)).collect();
+    for (query, page) in queries.iter().zip(&old) {
+        assert!(!page.hits.is_empty(), "{query}");
+    }
+    assert_eq!(
+        old[4].hits.iter().map(|h| h.entry_id).collect::<Vec<_>>(),
+        [133, 17],
+        "the rare term, in an old run and in the tail"
+    );
+    // Without the index, a query tokenizes the transcript itself.
+    let mut drop = Batch::default();
+    drop.delete_range(spool::KeyRange::prefix(b"I"));
+    storage.commit("default", drop).expect("drop the index");
+    for (query, page) in queries.iter().zip(&old) {
+        assert_eq!(&find(&storage, query), page, "no index: {query}");
+    }
+    // Rebuilt by the backfill, in format 3.
+    let mut cursor = None;
+    for call in 0.. {
+        assert!(call < 20, "the backfill ends");
+        let progress = run(&storage, spool::index_backfill("default", cursor.as_deref()))
+            .expect("backfill");
+        cursor = progress.next_cursor;
+        if cursor.is_none() && progress.indexed_entries == 0 {
+            break;
+        }
+    }
+    let rebuilt = storage
+        .range(
+            "default",
+            &spool::RangeQuery {
+                range: spool::KeyRange::prefix(b"I"),
+                limit: 0,
+                reverse: false,
+            },
+        )
+        .expect("range");
+    assert!(!rebuilt.is_empty() && rebuilt.iter().all(|kv| kv.value[0] == 3));
+    for (query, page) in queries.iter().zip(&old) {
+        assert_eq!(&find(&storage, query), page, "format 3: {query}");
+    }
+}
