@@ -751,8 +751,11 @@ fn test_an_index_of_format_2_answers_as_the_entries_do() {
     let mut cursor = None;
     for call in 0.. {
         assert!(call < 20, "the backfill ends");
-        let progress = run(&storage, spool::index_backfill("default", cursor.as_deref()))
-            .expect("backfill");
+        let progress = run(
+            &storage,
+            spool::index_backfill("default", cursor.as_deref()),
+        )
+        .expect("backfill");
         cursor = progress.next_cursor;
         if cursor.is_none() && progress.indexed_entries == 0 {
             break;
