@@ -17,7 +17,7 @@
 //! Every value must be a BLOB: a value SQLite holds as another type (TEXT, a number) is
 //! [`StorageError::Corrupt`] naming its key, and so is a read SQLite finds damaged.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -104,6 +104,43 @@ pub struct SqliteStorage {
     read_only: Option<String>,
     /// Where the connection is in the operation it was told of.
     scope: Cell<Scope>,
+    /// The newest point reads of the operation's read transaction ([`Scope::Reading`]):
+    /// a commit carried on in that transaction checks its preconditions on these keys
+    /// against what was read, not by reading again (nothing can have changed them: the
+    /// commit happens only if no other connection wrote since the snapshot).
+    seen: RefCell<Seen>,
+}
+
+/// Point reads of one read transaction: `(workspace, key, value)`, the newest last, at
+/// most [`Seen::KEEP`] of them (an operation that reads many keys keeps its last few).
+#[derive(Debug, Default)]
+struct Seen(Vec<(String, Vec<u8>, Option<Vec<u8>>)>);
+
+impl Seen {
+    /// Reads kept; an append's precondition is on the first key it read.
+    const KEEP: usize = 8;
+    /// Values kept whole up to this size; a larger one is read again.
+    const MAX_VALUE: usize = 4096;
+
+    fn note(&mut self, workspace: &str, key: &[u8], value: &Option<Vec<u8>>) {
+        if value.as_ref().is_some_and(|v| v.len() > Self::MAX_VALUE) {
+            return;
+        }
+        if self.0.len() == Self::KEEP {
+            self.0.remove(0);
+        }
+        self.0
+            .push((workspace.to_owned(), key.to_owned(), value.clone()));
+    }
+
+    /// What the transaction read at `key`, if it is kept (`Some(None)`: it was absent).
+    fn get(&self, workspace: &str, key: &[u8]) -> Option<Option<&[u8]>> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(w, k, _)| w == workspace && k == key)
+            .map(|(_, _, v)| v.as_deref())
+    }
 }
 
 /// Where a connection is in the operation its storage was told of
@@ -185,6 +222,7 @@ impl SqliteStorage {
             conn,
             read_only: None,
             scope: Cell::default(),
+            seen: RefCell::default(),
         })
     }
 
@@ -223,6 +261,7 @@ impl SqliteStorage {
             conn,
             read_only: Some(reason),
             scope: Cell::default(),
+            seen: RefCell::default(),
         })
     }
 
@@ -236,13 +275,31 @@ impl SqliteStorage {
         MIGRATIONS.len() as u32
     }
 
-    fn apply(tx: &Connection, workspace: &str, batch: &Batch) -> Result<Option<u32>, StorageError> {
+    /// Writes `batch` in the transaction `tx` is in, if its preconditions hold there
+    /// (`Some(index)` of the first that fails, nothing written). A precondition on a
+    /// key in `seen` is checked against its value there: reads of this transaction.
+    fn apply(
+        tx: &Connection,
+        workspace: &str,
+        batch: &Batch,
+        seen: &Seen,
+    ) -> Result<Option<u32>, StorageError> {
         for (index, precondition) in batch.preconditions.iter().enumerate() {
-            let holds = match precondition {
-                Precondition::Absent(key) => read(tx, workspace, key)?.is_none(),
-                Precondition::Equals(kv) => {
-                    read(tx, workspace, &kv.key)?.as_deref() == Some(kv.value.as_slice())
+            let key = match precondition {
+                Precondition::Absent(key) => key,
+                Precondition::Equals(kv) => &kv.key,
+            };
+            let read_again;
+            let value = match seen.get(workspace, key) {
+                Some(value) => value,
+                None => {
+                    read_again = read(tx, workspace, key)?;
+                    read_again.as_deref()
                 }
+            };
+            let holds = match precondition {
+                Precondition::Absent(_) => value.is_none(),
+                Precondition::Equals(kv) => value == Some(kv.value.as_slice()),
             };
             if !holds {
                 return Ok(Some(u32::try_from(index).unwrap_or(u32::MAX)));
@@ -521,6 +578,7 @@ impl SqliteStorage {
         if self.scope.get() == Scope::Reading && !self.conn.is_autocommit() {
             let _ended = self.run(sql::ROLLBACK);
         }
+        self.seen.borrow_mut().0.clear();
         self.scope.set(then);
     }
 
@@ -530,12 +588,14 @@ impl SqliteStorage {
     /// nothing written (or when that transaction is gone).
     fn commit_in_snapshot(&self, workspace: &str, batch: &Batch) -> bool {
         self.scope.set(Scope::Inside);
+        let seen = std::mem::take(&mut *self.seen.borrow_mut());
         // SQLite may have ended the transaction itself (some errors roll it back): then
-        // each statement would be a transaction of its own.
+        // each statement would be a transaction of its own, and what it read may have
+        // changed since.
         if self.conn.is_autocommit() {
             return false;
         }
-        if matches!(Self::apply(&self.conn, workspace, batch), Ok(None))
+        if matches!(Self::apply(&self.conn, workspace, batch, &seen), Ok(None))
             && self.run(sql::COMMIT).is_ok()
         {
             return true;
@@ -550,7 +610,11 @@ impl SqliteStorage {
 impl Storage for SqliteStorage {
     fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
         self.snapshot()?;
-        read(&self.conn, workspace, key)
+        let value = read(&self.conn, workspace, key)?;
+        if self.scope.get() == Scope::Reading {
+            self.seen.borrow_mut().note(workspace, key, &value);
+        }
+        Ok(value)
     }
 
     fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
@@ -606,14 +670,20 @@ impl Storage for SqliteStorage {
         // Anything short of a commit there (another writer came between, a
         // precondition that fails in the snapshot, an error) is done again below, from
         // the start, as if the operation's reads held nothing.
-        if self.scope.get() == Scope::Reading && self.commit_in_snapshot(workspace, &batch) {
-            return Ok(());
+        if self.scope.get() == Scope::Reading {
+            // A batch of preconditions alone is checked against the newest state: with
+            // no write, the snapshot's transaction would not find out it was stale.
+            if batch.mutations.is_empty() {
+                self.release(Scope::Inside);
+            } else if self.commit_in_snapshot(workspace, &batch) {
+                return Ok(());
+            }
         }
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(|e| backend(&[], e))?;
         // Dropping `tx` without committing rolls it back: a failed precondition or a
         // failed statement leaves nothing written.
-        match Self::apply(&tx, workspace, &batch)? {
+        match Self::apply(&tx, workspace, &batch, &Seen::default())? {
             Some(index) => Err(StorageError::Conflict(index)),
             None => tx.commit().map_err(|e| backend(&[], e)),
         }
@@ -731,6 +801,75 @@ mod tests {
             Some(&b"8"[..])
         );
         assert!(ours.conn.is_autocommit(), "no transaction left open");
+    }
+
+    /// How many times the point-read statement has run on `storage`'s connection.
+    fn point_reads(storage: &SqliteStorage) -> i32 {
+        storage
+            .conn
+            .prepare_cached(sql::GET)
+            .expect("prepare")
+            .get_status(rusqlite::StatementStatus::Run)
+    }
+
+    #[test]
+    fn test_a_commit_in_the_snapshot_reads_again_only_keys_it_did_not_read() {
+        let (_dir, ours, theirs) = two_connections();
+        ours.commit("w", put(b"k", b"1")).expect("commit");
+
+        ours.begin_operation();
+        let read = ours.get("w", b"k").expect("get").expect("k");
+        assert_eq!(ours.get("w", b"absent").expect("get"), None);
+        let before = point_reads(&ours);
+        let mut batch = put(b"k", b"2");
+        batch.require_equals(b"k".to_vec(), read);
+        batch.require_absent(b"absent".to_vec());
+        batch.require_absent(b"never-read".to_vec());
+        ours.commit("w", batch).expect("commit");
+        assert_eq!(point_reads(&ours) - before, 1, "only the key not read");
+        ours.end_operation();
+        assert_eq!(
+            theirs.get("w", b"k").expect("get").as_deref(),
+            Some(&b"2"[..])
+        );
+
+        // What the snapshot read decides only in the snapshot: a precondition it says
+        // fails is checked again against the newest state (here it holds there).
+        ours.begin_operation();
+        assert_eq!(
+            ours.get("w", b"k").expect("get").as_deref(),
+            Some(&b"2"[..])
+        );
+        theirs.commit("w", put(b"k", b"3")).expect("commit");
+        let mut newest = put(b"k", b"4");
+        newest.require_equals(b"k".to_vec(), b"3".to_vec());
+        ours.commit("w", newest).expect("commit");
+        ours.end_operation();
+
+        // Only the last reads are kept: one read before many others is read again.
+        ours.begin_operation();
+        let first = ours.get("w", b"k").expect("get").expect("k");
+        for n in 0..Seen::KEEP {
+            ours.get("w", format!("other-{n}").as_bytes()).expect("get");
+        }
+        let before = point_reads(&ours);
+        let mut batch = put(b"k", b"5");
+        batch.require_equals(b"k".to_vec(), first);
+        ours.commit("w", batch).expect("commit");
+        assert_eq!(point_reads(&ours) - before, 1, "the first read was let go");
+        ours.end_operation();
+
+        // A commit of preconditions alone is checked against the newest state.
+        ours.begin_operation();
+        let stale = ours.get("w", b"k").expect("get").expect("k");
+        theirs.commit("w", put(b"k", b"6")).expect("commit");
+        let mut check = Batch::default();
+        check.require_equals(b"k".to_vec(), stale);
+        assert!(matches!(
+            ours.commit("w", check),
+            Err(StorageError::Conflict(0))
+        ));
+        ours.end_operation();
     }
 
     #[test]
