@@ -58,7 +58,7 @@ Commands:
                         alone it runs append and the peers.
   bench-web             The browser benchmarks in headless Chromium (release build):
                         appendEntry calls/s into IndexedDB (goal 1000/s), appendEntries of
-                        eight (entries/s, goal 5000/s), the newest page of a
+                        eight and of 32 (entries/s, goal 5000/s), the newest page of a
                         10,000-entry session (goal 20 ms), branch times, search
                         on 100,000 entries (goal 100 ms).
   help                  This text.
