@@ -33,7 +33,7 @@ use crate::provider::ForkProvider;
 use crate::runtime::wit::Call;
 use crate::runtime::{Instance, ResourceLimits, Runtime};
 use crate::storage::archive::ArchiveDir;
-use crate::storage::sqlite::SqliteStorage;
+use crate::storage::sqlite::{Durability, SqliteStorage};
 use spool::ops;
 
 /// The workspace a [`Spool`] uses unless told otherwise.
@@ -1344,6 +1344,7 @@ impl BranchOptions {
 #[derive(Default)]
 pub struct SpoolBuilder {
     db_path: Option<PathBuf>,
+    durability: Durability,
     storage: Option<Box<dyn Storage + Send>>,
     archive_dir: Option<PathBuf>,
     archiver: Option<Box<dyn Archiver + Send>>,
@@ -1358,6 +1359,7 @@ impl std::fmt::Debug for SpoolBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SpoolBuilder")
             .field("db_path", &self.db_path)
+            .field("durability", &self.durability)
             .field("archive_dir", &self.archive_dir)
             .field("workspace", &self.workspace)
             .finish_non_exhaustive()
@@ -1369,6 +1371,15 @@ impl SpoolBuilder {
     /// one (and without [`storage`](Self::storage)), the database is in memory.
     pub fn db_path(mut self, path: impl Into<PathBuf>) -> Self {
         self.db_path = Some(path.into());
+        self
+    }
+
+    /// How durable the SQLite database's commits are (default [`Durability::Full`]:
+    /// on disk when they return); [`Durability::Normal`] trades the newest commits on
+    /// an operating-system crash or power loss for speed. Only for
+    /// [`db_path`](Self::db_path).
+    pub fn durability(mut self, durability: Durability) -> Self {
+        self.durability = durability;
         self
     }
 
@@ -1453,7 +1464,7 @@ impl SpoolBuilder {
         };
         let storage: Box<dyn Storage + Send> = match (self.storage, self.db_path) {
             (Some(storage), _) => storage,
-            (None, Some(path)) => Box::new(SqliteStorage::open(path)?),
+            (None, Some(path)) => Box::new(SqliteStorage::open_with(path, self.durability)?),
             (None, None) => Box::new(SqliteStorage::open_in_memory()?),
         };
         Ok(Spool {

@@ -129,7 +129,7 @@ pub use runtime::cache::{CacheStatus, default_cache_dir};
 pub use runtime::wit::Call;
 pub use runtime::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
 pub use storage::archive::{ArchiveDir, ArchiveFile, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
-pub use storage::sqlite::{APPLICATION_ID, SqliteStorage};
+pub use storage::sqlite::{APPLICATION_ID, Durability, SqliteStorage};
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped
 /// as a component by this crate's build script). It imports only Spool's `storage` and

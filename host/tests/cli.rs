@@ -4,7 +4,9 @@ mod common;
 
 use std::process::Command;
 
-use common::{cache_dir, fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
+use common::{
+    cache_dir, fails, ok, ok_json, spool, spool_with, stderr, stdout, temp_db, usage_error,
+};
 
 use serde_json::Value;
 
@@ -182,6 +184,7 @@ fn test_usage_errors_exit_2() {
             "{not json",
         ],
         &["create"],
+        &["--durability", "sometimes", "create", "agent:a:main"],
         &["list", "--limit", "0"],
         &["frobnicate"],
         &[],
@@ -200,6 +203,44 @@ fn test_usage_errors_exit_2() {
     for command in ["create", "append", "show", "list", "demo", "component"] {
         assert!(help.contains(command), "{help}");
     }
+}
+
+#[test]
+fn test_durability_normal_by_flag_or_environment_writes_like_full() {
+    let (_dir, db) = temp_db();
+    ok(&db, &["--durability", "normal", "create", "agent:a:main"]);
+    ok(
+        &db,
+        &[
+            "--durability",
+            "normal",
+            "append",
+            "agent:a:main",
+            "--role",
+            "user",
+            "--content",
+            "one",
+        ],
+    );
+    let normal = std::ffi::OsString::from("normal");
+    let out = spool_with(
+        &db,
+        &[
+            "append",
+            "agent:a:main",
+            "--role",
+            "user",
+            "--content",
+            "two",
+        ],
+        &[("SPOOL_DURABILITY", std::path::Path::new(&normal))],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let shown = ok_json(
+        &db,
+        &["--durability", "full", "show", "agent:a:main", "--json"],
+    );
+    assert_eq!(shown["session"]["entry_count"], 2, "{shown}");
 }
 
 #[test]

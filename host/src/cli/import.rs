@@ -45,7 +45,7 @@ use spool::import::{
     AdjustedEntry, ImportFormat, ImportedFork, ImportedLog, ImportedSession, ImportedSpawn,
     PlannedLink, PlannedSession, SpawnCalls,
 };
-use spool_host::{BranchOptions, Error, Spool};
+use spool_host::{BranchOptions, Durability, Error, Spool};
 
 use crate::cli::lifecycle::plural;
 use crate::cli::print_json;
@@ -202,9 +202,10 @@ struct Report {
 
 /// Opens the database for an import: like every other subcommand, with a memory limit
 /// large enough for [`MAX_FILE_BYTES`] of log (imports write no reset archive).
-pub(crate) fn open(db: &Path, workspace: &str) -> Result<Spool, Error> {
+pub(crate) fn open(db: &Path, workspace: &str, durability: Durability) -> Result<Spool, Error> {
     Spool::builder()
         .db_path(db)
+        .durability(durability)
         .workspace(workspace)
         .memory_limit(IMPORT_MEMORY_LIMIT)
         .open()

@@ -46,7 +46,7 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use spool::{AppendRequest, ListFilter, Role, SessionStatus, TurnUsage};
-use spool_host::{Error, Spool, Transcript};
+use spool_host::{Durability, Error, Spool, Transcript};
 
 use crate::cli::compaction::{CompactArgs, CompactionIdArgs, PersistArgs, RepairsArgs, StatusArgs};
 use crate::cli::entries::{EntryArgs, RollbackArgs, TruncateArgs};
@@ -207,6 +207,18 @@ struct Cli {
     /// `spool-archives` directory beside the database).
     #[arg(long, global = true, env = "SPOOL_ARCHIVE_DIR", value_name = "DIR")]
     archive_dir: Option<PathBuf>,
+
+    /// When a commit is on disk: `full`, when it returns; `normal`, at the next
+    /// checkpoint (it survives the process being killed, but an operating-system crash
+    /// or power loss may undo the newest commits).
+    #[arg(
+        long,
+        global = true,
+        env = "SPOOL_DURABILITY",
+        default_value = "full",
+        value_name = "WHEN"
+    )]
+    durability: DurabilityArg,
 
     #[command(subcommand)]
     command: Command,
@@ -596,8 +608,29 @@ fn parse_call(text: &str) -> Result<Call, String> {
         .map_err(|e| format!("{e} (a call is the core's `Command` as JSON)"))
 }
 
+/// `--durability`: SQLite's `synchronous` setting.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DurabilityArg {
+    /// `synchronous=FULL`: on disk when the command returns.
+    Full,
+    /// `synchronous=NORMAL`: handed to the operating system when the command returns.
+    Normal,
+}
+
+impl From<DurabilityArg> for Durability {
+    fn from(arg: DurabilityArg) -> Self {
+        match arg {
+            DurabilityArg::Full => Durability::Full,
+            DurabilityArg::Normal => Durability::Normal,
+        }
+    }
+}
+
 fn open(cli: &Cli) -> Result<Spool, Error> {
-    let builder = Spool::builder().db_path(&cli.db).workspace(&cli.workspace);
+    let builder = Spool::builder()
+        .db_path(&cli.db)
+        .durability(cli.durability.into())
+        .workspace(&cli.workspace);
     match &cli.archive_dir {
         Some(dir) => builder.archive_dir(dir),
         None => builder,
@@ -841,9 +874,10 @@ fn run(cli: Cli) -> Result<(), Error> {
             completions::write(*shell, &mut Cli::command());
             Ok(())
         }
-        Command::Import(command) => {
-            import::run(&mut import::open(&cli.db, &cli.workspace)?, command)
-        }
+        Command::Import(command) => import::run(
+            &mut import::open(&cli.db, &cli.workspace, cli.durability.into())?,
+            command,
+        ),
         Command::Export(args) => export::run(&mut open(&cli)?, args),
         Command::Component { path, json } => {
             write_component(path.as_ref())?;

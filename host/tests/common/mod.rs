@@ -26,7 +26,8 @@ pub fn spool_with(db: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
         .env("SPOOL_CACHE_DIR", cache_dir())
         .env_remove("SPOOL_DB")
         .env_remove("SPOOL_WORKSPACE")
-        .env_remove("SPOOL_ARCHIVE_DIR");
+        .env_remove("SPOOL_ARCHIVE_DIR")
+        .env_remove("SPOOL_DURABILITY");
     for (name, value) in env {
         cmd.env(name, value);
     }
