@@ -77,9 +77,6 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-#[expect(clippy::disallowed_types, reason = "see `Run::heads`")]
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
 use crate::engine::error::Error;
 use crate::engine::op::Io;
@@ -301,28 +298,7 @@ fn term_hash(term: &str) -> u64 {
     hash ^ (hash >> 33)
 }
 
-/// The hasher of a table keyed by [`term_hash`]es: they are hashes already.
-#[derive(Default)]
-struct Hashed(u64);
-
-impl std::hash::Hasher for Hashed {
-    fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u64` is used; anything else still hashes deterministically.
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n;
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-/// No term: the end of a chain of terms of one hash.
+/// No term: an empty slot of [`Run::slots`].
 const NO_TERM: u32 = u32::MAX;
 
 /// A distinct term of a [`Run`].
@@ -330,8 +306,6 @@ struct RunTerm {
     /// Where its text is in [`Run::text`].
     start: usize,
     end: usize,
-    /// The term number of the previous term of the same hash, or [`NO_TERM`].
-    next: u32,
     /// The doc index of its last posting, and that posting's place in `postings`.
     last_doc: u32,
     place: usize,
@@ -350,14 +324,11 @@ pub(crate) struct Run {
     text: String,
     /// The distinct terms, by number (the order they were first seen).
     terms: Vec<RunTerm>,
-    /// A term's hash → the number of the newest term of that hash. Deterministic (the
-    /// hashes are); its order is never used (the terms are sorted before they are
-    /// written).
-    #[expect(
-        clippy::disallowed_types,
-        reason = "a fixed hasher; the order is never used"
-    )]
-    heads: HashMap<u64, u32, BuildHasherDefault<Hashed>>,
+    /// The term table: `(hash, term number)` by hash, open addressing with linear
+    /// probing (number [`NO_TERM`]: an empty slot); a power of two long, at most half
+    /// full. Deterministic (the hashes are); its order is never used (the terms are
+    /// sorted before they are written).
+    slots: Vec<(u64, u32)>,
     /// `(term number, doc index, term frequency)`, in increasing doc index.
     postings: Vec<(u32, u32, u32)>,
 }
@@ -378,12 +349,14 @@ impl Lists {
 impl Run {
     /// The run of `entries` (in increasing id).
     pub(crate) fn of<'a>(entries: impl IntoIterator<Item = &'a Entry>) -> Run {
-        let mut run = Run::default();
         // Room for a run of agent text (about a thousand terms) without growing.
-        run.heads.reserve(1024);
-        run.terms.reserve(1024);
-        run.text.reserve(8 * 1024);
-        run.postings.reserve(4096);
+        let mut run = Run {
+            slots: vec![(0, NO_TERM); 2048],
+            terms: Vec::with_capacity(1024),
+            text: String::with_capacity(8 * 1024),
+            postings: Vec::with_capacity(4096),
+            ..Run::default()
+        };
         for entry in entries {
             run.push(entry);
         }
@@ -437,14 +410,25 @@ impl Run {
 
     /// The number of `term`, given it the first time it is seen.
     fn number(&mut self, term: &str) -> u32 {
-        let head = self.heads.entry(term_hash(term)).or_insert(NO_TERM);
-        let mut number = *head;
-        while number != NO_TERM {
-            let known = &self.terms[number as usize];
-            if &self.text[known.start..known.end] == term {
-                return number;
+        if self.terms.len() * 2 >= self.slots.len() {
+            self.grow();
+        }
+        let hash = term_hash(term);
+        let mask = self.slots.len() - 1;
+        // The low bits of the hash pick the slot (`term_hash` mixes its high bits in).
+        let mut slot = hash as usize & mask;
+        loop {
+            let (slot_hash, number) = self.slots[slot];
+            if number == NO_TERM {
+                break;
             }
-            number = known.next;
+            if slot_hash == hash {
+                let known = &self.terms[number as usize];
+                if &self.text.as_bytes()[known.start..known.end] == term.as_bytes() {
+                    return number;
+                }
+            }
+            slot = (slot + 1) & mask;
         }
         let new = self.terms.len() as u32;
         let start = self.text.len();
@@ -452,12 +436,25 @@ impl Run {
         self.terms.push(RunTerm {
             start,
             end: self.text.len(),
-            next: *head,
             last_doc: u32::MAX,
             place: 0,
         });
-        *head = new;
+        self.slots[slot] = (hash, new);
         new
+    }
+
+    /// Doubles the term table (from 2,048 slots when empty) and puts every term back.
+    fn grow(&mut self) {
+        let len = (self.slots.len() * 2).max(2048);
+        let old = std::mem::replace(&mut self.slots, vec![(0, NO_TERM); len]);
+        let mask = len - 1;
+        for (hash, number) in old.into_iter().filter(|&(_, n)| n != NO_TERM) {
+            let mut slot = hash as usize & mask;
+            while self.slots[slot].1 != NO_TERM {
+                slot = (slot + 1) & mask;
+            }
+            self.slots[slot] = (hash, number);
+        }
     }
 
     /// The text of term `number`.
@@ -1404,6 +1401,39 @@ mod tests {
         let kept = Run::of([&a, &b]).into_segment(|t| t.starts_with(b"pars"));
         assert_eq!(kept.terms.keys().collect::<Vec<_>>(), ["parse", "parser"]);
         assert_eq!(kept.docs.len(), 2);
+    }
+
+    #[test]
+    fn test_a_run_of_many_distinct_terms_counts_each_as_one_count_would() {
+        // Thousands of distinct terms grow the term table several times; short and long
+        // terms, and terms that differ only in their last bytes, stay apart.
+        let entries: Vec<Entry> = (0..40u64)
+            .map(|i| {
+                let words: Vec<String> = (0..150u64)
+                    .map(|w| match w % 3 {
+                        0 => format!("w{}", (i * 150 + w) % 4000),
+                        1 => format!("longer{}term{}", w, i % 5),
+                        _ => format!("shared{}", w % 7),
+                    })
+                    .collect();
+                entry(i + 1, 10 + i, &words.join(" "))
+            })
+            .collect();
+        let segment = Run::of(&entries).into_segment(|_| true);
+        let mut expected: BTreeMap<String, Vec<(u32, u32)>> = BTreeMap::new();
+        for (doc, e) in entries.iter().enumerate() {
+            let mut counts: BTreeMap<String, u32> = BTreeMap::new();
+            crate::search::tokenize::each_term(&e.content, |t| {
+                *counts.entry(t.term.to_owned()).or_default() += 1;
+            });
+            counts.insert(role_term(e.role).to_owned(), 1);
+            for (term, tf) in counts {
+                expected.entry(term).or_default().push((doc as u32, tf));
+            }
+        }
+        // The table starts at 2,048 slots and doubles at half full: grown twice.
+        assert!(expected.len() > 2048, "{} distinct terms", expected.len());
+        assert_eq!(segment.terms, expected);
     }
 
     #[test]
