@@ -7,7 +7,7 @@
 //! The test re-runs its own binary (`--exact <the test>`) as the writer; the environment
 //! variable `SPOOL_DURABILITY_DB` names the database it writes.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
 use spool::{AppendRequest, Order, PageRequest, Role};
@@ -52,7 +52,6 @@ fn write(db: &str) {
                 },
             )
             .expect("append");
-        use std::io::Write;
         writeln!(out, "{ACK}{n}").expect("stdout");
         out.flush().expect("stdout");
     }
@@ -146,15 +145,8 @@ fn test_appends_that_returned_under_normal_durability_survive_kill_9() {
         assert_eq!(entry.message_id, format!("m{n}"), "entry {n} in order");
         assert_eq!(entry.id, n as u64 + 1);
     }
-    let session = spool
-        .call(
-            WS,
-            spool::ops::GetSession {
-                key: KEY.to_owned(),
-            },
-        )
-        .expect("get")
-        .expect("the session");
+    let get = spool::ops::GetSession { key: KEY.into() };
+    let session = spool.call(WS, get).expect("get").expect("the session");
     assert_eq!(session.entry_count, entries.len() as u64);
     assert_eq!(session.last_entry_id, entries.len() as u64);
     // The search index is whole too: the newest acknowledged entry is found.

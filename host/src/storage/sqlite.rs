@@ -768,6 +768,12 @@ mod tests {
         (dir, ours, theirs)
     }
 
+    /// The value of `k` in workspace `w`, as text.
+    fn k(storage: &SqliteStorage) -> Option<String> {
+        let value = storage.get("w", b"k").expect("get")?;
+        Some(String::from_utf8(value).expect("text"))
+    }
+
     fn put(key: &[u8], value: &[u8]) -> Batch {
         let mut batch = Batch::default();
         batch.put(key.to_vec(), value.to_vec());
@@ -781,22 +787,13 @@ mod tests {
 
         // Outside an operation every read sees the newest commit.
         theirs.commit("w", put(b"k", b"2")).expect("commit");
-        assert_eq!(
-            ours.get("w", b"k").expect("get").as_deref(),
-            Some(&b"2"[..])
-        );
+        assert_eq!(k(&ours).as_deref(), Some("2"));
 
         // Inside one, its reads share the snapshot of the first.
         ours.begin_operation();
-        assert_eq!(
-            ours.get("w", b"k").expect("get").as_deref(),
-            Some(&b"2"[..])
-        );
+        assert_eq!(k(&ours).as_deref(), Some("2"));
         theirs.commit("w", put(b"k", b"3")).expect("commit");
-        assert_eq!(
-            ours.get("w", b"k").expect("get").as_deref(),
-            Some(&b"2"[..])
-        );
+        assert_eq!(k(&ours).as_deref(), Some("2"));
         let listed = ours
             .range(
                 "w",
@@ -816,18 +813,12 @@ mod tests {
             ours.commit("w", stale),
             Err(StorageError::Conflict(0))
         ));
-        assert_eq!(
-            theirs.get("w", b"k").expect("get").as_deref(),
-            Some(&b"3"[..])
-        );
+        assert_eq!(k(&theirs).as_deref(), Some("3"));
         // One that holds commits, for every reader.
         let mut fresh = put(b"k", b"5");
         fresh.require_equals(b"k".to_vec(), b"3".to_vec());
         ours.commit("w", fresh).expect("commit");
-        assert_eq!(
-            theirs.get("w", b"k").expect("get").as_deref(),
-            Some(&b"5"[..])
-        );
+        assert_eq!(k(&theirs).as_deref(), Some("5"));
         ours.end_operation();
 
         // A commit that carries on the snapshot of the reads before it.
@@ -837,25 +828,16 @@ mod tests {
         ours.commit("w", same).expect("commit");
         // After a commit, reads see other writers again (a new snapshot).
         theirs.commit("w", put(b"k", b"7")).expect("commit");
-        assert_eq!(
-            ours.get("w", b"k").expect("get").as_deref(),
-            Some(&b"7"[..])
-        );
+        assert_eq!(k(&ours).as_deref(), Some("7"));
         ours.end_operation();
 
         // The operation over, its snapshot is let go: others' commits are seen, and a
         // writer is never kept waiting on it.
         ours.begin_operation();
-        assert_eq!(
-            ours.get("w", b"k").expect("get").as_deref(),
-            Some(&b"7"[..])
-        );
+        assert_eq!(k(&ours).as_deref(), Some("7"));
         ours.end_operation();
         theirs.commit("w", put(b"k", b"8")).expect("commit");
-        assert_eq!(
-            ours.get("w", b"k").expect("get").as_deref(),
-            Some(&b"8"[..])
-        );
+        assert_eq!(k(&ours).as_deref(), Some("8"));
         assert!(ours.conn.is_autocommit(), "no transaction left open");
     }
 
@@ -884,18 +866,12 @@ mod tests {
         ours.commit("w", batch).expect("commit");
         assert_eq!(point_reads(&ours) - before, 1, "only the key not read");
         ours.end_operation();
-        assert_eq!(
-            theirs.get("w", b"k").expect("get").as_deref(),
-            Some(&b"2"[..])
-        );
+        assert_eq!(k(&theirs).as_deref(), Some("2"));
 
         // What the snapshot read decides only in the snapshot: a precondition it says
         // fails is checked again against the newest state (here it holds there).
         ours.begin_operation();
-        assert_eq!(
-            ours.get("w", b"k").expect("get").as_deref(),
-            Some(&b"2"[..])
-        );
+        assert_eq!(k(&ours).as_deref(), Some("2"));
         theirs.commit("w", put(b"k", b"3")).expect("commit");
         let mut newest = put(b"k", b"4");
         newest.require_equals(b"k".to_vec(), b"3".to_vec());
@@ -938,10 +914,7 @@ mod tests {
         assert_eq!(normal.durability().expect("durability"), Durability::Normal);
         // The setting is the connection's: each sees the other's commits all the same.
         normal.commit("w", put(b"k", b"1")).expect("commit");
-        assert_eq!(
-            full.get("w", b"k").expect("get").as_deref(),
-            Some(&b"1"[..])
-        );
+        assert_eq!(k(&full).as_deref(), Some("1"));
         let memory = SqliteStorage::open_in_memory().expect("open");
         assert_eq!(memory.durability().expect("durability"), Durability::Full);
     }
@@ -954,10 +927,7 @@ mod tests {
         theirs.commit("w", put(b"k", b"1")).expect("commit");
         // A host that never said the operation ended: the next one starts afresh.
         ours.begin_operation();
-        assert_eq!(
-            ours.get("w", b"k").expect("get").as_deref(),
-            Some(&b"1"[..])
-        );
+        assert_eq!(k(&ours).as_deref(), Some("1"));
         ours.end_operation();
         ours.end_operation();
         assert!(ours.conn.is_autocommit());
