@@ -4,11 +4,12 @@
 //! update the session row and its recency row, one transaction per append). Two
 //! regimes: on disk (a directory in the target directory; durability is part of the
 //! cost, goal component/raw >= 0.9) and on tmpfs (`/dev/shm`, where the fsync is nearly
-//! free and the component's own cost shows; goal >= 0.7). Then the bytes on disk per
+//! free and the component's own cost shows; goal >= 0.7). Each regime times its appends
+//! after [`WARM_UP`] appends per side, which it prints apart. Then the bytes on disk per
 //! entry of each database (file + WAL after a checkpoint, divided by the entries; the
-//! messages are ~100 bytes; goal for Spool <= 200). Last, on tmpfs, a fifth as many
+//! messages are ~100 bytes; goal for Spool <= 200). Then, on tmpfs, a fifth as many
 //! appends of 4 KiB entries (a tool's output): no goal, the component's cost on entries
-//! of the size agents write. And last the disk regime again with `Durability::Normal`
+//! of the size agents write. Last, the disk regime again with `Durability::Normal`
 //! (`synchronous=NORMAL` on both sides: the WAL is synced at checkpoints, not at each
 //! commit): no goal, what the documented faster option gives.
 //!
