@@ -171,8 +171,8 @@ pub enum Durability {
     /// `synchronous=NORMAL`: a commit has reached the operating system when it returns
     /// (the WAL is synced at checkpoints, not at every commit). It survives the
     /// process being killed; a crash of the operating system or a power loss may undo
-    /// the newest commits, whole ones only: the database stays consistent. About five
-    /// times the appends per second on disk (the append benchmark prints both).
+    /// the newest commits, whole ones only: the database stays consistent. Four to
+    /// five times the appends per second on disk (the append benchmark prints both).
     Normal,
 }
 
