@@ -686,6 +686,16 @@ fn test_the_last_json_records_read_and_mix_with_binary_ones() {
     }
 }
 
+/// Every search index record (`I` keys) of the workspace `default`.
+fn index_records(storage: &MemoryStorage) -> Vec<spool::Kv> {
+    let every = spool::RangeQuery {
+        range: spool::KeyRange::prefix(b"I"),
+        limit: 0,
+        reverse: false,
+    };
+    storage.range("default", &every).expect("range")
+}
+
 /// The search index as the release before index format 3 wrote it
 /// (`tests/fixtures/index-v2/`: 140 entries, two runs of format 2 and a tail): every
 /// query answers as the entries themselves do (the same query with the index removed,
@@ -694,16 +704,7 @@ fn test_the_last_json_records_read_and_mix_with_binary_ones() {
 #[test]
 fn test_an_index_of_format_2_answers_as_the_entries_do() {
     let storage = restore(include_str!("fixtures/index-v2/kv-dump.json"), 2, |_, _| ());
-    let index: Vec<spool::Kv> = storage
-        .range(
-            "default",
-            &spool::RangeQuery {
-                range: spool::KeyRange::prefix(b"I"),
-                limit: 0,
-                reverse: false,
-            },
-        )
-        .expect("range");
+    let index = index_records(&storage);
     assert!(index.len() > 16, "runs were written: {}", index.len());
     assert!(index.iter().all(|kv| kv.value[0] == 2), "format 2 only");
     let queries = [
@@ -761,16 +762,7 @@ fn test_an_index_of_format_2_answers_as_the_entries_do() {
             break;
         }
     }
-    let rebuilt = storage
-        .range(
-            "default",
-            &spool::RangeQuery {
-                range: spool::KeyRange::prefix(b"I"),
-                limit: 0,
-                reverse: false,
-            },
-        )
-        .expect("range");
+    let rebuilt = index_records(&storage);
     assert!(!rebuilt.is_empty() && rebuilt.iter().all(|kv| kv.value[0] == 3));
     for (query, page) in queries.iter().zip(&old) {
         assert_eq!(&find(&storage, query), page, "format 3: {query}");
