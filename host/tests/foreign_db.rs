@@ -115,12 +115,22 @@ fn test_an_empty_or_missing_file_becomes_a_spool_database() {
 #[test]
 fn test_a_spool_database_from_before_the_application_id_opens_and_gets_it() {
     let (_dir, db) = temp_db();
-    ok(&db, &["create", KEY]);
     {
+        // As an older Spool wrote it: schema version 1 (the `kv` table alone, keyed by
+        // the workspace's name) and no application id.
         let conn = rusqlite::Connection::open(&db).expect("open");
-        conn.pragma_update(None, "application_id", 0)
-            .expect("as written by an older Spool");
+        conn.execute_batch(
+            "CREATE TABLE kv (
+                workspace TEXT NOT NULL,
+                key BLOB NOT NULL,
+                value BLOB NOT NULL,
+                PRIMARY KEY (workspace, key)
+            ) WITHOUT ROWID;
+            PRAGMA user_version = 1;",
+        )
+        .expect("an older Spool's schema");
     }
+    ok(&db, &["create", KEY]);
     ok(
         &db,
         &["append", KEY, "--role", "user", "--content", "still mine"],
@@ -130,6 +140,11 @@ fn test_a_spool_database_from_before_the_application_id_opens_and_gets_it() {
         .pragma_query_value(None, "application_id", |row| row.get(0))
         .expect("application_id");
     assert_eq!(id, SPOOL_APPLICATION_ID);
+    let version: u32 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .expect("user_version");
+    assert_eq!(version, spool_host::SqliteStorage::schema_version());
+    assert!(ok(&db, &["show", KEY]).contains("still mine"));
 }
 
 /// Makes `path` unwritable for this process: permissions, and for root (whom

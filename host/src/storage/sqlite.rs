@@ -1,7 +1,10 @@
 //! [`SqliteStorage`]: the Spool storage contract on one SQLite database file.
 //!
 //! One table holds every workspace's key space:
-//! `kv(workspace, key, value)` with primary key `(workspace, key)`. SQLite compares BLOBs
+//! `kv(workspace, key, value)` with primary key `(workspace, key)`, where `workspace` is
+//! the workspace's number in `workspaces(id, name)` (given by the first commit that
+//! writes to it; a database of schema version 1 held the name in every row, and is
+//! migrated when opened). SQLite compares BLOBs
 //! with `memcmp` (a shorter key that is a prefix sorts first), which is exactly the
 //! bytewise key order the contract asks for. The database runs in WAL mode with
 //! `synchronous=FULL`, so a commit that returned is on disk.
@@ -18,10 +21,11 @@
 //! [`StorageError::Corrupt`] naming its key, and so is a read SQLite finds damaged.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use rusqlite::types::ValueRef;
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{
     Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
 };
@@ -37,12 +41,38 @@ pub const APPLICATION_ID: i32 = 0x5350_4f4c;
 
 /// The schema, one migration per version: entry `i` takes `user_version` from `i` to
 /// `i + 1`. Append new migrations; never edit an applied one.
-const MIGRATIONS: &[&str] = &["CREATE TABLE kv (
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE kv (
         workspace TEXT NOT NULL,
         key BLOB NOT NULL,
         value BLOB NOT NULL,
         PRIMARY KEY (workspace, key)
-    ) WITHOUT ROWID;"];
+    ) WITHOUT ROWID;",
+    // Version 2: each workspace's name is written once, in `workspaces`, and every row of
+    // `kv` holds its number (a row of workspace 1 stores no bytes for it, where the name
+    // `default` took 8). The rows are copied in key order, in the migration's one
+    // transaction.
+    "CREATE TABLE workspaces (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE
+    );
+    INSERT INTO workspaces (name) SELECT DISTINCT workspace FROM kv ORDER BY workspace;
+    CREATE TABLE kv_numbered (
+        workspace INTEGER NOT NULL,
+        key BLOB NOT NULL,
+        value BLOB NOT NULL,
+        PRIMARY KEY (workspace, key)
+    ) WITHOUT ROWID;
+    INSERT INTO kv_numbered (workspace, key, value)
+        SELECT w.id, kv.key, kv.value FROM kv JOIN workspaces w ON w.name = kv.workspace
+        ORDER BY w.id, kv.key;
+    DROP TABLE kv;
+    ALTER TABLE kv_numbered RENAME TO kv;",
+];
+
+/// The first schema version that numbers workspaces (`workspaces`); a database of an
+/// older version opened read-only is read with the workspace's name in `kv`.
+const NUMBERED_WORKSPACES: u32 = 2;
 
 /// How the connection keeps its statements: prepared once and kept (a cache that holds
 /// every statement of [`sql`]), and never prepared again. Without the query planner
@@ -69,6 +99,8 @@ mod sql {
     pub(super) const DELETE_RANGE: &str =
         "DELETE FROM kv WHERE workspace = ?1 AND key >= ?2 AND key < ?3";
     pub(super) const DELETE_FROM: &str = "DELETE FROM kv WHERE workspace = ?1 AND key >= ?2";
+    pub(super) const WORKSPACE: &str = "SELECT id FROM workspaces WHERE name = ?1";
+    pub(super) const NEW_WORKSPACE: &str = "INSERT INTO workspaces (name) VALUES (?1)";
     pub(super) const BEGIN: &str = "BEGIN";
     pub(super) const COMMIT: &str = "COMMIT";
     pub(super) const ROLLBACK: &str = "ROLLBACK";
@@ -109,6 +141,19 @@ pub struct SqliteStorage {
     /// against what was read, not by reading again (nothing can have changed them: the
     /// commit happens only if no other connection wrote since the snapshot).
     seen: RefCell<Seen>,
+    /// How `kv` names a workspace.
+    workspaces: Workspaces,
+}
+
+/// How the rows of `kv` name their workspace.
+#[derive(Debug)]
+enum Workspaces {
+    /// By its number in `workspaces` (schema version [`NUMBERED_WORKSPACES`] on). Kept
+    /// here: the numbers of workspaces this connection saw committed, by name (a
+    /// workspace's number never changes, and its row is never deleted).
+    Numbered(RefCell<HashMap<String, i64>>),
+    /// By its name: a database of an older schema, opened read-only.
+    Named,
 }
 
 /// Point reads of one read transaction: `(workspace, key, value)`, the newest last, at
@@ -255,12 +300,14 @@ impl SqliteStorage {
             read_only: None,
             scope: Cell::default(),
             seen: RefCell::default(),
+            workspaces: Workspaces::Numbered(RefCell::default()),
         })
     }
 
     /// Opens an existing Spool database Spool may not write: `mode=ro`, or, when SQLite
     /// cannot read it that way (a WAL database in a directory where it cannot create its
-    /// shared-memory file), `immutable=1`. Its schema must already be current.
+    /// shared-memory file), `immutable=1`. It cannot be migrated, so it is read as its
+    /// schema version lays it out: the current one, or version 1 (workspaces by name).
     fn open_read_only(path: &Path, reason: String) -> Result<Self, Error> {
         let fail = |e: rusqlite::Error| Error::Sqlite {
             path: String::new(),
@@ -279,7 +326,14 @@ impl SqliteStorage {
             .or_else(|_| try_open("mode=ro&immutable=1"))
             .map_err(fail)?;
         let known = Self::schema_version();
-        if version != known {
+        let workspaces = if version < NUMBERED_WORKSPACES {
+            Workspaces::Named
+        } else {
+            Workspaces::Numbered(RefCell::default())
+        };
+        // Version 1 (the first) is read with the names in `kv`; any other older or
+        // newer version has a layout this build does not read.
+        if version != known && version != 1 {
             return Err(Error::Sqlite {
                 path: String::new(),
                 message: format!(
@@ -294,6 +348,7 @@ impl SqliteStorage {
             read_only: Some(reason),
             scope: Cell::default(),
             seen: RefCell::default(),
+            workspaces,
         })
     }
 
@@ -331,12 +386,64 @@ impl SqliteStorage {
         MIGRATIONS.len() as u32
     }
 
+    /// What the rows of `workspace` hold in `kv.workspace`, or `None` when no row can
+    /// be in it (it has no number: nothing was ever written to it).
+    fn workspace(&self, workspace: &str) -> Result<Option<Value>, StorageError> {
+        let Workspaces::Numbered(known) = &self.workspaces else {
+            return Ok(Some(Value::Text(workspace.to_owned())));
+        };
+        if let Some(&id) = known.borrow().get(workspace) {
+            return Ok(Some(Value::Integer(id)));
+        }
+        let id: Option<i64> = self
+            .conn
+            .prepare_cached(sql::WORKSPACE)
+            .and_then(|mut stmt| stmt.query_row([workspace], |row| row.get(0)).optional())
+            .map_err(|e| backend(&[], e))?;
+        // Found before this connection numbered it (it does so only in a commit, after
+        // this read), so committed by someone: it stays.
+        if let Some(id) = id {
+            known.borrow_mut().insert(workspace.to_owned(), id);
+        }
+        Ok(id.map(Value::Integer))
+    }
+
+    /// [`SqliteStorage::workspace`] for a commit of `batch`, in its write transaction:
+    /// a workspace the batch puts the first row in is numbered there. Also returns the
+    /// number given, which is kept only once the transaction has committed.
+    fn workspace_to_write(
+        &self,
+        workspace: &str,
+        batch: &Batch,
+    ) -> Result<(Option<Value>, Option<i64>), StorageError> {
+        let found = self.workspace(workspace)?;
+        if found.is_some() || !puts(batch) {
+            return Ok((found, None));
+        }
+        self.conn
+            .prepare_cached(sql::NEW_WORKSPACE)
+            .and_then(|mut stmt| stmt.execute([workspace]))
+            .map_err(|e| backend(&[], e))?;
+        let id = self.conn.last_insert_rowid();
+        Ok((Some(Value::Integer(id)), Some(id)))
+    }
+
+    /// Keeps the number a committed transaction gave `workspace`.
+    fn numbered(&self, workspace: &str, given: Option<i64>) {
+        if let (Workspaces::Numbered(known), Some(id)) = (&self.workspaces, given) {
+            known.borrow_mut().insert(workspace.to_owned(), id);
+        }
+    }
+
     /// Writes `batch` in the transaction `tx` is in, if its preconditions hold there
     /// (`Some(index)` of the first that fails, nothing written). A precondition on a
     /// key in `seen` is checked against its value there: reads of this transaction.
+    /// `ws` is what `kv.workspace` holds for `workspace` ([`SqliteStorage::workspace`]);
+    /// `None` only for a batch that puts nothing.
     fn apply(
         tx: &Connection,
         workspace: &str,
+        ws: Option<&Value>,
         batch: &Batch,
         seen: &Seen,
     ) -> Result<Option<u32>, StorageError> {
@@ -349,7 +456,7 @@ impl SqliteStorage {
             let value = match seen.get(workspace, key) {
                 Some(value) => value,
                 None => {
-                    read_again = read(tx, workspace, key)?;
+                    read_again = read(tx, ws, key)?;
                     read_again.as_deref()
                 }
             };
@@ -362,6 +469,15 @@ impl SqliteStorage {
             }
         }
         let sql = |e| backend(&[], e);
+        // A workspace with no number holds no row: there is nothing to delete.
+        let Some(workspace) = ws else {
+            if puts(batch) {
+                return Err(StorageError::Backend(
+                    "sqlite: a put to a workspace with no number".into(),
+                ));
+            }
+            return Ok(None);
+        };
         for mutation in &batch.mutations {
             match mutation {
                 Mutation::Put(kv) => {
@@ -561,7 +677,24 @@ fn open_error(path: &Path, e: rusqlite::Error) -> Error {
     }
 }
 
-fn read(conn: &Connection, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+/// Whether `batch` puts a value (and so needs its workspace numbered).
+fn puts(batch: &Batch) -> bool {
+    batch
+        .mutations
+        .iter()
+        .any(|m| matches!(m, Mutation::Put(_)))
+}
+
+/// The value at `key` in the workspace `kv.workspace` holds as `ws` (`None`: a
+/// workspace with no row).
+fn read(
+    conn: &Connection,
+    ws: Option<&Value>,
+    key: &[u8],
+) -> Result<Option<Vec<u8>>, StorageError> {
+    let Some(workspace) = ws else {
+        return Ok(None);
+    };
     let value: Option<Stored> = conn
         .prepare_cached(sql::GET)
         .and_then(|mut stmt| {
@@ -651,9 +784,15 @@ impl SqliteStorage {
         if self.conn.is_autocommit() {
             return false;
         }
-        if matches!(Self::apply(&self.conn, workspace, batch, &seen), Ok(None))
+        let applied = self
+            .workspace_to_write(workspace, batch)
+            .and_then(|(ws, given)| {
+                Self::apply(&self.conn, workspace, ws.as_ref(), batch, &seen).map(|r| (r, given))
+            });
+        if let Ok((None, given)) = applied
             && self.run(sql::COMMIT).is_ok()
         {
+            self.numbered(workspace, given);
             return true;
         }
         if !self.conn.is_autocommit() {
@@ -666,7 +805,7 @@ impl SqliteStorage {
 impl Storage for SqliteStorage {
     fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
         self.snapshot()?;
-        let value = read(&self.conn, workspace, key)?;
+        let value = read(&self.conn, self.workspace(workspace)?.as_ref(), key)?;
         if self.scope.get() == Scope::Reading {
             self.seen.borrow_mut().note(workspace, key, &value);
         }
@@ -675,6 +814,9 @@ impl Storage for SqliteStorage {
 
     fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
         self.snapshot()?;
+        let Some(ws) = self.workspace(workspace)? else {
+            return Ok(Vec::new());
+        };
         let limit: i64 = if query.limit == 0 {
             -1
         } else {
@@ -693,7 +835,7 @@ impl Storage for SqliteStorage {
                         sql::RANGE_ASC
                     };
                     let mut stmt = self.conn.prepare_cached(text)?;
-                    let rows = stmt.query_map(params![workspace, start, end, limit], to_kv)?;
+                    let rows = stmt.query_map(params![ws, start, end, limit], to_kv)?;
                     rows.collect()
                 }
                 None => {
@@ -703,7 +845,7 @@ impl Storage for SqliteStorage {
                         sql::RANGE_FROM_ASC
                     };
                     let mut stmt = self.conn.prepare_cached(text)?;
-                    let rows = stmt.query_map(params![workspace, start, limit], to_kv)?;
+                    let rows = stmt.query_map(params![ws, start, limit], to_kv)?;
                     rows.collect()
                 }
             }
@@ -739,9 +881,14 @@ impl Storage for SqliteStorage {
             .map_err(|e| backend(&[], e))?;
         // Dropping `tx` without committing rolls it back: a failed precondition or a
         // failed statement leaves nothing written.
-        match Self::apply(&tx, workspace, &batch, &Seen::default())? {
+        let (ws, given) = self.workspace_to_write(workspace, &batch)?;
+        match Self::apply(&tx, workspace, ws.as_ref(), &batch, &Seen::default())? {
             Some(index) => Err(StorageError::Conflict(index)),
-            None => tx.commit().map_err(|e| backend(&[], e)),
+            None => {
+                tx.commit().map_err(|e| backend(&[], e))?;
+                self.numbered(workspace, given);
+                Ok(())
+            }
         }
     }
 
@@ -994,5 +1141,174 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    /// A database of schema version 1 (`kv.workspace` holds the name) with rows in two
+    /// workspaces, one of them a TEXT value SQLite keeps as it is.
+    fn version_1(path: &Path) {
+        let conn = Connection::open(path).expect("open");
+        conn.execute_batch(MIGRATIONS[0]).expect("version 1 schema");
+        conn.pragma_update(None, "user_version", 1)
+            .expect("version");
+        conn.pragma_update(None, "application_id", APPLICATION_ID)
+            .expect("id");
+        let mut put = conn
+            .prepare("INSERT INTO kv (workspace, key, value) VALUES (?1, ?2, ?3)")
+            .expect("insert");
+        for (workspace, key, value) in [
+            ("team-b", &b"k1"[..], &b"b1"[..]),
+            ("default", b"k2", b"d2"),
+            ("default", b"k1", b"d1"),
+            ("team-b", b"k3", b"b3"),
+        ] {
+            put.execute(params![workspace, key, value]).expect("row");
+        }
+        conn.execute(
+            "INSERT INTO kv (workspace, key, value) VALUES ('default', x'ff', 'text')",
+            [],
+        )
+        .expect("text row");
+    }
+
+    fn keys(storage: &SqliteStorage, workspace: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let all = RangeQuery {
+            range: KeyRange {
+                start: b"k".to_vec(),
+                end: Some(b"l".to_vec()),
+            },
+            limit: 0,
+            reverse: false,
+        };
+        let kvs = storage.range(workspace, &all).expect("range");
+        kvs.into_iter().map(|kv| (kv.key, kv.value)).collect()
+    }
+
+    #[test]
+    fn test_a_version_1_database_is_migrated_to_numbered_workspaces() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("spool.db");
+        version_1(&path);
+        let storage = SqliteStorage::open(&path).expect("open and migrate");
+        let version: u32 = storage
+            .conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .expect("version");
+        assert_eq!(version, SqliteStorage::schema_version());
+        assert_eq!(version, NUMBERED_WORKSPACES);
+
+        let pairs = |list: &[(&[u8], &[u8])]| -> Vec<(Vec<u8>, Vec<u8>)> {
+            list.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect()
+        };
+        assert_eq!(
+            keys(&storage, "default"),
+            pairs(&[(b"k1", b"d1"), (b"k2", b"d2")])
+        );
+        assert_eq!(
+            keys(&storage, "team-b"),
+            pairs(&[(b"k1", b"b1"), (b"k3", b"b3")])
+        );
+        assert_eq!(keys(&storage, "never-written"), pairs(&[]));
+        // A value of another type is still refused as damaged, naming its key.
+        assert!(matches!(
+            storage.get("default", &[0xff]),
+            Err(StorageError::Corrupt { key, .. }) if key == [0xff]
+        ));
+
+        // Every row holds its workspace's number; each name is written once.
+        let kinds: Vec<String> = storage
+            .conn
+            .prepare("SELECT DISTINCT typeof(workspace) FROM kv")
+            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+            .expect("types");
+        assert_eq!(kinds, ["integer"]);
+        let names: Vec<String> = storage
+            .conn
+            .prepare("SELECT name FROM workspaces ORDER BY id")
+            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+            .expect("names");
+        assert_eq!(names, ["default", "team-b"]);
+
+        // A new workspace is numbered by its first write, and the others keep theirs.
+        storage.commit("new", put(b"k9", b"n9")).expect("commit");
+        assert_eq!(keys(&storage, "new"), pairs(&[(b"k9", b"n9")]));
+        assert_eq!(keys(&storage, "team-b").len(), 2);
+        drop(storage);
+        let again = SqliteStorage::open(&path).expect("reopen");
+        assert_eq!(keys(&again, "new"), pairs(&[(b"k9", b"n9")]));
+        assert_eq!(keys(&again, "default").len(), 2);
+    }
+
+    #[test]
+    fn test_a_version_1_database_opened_read_only_is_read_by_name() {
+        let dir = tempfile::tempdir().expect("dir");
+        let path = dir.path().join("spool.db");
+        version_1(&path);
+        let storage =
+            SqliteStorage::open_read_only(&path, "a test".into()).expect("open read-only");
+        assert_eq!(keys(&storage, "team-b").len(), 2);
+        assert_eq!(
+            storage.get("default", b"k2").expect("get"),
+            Some(b"d2".to_vec())
+        );
+        assert!(storage.commit("default", put(b"k", b"v")).is_err());
+        // Nothing was migrated.
+        let version: u32 = storage
+            .conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .expect("version");
+        assert_eq!(version, 1);
+    }
+
+    #[test]
+    fn test_a_workspace_is_numbered_only_by_a_commit_that_lands() {
+        let (dir, ours, theirs) = two_connections();
+        let numbered = |name: &str| -> i64 {
+            let conn = Connection::open(dir.path().join("spool.db")).expect("open");
+            conn.query_row(
+                "SELECT count(*) FROM workspaces WHERE name = ?1",
+                [name],
+                |row| row.get(0),
+            )
+            .expect("count")
+        };
+        // A put whose precondition fails numbers nothing.
+        let mut failing = put(b"k", b"1");
+        failing.require_equals(b"k".to_vec(), b"0".to_vec());
+        assert!(matches!(
+            ours.commit("n", failing),
+            Err(StorageError::Conflict(0))
+        ));
+        assert_eq!(numbered("n"), 0);
+        // Nor do preconditions alone, or deletes of what cannot be there.
+        let mut check = Batch::default();
+        check.require_absent(b"k".to_vec());
+        ours.commit("n", check).expect("holds");
+        let mut delete = Batch::default();
+        delete.delete(b"k".to_vec());
+        delete.delete_range(KeyRange::prefix(b"k"));
+        ours.commit("n", delete).expect("nothing to delete");
+        assert_eq!(numbered("n"), 0);
+        assert_eq!(ours.get("n", b"k").expect("get"), None);
+
+        // The failed commit left no number behind in this connection either: its next
+        // put numbers the workspace, and the other connection finds that number.
+        ours.commit("n", put(b"k", b"2")).expect("commit");
+        assert_eq!(numbered("n"), 1);
+        assert_eq!(theirs.get("n", b"k").expect("get"), Some(b"2".to_vec()));
+        theirs.commit("n", put(b"k", b"3")).expect("commit");
+        assert_eq!(ours.get("n", b"k").expect("get"), Some(b"3".to_vec()));
+        assert_eq!(numbered("n"), 1);
+        // Workspaces stay apart.
+        assert_eq!(ours.get("w", b"k").expect("get"), None);
+
+        // A put in an operation's snapshot that another connection got ahead of (it
+        // numbered the workspace first) is made again on the newest state.
+        ours.begin_operation();
+        assert_eq!(ours.get("late", b"k").expect("get"), None);
+        theirs.commit("late", put(b"other", b"1")).expect("commit");
+        ours.commit("late", put(b"k", b"1")).expect("commit");
+        ours.end_operation();
+        assert_eq!(numbered("late"), 1);
+        assert_eq!(keys(&theirs, "late"), vec![(b"k".to_vec(), b"1".to_vec())]);
     }
 }
