@@ -3,8 +3,8 @@
 //! One table holds every workspace's key space:
 //! `kv(workspace, key, value)` with primary key `(workspace, key)`, where `workspace` is
 //! the workspace's number in `workspaces(id, name)` (given by the first commit that
-//! writes to it; a database of schema version 1 held the name in every row, and is
-//! migrated when opened). SQLite compares BLOBs
+//! writes to it; a database of schema version 1, from before the numbers, holds the
+//! name in every row and is read and written as it is). SQLite compares BLOBs
 //! with `memcmp` (a shorter key that is a prefix sorts first), which is exactly the
 //! bytewise key order the contract asks for. The database runs in WAL mode with
 //! `synchronous=FULL`, so a commit that returned is on disk.
@@ -39,40 +39,39 @@ const BUSY_TIMEOUT: Duration = Duration::from_millis(5000);
 /// The `application_id` of a Spool database (`PRAGMA application_id`): "SPOL".
 pub const APPLICATION_ID: i32 = 0x5350_4f4c;
 
-/// The schema, one migration per version: entry `i` takes `user_version` from `i` to
-/// `i + 1`. Append new migrations; never edit an applied one.
-const MIGRATIONS: &[&str] = &[
-    "CREATE TABLE kv (
-        workspace TEXT NOT NULL,
-        key BLOB NOT NULL,
-        value BLOB NOT NULL,
-        PRIMARY KEY (workspace, key)
-    ) WITHOUT ROWID;",
-    // Version 2: each workspace's name is written once, in `workspaces`, and every row of
-    // `kv` holds its number (a row of workspace 1 stores no bytes for it, where the name
-    // `default` took 8). The rows are copied in key order, in the migration's one
-    // transaction.
-    "CREATE TABLE workspaces (
+/// The schema of a database Spool creates (`user_version` [`SCHEMA_VERSION`]): each
+/// workspace's name is written once, in `workspaces`, and every row of `kv` holds its
+/// number (SQLite stores the numbers 0 and 1 in no bytes at all, where the name `default`
+/// took 8 and a type byte).
+const SCHEMA: &str = "CREATE TABLE workspaces (
         id INTEGER PRIMARY KEY,
         name TEXT NOT NULL UNIQUE
     );
-    INSERT INTO workspaces (name) SELECT DISTINCT workspace FROM kv ORDER BY workspace;
-    CREATE TABLE kv_numbered (
+    CREATE TABLE kv (
         workspace INTEGER NOT NULL,
         key BLOB NOT NULL,
         value BLOB NOT NULL,
         PRIMARY KEY (workspace, key)
-    ) WITHOUT ROWID;
-    INSERT INTO kv_numbered (workspace, key, value)
-        SELECT w.id, kv.key, kv.value FROM kv JOIN workspaces w ON w.name = kv.workspace
-        ORDER BY w.id, kv.key;
-    DROP TABLE kv;
-    ALTER TABLE kv_numbered RENAME TO kv;",
-];
+    ) WITHOUT ROWID;";
 
-/// The first schema version that numbers workspaces (`workspaces`); a database of an
-/// older version opened read-only is read with the workspace's name in `kv`.
+/// The schema version of the databases Spool creates.
+const SCHEMA_VERSION: u32 = 2;
+
+/// The first schema version that numbers workspaces. A database of version 1 (`kv`
+/// alone, its `workspace` the name: [`SCHEMA_1`]) is read and written as it is laid
+/// out: converting it would copy every row in one transaction, which for a 1.17 GB
+/// database took 19 s and 3.5 GB of disk at its peak (the copy, and the WAL holding it),
+/// and left a file of twice the size.
 const NUMBERED_WORKSPACES: u32 = 2;
+
+/// The schema of version 1, which Spool created before [`SCHEMA`].
+#[cfg(test)]
+const SCHEMA_1: &str = "CREATE TABLE kv (
+        workspace TEXT NOT NULL,
+        key BLOB NOT NULL,
+        value BLOB NOT NULL,
+        PRIMARY KEY (workspace, key)
+    ) WITHOUT ROWID;";
 
 /// How the connection keeps its statements: prepared once and kept (a cache that holds
 /// every statement of [`sql`]), and never prepared again. Without the query planner
@@ -152,8 +151,19 @@ enum Workspaces {
     /// here: the numbers of workspaces this connection saw committed, by name (a
     /// workspace's number never changes, and its row is never deleted).
     Numbered(RefCell<HashMap<String, i64>>),
-    /// By its name: a database of an older schema, opened read-only.
+    /// By its name: a database of schema version 1.
     Named,
+}
+
+impl Workspaces {
+    /// How a database of schema `version` names workspaces.
+    fn of(version: u32) -> Self {
+        if version < NUMBERED_WORKSPACES {
+            Workspaces::Named
+        } else {
+            Workspaces::Numbered(RefCell::default())
+        }
+    }
 }
 
 /// Point reads of one read transaction: `(workspace, key, value)`, the newest last, at
@@ -294,20 +304,20 @@ impl SqliteStorage {
         conn.pragma_update(None, "synchronous", durability.pragma())
             .map_err(fail)?;
         statements(&conn).map_err(fail)?;
-        migrate(&conn)?;
+        let version = set_up_schema(&conn)?;
         Ok(SqliteStorage {
             conn,
             read_only: None,
             scope: Cell::default(),
             seen: RefCell::default(),
-            workspaces: Workspaces::Numbered(RefCell::default()),
+            workspaces: Workspaces::of(version),
         })
     }
 
     /// Opens an existing Spool database Spool may not write: `mode=ro`, or, when SQLite
     /// cannot read it that way (a WAL database in a directory where it cannot create its
-    /// shared-memory file), `immutable=1`. It cannot be migrated, so it is read as its
-    /// schema version lays it out: the current one, or version 1 (workspaces by name).
+    /// shared-memory file), `immutable=1`. Its schema must be one this build reads
+    /// (version 1 or [`SCHEMA_VERSION`]): it cannot be created here.
     fn open_read_only(path: &Path, reason: String) -> Result<Self, Error> {
         let fail = |e: rusqlite::Error| Error::Sqlite {
             path: String::new(),
@@ -326,19 +336,12 @@ impl SqliteStorage {
             .or_else(|_| try_open("mode=ro&immutable=1"))
             .map_err(fail)?;
         let known = Self::schema_version();
-        let workspaces = if version < NUMBERED_WORKSPACES {
-            Workspaces::Named
-        } else {
-            Workspaces::Numbered(RefCell::default())
-        };
-        // Version 1 (the first) is read with the names in `kv`; any other older or
-        // newer version has a layout this build does not read.
         if version != known && version != 1 {
             return Err(Error::Sqlite {
                 path: String::new(),
                 message: format!(
-                    "the database has schema version {version}, this build of Spool uses \
-                     {known}, and it cannot be migrated: {reason}"
+                    "the database has schema version {version}, this build of Spool reads \
+                     versions 1 and {known}, and it cannot set the database up: {reason}"
                 ),
             });
         }
@@ -348,7 +351,7 @@ impl SqliteStorage {
             read_only: Some(reason),
             scope: Cell::default(),
             seen: RefCell::default(),
-            workspaces,
+            workspaces: Workspaces::of(version),
         })
     }
 
@@ -381,9 +384,10 @@ impl SqliteStorage {
         }
     }
 
-    /// The schema version this build creates and reads (`PRAGMA user_version`).
+    /// The schema version this build creates (`PRAGMA user_version`); it reads and
+    /// writes version 1 too, as it is.
     pub fn schema_version() -> u32 {
-        MIGRATIONS.len() as u32
+        SCHEMA_VERSION
     }
 
     /// What the rows of `workspace` hold in `kv.workspace`, or `None` when no row can
@@ -508,41 +512,41 @@ impl SqliteStorage {
     }
 }
 
-/// Brings the schema to [`SqliteStorage::schema_version`] in one transaction.
-fn migrate(conn: &Connection) -> Result<(), Error> {
+/// Gives a new database the schema ([`SCHEMA`]) and any database from before Spool set
+/// it Spool's `application_id`, in one transaction; returns the schema version.
+fn set_up_schema(conn: &Connection) -> Result<u32, Error> {
     let fail = |e: rusqlite::Error| Error::Sqlite {
         path: String::new(),
-        message: format!("schema migration failed: {e}"),
+        message: format!("schema set-up failed: {e}"),
     };
-    let known = MIGRATIONS.len() as u32;
-    let current = |conn: &Connection| -> rusqlite::Result<bool> {
+    let known = |version: u32| version == 1 || version == SCHEMA_VERSION;
+    let current = |conn: &Connection| -> rusqlite::Result<Option<u32>> {
         let version: u32 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
         let id: i32 = conn.pragma_query_value(None, "application_id", |row| row.get(0))?;
-        Ok(version == known && id == APPLICATION_ID)
+        Ok((known(version) && id == APPLICATION_ID).then_some(version))
     };
-    // A database that is up to date is only read: opening it never waits for a writer.
-    if current(conn).map_err(fail)? {
-        return Ok(());
+    // A database that is set up is only read: opening it never waits for a writer.
+    if let Some(version) = current(conn).map_err(fail)? {
+        return Ok(version);
     }
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate).map_err(fail)?;
-    let version: u32 = tx
+    let mut version: u32 = tx
         .pragma_query_value(None, "user_version", |row| row.get(0))
         .map_err(fail)?;
-    if version > known {
+    if version > SCHEMA_VERSION {
         return Err(Error::Sqlite {
             path: String::new(),
             message: format!(
                 "the database has schema version {version}, but this build of Spool knows only \
-                 up to version {known}; use a newer Spool"
+                 up to version {SCHEMA_VERSION}; use a newer Spool"
             ),
         });
     }
-    for migration in &MIGRATIONS[version as usize..] {
-        tx.execute_batch(migration).map_err(fail)?;
-    }
-    if version < known {
-        tx.pragma_update(None, "user_version", known)
+    if version == 0 {
+        tx.execute_batch(SCHEMA).map_err(fail)?;
+        tx.pragma_update(None, "user_version", SCHEMA_VERSION)
             .map_err(fail)?;
+        version = SCHEMA_VERSION;
     }
     // New databases, and those from before Spool set it, get Spool's id.
     let id: i32 = tx
@@ -552,7 +556,8 @@ fn migrate(conn: &Connection) -> Result<(), Error> {
         tx.pragma_update(None, "application_id", APPLICATION_ID)
             .map_err(fail)?;
     }
-    tx.commit().map_err(fail)
+    tx.commit().map_err(fail)?;
+    Ok(version)
 }
 
 /// What a database says about itself: `application_id`, `user_version`, and the
@@ -1147,7 +1152,7 @@ mod tests {
     /// workspaces, one of them a TEXT value SQLite keeps as it is.
     fn version_1(path: &Path) {
         let conn = Connection::open(path).expect("open");
-        conn.execute_batch(MIGRATIONS[0]).expect("version 1 schema");
+        conn.execute_batch(SCHEMA_1).expect("version 1 schema");
         conn.pragma_update(None, "user_version", 1)
             .expect("version");
         conn.pragma_update(None, "application_id", APPLICATION_ID)
@@ -1183,18 +1188,29 @@ mod tests {
         kvs.into_iter().map(|kv| (kv.key, kv.value)).collect()
     }
 
+    /// The distinct SQLite types of `kv.workspace`.
+    fn workspace_types(storage: &SqliteStorage) -> Vec<String> {
+        storage
+            .conn
+            .prepare("SELECT DISTINCT typeof(workspace) FROM kv")
+            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
+            .expect("types")
+    }
+
+    fn user_version(storage: &SqliteStorage) -> u32 {
+        storage
+            .conn
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .expect("version")
+    }
+
     #[test]
-    fn test_a_version_1_database_is_migrated_to_numbered_workspaces() {
+    fn test_a_version_1_database_is_read_and_written_as_it_is() {
         let dir = tempfile::tempdir().expect("dir");
         let path = dir.path().join("spool.db");
         version_1(&path);
-        let storage = SqliteStorage::open(&path).expect("open and migrate");
-        let version: u32 = storage
-            .conn
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .expect("version");
-        assert_eq!(version, SqliteStorage::schema_version());
-        assert_eq!(version, NUMBERED_WORKSPACES);
+        let storage = SqliteStorage::open(&path).expect("open");
+        assert_eq!(user_version(&storage), 1, "left at version 1");
 
         let pairs = |list: &[(&[u8], &[u8])]| -> Vec<(Vec<u8>, Vec<u8>)> {
             list.iter().map(|(k, v)| (k.to_vec(), v.to_vec())).collect()
@@ -1214,28 +1230,21 @@ mod tests {
             Err(StorageError::Corrupt { key, .. }) if key == [0xff]
         ));
 
-        // Every row holds its workspace's number; each name is written once.
-        let kinds: Vec<String> = storage
-            .conn
-            .prepare("SELECT DISTINCT typeof(workspace) FROM kv")
-            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
-            .expect("types");
-        assert_eq!(kinds, ["integer"]);
-        let names: Vec<String> = storage
-            .conn
-            .prepare("SELECT name FROM workspaces ORDER BY id")
-            .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
-            .expect("names");
-        assert_eq!(names, ["default", "team-b"]);
-
-        // A new workspace is numbered by its first write, and the others keep theirs.
+        // Writes go in by name, to a new workspace and to an old one.
         storage.commit("new", put(b"k9", b"n9")).expect("commit");
+        let mut batch = put(b"k3", b"b3'");
+        batch.require_equals(b"k3".to_vec(), b"b3".to_vec());
+        storage.commit("team-b", batch).expect("commit");
         assert_eq!(keys(&storage, "new"), pairs(&[(b"k9", b"n9")]));
-        assert_eq!(keys(&storage, "team-b").len(), 2);
+        assert_eq!(workspace_types(&storage), ["text"]);
         drop(storage);
         let again = SqliteStorage::open(&path).expect("reopen");
+        assert_eq!(user_version(&again), 1);
         assert_eq!(keys(&again, "new"), pairs(&[(b"k9", b"n9")]));
-        assert_eq!(keys(&again, "default").len(), 2);
+        assert_eq!(
+            keys(&again, "team-b"),
+            pairs(&[(b"k1", b"b1"), (b"k3", b"b3'")])
+        );
     }
 
     #[test]
@@ -1251,12 +1260,7 @@ mod tests {
             Some(b"d2".to_vec())
         );
         assert!(storage.commit("default", put(b"k", b"v")).is_err());
-        // Nothing was migrated.
-        let version: u32 = storage
-            .conn
-            .pragma_query_value(None, "user_version", |row| row.get(0))
-            .expect("version");
-        assert_eq!(version, 1);
+        assert_eq!(user_version(&storage), 1);
     }
 
     #[test]
@@ -1298,8 +1302,10 @@ mod tests {
         theirs.commit("n", put(b"k", b"3")).expect("commit");
         assert_eq!(ours.get("n", b"k").expect("get"), Some(b"3".to_vec()));
         assert_eq!(numbered("n"), 1);
-        // Workspaces stay apart.
+        // Workspaces stay apart, each row holding its workspace's number.
         assert_eq!(ours.get("w", b"k").expect("get"), None);
+        assert_eq!(user_version(&ours), SCHEMA_VERSION);
+        assert_eq!(workspace_types(&ours), ["integer"]);
 
         // A put in an operation's snapshot that another connection got ahead of (it
         // numbered the workspace first) is made again on the newest state.
