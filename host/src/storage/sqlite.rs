@@ -155,6 +155,11 @@ enum Workspaces {
     Named,
 }
 
+/// Whether this build reads and writes a database of schema `version` as it is.
+fn known_schema(version: u32) -> bool {
+    version == 1 || version == SCHEMA_VERSION
+}
+
 impl Workspaces {
     /// How a database of schema `version` names workspaces.
     fn of(version: u32) -> Self {
@@ -336,7 +341,7 @@ impl SqliteStorage {
             .or_else(|_| try_open("mode=ro&immutable=1"))
             .map_err(fail)?;
         let known = Self::schema_version();
-        if version != known && version != 1 {
+        if !known_schema(version) {
             return Err(Error::Sqlite {
                 path: String::new(),
                 message: format!(
@@ -519,11 +524,10 @@ fn set_up_schema(conn: &Connection) -> Result<u32, Error> {
         path: String::new(),
         message: format!("schema set-up failed: {e}"),
     };
-    let known = |version: u32| version == 1 || version == SCHEMA_VERSION;
     let current = |conn: &Connection| -> rusqlite::Result<Option<u32>> {
         let version: u32 = conn.pragma_query_value(None, "user_version", |row| row.get(0))?;
         let id: i32 = conn.pragma_query_value(None, "application_id", |row| row.get(0))?;
-        Ok((known(version) && id == APPLICATION_ID).then_some(version))
+        Ok((known_schema(version) && id == APPLICATION_ID).then_some(version))
     };
     // A database that is set up is only read: opening it never waits for a writer.
     if let Some(version) = current(conn).map_err(fail)? {
@@ -1175,12 +1179,10 @@ mod tests {
         .expect("text row");
     }
 
+    /// The pairs under the prefix `k` in `workspace`, in key order.
     fn keys(storage: &SqliteStorage, workspace: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
         let all = RangeQuery {
-            range: KeyRange {
-                start: b"k".to_vec(),
-                end: Some(b"l".to_vec()),
-            },
+            range: KeyRange::prefix(b"k"),
             limit: 0,
             reverse: false,
         };
