@@ -27,7 +27,8 @@ use std::time::Duration;
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{
-    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+    Connection, OpenFlags, OptionalExtension, PrepFlags, Statement, Transaction,
+    TransactionBehavior, params,
 };
 use spool::{Batch, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError};
 
@@ -73,14 +74,13 @@ const SCHEMA_1: &str = "CREATE TABLE kv (
         PRIMARY KEY (workspace, key)
     ) WITHOUT ROWID;";
 
-/// How the connection keeps its statements: prepared once and kept (a cache that holds
-/// every statement of [`sql`]), and never prepared again. Without the query planner
+/// Keeps the connection's statements ([`Statements`], every statement of [`sql`],
+/// prepared when it opens) from ever being prepared again. Without the query planner
 /// stability guarantee, SQLite marks a statement to be re-prepared whenever a new value
 /// is bound to a parameter it could plan with (the bounds and the LIMIT of a range
 /// read), and then re-prepares it at nearly every read: a third of the time a large
 /// range read took.
 fn statements(conn: &Connection) -> rusqlite::Result<()> {
-    conn.set_prepared_statement_cache_capacity(32);
     conn.set_db_config(
         rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
         true,
@@ -114,6 +114,87 @@ mod sql {
         WHERE workspace = ?1 AND key >= ?2 ORDER BY key DESC LIMIT ?3";
 }
 
+/// A statement prepared once, when the connection opens, and run again and again.
+type Prepared<'conn> = RefCell<Statement<'conn>>;
+
+/// Every statement of [`sql`], prepared on the connection. Running one is a step and a
+/// reset; taking it from rusqlite's statement cache instead hashed its SQL and copied
+/// it into a new allocation each time (about 150 ns, seven times an append).
+#[derive(Debug)]
+struct Statements<'conn> {
+    get: Prepared<'conn>,
+    put: Prepared<'conn>,
+    delete: Prepared<'conn>,
+    delete_range: Prepared<'conn>,
+    delete_from: Prepared<'conn>,
+    begin: Prepared<'conn>,
+    commit: Prepared<'conn>,
+    rollback: Prepared<'conn>,
+    range_asc: Prepared<'conn>,
+    range_desc: Prepared<'conn>,
+    range_from_asc: Prepared<'conn>,
+    range_from_desc: Prepared<'conn>,
+    /// The statements on `workspaces`: `None` in a database of schema version 1.
+    workspace: Option<(Prepared<'conn>, Prepared<'conn>)>,
+}
+
+impl<'conn> Statements<'conn> {
+    /// Prepares the statements a database of schema `version` runs.
+    fn prepare(conn: &'conn Connection, version: u32) -> rusqlite::Result<Self> {
+        let one = |text: &str| -> rusqlite::Result<Prepared<'conn>> {
+            conn.prepare_with_flags(text, PrepFlags::SQLITE_PREPARE_PERSISTENT)
+                .map(RefCell::new)
+        };
+        Ok(Statements {
+            get: one(sql::GET)?,
+            put: one(sql::PUT)?,
+            delete: one(sql::DELETE)?,
+            delete_range: one(sql::DELETE_RANGE)?,
+            delete_from: one(sql::DELETE_FROM)?,
+            begin: one(sql::BEGIN)?,
+            commit: one(sql::COMMIT)?,
+            rollback: one(sql::ROLLBACK)?,
+            range_asc: one(sql::RANGE_ASC)?,
+            range_desc: one(sql::RANGE_DESC)?,
+            range_from_asc: one(sql::RANGE_FROM_ASC)?,
+            range_from_desc: one(sql::RANGE_FROM_DESC)?,
+            workspace: if version < NUMBERED_WORKSPACES {
+                None
+            } else {
+                Some((one(sql::WORKSPACE)?, one(sql::NEW_WORKSPACE)?))
+            },
+        })
+    }
+}
+
+self_cell::self_cell!(
+    /// The connection, and the statements prepared on it (dropped before it closes).
+    struct Db {
+        owner: Connection,
+        #[not_covariant]
+        dependent: Statements,
+    }
+    impl {Debug}
+);
+
+// SAFETY: a `Db` may move to another thread (as a `Connection` may): it takes the
+// connection and every statement prepared on it along, and nothing else refers to
+// them: the statements borrow only this connection, and no reference to either leaves
+// a call on the `Db` (`with_dependent` lends them to a closure). `Db` is not `Sync`
+// (the connection and the `RefCell`s are not), so one thread at a time uses them,
+// which SQLite allows from any thread (rusqlite builds it thread-safe). Only the
+// statements' borrow of the connection keeps the compiler from seeing this.
+#[allow(unsafe_code)]
+unsafe impl Send for Db {}
+
+/// A statement that ends or begins a transaction.
+#[derive(Debug, Clone, Copy)]
+enum Control {
+    Begin,
+    Commit,
+    Rollback,
+}
+
 /// Spool's storage on SQLite: every workspace in one `kv` table of one database.
 ///
 /// ```
@@ -130,7 +211,7 @@ mod sql {
 /// ```
 #[derive(Debug)]
 pub struct SqliteStorage {
-    conn: Connection,
+    db: Db,
     /// Why the database is open read-only (every commit is refused with it), if it is.
     read_only: Option<String>,
     /// Where the connection is in the operation it was told of.
@@ -310,8 +391,9 @@ impl SqliteStorage {
             .map_err(fail)?;
         statements(&conn).map_err(fail)?;
         let version = set_up_schema(&conn)?;
+        let db = Db::try_new(conn, |conn| Statements::prepare(conn, version)).map_err(fail)?;
         Ok(SqliteStorage {
-            conn,
+            db,
             read_only: None,
             scope: Cell::default(),
             seen: RefCell::default(),
@@ -351,13 +433,19 @@ impl SqliteStorage {
             });
         }
         statements(&conn).map_err(fail)?;
+        let db = Db::try_new(conn, |conn| Statements::prepare(conn, version)).map_err(fail)?;
         Ok(SqliteStorage {
-            conn,
+            db,
             read_only: Some(reason),
             scope: Cell::default(),
             seen: RefCell::default(),
             workspaces: Workspaces::of(version),
         })
+    }
+
+    /// The connection.
+    fn conn(&self) -> &Connection {
+        self.db.borrow_owner()
     }
 
     /// Why the database is open read-only, if it is: every commit fails with this.
@@ -369,7 +457,7 @@ impl SqliteStorage {
     /// setting is).
     pub fn durability(&self) -> Result<Durability, Error> {
         let level: i64 = self
-            .conn
+            .conn()
             .pragma_query_value(None, "synchronous", |row| row.get(0))
             .map_err(|e| Error::Sqlite {
                 path: String::new(),
@@ -405,9 +493,13 @@ impl SqliteStorage {
             return Ok(Some(Value::Integer(id)));
         }
         let id: Option<i64> = self
-            .conn
-            .prepare_cached(sql::WORKSPACE)
-            .and_then(|mut stmt| stmt.query_row([workspace], |row| row.get(0)).optional())
+            .db
+            .with_dependent(|_, s| {
+                let (find, _) = s.workspace.as_ref().ok_or(rusqlite::Error::InvalidQuery)?;
+                find.borrow_mut()
+                    .query_row([workspace], |row| row.get(0))
+                    .optional()
+            })
             .map_err(|e| backend(&[], e))?;
         // Found before this connection numbered it (it does so only in a commit, after
         // this read), so committed by someone: it stays.
@@ -429,11 +521,13 @@ impl SqliteStorage {
         if found.is_some() || !puts(batch) {
             return Ok((found, None));
         }
-        self.conn
-            .prepare_cached(sql::NEW_WORKSPACE)
-            .and_then(|mut stmt| stmt.execute([workspace]))
+        self.db
+            .with_dependent(|_, s| {
+                let (_, add) = s.workspace.as_ref().ok_or(rusqlite::Error::InvalidQuery)?;
+                add.borrow_mut().execute([workspace])
+            })
             .map_err(|e| backend(&[], e))?;
-        let id = self.conn.last_insert_rowid();
+        let id = self.conn().last_insert_rowid();
         Ok((Some(Value::Integer(id)), Some(id)))
     }
 
@@ -450,7 +544,7 @@ impl SqliteStorage {
     /// `ws` is what `kv.workspace` holds for `workspace` ([`SqliteStorage::workspace`]);
     /// `None` only for a batch that puts nothing.
     fn apply(
-        tx: &Connection,
+        s: &Statements<'_>,
         workspace: &str,
         ws: Option<&Value>,
         batch: &Batch,
@@ -465,7 +559,7 @@ impl SqliteStorage {
             let value = match seen.get(workspace, key) {
                 Some(value) => value,
                 None => {
-                    read_again = read(tx, ws, key)?;
+                    read_again = read(s, ws, key)?;
                     read_again.as_deref()
                 }
             };
@@ -490,24 +584,28 @@ impl SqliteStorage {
         for mutation in &batch.mutations {
             match mutation {
                 Mutation::Put(kv) => {
-                    tx.prepare_cached(sql::PUT)
-                        .and_then(|mut st| st.execute(params![workspace, kv.key, kv.value]))
+                    s.put
+                        .borrow_mut()
+                        .execute(params![workspace, kv.key, kv.value])
                         .map_err(sql)?;
                 }
                 Mutation::Delete(key) => {
-                    tx.prepare_cached(sql::DELETE)
-                        .and_then(|mut st| st.execute(params![workspace, key]))
+                    s.delete
+                        .borrow_mut()
+                        .execute(params![workspace, key])
                         .map_err(sql)?;
                 }
                 Mutation::DeleteRange(range) => match &range.end {
                     Some(end) => {
-                        tx.prepare_cached(sql::DELETE_RANGE)
-                            .and_then(|mut st| st.execute(params![workspace, range.start, end]))
+                        s.delete_range
+                            .borrow_mut()
+                            .execute(params![workspace, range.start, end])
                             .map_err(sql)?;
                     }
                     None => {
-                        tx.prepare_cached(sql::DELETE_FROM)
-                            .and_then(|mut st| st.execute(params![workspace, range.start]))
+                        s.delete_from
+                            .borrow_mut()
+                            .execute(params![workspace, range.start])
                             .map_err(sql)?;
                     }
                 },
@@ -697,19 +795,18 @@ fn puts(batch: &Batch) -> bool {
 /// The value at `key` in the workspace `kv.workspace` holds as `ws` (`None`: a
 /// workspace with no row).
 fn read(
-    conn: &Connection,
+    s: &Statements<'_>,
     ws: Option<&Value>,
     key: &[u8],
 ) -> Result<Option<Vec<u8>>, StorageError> {
     let Some(workspace) = ws else {
         return Ok(None);
     };
-    let value: Option<Stored> = conn
-        .prepare_cached(sql::GET)
-        .and_then(|mut stmt| {
-            stmt.query_row(params![workspace, key], |row| stored(row, 0))
-                .optional()
-        })
+    let value: Option<Stored> = s
+        .get
+        .borrow_mut()
+        .query_row(params![workspace, key], |row| stored(row, 0))
+        .optional()
         .map_err(|e| backend(key, e))?;
     value.map(|v| blob(key, v)).transpose()
 }
@@ -750,19 +847,23 @@ fn backend(key: &[u8], e: rusqlite::Error) -> StorageError {
 }
 
 impl SqliteStorage {
-    /// Runs a statement of no result (`BEGIN`, `COMMIT`, `ROLLBACK`), prepared once.
-    fn run(&self, text: &str) -> rusqlite::Result<()> {
-        self.conn
-            .prepare_cached(text)
-            .and_then(|mut stmt| stmt.execute([]))
-            .map(|_| ())
+    /// Begins, commits or rolls back the connection's transaction.
+    fn run(&self, control: Control) -> rusqlite::Result<()> {
+        self.db.with_dependent(|_, s| {
+            let statement = match control {
+                Control::Begin => &s.begin,
+                Control::Commit => &s.commit,
+                Control::Rollback => &s.rollback,
+            };
+            statement.borrow_mut().execute([]).map(|_| ())
+        })
     }
 
     /// Before a read: an operation's first read begins the read transaction its later
     /// reads share.
     fn snapshot(&self) -> Result<(), StorageError> {
         if self.scope.get() == Scope::Inside {
-            self.run(sql::BEGIN).map_err(|e| backend(&[], e))?;
+            self.run(Control::Begin).map_err(|e| backend(&[], e))?;
             self.scope.set(Scope::Reading);
         }
         Ok(())
@@ -773,8 +874,8 @@ impl SqliteStorage {
     /// the connection is still in it and the next transaction it begins fails, saying
     /// so.
     fn release(&self, then: Scope) {
-        if self.scope.get() == Scope::Reading && !self.conn.is_autocommit() {
-            let _ended = self.run(sql::ROLLBACK);
+        if self.scope.get() == Scope::Reading && !self.conn().is_autocommit() {
+            let _ended = self.run(Control::Rollback);
         }
         self.seen.borrow_mut().0.clear();
         self.scope.set(then);
@@ -790,22 +891,24 @@ impl SqliteStorage {
         // SQLite may have ended the transaction itself (some errors roll it back): then
         // each statement would be a transaction of its own, and what it read may have
         // changed since.
-        if self.conn.is_autocommit() {
+        if self.conn().is_autocommit() {
             return false;
         }
         let applied = self
             .workspace_to_write(workspace, batch)
             .and_then(|(ws, given)| {
-                Self::apply(&self.conn, workspace, ws.as_ref(), batch, &seen).map(|r| (r, given))
+                self.db
+                    .with_dependent(|_, s| Self::apply(s, workspace, ws.as_ref(), batch, &seen))
+                    .map(|r| (r, given))
             });
         if let Ok((None, given)) = applied
-            && self.run(sql::COMMIT).is_ok()
+            && self.run(Control::Commit).is_ok()
         {
             self.numbered(workspace, given);
             return true;
         }
-        if !self.conn.is_autocommit() {
-            let _ended = self.run(sql::ROLLBACK);
+        if !self.conn().is_autocommit() {
+            let _ended = self.run(Control::Rollback);
         }
         false
     }
@@ -814,7 +917,8 @@ impl SqliteStorage {
 impl Storage for SqliteStorage {
     fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
         self.snapshot()?;
-        let value = read(&self.conn, self.workspace(workspace)?.as_ref(), key)?;
+        let ws = self.workspace(workspace)?;
+        let value = self.db.with_dependent(|_, s| read(s, ws.as_ref(), key))?;
         if self.scope.get() == Scope::Reading {
             self.seen.borrow_mut().note(workspace, key, &value);
         }
@@ -835,31 +939,34 @@ impl Storage for SqliteStorage {
         // Keys compare as BLOBs, so only BLOB keys are in a range (SQLite orders every
         // other type below them); values are type-checked below.
         let to_kv = |row: &rusqlite::Row<'_>| Ok((row.get::<_, Vec<u8>>(0)?, stored(row, 1)?));
-        let run = || -> rusqlite::Result<Vec<(Vec<u8>, Stored)>> {
+        let run = |s: &Statements<'_>| -> rusqlite::Result<Vec<(Vec<u8>, Stored)>> {
             match &query.range.end {
                 Some(end) => {
-                    let text = if query.reverse {
-                        sql::RANGE_DESC
+                    let statement = if query.reverse {
+                        &s.range_desc
                     } else {
-                        sql::RANGE_ASC
+                        &s.range_asc
                     };
-                    let mut stmt = self.conn.prepare_cached(text)?;
+                    let mut stmt = statement.borrow_mut();
                     let rows = stmt.query_map(params![ws, start, end, limit], to_kv)?;
                     rows.collect()
                 }
                 None => {
-                    let text = if query.reverse {
-                        sql::RANGE_FROM_DESC
+                    let statement = if query.reverse {
+                        &s.range_from_desc
                     } else {
-                        sql::RANGE_FROM_ASC
+                        &s.range_from_asc
                     };
-                    let mut stmt = self.conn.prepare_cached(text)?;
+                    let mut stmt = statement.borrow_mut();
                     let rows = stmt.query_map(params![ws, start, limit], to_kv)?;
                     rows.collect()
                 }
             }
         };
-        let rows = run().map_err(|e| backend(start, e))?;
+        let rows = self
+            .db
+            .with_dependent(|_, s| run(s))
+            .map_err(|e| backend(start, e))?;
         rows.into_iter()
             .map(|(key, value)| {
                 let value = blob(&key, value)?;
@@ -886,12 +993,15 @@ impl Storage for SqliteStorage {
                 return Ok(());
             }
         }
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+        let tx = Transaction::new_unchecked(self.conn(), TransactionBehavior::Immediate)
             .map_err(|e| backend(&[], e))?;
         // Dropping `tx` without committing rolls it back: a failed precondition or a
         // failed statement leaves nothing written.
         let (ws, given) = self.workspace_to_write(workspace, &batch)?;
-        match Self::apply(&tx, workspace, ws.as_ref(), &batch, &Seen::default())? {
+        let applied = self.db.with_dependent(|_, s| {
+            Self::apply(s, workspace, ws.as_ref(), &batch, &Seen::default())
+        })?;
+        match applied {
             Some(index) => Err(StorageError::Conflict(index)),
             None => {
                 tx.commit().map_err(|e| backend(&[], e))?;
@@ -994,16 +1104,14 @@ mod tests {
         ours.end_operation();
         theirs.commit("w", put(b"k", b"8")).expect("commit");
         assert_eq!(k(&ours).as_deref(), Some("8"));
-        assert!(ours.conn.is_autocommit(), "no transaction left open");
+        assert!(ours.conn().is_autocommit(), "no transaction left open");
     }
 
     /// How many times the point-read statement has run on `storage`'s connection.
     fn point_reads(storage: &SqliteStorage) -> i32 {
         storage
-            .conn
-            .prepare_cached(sql::GET)
-            .expect("prepare")
-            .get_status(rusqlite::StatementStatus::Run)
+            .db
+            .with_dependent(|_, s| s.get.borrow().get_status(rusqlite::StatementStatus::Run))
     }
 
     #[test]
@@ -1086,19 +1194,19 @@ mod tests {
         assert_eq!(k(&ours).as_deref(), Some("1"));
         ours.end_operation();
         ours.end_operation();
-        assert!(ours.conn.is_autocommit());
+        assert!(ours.conn().is_autocommit());
 
         // A read transaction SQLite ended by itself: the commit is one transaction
         // still (were its statements run one by one, the put would land before the
         // commit failed, and the commit made anew would find its key taken).
         ours.begin_operation();
         assert_eq!(ours.get("w", b"k2").expect("get"), None);
-        ours.run(sql::ROLLBACK).expect("end it");
+        ours.run(Control::Rollback).expect("end it");
         let mut batch = put(b"k2", b"1");
         batch.require_absent(b"k2".to_vec());
         ours.commit("w", batch).expect("commit");
         ours.end_operation();
-        assert!(ours.conn.is_autocommit());
+        assert!(ours.conn().is_autocommit());
     }
 
     #[test]
@@ -1137,19 +1245,23 @@ mod tests {
                 storage.range("w", &open).expect("range");
             }
         }
-        for text in [
-            sql::RANGE_ASC,
-            sql::RANGE_DESC,
-            sql::RANGE_FROM_ASC,
-            sql::RANGE_FROM_DESC,
-        ] {
-            let stmt = storage.conn.prepare_cached(text).expect("cached");
-            assert_eq!(
-                stmt.get_status(rusqlite::StatementStatus::RePrepare),
-                0,
-                "{text}"
-            );
-        }
+        storage.db.with_dependent(|_, s| {
+            for statement in [
+                &s.range_asc,
+                &s.range_desc,
+                &s.range_from_asc,
+                &s.range_from_desc,
+            ] {
+                let statement = statement.borrow();
+                // Each was run: the status counts its runs, and none re-prepared it.
+                assert!(statement.get_status(rusqlite::StatementStatus::Run) > 0);
+                assert_eq!(
+                    statement.get_status(rusqlite::StatementStatus::RePrepare),
+                    0,
+                    "{statement:?}"
+                );
+            }
+        });
     }
 
     /// A database of schema version 1 (`kv.workspace` holds the name) with rows in two
@@ -1193,7 +1305,7 @@ mod tests {
     /// The distinct SQLite types of `kv.workspace`.
     fn workspace_types(storage: &SqliteStorage) -> Vec<String> {
         storage
-            .conn
+            .conn()
             .prepare("SELECT DISTINCT typeof(workspace) FROM kv")
             .and_then(|mut stmt| stmt.query_map([], |row| row.get(0))?.collect())
             .expect("types")
@@ -1201,7 +1313,7 @@ mod tests {
 
     fn user_version(storage: &SqliteStorage) -> u32 {
         storage
-            .conn
+            .conn()
             .pragma_query_value(None, "user_version", |row| row.get(0))
             .expect("version")
     }
