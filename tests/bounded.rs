@@ -2,7 +2,7 @@
 //! history writes a boundary or a reference, never a copy, so its commit does not grow
 //! with the transcript; a page holds a bounded number of bytes.
 
-mod support;
+use crate::support;
 
 use spool::compaction::{self, CompactRequest};
 use spool::{AppendRequest, BranchRequest, Intent, Order, PageRequest, Role, run};

@@ -1,7 +1,7 @@
 //! Compaction operations against storage: races, failures and the canonical transcript.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod support;
+use crate::support;
 
 use support::FailingCommits;
 

@@ -1,6 +1,6 @@
 //! The storage conformance suite against the in-memory backend.
 
-mod conformance;
+use crate::conformance;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -29,4 +29,4 @@ impl conformance::Backend for Memory {
     }
 }
 
-conformance_tests!(sync, Memory);
+crate::conformance_tests!(sync, Memory);

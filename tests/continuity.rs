@@ -6,13 +6,13 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 #[path = "support/continuity.rs"]
-mod continuity;
+mod set;
 
 #[test]
 fn test_the_continuity_set_keeps_what_an_agent_needs() {
-    let cases = continuity::cases();
+    let cases = set::cases();
     assert!(cases.len() >= 10, "{} cases", cases.len());
-    let outcomes: Vec<_> = cases.iter().map(continuity::measure).collect();
+    let outcomes: Vec<_> = cases.iter().map(set::measure).collect();
     for (case, outcome) in cases.iter().zip(&outcomes) {
         assert!(
             (30..=260).contains(&outcome.entries),
@@ -39,7 +39,7 @@ fn test_the_continuity_set_keeps_what_an_agent_needs() {
             case.name
         );
     }
-    let kinds = continuity::by_kind(&outcomes);
+    let kinds = set::by_kind(&outcomes);
     let lost: Vec<String> = cases
         .iter()
         .zip(&outcomes)

@@ -4,7 +4,7 @@
 //! writes. (The in-process form of killing the process at every commit; the processes
 //! themselves are killed in the host's tests.)
 
-mod support;
+use crate::support;
 
 use std::cell::Cell;
 

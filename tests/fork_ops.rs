@@ -1,7 +1,7 @@
 //! Provider fork operations beyond what the vectors can say: stored identities that
 //! disagree, transitions that lose a race, and commits that fail in the storage.
 
-mod support;
+use crate::support;
 
 use spool::provider_fork::{
     Disposition, ForkLineage, ForkOperation, ForkRequest, ForkState, ProviderStateBinding,

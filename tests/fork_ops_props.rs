@@ -5,7 +5,7 @@
 //! identities.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

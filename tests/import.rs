@@ -2,7 +2,7 @@
 //! what is skipped and counted, cut-off tails, branches, and idempotent re-import.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod support;
+use crate::support;
 
 use spool::import::{self, ImportFormat, ImportRequest, ImportedLog};
 use spool::{MemoryStorage, PageRequest, Role, run};

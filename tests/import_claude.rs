@@ -9,7 +9,7 @@ use serde_json::Value;
 use spool::import::{self, ImportFormat, ImportRequest, ImportedLog, ImportedSession};
 use spool::{EntryKind, MemoryStorage, Role, Storage, ToolStatus, run};
 
-mod support;
+use crate::support;
 
 macro_rules! shape {
     ($name:literal) => {

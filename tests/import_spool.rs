@@ -5,7 +5,7 @@
 //! import forgivingly.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use spool::compaction::{self, CompactRequest, Summary};

@@ -1,7 +1,7 @@
 //! Lifecycle behaviours that need more than the vectors can say: what a reset hands the
 //! archive store and when, and that failures leave everything as it was.
 
-mod support;
+use crate::support;
 
 use support::FailingCommits;
 

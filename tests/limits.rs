@@ -2,7 +2,7 @@
 //! messages that never echo a large input, keys that show what they are.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, BTreeSet};
 

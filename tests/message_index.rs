@@ -3,7 +3,7 @@
 //! position. Every lookup answers as if every entry had a row, and a message id stays
 //! unique in its identity however it was given.
 
-mod support;
+use crate::support;
 
 use spool::{AppendRequest, BranchRequest, Entry, MemoryStorage, Role, run};
 

@@ -3,7 +3,7 @@
 //! (`tests/fixtures/format-v1/`); the hosts open the same data through SQLite and
 //! IndexedDB.
 
-mod support;
+use crate::support;
 
 use serde::Deserialize;
 use spool::{AppendRequest, Batch, MemoryStorage, Order, PageRequest, Role, Storage, record, run};

@@ -2,7 +2,7 @@
 //! increase in every read, and an entry committed behind a reader's cursor is read after
 //! it.
 
-mod support;
+use crate::support;
 
 use spool::compaction::PersistRequest;
 use spool::{AppendRequest, BranchRequest, Entry, MemoryStorage, Order, PageRequest, Role, run};

@@ -2,7 +2,7 @@
 //! `entry_count`, a message-id index against the entry it leads to, and reset archives
 //! against the records their resets committed.
 
-mod support;
+use crate::support;
 
 use std::cell::RefCell;
 

@@ -6,7 +6,7 @@
 //! A field added on the Rust side without its declaration (or the reverse) fails here.
 #![cfg(not(target_arch = "wasm32"))]
 
-mod vectors;
+use crate::vectors;
 
 use std::collections::{BTreeMap, BTreeSet};
 

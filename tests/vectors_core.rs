@@ -1,6 +1,6 @@
 //! The scenario vectors run by the native core on the in-memory storage.
 
-mod vectors;
+use crate::vectors;
 
 use serde_json::Value;
 use spool::{Command, MemoryStorage};

@@ -1,6 +1,6 @@
 //! The size ladder (issue 17, every operation in bounded memory): sessions of 10 MiB,
 //! 100 MiB and 1 GiB of content, and on each the operations of the bounded-memory
-//! workload (`tests/common/workload.rs`): append, the newest page, two compactions,
+//! workload (`tests/suite/common/workload.rs`): append, the newest page, two compactions,
 //! export (the canonical transcript: there is no paged read of it), import of the
 //! export, a branch, deleting the parent while the branch reads its history, and a
 //! reset of the branch. Every operation runs through the component on `SqliteStorage`
@@ -30,7 +30,7 @@
 //! `SPOOL_LADDER_MEMORY_MIB` the guest memory limit (default 256, Spool's default).
 //! Run without `--bench` (`cargo test --benches`) it does one 1 MiB session.
 
-#[path = "../tests/common/workload.rs"]
+#[path = "../tests/suite/common/workload.rs"]
 mod workload;
 
 use std::fs::File;

@@ -104,7 +104,7 @@ async fn pending(
 
 /// The most bytes of indexed text one run of a backfill takes: its records stay far
 /// below a commit's limits, and the call fits in 8 MiB of guest memory whatever the
-/// entries hold (`host/tests/index_backfill_memory.rs`; a run of 4 MiB of varied text
+/// entries hold (`host/tests/suite/index_backfill_memory.rs`; a run of 4 MiB of varied text
 /// did not).
 pub const MAX_RUN_TEXT_BYTES: usize = 1024 * 1024;
 

@@ -462,14 +462,14 @@ fn import(browser: &Browser) -> Result<Outcome, String> {
     Ok(Outcome::Passed)
 }
 
-/// The Claude Code fixture `host/tests/cli_import.rs` imports with the CLI: a parallel
+/// The Claude Code fixture `host/tests/suite/cli_import.rs` imports with the CLI: a parallel
 /// tool fan-out, a rewound prompt and an inline sub-agent.
 const CLAUDE_PROJECT_LOG: &str = include_str!(
     "../../tests/fixtures/import/claude-code/-home-dev-acme/6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f.jsonl"
 );
 
 /// Dropped on the page, the fixture gives the sessions the CLI gives (the same
-/// assertions as `host/tests/cli_import.rs`): the first path as the main session, the
+/// assertions as `host/tests/suite/cli_import.rs`): the first path as the main session, the
 /// rewind as a branch sharing its history, the sub-agent as a child, every entry there.
 fn import_like_the_cli(browser: &Browser) -> Result<Outcome, String> {
     let main = "import:claude_code:6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f";

@@ -245,7 +245,8 @@ fn check_imports() -> Result<(), String> {
             "--package",
             "spool-host",
             "--test",
-            "component_imports",
+            "suite",
+            "component_imports::",
         ],
     )
     .run("component imports only spool:engine interfaces")

@@ -2,14 +2,12 @@
 //! or whose process is killed between keeping the archive and committing, leaves a file
 //! that `export --archive` never shows.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::{cache_dir, ok, ok_json, temp_db};
+use crate::common::{cache_dir, ok, ok_json, temp_db};
 use serde_json::Value;
 use spool::{AppendRequest, Batch, Kv, RangeQuery, Role, Storage, StorageError};
 use spool_host::{Spool, SqliteStorage};
@@ -181,13 +179,13 @@ fn test_a_damaged_recorded_archive_is_corruption_naming_the_file() {
         serde_json::from_str(&std::fs::read_to_string(&files[0]).expect("read")).expect("json");
     archive["transcript_entries"] = Value::Array(Vec::new());
     std::fs::write(&files[0], archive.to_string()).expect("write");
-    let err = common::fails(&db, &["export", KEY, "--archive"], "corruption");
+    let err = crate::common::fails(&db, &["export", KEY, "--archive"], "corruption");
     assert!(
         err.contains(files[0].file_name().and_then(|n| n.to_str()).expect("name")),
         "{err}"
     );
     std::fs::remove_file(&files[0]).expect("rm");
-    common::fails(&db, &["export", KEY, "--archive"], "corruption");
+    crate::common::fails(&db, &["export", KEY, "--archive"], "corruption");
 }
 
 #[test]
@@ -218,6 +216,6 @@ fn test_a_reset_that_fails_after_its_archive_began_leaves_no_file_behind() {
     let err = spool.reset(KEY).expect_err("damaged");
     assert_eq!(err.code(), "corruption", "{err}");
     // While this Spool is still open, nothing of the begun archive is left.
-    assert_eq!(common::files_under(&archives), Vec::<PathBuf>::new());
+    assert_eq!(crate::common::files_under(&archives), Vec::<PathBuf>::new());
     assert_eq!(spool.count_entries(KEY).expect("count"), 3);
 }

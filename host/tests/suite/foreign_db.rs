@@ -2,11 +2,9 @@
 //! a file that is no database, is refused and left byte-identical; an empty or missing
 //! file is Spool's to create; a Spool database Spool may not write is read, not written.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{ok, ok_json, spool, stderr, temp_db};
+use crate::common::{ok, ok_json, spool, stderr, temp_db};
 use spool_host::SqliteStorage;
 
 const KEY: &str = "agent:main:main";

@@ -1,11 +1,9 @@
 //! The CLI as a product: the demo (twice on one database), completions, `--json` on the
 //! commands that gained it, output to a closed pipe, the help text.
 
-mod common;
-
 use std::process::{Command, Stdio};
 
-use common::{cache_dir, ok, ok_json, spool, stderr, temp_db};
+use crate::common::{cache_dir, ok, ok_json, spool, stderr, temp_db};
 
 #[test]
 fn test_demo_twice_tells_the_same_story() {
@@ -213,11 +211,11 @@ fn test_call_runs_any_command_as_json() {
     );
     assert!(turns.is_object(), "{turns}");
     // A failing call is an operation failure; a malformed one a usage error.
-    common::fails(
+    crate::common::fails(
         &db,
         &["call", r#"{"op":"count_entries","key":"agent:main:nope"}"#],
         "not_found",
     );
-    common::usage_error(&db, &["call", r#"{"op":"no_such_op"}"#]);
-    common::usage_error(&db, &["call", "not json"]);
+    crate::common::usage_error(&db, &["call", r#"{"op":"no_such_op"}"#]);
+    crate::common::usage_error(&db, &["call", "not json"]);
 }

@@ -3,11 +3,9 @@
 //! `resume select|record|role`, `runs list`, `thread plan|commit-turn` — decisions,
 //! human output, JSON shapes and exit codes.
 
-mod common;
-
 use std::path::Path;
 
-use common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
+use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
 
 use serde_json::{Value, json};
 
@@ -626,7 +624,7 @@ fn test_commit_turn_reads_entries_from_stdin() {
         .arg(env!("CARGO_BIN_EXE_spool"))
         .arg(r#"[{"role":"user","content":"from stdin"}]"#)
         .arg(dir.path().join("spool.db"))
-        .env("SPOOL_CACHE_DIR", common::cache_dir())
+        .env("SPOOL_CACHE_DIR", crate::common::cache_dir())
         .output()
         .expect("run spool");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -1,5 +1,5 @@
-//! The bounded-memory workload of issue 17, shared by `tests/bounded_memory.rs` and
-//! `benches/size_ladder.rs` (each includes this file with `#[path]`): a large
+//! The bounded-memory workload of issue 17, shared by `bounded_memory.rs` (through
+//! `common`) and `benches/size_ladder.rs` (which includes this file with `#[path]`): a large
 //! coding-agent session built fast, and the operations run on it — each through the
 //! component, each checked for what it must have done.
 //!

@@ -2,11 +2,9 @@
 //! summarizer command), `canonical`, `summaries`, `repairs`, `repair`, `receipt`,
 //! `preimage` and `compact-result`.
 
-mod common;
-
 use std::path::Path;
 
-use common::{fails, ok, ok_json, spool, stderr, stdout, temp_db};
+use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db};
 use serde_json::Value;
 
 const KEY: &str = "agent:main:main";

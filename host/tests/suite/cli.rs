@@ -1,10 +1,8 @@
 //! The `spool` binary: round trips, JSON shapes, error codes and exit codes.
 
-mod common;
-
 use std::process::Command;
 
-use common::{
+use crate::common::{
     cache_dir, fails, ok, ok_json, spool, spool_with, stderr, stdout, temp_db, usage_error,
 };
 

@@ -1,11 +1,9 @@
 //! `spool branch`, `spool tree`, `spool fork …` and `spool turn …` end to end: the
 //! binary on a temporary database, provider forks driven by small shell scripts.
 
-mod common;
-
 use std::path::Path;
 
-use common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
+use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
 
 fn append(db: &Path, key: &str, content: &str, message_id: &str) {
     ok(

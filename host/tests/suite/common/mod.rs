@@ -1,11 +1,28 @@
 //! Helpers shared by the CLI tests: run the `spool` binary on a temporary database.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod workload;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 use serde_json::Value;
+
+/// A command that runs one test of this binary again, alone, in a new process (for
+/// tests whose other processes are the same test in another role): `module` is the
+/// test's `module_path!()`, `test` its function's name.
+pub fn test_in_new_process(module: &str, test: &str) -> Command {
+    let module = module.split_once("::").map_or("", |(_, path)| path);
+    let mut command = Command::new(std::env::current_exe().expect("the test binary"));
+    command.args([
+        "--exact",
+        &format!("{module}::{test}"),
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    command
+}
 
 /// One compiled-component cache for every CLI run of this test process.
 pub fn cache_dir() -> &'static Path {

@@ -1,8 +1,5 @@
 //! The storage conformance suite against `SqliteStorage`.
 
-#[path = "../../tests/conformance/mod.rs"]
-mod conformance;
-
 use std::sync::OnceLock;
 
 use spool::SyncAdapter;
@@ -16,7 +13,7 @@ fn dir() -> &'static tempfile::TempDir {
 
 struct Sqlite;
 
-impl conformance::Backend for Sqlite {
+impl crate::conformance::Backend for Sqlite {
     type Store = SyncAdapter<SqliteStorage>;
 
     async fn open(&self, name: &str) -> Self::Store {
@@ -25,4 +22,4 @@ impl conformance::Backend for Sqlite {
     }
 }
 
-conformance_tests!(sync, Sqlite);
+crate::conformance_tests!(sync, Sqlite);

@@ -8,7 +8,7 @@
 //! variable `SPOOL_DURABILITY_DB` names the database it writes.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use spool::{AppendRequest, Order, PageRequest, Role};
 use spool_host::{Durability, Instance, Runtime, SqliteStorage};
@@ -77,17 +77,14 @@ fn test_appends_that_returned_under_normal_durability_survive_kill_9() {
         .expect("create");
     drop(setup);
 
-    let mut writer = Command::new(std::env::current_exe().expect("the test binary"))
-        .args([
-            "--exact",
-            "test_appends_that_returned_under_normal_durability_survive_kill_9",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(DB, &db)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("start the writer");
+    let mut writer = crate::common::test_in_new_process(
+        module_path!(),
+        "test_appends_that_returned_under_normal_durability_survive_kill_9",
+    )
+    .env(DB, &db)
+    .stdout(Stdio::piped())
+    .spawn()
+    .expect("start the writer");
     // An ack counts once its whole line arrived (the writer may be killed mid-line).
     let mut out = BufReader::new(writer.stdout.take().expect("stdout"));
     let mut acked = 0;

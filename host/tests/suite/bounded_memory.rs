@@ -5,10 +5,9 @@
 //! instance whose linear memory may grow to 8 MiB at most, and must succeed — not hit
 //! `resource_limit` — and do what it must (each is checked through a second instance
 //! with the default limits). The peak guest memory of each is printed
-//! (`cargo test -p spool-host --test bounded_memory -- --nocapture`).
+//! (`cargo test -p spool-host --test suite bounded_memory:: -- --nocapture`).
 
-#[path = "common/workload.rs"]
-mod workload;
+use crate::common::workload;
 
 use std::time::{Duration, Instant};
 

@@ -2,11 +2,9 @@
 //! answer: values SQLite holds as another type than BLOB, a message-id index that leads
 //! nowhere (or elsewhere), entries lost from a transcript, bytes overwritten in the file.
 
-mod common;
-
 use std::path::Path;
 
-use common::{fails, ok, ok_json, spool, stderr, stdout, temp_db};
+use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db};
 use rusqlite::params;
 use spool::keys;
 
@@ -137,7 +135,7 @@ fn test_entries_lost_from_a_transcript_fail_every_whole_read_with_corruption() {
     // A reset would archive 3 entries and delete the record of 5: refused, nothing
     // written, no archive kept.
     fails(&db, &["reset", KEY], "corruption");
-    let left = common::files_under(&dir.path().join("spool-archives"));
+    let left = crate::common::files_under(&dir.path().join("spool-archives"));
     assert_eq!(
         left,
         Vec::<std::path::PathBuf>::new(),

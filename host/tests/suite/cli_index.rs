@@ -1,12 +1,10 @@
 //! `spool index` on a database whose history predates the search index, with other
 //! processes appending to it meanwhile.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 
-use common::{cache_dir, ok, ok_json, temp_db};
+use crate::common::{cache_dir, ok, ok_json, temp_db};
 
 const OLD: u64 = 2600;
 

@@ -1,12 +1,10 @@
 //! The lifecycle subcommands of the `spool` binary: JSON shapes, human output, archive
 //! files, error codes and exit codes.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use common::{fails, ok, ok_json, spool_with, stderr, stdout, temp_db, usage_error};
+use crate::common::{fails, ok, ok_json, spool_with, stderr, stdout, temp_db, usage_error};
 
 use serde_json::Value;
 

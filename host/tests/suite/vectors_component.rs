@@ -1,7 +1,7 @@
 //! The scenario vectors run through the wasmtime component on SQLite: every
 //! `spool::Command` through its typed WIT export (`Instance::execute`).
 
-#[path = "../../tests/vectors/mod.rs"]
+#[path = "../../../tests/vectors/mod.rs"]
 mod vectors;
 
 use serde_json::Value;

@@ -3,11 +3,9 @@
 //! sessions linked to their parent, resume selection of an imported Codex thread, and
 //! the export of a compacted session.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
+use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
 use serde_json::Value;
 
 const CLAUDE_ID: &str = "6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f";

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
 use spool::{AppendRequest, Order, PageRequest, Role};
@@ -228,9 +228,8 @@ fn play(part: Part, dir: &Path, out: &Path) {
 }
 
 fn spawn(test: &str, dir: &Path, role: &str, name: &str, extra: &[(&str, String)]) -> Child {
-    let mut command = Command::new(std::env::current_exe().expect("the test binary"));
+    let mut command = crate::common::test_in_new_process(module_path!(), test);
     command
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
         .env(ROLE, role)
         .env("SPOOL_ORDER_DIR", dir)
         .env("SPOOL_ORDER_OUT", dir.join(name));

@@ -3,13 +3,12 @@
 //! record; `spool export KEY --format markdown` is a readable transcript with tool calls
 //! collapsed and failures marked.
 
-mod common;
-#[path = "../../tests/support/rich_turn.rs"]
+#[path = "../../../tests/support/rich_turn.rs"]
 mod rich_turn;
 
 use std::path::Path;
 
-use common::{ok, ok_json, temp_db};
+use crate::common::{ok, ok_json, temp_db};
 use serde_json::{Value, json};
 use spool::compaction::{CompactRequest, Summary};
 use spool::{Entry, FinishStatus, Order, PageRequest, Session, UpdateRequest};

@@ -3,11 +3,9 @@
 //! records, a role session, a thread binding, a reset archive), every read command in
 //! workspace `b` sees none of it.
 
-mod common;
-
 use std::path::Path;
 
-use common::{ok, ok_json, spool, stderr, stdout, temp_db};
+use crate::common::{ok, ok_json, spool, stderr, stdout, temp_db};
 use serde_json::Value;
 
 const KEY: &str = "agent:main:main";
@@ -257,7 +255,7 @@ fn test_every_read_command_in_another_workspace_sees_nothing() {
     ] {
         let mut in_b = vec!["--workspace", "b"];
         in_b.extend_from_slice(&args);
-        common::fails(&db, &in_b, "not_found");
+        crate::common::fails(&db, &in_b, "not_found");
     }
     let list = ok_json(&db, &["--workspace", "b", "list", "--json"]);
     assert_eq!(list["sessions"], Value::Array(Vec::new()), "{list}");
