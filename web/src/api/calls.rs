@@ -172,7 +172,7 @@ macro_rules! js_calls {
                         |args| {
                             $(
                                 if let Some(value) = args.get(stringify!($field)) {
-                                    serde_json::from_value::<$ty>(value.clone()).map_err(|e| {
+                                    <$ty as serde::Deserialize>::deserialize(value).map_err(|e| {
                                         Error::unparsed(stringify!($field), "does not parse", &e)
                                     })?;
                                 }
