@@ -37,6 +37,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
@@ -278,9 +279,7 @@ fn in_batches(
                 "SELECT key, value FROM kv WHERE workspace = ?1 AND key >= ?2 AND key < ?3 \
                  ORDER BY key LIMIT 256",
             )?
-            .query_map(params![workload::WS, from, end], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })?
+            .query_map(params![raw_ws(), from, end], |r| Ok((r.get(0)?, r.get(1)?)))?
             .collect::<Result<_, _>>()?;
         let Some((last, _)) = rows.last() else {
             return Ok(());
@@ -317,7 +316,7 @@ fn copy_rows(
         for (key, value) in batch {
             let mut moved = target.to_vec();
             moved.extend_from_slice(&key[prefix_len..]);
-            put.execute(params![workload::WS, moved, value])?;
+            put.execute(params![raw_ws(), moved, value])?;
             rows += 1;
             bytes += value.len() as u64;
         }
@@ -329,7 +328,7 @@ fn copy_rows(
 fn delete_range(tx: &Transaction<'_>, (start, end): (&[u8], &[u8])) -> rusqlite::Result<usize> {
     tx.execute(
         "DELETE FROM kv WHERE workspace = ?1 AND key >= ?2 AND key < ?3",
-        params![workload::WS, start, end],
+        params![raw_ws(), start, end],
     )
 }
 
@@ -342,7 +341,7 @@ fn read_values(
     let mut statement = conn.prepare(
         "SELECT value FROM kv WHERE workspace = ?1 AND key >= ?2 AND key < ?3 ORDER BY key",
     )?;
-    let mut rows = statement.query(params![workload::WS, start, end])?;
+    let mut rows = statement.query(params![raw_ws(), start, end])?;
     let (mut count, mut bytes) = (0, 0);
     while let Some(row) = rows.next()? {
         let value = row.get_ref(0)?.as_blob()?;
@@ -353,16 +352,45 @@ fn read_values(
     Ok((count, bytes))
 }
 
+/// What the rows of the workload's workspace hold in `kv.workspace`: its number in
+/// `workspaces` (a database Spool creates is schema 2). Looked up once, before the
+/// measured work.
+static RAW_WS: OnceLock<i64> = OnceLock::new();
+
+fn raw_ws() -> i64 {
+    *RAW_WS.get().expect("run_raw looks the workspace up first")
+}
+
+/// Fails a limit that touched no rows: it would time nothing (as the limits did while
+/// they looked for the workspace's rows by name in a schema-2 database).
+fn touched(rows: u64, what: &str) -> rusqlite::Result<()> {
+    if rows == 0 {
+        return Err(rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+            Some(format!("{what} touched no rows: nothing to time")),
+        ));
+    }
+    Ok(())
+}
+
 /// The limit of `op`: raw SQLite doing its minimal work on `raw.db`.
 fn run_raw(op: Op, dir: &Path) -> Measured {
     let mut conn = raw_connection(&dir.join("raw.db"));
+    let number = conn
+        .query_row(
+            "SELECT id FROM workspaces WHERE name = ?1",
+            params![workload::WS],
+            |r| r.get(0),
+        )
+        .expect("the workload's workspace has a number in workspaces");
+    RAW_WS.set(number).expect("one limit per process");
     let meter = Meter::start();
     let outcome = raw(op, &mut conn, dir).map_err(|e| format!("sqlite: {e}"));
     meter.stop(None, outcome)
 }
 
 fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
-    use workload::{PARENT, PARENT_ID, WS};
+    use workload::{PARENT, PARENT_ID};
     let entries = range_of(keys::ENTRY, PARENT_ID);
     let archived = range_of(keys::ARCHIVE, PARENT_ID);
     let rows_bytes = |(rows, bytes): (u64, u64)| format!("{rows} rows, {}", workload::mib(bytes));
@@ -371,16 +399,16 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let record: Vec<u8> = tx.query_row(
                 "SELECT value FROM kv WHERE workspace = ?1 AND key = ?2",
-                params![WS, keys::session(PARENT)],
+                params![raw_ws(), keys::session(PARENT)],
                 |r| r.get(0),
             )?;
             let content = workload::appended().content;
             let key = keys::entry(PARENT_ID, workload::T_OPS, 1 << 40);
-            tx.execute(PUT, params![WS, key, content.as_bytes()])?;
-            tx.execute(PUT, params![WS, keys::session(PARENT), record])?;
+            tx.execute(PUT, params![raw_ws(), key, content.as_bytes()])?;
+            tx.execute(PUT, params![raw_ws(), keys::session(PARENT), record])?;
             tx.execute(
                 PUT,
-                params![WS, keys::recency(workload::T_OPS, PARENT), record],
+                params![raw_ws(), keys::recency(workload::T_OPS, PARENT), record],
             )?;
             tx.commit()?;
             Ok("1 entry row, the record twice".into())
@@ -391,10 +419,12 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                     "SELECT key, value FROM kv WHERE workspace = ?1 AND key >= ?2 AND key < ?3 \
                      ORDER BY key DESC LIMIT ?4",
                 )?
-                .query_map(params![WS, entries.0, entries.1, workload::PAGE], |r| {
-                    Ok((r.get(0)?, r.get(1)?))
-                })?
+                .query_map(
+                    params![raw_ws(), entries.0, entries.1, workload::PAGE],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?
                 .collect::<Result<_, _>>()?;
+            touched(rows.len() as u64, "newest page")?;
             Ok(format!("{} rows", rows.len()))
         }
         Op::Compact1 | Op::Compact2 => {
@@ -407,7 +437,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                     "SELECT key, length(value) FROM kv WHERE workspace = ?1 AND key >= ?2 \
                      AND key < ?3 ORDER BY key DESC",
                 )?;
-                let mut rows = statement.query(params![WS, entries.0, entries.1])?;
+                let mut rows = statement.query(params![raw_ws(), entries.0, entries.1])?;
                 let mut tokens = 0u64;
                 while let Some(row) = rows.next()? {
                     let length: i64 = row.get(1)?;
@@ -422,6 +452,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
             let target = keys::identity(keys::ARCHIVE, PARENT_ID);
             let moved = copy_rows(&tx, (&entries.0, &end), entries.0.len(), &target)?;
             delete_range(&tx, (&entries.0, &end))?;
+            touched(moved.0, "compact")?;
             tx.commit()?;
             Ok(format!("moved {}", rows_bytes(moved)))
         }
@@ -429,6 +460,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
             let tx = conn.transaction()?;
             let a = read_values(&tx, (&archived.0, &archived.1), |_| {})?;
             let e = read_values(&tx, (&entries.0, &entries.1), |_| {})?;
+            touched(a.0 + e.0, "export")?;
             Ok(format!("read {}", rows_bytes((a.0 + e.0, a.1 + e.1))))
         }
         Op::Import => {
@@ -442,7 +474,9 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                             "SELECT key, value FROM kv WHERE workspace = ?1 AND key >= ?2 \
                              AND key < ?3 ORDER BY key LIMIT 1000",
                         )?
-                        .query_map(params![WS, from, range.1], |r| Ok((r.get(0)?, r.get(1)?)))?
+                        .query_map(params![raw_ws(), from, range.1], |r| {
+                            Ok((r.get(0)?, r.get(1)?))
+                        })?
                         .collect::<Result<_, _>>()?;
                     let Some((last, _)) = batch.last() else {
                         break;
@@ -455,7 +489,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                         for (key, value) in &batch {
                             let mut target = keys::identity(keys::ENTRY, RAW_IMPORTED);
                             target.extend_from_slice(&key[range.0.len()..]);
-                            put.execute(params![WS, target, value])?;
+                            put.execute(params![raw_ws(), target, value])?;
                             rows += 1;
                             bytes += value.len() as u64;
                         }
@@ -463,6 +497,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                     tx.commit()?;
                 }
             }
+            touched(rows, "import")?;
             Ok(format!("wrote {}", rows_bytes((rows, bytes))))
         }
         Op::Branch => Ok("no limit".into()),
@@ -480,8 +515,9 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
             }
             tx.execute(
                 "DELETE FROM kv WHERE workspace = ?1 AND key = ?2",
-                params![WS, keys::session(PARENT)],
+                params![raw_ws(), keys::session(PARENT)],
             )?;
+            touched(rows, "delete parent")?;
             tx.commit()?;
             Ok(format!("copied {}", rows_bytes((rows, bytes))))
         }
@@ -504,6 +540,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                 let (start, end) = range_of(tag, RAW_BRANCH);
                 delete_range(&tx, (&start, &end))?;
             }
+            touched(rows, "reset")?;
             tx.commit()?;
             Ok(format!("archived {}", rows_bytes((rows, bytes))))
         }
@@ -674,10 +711,16 @@ fn main() {
             let measured = spawn("op", op, &dir, bytes, limit);
             let raw = (op != Op::Branch).then(|| spawn("raw", op, &dir, bytes, limit));
             baselines.push(measured.rss_before);
-            let result = match &measured.outcome {
+            let mut result = match &measured.outcome {
                 Ok(done) => format!("ok: {done}"),
                 Err(why) => why.clone(),
             };
+            if let Some(Measured {
+                outcome: Err(why), ..
+            }) = &raw
+            {
+                result.push_str(&format!(" (the limit failed: {why})"));
+            }
             let (raw_time, ratio, raw_rss) = match &raw {
                 Some(raw @ Measured { outcome: Ok(_), .. }) => (
                     time_label(raw.secs),
@@ -689,8 +732,8 @@ fn main() {
                     memory_label(raw.rss_peak),
                 ),
                 Some(Measured {
-                    outcome: Err(why), ..
-                }) => (clip(why, 9), "—".into(), "—".into()),
+                    outcome: Err(_), ..
+                }) => ("failed".into(), "—".into(), "—".into()),
                 None => ("—".into(), "—".into(), "—".into()),
             };
             let reset = if measured.rss_reset { "" } else { "*" };
