@@ -362,6 +362,10 @@ fn shell_segment(segment: &str, files: &mut Vec<(String, Action)>) {
 /// code: N`, `Process exited with code N`, `exit status N`, `exited with status N`,
 /// `returned non-zero exit status N`, and a structured `"exit_code": N`.
 pub fn exit_code(text: &str) -> Option<i64> {
+    // Every marker holds `exit`: a text without it (most results) is read once.
+    if !has_exit(text) {
+        return None;
+    }
     let lower = text.to_ascii_lowercase();
     let markers = [
         "exit code:",
@@ -375,7 +379,7 @@ pub fn exit_code(text: &str) -> Option<i64> {
     let mut found = None;
     for marker in markers {
         let mut from = 0;
-        while let Some(at) = lower[from..].find(marker) {
+        while let Some(at) = super::find(&lower[from..], marker) {
             let start = from + at + marker.len();
             let digits: String = lower[start..]
                 .trim_start()
@@ -392,6 +396,17 @@ pub fn exit_code(text: &str) -> Option<i64> {
         }
     }
     found.map(|(_, code)| code)
+}
+
+/// Whether `text` holds `exit` in any ASCII case.
+fn has_exit(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().any(|(at, &b)| {
+        b | 0x20 == b'e'
+            && bytes
+                .get(at + 1..at + 4)
+                .is_some_and(|rest| rest.eq_ignore_ascii_case(b"xit"))
+    })
 }
 
 /// Whether a result says the user rejected the call (Claude Code's "The user doesn't
@@ -654,6 +669,10 @@ mod tests {
             Some(0)
         );
         assert_eq!(exit_code("Error: ${model.error}"), None);
+        // In any case: the quick test for `exit` ignores case as the markers do.
+        assert_eq!(exit_code("EXIT CODE 4"), Some(4));
+        assert_eq!(exit_code("build ExIt StAtUs: 5"), Some(5));
+        assert_eq!(exit_code("exi t code 6"), None);
     }
 
     #[test]

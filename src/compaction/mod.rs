@@ -35,3 +35,61 @@ pub use types::{
     ArchivedEntry, CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared,
     Summary,
 };
+
+/// `haystack.find(needle)` for the detectors, which look for a few short markers in
+/// every line a compaction removes: the first byte's occurrences, each checked. (A
+/// `str::find` builds a two-way searcher first, which costs more than scanning a short
+/// line.) The same answer: a match of a UTF-8 needle starts on a character boundary.
+fn find(haystack: &str, needle: &str) -> Option<usize> {
+    let (hay, pattern) = (haystack.as_bytes(), needle.as_bytes());
+    let Some((&first, _)) = pattern.split_first() else {
+        return Some(0);
+    };
+    let mut from = 0;
+    while let Some(at) = hay.get(from..)?.iter().position(|&b| b == first) {
+        let start = from + at;
+        if hay[start..].starts_with(pattern) {
+            return Some(start);
+        }
+        from = start + 1;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn test_find_answers_as_str_find() {
+        let texts = [
+            "",
+            "e",
+            "exit",
+            "Exit code 1",
+            "Next I will rerun it. Next I will",
+            "NNext I wil",
+            "é Next I will ü",
+            "日本 Command failed: cargo test",
+            "Command failed:",
+            "aaaab",
+        ];
+        let needles = [
+            "",
+            "e",
+            "Next I will",
+            "Command failed:",
+            "aab",
+            "ab",
+            "日本",
+            "ü",
+        ];
+        for text in texts {
+            for needle in needles {
+                assert_eq!(
+                    super::find(text, needle),
+                    text.find(needle),
+                    "{text:?} {needle:?}"
+                );
+            }
+        }
+    }
+}

@@ -203,20 +203,34 @@ fn trim_token(token: &str) -> &str {
 }
 
 fn looks_like_path(token: &str) -> bool {
-    let name = token.rsplit('/').next().unwrap_or(token);
-    let has_ext = name
-        .rsplit_once('.')
-        .is_some_and(|(stem, ext)| !stem.is_empty() && FILE_EXTENSIONS.contains(&ext));
+    // One backward pass (this runs on every word a compaction removes): the last `.`
+    // of the name after the last `/`, with a stem before it.
+    let bytes = token.as_bytes();
+    let Some(dot) = bytes.iter().rposition(|&b| b == b'.' || b == b'/') else {
+        return false;
+    };
+    if bytes[dot] != b'.' {
+        return false;
+    }
+    let name_start = bytes[..dot]
+        .iter()
+        .rposition(|&b| b == b'/')
+        .map_or(0, |slash| slash + 1);
+    let has_ext = dot > name_start && FILE_EXTENSIONS.contains(&&token[dot + 1..]);
     has_ext && !token.contains("://") && token.chars().all(|c| !c.is_whitespace())
 }
 
 fn looks_like_identifier(token: &str) -> bool {
+    // Both shapes are 16 bytes or longer (a UUID 36): most words are out at once. This
+    // runs on every word a compaction removes.
+    if token.len() < 16 {
+        return false;
+    }
     let hex = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit());
-    let parts: Vec<&str> = token.split('-').collect();
-    let uuid = parts.len() == 5
-        && parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12])
-        && parts.iter().all(|p| hex(p));
-    let long_hex = token.len() >= 16 && hex(token) && token.chars().any(|c| c.is_ascii_digit());
+    let uuid = token.len() == 36
+        && token.split('-').map(str::len).eq([8, 4, 4, 4, 12])
+        && token.split('-').all(hex);
+    let long_hex = hex(token) && token.chars().any(|c| c.is_ascii_digit());
     uuid || long_hex
 }
 
@@ -251,7 +265,7 @@ pub(crate) fn failed_result(entry: &Entry) -> bool {
 }
 
 fn after<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
-    line.find(marker)
+    super::find(line, marker)
         .map(|i| line[i + marker.len()..].trim())
         .filter(|rest| !rest.is_empty())
 }
@@ -274,7 +288,7 @@ fn from_text(entry: &Entry, out: &mut Vec<Obligation>) {
                 out.push(Obligation::new(kind, rest.trim()));
             }
         }
-        if let Some(i) = line.find("Next I will") {
+        if let Some(i) = super::find(line, "Next I will") {
             let sentence = &line[i..];
             let end = sentence.find(". ").map_or(sentence.len(), |e| e + 1);
             out.push(Obligation::new(K::NextAction, &sentence[..end]));
@@ -743,6 +757,105 @@ fn sentences_within(text: &str, limit: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The word detectors as they were before their fast paths: the fast ones must
+    /// answer the same on every word.
+    fn path_as_before(token: &str) -> bool {
+        let name = token.rsplit('/').next().unwrap_or(token);
+        let has_ext = name
+            .rsplit_once('.')
+            .is_some_and(|(stem, ext)| !stem.is_empty() && FILE_EXTENSIONS.contains(&ext));
+        has_ext && !token.contains("://") && token.chars().all(|c| !c.is_whitespace())
+    }
+
+    fn identifier_as_before(token: &str) -> bool {
+        let hex = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_hexdigit());
+        let parts: Vec<&str> = token.split('-').collect();
+        let uuid = parts.len() == 5
+            && parts.iter().map(|p| p.len()).eq([8, 4, 4, 4, 12])
+            && parts.iter().all(|p| hex(p));
+        let long_hex = token.len() >= 16 && hex(token) && token.chars().any(|c| c.is_ascii_digit());
+        uuid || long_hex
+    }
+
+    #[test]
+    fn test_word_detectors_answer_as_before_on_every_shape() {
+        let mut words: Vec<String> = [
+            "",
+            ".",
+            "/",
+            "a.rs",
+            ".rs",
+            "dir/.rs",
+            "dir/a.rs",
+            "/a.rs",
+            "a/b",
+            "a.b/c",
+            "a.b/c.rs",
+            "x.tar.gz",
+            "a.",
+            "a..rs",
+            "src/",
+            "https://x.com/a.rs",
+            "file://a/b.py",
+            "é/ü.rs",
+            "日本.rs",
+            "dir/日本.toml",
+            "main.rs:12",
+            "a.RS",
+            "Cargo.toml",
+            "./run.sh",
+            "../x/y.md",
+            "a/b/c.d/e",
+            "no_extension",
+            "123e4567-e89b-12d3-a456-426614174000",
+            "123e4567-e89b-12d3-a456-42661417400",
+            "123e4567-e89b-12d3-a456-4266141740000",
+            "123e4567e89b12d3a456426614174000",
+            "123e4567-e89b-12d3-a456-42661417400g",
+            "-23e4567-e89b-12d3-a456-426614174000",
+            "deadbeefdeadbeef",
+            "deadbeefdeadbee1",
+            "0123456789abcde",
+            "0123456789abcdef",
+            "abcdefabcdefabcdef",
+            "ABCDEF0123456789",
+            "a-b-c-d-e",
+            "--------",
+        ]
+        .iter()
+        .map(|w| (*w).to_owned())
+        .collect();
+        // Every word of up to four characters over an alphabet of the separators that
+        // matter, and a few of 16 and 36.
+        let alphabet = ['a', '.', '/', '-', '1', 'é', ':'];
+        let mut frontier = vec![String::new()];
+        for _ in 0..4 {
+            let mut next = Vec::new();
+            for w in &frontier {
+                for c in alphabet {
+                    let mut longer = w.clone();
+                    longer.push(c);
+                    next.push(longer);
+                }
+            }
+            words.extend(next.iter().map(|w| format!("{w}rs")));
+            words.extend(next.iter().cloned());
+            frontier = next;
+        }
+        for w in frontier.iter().take(200) {
+            words.push(format!("{w}0123456789ab"));
+            words.push(format!("{w}-e89b-12d3-a456-426614174000"));
+        }
+        for w in &words {
+            assert_eq!(looks_like_path(w), path_as_before(w), "path: {w:?}");
+            assert_eq!(
+                looks_like_identifier(w),
+                identifier_as_before(w),
+                "identifier: {w:?}"
+            );
+        }
+    }
 
     fn e(role: Role, content: &str) -> Entry {
         Entry {

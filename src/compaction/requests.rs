@@ -152,18 +152,54 @@ const CONSTRAINT_WORDS: &[&str] = &[
 ];
 
 /// Whether `sentence` states a constraint: a constraint word, or "use X, not Y".
+/// For each byte, the words of `words` (at most 64) that start with it, as a set of
+/// their indices: the detectors, which read every request a compaction removes, try
+/// at a position only the words that can start there.
+const fn by_first_byte(words: &[&str]) -> [u64; 256] {
+    assert!(words.len() <= 64);
+    let mut table = [0u64; 256];
+    let mut i = 0;
+    while i < words.len() {
+        table[words[i].as_bytes()[0] as usize] |= 1 << i;
+        i += 1;
+    }
+    table
+}
+
+/// Whether one of `words` starts `bytes` (`by_first` is [`by_first_byte`] of `words`).
+fn starts_one(bytes: &[u8], words: &[&str], by_first: &[u64; 256]) -> bool {
+    let Some(&first) = bytes.first() else {
+        return false;
+    };
+    let mut set = by_first[usize::from(first)];
+    while set != 0 {
+        if bytes.starts_with(words[set.trailing_zeros() as usize].as_bytes()) {
+            return true;
+        }
+        set &= set - 1;
+    }
+    false
+}
+
+const CONSTRAINT_FIRST: [u64; 256] = by_first_byte(CONSTRAINT_WORDS);
+
 fn constraint(sentence: &str) -> bool {
     let lower = sentence.to_lowercase();
-    let at_word = |word: &str| {
-        lower.match_indices(word).any(|(at, _)| {
-            lower[..at]
-                .chars()
-                .next_back()
-                .is_none_or(|c| !c.is_alphanumeric())
-        })
-    };
-    CONSTRAINT_WORDS.iter().any(|w| at_word(w))
-        || (at_word("use ") && (lower.contains(", not ") || lower.contains(" not ")))
+    // One pass over the word starts, each tried against the words (a search per word
+    // would read every sentence of every removed request fifty times).
+    let mut uses = false;
+    let mut after_alphanumeric = false;
+    for (at, c) in lower.char_indices() {
+        if !after_alphanumeric {
+            let rest = &lower.as_bytes()[at..];
+            if starts_one(rest, CONSTRAINT_WORDS, &CONSTRAINT_FIRST) {
+                return true;
+            }
+            uses |= rest.starts_with(b"use ");
+        }
+        after_alphanumeric = c.is_alphanumeric();
+    }
+    uses && (lower.contains(", not ") || lower.contains(" not "))
 }
 
 /// The sentences of `prose` that state a constraint, verbatim (a question is not one).
@@ -179,11 +215,11 @@ pub(super) fn constraints(prose: &str) -> Vec<String> {
             continue;
         }
         let mut start = 0;
-        let bytes: Vec<(usize, char)> = line.char_indices().collect();
-        for (k, &(at, c)) in bytes.iter().enumerate() {
-            let next = bytes.get(k + 1).map(|&(_, n)| n);
+        let mut chars = line.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            let next = chars.peek().map(|&(_, n)| n);
             let ends = matches!(c, '.' | '!' | '?' | ';') && next.is_none_or(char::is_whitespace);
-            if ends || k + 1 == bytes.len() {
+            if ends || next.is_none() {
                 let end = at + c.len_utf8();
                 let sentence = line[start..end].trim();
                 if !sentence.ends_with('?')
@@ -204,28 +240,32 @@ pub(super) fn constraints(prose: &str) -> Vec<String> {
 /// "instead …", "forget …", "new task", "change of plan", …).
 pub(super) fn redirects(prose: &str) -> bool {
     let lower = prose.to_lowercase();
-    [
-        "actually",
-        "instead",
-        "forget",
-        "new task",
-        "change of plan",
-        "scratch that",
-        "never mind",
-        "nevermind",
-        "different",
-        "switch to",
-        "priority",
-        "more important",
-        "first,",
-        "before that",
-        "stop working on",
-        "put that aside",
-        "park that",
-    ]
-    .iter()
-    .any(|w| lower.contains(w))
+    let bytes = lower.as_bytes();
+    (0..bytes.len()).any(|at| starts_one(&bytes[at..], REDIRECT_WORDS, &REDIRECT_FIRST))
 }
+
+const REDIRECT_FIRST: [u64; 256] = by_first_byte(REDIRECT_WORDS);
+
+/// Words that turn a request into a new task, lower case, found anywhere.
+const REDIRECT_WORDS: &[&str] = &[
+    "actually",
+    "instead",
+    "forget",
+    "new task",
+    "change of plan",
+    "scratch that",
+    "never mind",
+    "nevermind",
+    "different",
+    "switch to",
+    "priority",
+    "more important",
+    "first,",
+    "before that",
+    "stop working on",
+    "put that aside",
+    "park that",
+];
 
 /// Whether a request only acknowledges or nudges ("ok", "go on", "you stopped — carry
 /// on"): it leans on the request before it.
@@ -236,6 +276,85 @@ pub(super) fn nudge(prose: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `constraint` as it was before its one-pass form: a search per word.
+    fn constraint_as_before(sentence: &str) -> bool {
+        let lower = sentence.to_lowercase();
+        let at_word = |word: &str| {
+            lower.match_indices(word).any(|(at, _)| {
+                lower[..at]
+                    .chars()
+                    .next_back()
+                    .is_none_or(|c| !c.is_alphanumeric())
+            })
+        };
+        CONSTRAINT_WORDS.iter().any(|w| at_word(w))
+            || (at_word("use ") && (lower.contains(", not ") || lower.contains(" not ")))
+    }
+
+    #[test]
+    fn test_redirects_answers_as_before() {
+        let as_before = |prose: &str| {
+            let lower = prose.to_lowercase();
+            REDIRECT_WORDS.iter().any(|w| lower.contains(w))
+        };
+        let mut texts: Vec<String> = vec![
+            String::new(),
+            "Go on.".into(),
+            "ACTUALLY, do the parser".into(),
+            "İnstead of that".into(),
+            "Ünd dann: Switch To the other branch".into(),
+        ];
+        for word in REDIRECT_WORDS {
+            for around in ["", " ", "x", "é", "日"] {
+                texts.push(format!("{around}{word}{around}"));
+                texts.push(format!("{around}{}{around}", word.to_uppercase()));
+                texts.push(format!("{around}{}", &word[..word.len() - 1]));
+            }
+        }
+        for text in &texts {
+            assert_eq!(redirects(text), as_before(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn test_constraint_answers_as_before() {
+        let mut sentences: Vec<String> = vec![
+            String::new(),
+            "Use tabs, not spaces".into(),
+            "Reuse tabs, not spaces".into(),
+            "use the old one".into(),
+            "İ use it, NOT that".into(),
+            "The build is slow".into(),
+            "Bitte keine neuen Abhängigkeiten".into(),
+            "ÉVITE les globals".into(),
+            "x\u{301}never again".into(),
+        ];
+        let joints = ["", " ", "x", "1", "é", "-", "'", "(", "İ", "\u{301}"];
+        for word in CONSTRAINT_WORDS
+            .iter()
+            .chain(["use ", " not ", ", not "].iter())
+        {
+            for before in joints {
+                for after in joints {
+                    sentences.push(format!("{before}{word}{after}"));
+                    sentences.push(format!("{before}{}{after}", word.to_uppercase()));
+                    // Overlapping occurrences: the word again from each of its bytes on.
+                    for (k, _) in word.char_indices().skip(1) {
+                        sentences.push(format!("{before}{word}{}{after}", &word[k..]));
+                        sentences.push(format!("{before}{}{word}{after}", &word[..k]));
+                    }
+                }
+            }
+        }
+        for sentence in &sentences {
+            assert_eq!(
+                constraint(sentence),
+                constraint_as_before(sentence),
+                "{sentence:?}"
+            );
+        }
+    }
 
     #[test]
     fn test_pasted_blocks_become_markers_and_the_words_stay() {
