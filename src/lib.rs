@@ -81,7 +81,9 @@ pub use session::lifecycle::{
     prune_stale, resume, update,
 };
 pub use session::states::{invalidate_states, list_states, save_state};
-pub use session::{agent_id, create_session, get_session, list_sessions, list_sessions_where};
+pub use session::{
+    agent_id, create_session, get_session, list_sessions, list_sessions_where, session_data_id,
+};
 pub use storage::memory::MemoryStorage;
 pub use storage::{
     AsyncStorage, Batch, KeyRange, Kv, MAX_BATCH_BYTES, MAX_BATCH_MUTATIONS, Mutation,

@@ -6,7 +6,7 @@ use crate::branch::history::View;
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::{Loaded, require, write_appended, write_update};
+use crate::session::{Identity, Loaded, require, write_appended, write_update};
 use crate::storage::entry_record::{
     decode_entry, encode_entry, generated_message_id, generated_number,
 };
@@ -113,7 +113,7 @@ pub(crate) async fn entry_clock(io: &Io, loaded: &Loaded) -> Result<u64, Error> 
     if let Some(at) = loaded.newest_entry_at {
         return Ok(at);
     }
-    let own = newest_position(io, &loaded.session.session_id).await?;
+    let own = newest_position(io, loaded.data_id()).await?;
     let mut at = own.map_or(0, |(at, _)| at);
     for layer in &loaded.base {
         let bound = match layer.before {
@@ -144,22 +144,23 @@ pub(crate) async fn newest_position(io: &Io, data_id: &str) -> Result<Option<(u6
             })
             .await?;
         if let Some(kv) = last.first() {
-            let at = keys::read_u64(&kv.key, prefix.len());
-            let id = at.and_then(|(_, next)| keys::read_u64(&kv.key, next));
-            let (Some((created_at, _)), Some((id, _))) = (at, id) else {
-                return Err(Error::Corruption {
+            let position = kv
+                .key
+                .get(prefix.len()..)
+                .and_then(|suffix| keys::read_position(data_id, suffix))
+                .ok_or_else(|| Error::Corruption {
                     key: keys::display(&kv.key),
                     detail: "not an entry key".into(),
-                });
-            };
-            newest = newest.max(Some((created_at, id)));
+                })?;
+            newest = newest.max(Some(position));
         }
     }
     Ok(newest)
 }
 
 /// Makes `request` the next entry of `session` (which is updated: ids, counts, tokens,
-/// `updated_at`) and adds the entry and its message-id index to `batch`. Returns the
+/// `updated_at`), whose keys `data_id` names, and adds the entry and its message-id
+/// index to `batch`. Returns the
 /// entry and the index of the precondition that fails when its message id is taken.
 ///
 /// Transcript order is insertion order: the entry's `created_at` is `now_ms`, raised to
@@ -167,6 +168,7 @@ pub(crate) async fn newest_position(io: &Io, data_id: &str) -> Result<Option<(u6
 /// behind, so its position `created_at · id` is above every position the identity holds.
 pub(crate) fn stage_entry(
     batch: &mut Batch,
+    data_id: &str,
     session: &mut crate::Session,
     clock: &mut u64,
     request: AppendRequest,
@@ -187,10 +189,14 @@ pub(crate) fn stage_entry(
     // its own generated id has no row, see `history::index_message`; the row of an entry
     // given that id explicitly still fails this).
     let taken = batch.preconditions.len() as u32;
-    batch.require_absent(keys::message(&session.session_id, &entry.message_id));
-    crate::branch::history::index_message(batch, &session.session_id, &entry);
+    let identity = Identity {
+        data_id,
+        session_id: &session.session_id,
+    };
+    batch.require_absent(keys::message(data_id, &entry.message_id));
+    crate::branch::history::index_message(batch, identity, &entry);
     batch.put(
-        keys::entry(&session.session_id, entry.created_at, entry.id),
+        keys::entry(data_id, entry.created_at, entry.id),
         encode_entry(&entry, Some(&session.session_id))?,
     );
     Ok((entry, taken))
@@ -318,6 +324,7 @@ pub(crate) async fn stage_appends(
         check_epoch(key, &loaded.session, request.expected_epoch)?;
         let (entry, index) = stage_entry(
             &mut staged.batch,
+            loaded.data_id(),
             updated,
             &mut staged.clock,
             request,
@@ -331,7 +338,7 @@ pub(crate) async fn stage_appends(
             .any(|e| e.message_id == entry.message_id);
         if twice
             || in_base(io, loaded, &entry.message_id).await?
-            || given_as_earlier_generated(io, updated, &entry).await?
+            || given_as_earlier_generated(io, loaded.identity(), &entry).await?
         {
             return Err(taken_id(&entry.message_id, key));
         }
@@ -340,13 +347,8 @@ pub(crate) async fn stage_appends(
     }
     // A search index run, in this commit, when these entries complete one
     // (`crate::search::index`).
-    crate::search::index::stage_entries(
-        io,
-        &mut staged.batch,
-        &updated.session_id,
-        &staged.entries,
-    )
-    .await?;
+    crate::search::index::stage_entries(io, &mut staged.batch, loaded.identity(), &staged.entries)
+        .await?;
     Ok(staged)
 }
 
@@ -381,14 +383,13 @@ pub(crate) async fn commit_appends(
 /// see, see `history::index_message`).
 async fn given_as_earlier_generated(
     io: &Io,
-    session: &crate::Session,
+    identity: Identity<'_>,
     entry: &Entry,
 ) -> Result<bool, Error> {
-    let sid = &session.session_id;
-    match generated_number(sid, &entry.message_id) {
+    match generated_number(identity.session_id, &entry.message_id) {
         Some(n) if n < entry.id => {
             Ok(
-                crate::branch::history::indexed_position(io, sid, &entry.message_id)
+                crate::branch::history::indexed_position(io, identity, &entry.message_id)
                     .await?
                     .is_some(),
             )
@@ -602,14 +603,21 @@ async fn truncate_body(
             after_count: before,
         });
     }
-    let sid = loaded.session.session_id.clone();
+    let (sid, session_id) = (
+        loaded.data_id().to_owned(),
+        loaded.session.session_id.clone(),
+    );
+    let identity = Identity {
+        data_id: &sid,
+        session_id: &session_id,
+    };
     let prefix = keys::entries(&sid);
     // What is archived (below the active start) stays.
     let start = active_start(&loaded);
     let mut batch = Batch::default();
     // Branches that read these entries get their own copy before any goes.
     let mut done = BTreeSet::from([key.to_owned()]);
-    crate::branch::history::release(io, &mut batch, &sid, &mut done).await?;
+    crate::branch::history::release(io, &mut batch, identity, &mut done).await?;
     let mut removed = 0u64;
     if loaded.base.is_empty() {
         // Everything below the oldest kept entry goes.
@@ -627,7 +635,7 @@ async fn truncate_body(
         };
         let doomed = KeyRange { start, end };
         for kv in crate::session::lifecycle::read_all(io, doomed.clone()).await? {
-            let entry = decode_entry(&kv.key, &kv.value, Some(&sid))?;
+            let entry = decode_entry(&kv.key, &kv.value, Some(&session_id))?;
             batch.delete(keys::message(&sid, &entry.message_id));
             removed += 1;
         }
@@ -640,19 +648,14 @@ async fn truncate_body(
             .unwrap_or(usize::MAX)
             .min(items.len());
         let cut = items.len() - keep;
-        crate::branch::history::materialize(io, &mut batch, &loaded.session, &loaded.base, &done)
-            .await?;
+        crate::branch::history::materialize(io, &mut batch, &loaded, &loaded.base, &done).await?;
         loaded.base.clear();
         for item in &items[..cut] {
             batch.delete(keys::message(&sid, &item.entry.message_id));
             removed += 1;
         }
         let end = match items.get(cut) {
-            Some(first_kept) => {
-                let mut key = prefix.clone();
-                key.extend_from_slice(&first_kept.position);
-                Some(key)
-            }
+            Some(first_kept) => Some(keys::entry_at(&sid, &first_kept.position)),
             None => prefix_end(&prefix),
         };
         batch.delete_range(KeyRange { start, end });
@@ -693,11 +696,10 @@ pub fn rollback(
 /// The first key of the active entries of the identity of `loaded`: its entries below
 /// the active start are archived.
 fn active_start(loaded: &Loaded) -> Vec<u8> {
-    let mut start = keys::entries(&loaded.session.session_id);
-    if let Some((at, id)) = loaded.active_from {
-        start.extend_from_slice(&keys::position(at, id));
+    match loaded.active_from {
+        Some((at, id)) => keys::entry(loaded.data_id(), at, id),
+        None => keys::entries(loaded.data_id()),
     }
-    start
 }
 
 async fn rollback_body(
@@ -716,8 +718,14 @@ async fn rollback_body(
     if turns == 0 {
         return Ok(unchanged);
     }
-    let sid = loaded.session.session_id.clone();
-    let prefix = keys::entries(&sid);
+    let (sid, session_id) = (
+        loaded.data_id().to_owned(),
+        loaded.session.session_id.clone(),
+    );
+    let identity = Identity {
+        data_id: &sid,
+        session_id: &session_id,
+    };
     let mut batch = Batch::default();
     let mut done = BTreeSet::from([key.to_owned()]);
     // Newest first: entries up to and including the `turns`-th user message from the end.
@@ -725,7 +733,7 @@ async fn rollback_body(
     let mut users = 0u64;
     let mut cut = None;
     if loaded.base.is_empty() {
-        let mut end = prefix_end(&prefix);
+        let mut end = prefix_end(&keys::entries(&sid));
         'pages: loop {
             let page = io
                 .range(RangeQuery {
@@ -740,7 +748,7 @@ async fn rollback_body(
             let Some(last) = page.last() else { break };
             end = Some(last.key.clone());
             for kv in page {
-                let entry = decode_entry(&kv.key, &kv.value, Some(&sid))?;
+                let entry = decode_entry(&kv.key, &kv.value, Some(&session_id))?;
                 let user = entry.role == crate::types::Role::User;
                 doomed.push((kv.key, entry));
                 if user {
@@ -755,12 +763,10 @@ async fn rollback_body(
     } else {
         // A branch rolling back into its shared history takes its own copy first.
         let items = crate::branch::history::items(io, &View::of(&loaded), false, None).await?;
-        crate::branch::history::materialize(io, &mut batch, &loaded.session, &loaded.base, &done)
-            .await?;
+        crate::branch::history::materialize(io, &mut batch, &loaded, &loaded.base, &done).await?;
         loaded.base.clear();
         for item in items.into_iter().rev() {
-            let mut entry_key = prefix.clone();
-            entry_key.extend_from_slice(&item.position);
+            let entry_key = keys::entry_at(&sid, &item.position);
             let user = item.entry.role == crate::types::Role::User;
             doomed.push((entry_key, item.entry));
             if user {
@@ -776,7 +782,7 @@ async fn rollback_body(
         return Ok(unchanged);
     };
     doomed.truncate(cut);
-    crate::branch::history::release(io, &mut batch, &sid, &mut done).await?;
+    crate::branch::history::release(io, &mut batch, identity, &mut done).await?;
     for (entry_key, entry) in &doomed {
         batch.delete(keys::message(&sid, &entry.message_id));
         batch.delete(entry_key.clone());

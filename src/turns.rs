@@ -245,10 +245,10 @@ pub(crate) async fn last_position(
     io: &Io,
     loaded: &crate::session::Loaded,
 ) -> Result<Option<Position>, Error> {
-    let session_id = loaded.session.session_id.as_str();
+    let data_id = loaded.data_id();
     let mut last = None;
     for tag in [keys::ENTRY, keys::ARCHIVE] {
-        let prefix = keys::identity(tag, session_id);
+        let prefix = keys::identity(tag, data_id);
         let newest = io
             .range(RangeQuery {
                 range: KeyRange::prefix(&prefix),
@@ -257,19 +257,21 @@ pub(crate) async fn last_position(
             })
             .await?;
         if let Some(kv) = newest.first() {
-            last = last.max(Some(decode_position(&kv.key, prefix.len())?));
+            last = last.max(Some(decode_position(&kv.key, data_id, prefix.len())?));
         }
     }
     if let Some(shared) = crate::branch::history::newest_in_base(io, &loaded.base).await? {
-        last = last.max(Some(decode_position(&shared, 0)?));
+        last = last.max(Some(decode_position(&shared, "", 0)?));
     }
     Ok(last)
 }
 
-/// The `created_at · entry_id` position starting at `at` of `key`.
-fn decode_position(key: &[u8], at: usize) -> Result<Position, Error> {
-    let decoded = keys::read_u64(key, at)
-        .and_then(|(created_at, at)| keys::read_u64(key, at).map(|(id, _)| (created_at, id)));
+/// The `created_at · entry_id` position starting at `at` of `key`, in the form of
+/// identity `data_id` (`""`: canonical).
+fn decode_position(key: &[u8], data_id: &str, at: usize) -> Result<Position, Error> {
+    let decoded = key
+        .get(at..)
+        .and_then(|suffix| keys::read_position(data_id, suffix));
     match decoded {
         Some((created_at, entry_id)) => Ok(Position {
             created_at,
@@ -310,7 +312,7 @@ pub fn start_turn(workspace: &str, key: &str, request: StartTurn, now_ms: u64) -
 async fn start(io: &Io, key: &str, request: StartTurn, now_ms: u64) -> OpResult<Turn> {
     let loaded = require(io, key).await?;
     fence(&loaded, request.expected_epoch)?;
-    let sid = loaded.session.session_id.clone();
+    let sid = loaded.data_id().to_owned();
     if load_turn(io, &sid, &request.turn_id).await?.is_some() {
         return Err(Error::Conflict {
             reason: format!(
@@ -337,7 +339,7 @@ async fn start(io: &Io, key: &str, request: StartTurn, now_ms: u64) -> OpResult<
         turn_id: request.turn_id,
         seq: latest.map_or(1, |l| l.turn.seq + 1),
         session_key: key.to_owned(),
-        session_id: sid.clone(),
+        session_id: loaded.session.session_id.clone(),
         phase: TurnPhase::Running,
         provider_turn_id: request.provider_turn_id,
         provider_binding: request.provider_binding,
@@ -419,7 +421,7 @@ fn close_turn(
         async move {
             let loaded = require(&io, &key).await?;
             fence(&loaded, close.expected_epoch)?;
-            let sid = &loaded.session.session_id;
+            let sid = loaded.data_id();
             let Some(current) = load_turn(&io, sid, &turn_id).await? else {
                 return Err(not_found(&key, &turn_id).into());
             };
@@ -481,8 +483,8 @@ pub fn get_turn(workspace: &str, key: &str, turn_id: &str) -> Operation<Option<T
     Operation::new(workspace, move |io| {
         let (key, turn_id) = (key.clone(), turn_id.clone());
         async move {
-            let session = require(&io, &key).await?.session;
-            Ok(load_turn(&io, &session.session_id, &turn_id)
+            let loaded = require(&io, &key).await?;
+            Ok(load_turn(&io, loaded.data_id(), &turn_id)
                 .await?
                 .map(|l| l.turn))
         }
@@ -498,8 +500,8 @@ pub fn session_turns(workspace: &str, key: &str) -> Operation<SessionTurns> {
     Operation::new(workspace, move |io| {
         let key = key.clone();
         async move {
-            let session = require(&io, &key).await?.session;
-            Ok(turns_of(&io, &session.session_id).await?)
+            let loaded = require(&io, &key).await?;
+            Ok(turns_of(&io, loaded.data_id()).await?)
         }
     })
 }
@@ -529,15 +531,8 @@ pub fn list_turns(workspace: &str, key: &str, request: TurnPageRequest) -> Opera
     Operation::new(workspace, move |io| {
         let key = key.clone();
         async move {
-            let session = require(&io, &key).await?.session;
-            Ok(turn_page(
-                &io,
-                &session.session_id,
-                request.order,
-                after,
-                request.limit,
-            )
-            .await?)
+            let loaded = require(&io, &key).await?;
+            Ok(turn_page(&io, loaded.data_id(), request.order, after, request.limit).await?)
         }
     })
 }

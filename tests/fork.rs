@@ -237,7 +237,7 @@ fn test_a_page_of_a_branch_does_not_read_what_its_parent_appended_later() {
 }
 
 #[test]
-fn test_session_and_entry_records_are_format_6_and_other_records_format_2() {
+fn test_session_records_are_format_7_entry_records_format_6_and_others_format_2() {
     use spool::Storage;
     let storage = parent_with(2);
     run(
@@ -254,17 +254,20 @@ fn test_session_and_entry_records_are_format_6_and_other_records_format_2() {
     // Every session record carries the entry clock and the active start: a build that
     // reads up to format 4 refuses it instead of reading archived entries as active (or,
     // up to format 3, appending out of order; for a branch, reading one without its
-    // history or rewriting its parent without releasing it).
+    // history or rewriting its parent without releasing it). A new identity's keys
+    // carry a minted data id (format 7): a build that reads up to format 6 refuses it
+    // instead of reading its keys under the session id.
     for key in [CHILD, PARENT, "agent:main:other"] {
         assert_eq!(
             version(&spool::keys::session(key)),
-            spool::record::SESSION_FORMAT_VERSION
+            spool::record::DATA_ID_FORMAT_VERSION
         );
     }
-    let parent = run(&storage, spool::get_session(WS, PARENT))
+    let parent = run(&storage, spool::session_data_id(WS, PARENT))
         .expect("get")
         .expect("parent");
-    let entry = spool::keys::entries(&parent.session_id);
+    assert!(spool::keys::is_minted(&parent), "{parent}");
+    let entry = spool::keys::entries(&parent);
     let first = storage
         .range(
             WS,
@@ -279,6 +282,7 @@ fn test_session_and_entry_records_are_format_6_and_other_records_format_2() {
     assert_eq!(spool::record::ENTRY_FORMAT_VERSION, 6);
     assert_eq!(spool::record::FORMAT_VERSION, 2);
     assert_eq!(spool::record::SESSION_FORMAT_VERSION, 6);
+    assert_eq!(spool::record::DATA_ID_FORMAT_VERSION, 7);
 }
 
 /// Keeps reset archives.

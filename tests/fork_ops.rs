@@ -118,7 +118,10 @@ fn test_get_rejects_lineage_target_other_than_operation_target() {
 #[test]
 fn test_get_rejects_live_lineage_naming_another_operation() {
     let storage = committed();
-    let key = keys::lineage("child-1");
+    let child = run(&storage, spool::session_data_id(WS, CHILD))
+        .expect("read")
+        .expect("child");
+    let key = keys::lineage(&child);
     let mut live: ForkLineage =
         record::decode(&key, &storage.get(WS, &key).expect("ok").expect("ok")).expect("ok");
     live.operation_id = "operation-2".into();

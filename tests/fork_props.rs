@@ -322,8 +322,7 @@ fn identities(storage: &MemoryStorage, tag: u8) -> std::collections::BTreeSet<St
 fn no_orphans(storage: &MemoryStorage) -> Result<(), TestCaseError> {
     use spool::keys;
     let live: std::collections::BTreeSet<String> = (0..KEYS)
-        .filter_map(|k| run(storage, spool::get_session(WS, &name(k))).expect("get"))
-        .map(|s| s.session_id)
+        .filter_map(|k| run(storage, spool::session_data_id(WS, &name(k))).expect("get"))
         .collect();
     let retired = identities(storage, keys::RETIRED);
     let read = identities(storage, keys::HOLDER);

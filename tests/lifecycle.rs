@@ -203,11 +203,17 @@ fn test_delete_leaves_nothing_behind_and_other_sessions_untouched() {
     .expect("save state");
     run(&storage, spool::delete_session(WS, KEY, None)).expect("delete");
     let left = dump(&storage);
-    // Only the other session's records remain: its record, recency entry and entry (an
-    // entry with its generated message id has no index row). The deleted session's
-    // record, recency entry, two entries and state are gone.
-    assert_eq!(left.len(), other_only - 2 - 2, "{left:?}");
-    assert_eq!(left.len(), 3, "{left:?}");
+    // Only the other session's records remain: its record, recency entry, entry (an
+    // entry with its generated message id has no index row) and data-id registry entry.
+    // The deleted session's record, recency entry, two entries, state and registry
+    // entry are gone.
+    assert_eq!(left.len(), other_only - 2 - 2 - 1, "{left:?}");
+    assert_eq!(left.len(), 4, "{left:?}");
+    let registry = left.iter().filter(|kv| kv.key[0] == spool::keys::DATA_ID);
+    assert_eq!(
+        registry.map(|kv| kv.value.as_slice()).collect::<Vec<_>>(),
+        [b"keep"]
+    );
     assert!(
         left.iter()
             .all(|kv| !String::from_utf8_lossy(&kv.key).contains("old"))
@@ -218,7 +224,8 @@ fn test_delete_leaves_nothing_behind_and_other_sessions_untouched() {
     );
 }
 
-/// Plants an entry as compaction would archive it (under `x · session id`).
+/// Plants an entry as compaction would archive it (under `x · data id`) into the identity
+/// of the session under [`KEY`], whose session id is `session_id`.
 fn plant_compacted(
     storage: &MemoryStorage,
     session_id: &str,
@@ -242,11 +249,10 @@ fn plant_compacted(
         attachments: Vec::new(),
         kind: None,
     };
-    let key = spool::keys::KeyBuf::new(b'x')
-        .str(session_id)
-        .u64(created_at)
-        .u64(id)
-        .finish();
+    let data_id = run(storage, spool::session_data_id(WS, KEY))
+        .expect("read")
+        .expect("session");
+    let key = spool::keys::archived(&data_id, &spool::keys::position(created_at, id));
     let mut batch = Batch::default();
     batch.put(key, spool::record::encode(&entry).expect("encode"));
     storage.commit(WS, batch).expect("plant");

@@ -440,7 +440,8 @@ fn test_format_4_archives_read_compact_again_and_outlive_their_parent() {
     .expect("reset");
     assert!(outcome.rotated);
     assert_eq!((outcome.session.epoch, outcome.session.entry_count), (1, 0));
-    assert_eq!(record(late), Some(record::SESSION_FORMAT_VERSION));
+    // Its new identity's keys carry a minted data id.
+    assert_eq!(record(late), Some(record::DATA_ID_FORMAT_VERSION));
     assert_v4_reads(&storage, late, &[], &[]);
     let tags = spool::keys::IDENTITY_TAGS.into_iter();
     for tag in tags.chain([spool::keys::HOLDER, spool::keys::RETIRED]) {
@@ -767,4 +768,128 @@ fn test_an_index_of_format_2_answers_as_the_entries_do() {
     for (query, page) in queries.iter().zip(&old) {
         assert_eq!(&find(&storage, query), page, "format 3: {query}");
     }
+}
+
+/// The last release that named identities' keys by their session ids
+/// (`tests/fixtures/format-v6/`): its identities keep their keys, and 16-byte positions,
+/// as they grow; identities made from them (a branch, a reset's next generation) get
+/// minted data ids and read the old history through them, generated message ids and all.
+#[test]
+fn test_identities_named_by_session_ids_keep_their_keys_beside_minted_ones() {
+    const SID: &str = "3f2a9c4e-7b1d-4e8a-9c55-0d6e1f2a3b4c";
+    let (main, branch) = ("agent:demo:main", "agent:demo:branch");
+    let storage = restore(
+        include_str!("fixtures/format-v6/kv-dump.json"),
+        6,
+        |key, value| match key[0] {
+            spool::keys::SESSION => assert_eq!(value[0], 6, "format-6 session records"),
+            spool::keys::DATA_ID => panic!("no data-id registry before format 7"),
+            _ => {}
+        },
+    );
+    let data_id = |key: &str| {
+        run(&storage, spool::session_data_id("default", key))
+            .expect("read")
+            .expect("a session")
+    };
+    assert_eq!(
+        (data_id(main), data_id(branch)),
+        (SID.into(), "branch-6".into())
+    );
+    let old = canonical(&storage, main);
+    assert_eq!(old.len(), 12);
+    assert_eq!(old[0].message_id, format!("{SID}-1"));
+    assert_eq!(old[2].message_id, "m03");
+    let find = |key: &str, id: &str| {
+        run(&storage, spool::get_entry("default", key, id)).expect("get_entry")
+    };
+    for entry in &old {
+        assert_eq!(find(main, &entry.message_id).as_ref(), Some(entry));
+        assert_eq!(find(branch, &entry.message_id).as_ref(), Some(entry));
+    }
+
+    // The old identity grows under its session id, its record still format 6.
+    let grown = run(
+        &storage,
+        spool::append_entry(
+            "default",
+            main,
+            AppendRequest::new(Role::User, "m13 after the upgrade"),
+            1_764_000_100_000,
+        ),
+    )
+    .expect("append");
+    assert_eq!(grown.message_id, format!("{SID}-13"));
+    let record = |key: &str| {
+        storage
+            .get("default", &spool::keys::session(key))
+            .expect("get")
+            .map(|v| v[0])
+    };
+    assert_eq!(record(main), Some(record::SESSION_FORMAT_VERSION));
+    let key = spool::keys::entry(SID, grown.created_at, grown.id);
+    assert_eq!(key.len(), 1 + SID.len() + 1 + 16);
+    assert!(storage.get("default", &key).expect("get").is_some());
+
+    // A branch of it is a new identity: a minted data id, the old history through it.
+    let child = "agent:demo:child";
+    run(
+        &storage,
+        spool::branch(
+            "default",
+            main,
+            child,
+            spool::BranchRequest::fork("child-7"),
+            1_764_000_200_000,
+        ),
+    )
+    .expect("branch");
+    assert!(spool::keys::is_minted(&data_id(child)));
+    assert_eq!(record(child), Some(record::DATA_ID_FORMAT_VERSION));
+    let own = run(
+        &storage,
+        spool::append_entry(
+            "default",
+            child,
+            AppendRequest::new(Role::User, "c14 the child's own"),
+            1_764_000_300_000,
+        ),
+    )
+    .expect("append");
+    assert_eq!(own.message_id, "child-7-14");
+
+    // The old generation is reset away while the branches read it: they keep reading it
+    // under its session id, and the next generation's keys are minted.
+    run(
+        &storage,
+        spool::apply_intent(
+            "default",
+            main,
+            spool::Intent::ResetSameKey,
+            "main-7",
+            1_764_000_400_000,
+        ),
+    )
+    .expect("reset");
+    assert!(spool::keys::is_minted(&data_id(main)));
+    let mut expected: Vec<spool::Entry> = old.clone();
+    expected.push(grown.clone());
+    expected.push(own.clone());
+    assert_eq!(canonical(&storage, child), expected);
+    assert_eq!(
+        find(child, &format!("{SID}-2")).map(|e| e.content),
+        Some("m02 assistant message".into())
+    );
+    assert_eq!(canonical(&storage, branch).len(), 13);
+
+    // With every reader gone, nothing of the old identity is left.
+    for key in [child, branch, main] {
+        run(&storage, spool::delete_session("default", key, None)).expect("delete");
+    }
+    let left: Vec<String> = support::dump(&storage, "default")
+        .iter()
+        .filter(|kv| kv.key[0] != spool::keys::RESET_ARCHIVE)
+        .map(|kv| spool::keys::display(&kv.key))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -72,7 +72,7 @@ fn all_entries(storage: &impl Storage) -> Vec<String> {
 }
 
 #[test]
-fn test_create_reads_once_then_commits_once() {
+fn test_create_reads_the_key_and_a_data_id_then_commits_once() {
     let storage = MemoryStorage::new();
     let mut op = spool::create_session(WS, KEY, "s1", 10);
     let Step::Read(ReadRequest::Get(key)) = op.poll() else {
@@ -80,6 +80,16 @@ fn test_create_reads_once_then_commits_once() {
     };
     assert_eq!(key, keys::session(KEY));
     op.handle_read(spool::read_sync(&storage, WS, &ReadRequest::Get(key)));
+    // The new identity's keys get a short name: its data-id registry slot is read once.
+    let Step::Read(ReadRequest::Get(slot)) = op.poll() else {
+        panic!("expected the data-id registry read")
+    };
+    assert_eq!(slot.first(), Some(&keys::DATA_ID));
+    op.handle_read(spool::read_sync(
+        &storage,
+        WS,
+        &ReadRequest::Get(slot.clone()),
+    ));
     let Step::Commit(batch) = op.poll() else {
         panic!("expected the commit")
     };
@@ -88,6 +98,16 @@ fn test_create_reads_once_then_commits_once() {
             .preconditions
             .contains(&spool::Precondition::Absent(keys::session(KEY)))
     );
+    // The slot is claimed for this session id, guarded by its absence.
+    assert!(
+        batch
+            .preconditions
+            .contains(&spool::Precondition::Absent(slot.clone()))
+    );
+    assert!(batch.mutations.contains(&spool::Mutation::Put(spool::Kv {
+        key: slot,
+        value: b"s1".to_vec(),
+    })));
     op.handle_commit(storage.commit(WS, batch));
     match op.poll() {
         Step::Done(Ok(session)) => assert_eq!(session.session_id, "s1"),
@@ -153,11 +173,14 @@ fn test_concurrent_create_loser_sees_conflict() {
     let storage = MemoryStorage::new();
     let mut first = spool::create_session(WS, KEY, "one", 1);
     let mut second = spool::create_session(WS, KEY, "two", 1);
-    let (Step::Read(r1), Step::Read(r2)) = (first.poll(), second.poll()) else {
-        panic!("reads")
-    };
-    first.handle_read(spool::read_sync(&storage, WS, &r1));
-    second.handle_read(spool::read_sync(&storage, WS, &r2));
+    // Each reads the key, then its data-id registry slot.
+    for _ in 0..2 {
+        let (Step::Read(r1), Step::Read(r2)) = (first.poll(), second.poll()) else {
+            panic!("reads")
+        };
+        first.handle_read(spool::read_sync(&storage, WS, &r1));
+        second.handle_read(spool::read_sync(&storage, WS, &r2));
+    }
     let (Step::Commit(b1), Step::Commit(b2)) = (first.poll(), second.poll()) else {
         panic!("commits")
     };

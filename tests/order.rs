@@ -99,7 +99,7 @@ fn test_appends_with_decreasing_clocks_keep_insertion_order_in_every_read() {
     assert_reads_in_order(&storage, KEY, &ids);
 
     // The message-id index holds each entry's position, and positions follow ids.
-    let session = run(&storage, spool::get_session(WS, KEY))
+    let data_id = run(&storage, spool::session_data_id(WS, KEY))
         .expect("get")
         .expect("session");
     let mut positions = Vec::new();
@@ -108,7 +108,7 @@ fn test_appends_with_decreasing_clocks_keep_insertion_order_in_every_read() {
             .expect("lookup")
             .expect("found");
         assert_eq!(found, *entry);
-        let index = spool::keys::message(&session.session_id, &entry.message_id);
+        let index = spool::keys::message(&data_id, &entry.message_id);
         let position = support::dump(&storage, WS)
             .into_iter()
             .find(|kv| kv.key == index)

@@ -22,7 +22,10 @@ fn session(storage: &MemoryStorage, n: usize) -> String {
         request.message_id = Some(format!("m-{i}"));
         run(storage, spool::append_entry(WS, KEY, request, 1 + i as u64)).expect("append");
     }
-    created.session_id
+    assert_eq!(created.session_id, "s1");
+    run(storage, spool::session_data_id(WS, KEY))
+        .expect("read")
+        .expect("session")
 }
 
 fn whole_page() -> PageRequest {
@@ -43,14 +46,14 @@ fn assert_corruption_naming_the_session(result: Result<impl std::fmt::Debug, Err
     }
 }
 
-/// Removes the oldest entry record of identity `sid`, as damage would: the session
+/// Removes the oldest entry record of identity `data_id`, as damage would: the session
 /// record still counts it.
-fn lose_oldest_entry(storage: &MemoryStorage, sid: &str) {
+fn lose_oldest_entry(storage: &MemoryStorage, data_id: &str) {
     let first = storage
         .range(
             WS,
             &spool::RangeQuery {
-                range: KeyRange::prefix(&keys::entries(sid)),
+                range: KeyRange::prefix(&keys::entries(data_id)),
                 limit: 1,
                 reverse: false,
             },
@@ -64,8 +67,8 @@ fn lose_oldest_entry(storage: &MemoryStorage, sid: &str) {
 #[test]
 fn test_a_lost_entry_fails_every_whole_transcript_read_with_corruption() {
     let storage = MemoryStorage::new();
-    let sid = session(&storage, 3);
-    lose_oldest_entry(&storage, &sid);
+    let data_id = session(&storage, 3);
+    lose_oldest_entry(&storage, &data_id);
 
     assert_corruption_naming_the_session(run(&storage, spool::read_page(WS, KEY, whole_page())));
     assert_corruption_naming_the_session(run(
@@ -137,20 +140,20 @@ fn test_an_append_landing_during_a_whole_read_is_not_corruption() {
 #[test]
 fn test_a_message_index_that_leads_nowhere_or_elsewhere_is_corruption() {
     let storage = MemoryStorage::new();
-    let sid = session(&storage, 3);
+    let data_id = session(&storage, 3);
     let mut batch = Batch::default();
-    batch.put(keys::message(&sid, "m-1"), b"\x00\xff garbage".to_vec());
+    batch.put(keys::message(&data_id, "m-1"), b"\x00\xff garbage".to_vec());
     storage.commit(WS, batch).expect("damage");
     match run(&storage, spool::get_entry(WS, KEY, "m-1")) {
         Err(Error::Corruption { key, .. }) => assert!(key.contains("m-1"), "{key}"),
         other => panic!("expected corruption, got {other:?}"),
     }
     let m2 = storage
-        .get(WS, &keys::message(&sid, "m-2"))
+        .get(WS, &keys::message(&data_id, "m-2"))
         .expect("get")
         .expect("indexed");
     let mut batch = Batch::default();
-    batch.put(keys::message(&sid, "m-3"), m2);
+    batch.put(keys::message(&data_id, "m-3"), m2);
     storage.commit(WS, batch).expect("damage");
     match run(&storage, spool::get_entry(WS, KEY, "m-3")) {
         Err(Error::Corruption { key, detail }) => {

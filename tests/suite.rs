@@ -18,6 +18,7 @@ mod compaction_pure;
 mod conformance_memory;
 mod continuity;
 mod crash_points;
+mod data_ids;
 mod fork;
 mod fork_ops;
 mod fork_ops_props;

@@ -259,8 +259,8 @@ fn raw_connection(path: &Path) -> Connection {
 }
 
 /// The key range of an identity's records with `tag`.
-fn range_of(tag: u8, session_id: &str) -> (Vec<u8>, Vec<u8>) {
-    let start = keys::identity(tag, session_id);
+fn range_of(tag: u8, data_id: &str) -> (Vec<u8>, Vec<u8>) {
+    let start = keys::identity(tag, data_id);
     let end = spool::prefix_end(&start).expect("a prefix has an end");
     (start, end)
 }
@@ -361,6 +361,16 @@ fn raw_ws() -> i64 {
     *RAW_WS.get().expect("run_raw looks the workspace up first")
 }
 
+/// The name of the parent's keys (its minted data id), looked up once through Spool
+/// before the measured work.
+static RAW_PARENT: OnceLock<String> = OnceLock::new();
+
+fn raw_parent() -> &'static str {
+    RAW_PARENT
+        .get()
+        .expect("run_raw looks the parent's data id up first")
+}
+
 /// Fails a limit that touched no rows: it would time nothing (as the limits did while
 /// they looked for the workspace's rows by name in a schema-2 database).
 fn touched(rows: u64, what: &str) -> rusqlite::Result<()> {
@@ -375,6 +385,15 @@ fn touched(rows: u64, what: &str) -> rusqlite::Result<()> {
 
 /// The limit of `op`: raw SQLite doing its minimal work on `raw.db`.
 fn run_raw(op: Op, dir: &Path) -> Measured {
+    let storage = SqliteStorage::open(dir.join("raw.db")).expect("open the raw database");
+    let parent = spool::run(
+        &storage,
+        spool::session_data_id(workload::WS, workload::PARENT),
+    )
+    .expect("read the parent")
+    .expect("the workload's parent");
+    drop(storage);
+    RAW_PARENT.set(parent).expect("one limit per process");
     let mut conn = raw_connection(&dir.join("raw.db"));
     let number = conn
         .query_row(
@@ -390,9 +409,10 @@ fn run_raw(op: Op, dir: &Path) -> Measured {
 }
 
 fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
-    use workload::{PARENT, PARENT_ID};
-    let entries = range_of(keys::ENTRY, PARENT_ID);
-    let archived = range_of(keys::ARCHIVE, PARENT_ID);
+    use workload::PARENT;
+    let parent = raw_parent();
+    let entries = range_of(keys::ENTRY, parent);
+    let archived = range_of(keys::ARCHIVE, parent);
     let rows_bytes = |(rows, bytes): (u64, u64)| format!("{rows} rows, {}", workload::mib(bytes));
     match op {
         Op::Append => {
@@ -403,7 +423,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                 |r| r.get(0),
             )?;
             let content = workload::appended().content;
-            let key = keys::entry(PARENT_ID, workload::T_OPS, 1 << 40);
+            let key = keys::entry(parent, workload::T_OPS, 1 << 40);
             tx.execute(PUT, params![raw_ws(), key, content.as_bytes()])?;
             tx.execute(PUT, params![raw_ws(), keys::session(PARENT), record])?;
             tx.execute(
@@ -449,7 +469,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                 }
             }
             let end = oldest_kept.unwrap_or_else(|| entries.1.clone());
-            let target = keys::identity(keys::ARCHIVE, PARENT_ID);
+            let target = keys::identity(keys::ARCHIVE, parent);
             let moved = copy_rows(&tx, (&entries.0, &end), entries.0.len(), &target)?;
             delete_range(&tx, (&entries.0, &end))?;
             touched(moved.0, "compact")?;
@@ -505,12 +525,12 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let (mut rows, mut bytes) = (0, 0);
             for tag in [keys::ENTRY, keys::ARCHIVE, keys::MESSAGE] {
-                let (r, b) = copy_identity(&tx, tag, PARENT_ID, RAW_BRANCH, None)?;
+                let (r, b) = copy_identity(&tx, tag, parent, RAW_BRANCH, None)?;
                 rows += r;
                 bytes += b;
             }
             for tag in [keys::ENTRY, keys::ARCHIVE, keys::MESSAGE, keys::SUMMARY] {
-                let (start, end) = range_of(tag, PARENT_ID);
+                let (start, end) = range_of(tag, parent);
                 delete_range(&tx, (&start, &end))?;
             }
             tx.execute(

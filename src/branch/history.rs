@@ -53,7 +53,7 @@ use crate::compaction::ArchivedEntry;
 use crate::engine::error::Error;
 use crate::engine::op::{Abort, Io, OpResult};
 use crate::session::lifecycle::{CHUNK, read_all};
-use crate::session::{Loaded, Tail, load, write_record};
+use crate::session::{Identity, Loaded, Tail, load, write_record};
 use crate::storage::entry_record::{decode_entry, encode_entry, generated_number};
 use crate::storage::keys;
 use crate::storage::record;
@@ -63,8 +63,13 @@ use crate::types::{Entry, Order, Session};
 /// One identity a branched session reads, with the filter that gives its fork-time view.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Layer {
-    /// The identity (session id) whose entries (`e`, `x`, `m`) are read.
+    /// The identity whose entries (`e`, `x`, `m`) are read: the name of its keys, a
+    /// minted data id or (identities created before record format 7) its session id.
     pub(crate) data_id: String,
+    /// The session id of a minted identity (absent when `data_id` is the session id):
+    /// its entries' generated message ids carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) session_id: Option<String>,
     /// Only entries with ids up to this one.
     pub(crate) last_entry_id: u64,
     /// Only archive entries of compactions with an index below this.
@@ -82,6 +87,29 @@ pub(crate) struct Layer {
 }
 
 impl Layer {
+    /// The layer that reads identity `identity`, up to entry `last_entry_id` and
+    /// compaction `compactions`, with no other filter.
+    pub(crate) fn of(identity: Identity<'_>, last_entry_id: u64, compactions: u64) -> Layer {
+        Layer {
+            data_id: identity.data_id.to_owned(),
+            session_id: (identity.data_id != identity.session_id)
+                .then(|| identity.session_id.to_owned()),
+            last_entry_id,
+            compactions,
+            before: None,
+            flatten: false,
+            indexed: false,
+        }
+    }
+
+    /// The identity it reads.
+    pub(crate) fn identity(&self) -> Identity<'_> {
+        Identity {
+            data_id: &self.data_id,
+            session_id: self.session_id.as_deref().unwrap_or(&self.data_id),
+        }
+    }
+
     fn below(&self) -> Option<Vec<u8>> {
         self.before.map(|(at, id)| keys::position(at, id))
     }
@@ -110,6 +138,8 @@ pub(crate) struct Item {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct View<'a> {
     pub(crate) session: &'a Session,
+    /// The session's own identity.
+    pub(crate) identity: Identity<'a>,
     pub(crate) base: &'a [Layer],
     pub(crate) active_from: Option<(u64, u64)>,
 }
@@ -119,6 +149,7 @@ impl<'a> View<'a> {
     pub(crate) fn of(loaded: &'a Loaded) -> View<'a> {
         View {
             session: &loaded.session,
+            identity: loaded.identity(),
             base: &loaded.base,
             active_from: loaded.active_from,
         }
@@ -132,8 +163,8 @@ impl<'a> View<'a> {
 /// One ordered range of a view.
 struct Source<'a> {
     prefix: Vec<u8>,
-    /// The identity (session id) whose range it is.
-    identity: &'a str,
+    /// The identity whose range it is.
+    identity: Identity<'a>,
     /// Values are archive records.
     archive: bool,
     /// The layer's filter; `None` for the session's own ranges.
@@ -149,39 +180,47 @@ fn lower(a: Option<Vec<u8>>, b: Option<Vec<u8>>) -> Option<Vec<u8>> {
 
 /// The ranges of a session's view: its own transcript (and archive when `canonical`),
 /// and each layer's (archive too when `canonical` or when the layer flattens).
-fn sources<'a>(session: &'a Session, base: &'a [Layer], canonical: bool) -> Vec<Source<'a>> {
-    let sid = &session.session_id;
-    let mut out = vec![Source {
-        prefix: keys::entries(sid),
-        identity: sid,
-        archive: false,
-        layer: None,
-    }];
+fn sources<'a>(own: Identity<'a>, base: &'a [Layer], canonical: bool) -> Vec<Source<'a>> {
+    let mut out = vec![Source::active(own, None)];
     if canonical {
-        out.push(Source {
-            prefix: keys::identity(keys::ARCHIVE, sid),
-            identity: sid,
-            archive: true,
-            layer: None,
-        });
+        out.push(Source::archive(own, None));
     }
     for layer in base {
-        out.push(Source {
-            prefix: keys::entries(&layer.data_id),
-            identity: &layer.data_id,
-            archive: false,
-            layer: Some(layer),
-        });
+        out.push(Source::active(layer.identity(), Some(layer)));
         if canonical || layer.flatten {
-            out.push(Source {
-                prefix: keys::identity(keys::ARCHIVE, &layer.data_id),
-                identity: &layer.data_id,
-                archive: true,
-                layer: Some(layer),
-            });
+            out.push(Source::archive(layer.identity(), Some(layer)));
         }
     }
     out
+}
+
+impl<'a> Source<'a> {
+    /// The transcript range `e` of `identity`.
+    fn active(identity: Identity<'a>, layer: Option<&'a Layer>) -> Source<'a> {
+        Source {
+            prefix: keys::entries(identity.data_id),
+            identity,
+            archive: false,
+            layer,
+        }
+    }
+
+    /// The archive range `x` of `identity`.
+    fn archive(identity: Identity<'a>, layer: Option<&'a Layer>) -> Source<'a> {
+        Source {
+            prefix: keys::identity(keys::ARCHIVE, identity.data_id),
+            identity,
+            archive: true,
+            layer,
+        }
+    }
+
+    /// The key of `position` (canonical, possibly followed by more bytes) in the range.
+    fn key(&self, position: &[u8]) -> Vec<u8> {
+        let mut key = self.prefix.clone();
+        key.extend_from_slice(&keys::suffix(self.identity.data_id, position));
+        key
+    }
 }
 
 /// The bounds of one read of a source, as positions: from `from` (inclusive) or after
@@ -228,11 +267,7 @@ async fn scan(
         active,
     } = bounds;
     let prefix = &source.prefix;
-    let at = |position: &[u8]| {
-        let mut key = prefix.clone();
-        key.extend_from_slice(position);
-        key
-    };
+    let at = |position: &[u8]| source.key(position);
     let mut start = match after {
         Some(p) => {
             let mut key = at(p);
@@ -284,7 +319,7 @@ async fn scan(
                 (a.entry, Some((a.compaction_id, a.compaction_index)))
             } else {
                 (
-                    decode_entry(&kv.key, &kv.value, Some(source.identity))?,
+                    decode_entry(&kv.key, &kv.value, Some(source.identity.session_id))?,
                     None,
                 )
             };
@@ -293,7 +328,7 @@ async fn scan(
                 Some(layer) if layer.flatten => None,
                 _ => tags,
             };
-            let position = kv.key[prefix.len()..].to_vec();
+            let position = position_of(&kv.key, source.identity.data_id, prefix.len())?;
             let archived = tag.is_some() || active.is_some_and(|a| position.as_slice() < a);
             out.push(Item {
                 position,
@@ -336,7 +371,7 @@ pub(crate) async fn items(
 ) -> Result<Vec<Item>, Error> {
     let mut all = Vec::new();
     let active = view.from();
-    for source in sources(view.session, view.base, canonical) {
+    for source in sources(view.identity, view.base, canonical) {
         let bound = lower(
             source.layer.and_then(Layer::below),
             below.map(<[u8]>::to_vec),
@@ -363,7 +398,7 @@ pub(crate) async fn tally(
 ) -> Result<(u64, u64), Error> {
     let (mut count, mut tokens) = (0u64, 0u64);
     let active = view.from();
-    for source in sources(view.session, view.base, canonical) {
+    for source in sources(view.identity, view.base, canonical) {
         let bound = lower(
             source.layer.and_then(Layer::below),
             below.map(<[u8]>::to_vec),
@@ -412,7 +447,7 @@ pub(crate) async fn page(
     let mut all = Vec::new();
     // The merge is exact up to the last position read from each range that has more.
     let mut cut: Option<Vec<u8>> = None;
-    for source in sources(view.session, view.base, canonical) {
+    for source in sources(view.identity, view.base, canonical) {
         let bound = source.layer.and_then(Layer::below);
         let (after, below) = if reverse {
             (None, lower(bound, cursor.clone()))
@@ -474,23 +509,23 @@ pub(crate) async fn newest_in_base(io: &Io, base: &[Layer]) -> Result<Option<Vec
     Ok(newest)
 }
 
-/// Adds the message-id index row of `entry`, written into identity `session_id`, to
-/// `batch`, unless its message id is its own generated one (`{session_id}-{id}`): those
-/// are found by position ([`indexed_position`]), so the common append writes one row, not
-/// two. Whether a row was added.
-pub(crate) fn index_message(batch: &mut Batch, session_id: &str, entry: &Entry) -> bool {
-    if generated_number(session_id, &entry.message_id) == Some(entry.id) {
+/// Adds the message-id index row of `entry`, written into `identity`, to `batch`, unless
+/// its message id is its own generated one (`{session_id}-{id}`): those are found by
+/// position ([`indexed_position`]), so the common append writes one row, not two.
+/// Whether a row was added.
+pub(crate) fn index_message(batch: &mut Batch, identity: Identity<'_>, entry: &Entry) -> bool {
+    if generated_number(identity.session_id, &entry.message_id) == Some(entry.id) {
         return false;
     }
     batch.put(
-        keys::message(session_id, &entry.message_id),
+        keys::message(identity.data_id, &entry.message_id),
         keys::position(entry.created_at, entry.id),
     );
     true
 }
 
 /// The position (`created_at · id`) of the entry with `message_id` in the transcript
-/// range `e` of identity `session_id` (which has a message-id index), or `None`.
+/// range `e` of `identity` (which has a message-id index), or `None`.
 ///
 /// The index row decides when there is one: builds before record format 6 wrote one for
 /// every entry, and this one for every entry whose message id is not its own generated
@@ -502,18 +537,19 @@ pub(crate) fn index_message(batch: &mut Batch, session_id: &str, entry: &Entry) 
 /// `message_id`, else it is not this one.
 pub(crate) async fn indexed_position(
     io: &Io,
-    session_id: &str,
+    identity: Identity<'_>,
     message_id: &str,
 ) -> Result<Option<Vec<u8>>, Error> {
-    if let Some(position) = io.get(keys::message(session_id, message_id)).await? {
+    let data_id = identity.data_id;
+    if let Some(position) = io.get(keys::message(data_id, message_id)).await? {
         return Ok(Some(position));
     }
-    let Some(n) = generated_number(session_id, message_id) else {
+    let Some(n) = generated_number(identity.session_id, message_id) else {
         return Ok(None);
     };
-    let prefix = keys::entries(session_id);
-    let first = first_position(io, &prefix, prefix.clone(), false).await?;
-    let last = first_position(io, &prefix, prefix.clone(), true).await?;
+    let prefix = keys::entries(data_id);
+    let first = first_position(io, data_id, prefix.clone(), false).await?;
+    let last = first_position(io, data_id, prefix.clone(), true).await?;
     let (Some(first), Some(last)) = (first, last) else {
         return Ok(None);
     };
@@ -524,9 +560,8 @@ pub(crate) async fn indexed_position(
     let (mut lo, mut hi) = (first.0, last.0);
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        let mut start = prefix.clone();
-        start.extend_from_slice(&keys::position(mid, 0));
-        let Some((at, id)) = first_position(io, &prefix, start, false).await? else {
+        let start = keys::entry(data_id, mid, 0);
+        let Some((at, id)) = first_position(io, data_id, start, false).await? else {
             hi = mid - 1;
             continue;
         };
@@ -542,12 +577,10 @@ pub(crate) async fn indexed_position(
         }
     }
     for at in [lo, hi] {
-        let position = keys::position(at, n);
-        let mut key = prefix.clone();
-        key.extend_from_slice(&position);
+        let key = keys::entry(data_id, at, n);
         if let Some(bytes) = io.get(key.clone()).await? {
-            let entry = decode_entry(&key, &bytes, Some(session_id))?;
-            return Ok((entry.message_id == message_id).then_some(position));
+            let entry = decode_entry(&key, &bytes, Some(identity.session_id))?;
+            return Ok((entry.message_id == message_id).then_some(keys::position(at, n)));
         }
         if lo == hi {
             break;
@@ -557,13 +590,14 @@ pub(crate) async fn indexed_position(
 }
 
 /// The `(created_at, id)` of the first entry key from `start` on (of the last, when
-/// `reverse`) in the transcript range `prefix`.
+/// `reverse`) in the transcript range of identity `data_id`.
 async fn first_position(
     io: &Io,
-    prefix: &[u8],
+    data_id: &str,
     start: Vec<u8>,
     reverse: bool,
 ) -> Result<Option<(u64, u64)>, Error> {
+    let prefix = &keys::entries(data_id);
     let pairs = io
         .range(RangeQuery {
             range: KeyRange {
@@ -576,39 +610,39 @@ async fn first_position(
         .await?;
     pairs
         .first()
-        .map(|kv| split_entry_key(&kv.key, prefix.len()))
+        .map(|kv| split_entry_key(&kv.key, data_id, prefix.len()))
         .transpose()
 }
 
-/// The `(created_at, id)` of an entry key whose identity prefix is `prefix_len` bytes.
-fn split_entry_key(key: &[u8], prefix_len: usize) -> Result<(u64, u64), Error> {
-    match key.get(prefix_len..) {
-        Some(position) if position.len() == 16 => {
-            let mut at = [0u8; 8];
-            let mut id = [0u8; 8];
-            at.copy_from_slice(&position[..8]);
-            id.copy_from_slice(&position[8..]);
-            Ok((u64::from_be_bytes(at), u64::from_be_bytes(id)))
-        }
-        _ => Err(Error::Corruption {
+/// The `(created_at, id)` of an entry key of identity `data_id` whose identity prefix is
+/// `prefix_len` bytes.
+fn split_entry_key(key: &[u8], data_id: &str, prefix_len: usize) -> Result<(u64, u64), Error> {
+    key.get(prefix_len..)
+        .and_then(|suffix| keys::read_position(data_id, suffix))
+        .ok_or_else(|| Error::Corruption {
             key: keys::display(key),
             detail: "not an entry key".into(),
-        }),
-    }
+        })
+}
+
+/// The canonical position of an entry key of identity `data_id` whose identity prefix is
+/// `prefix_len` bytes.
+fn position_of(key: &[u8], data_id: &str, prefix_len: usize) -> Result<Vec<u8>, Error> {
+    split_entry_key(key, data_id, prefix_len).map(|(at, id)| keys::position(at, id))
 }
 
 /// Looks an entry up by message id in the session's own identity (active or archived).
-async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Option<Item>, Error> {
-    let sid = &session.session_id;
-    if session.message_index {
+async fn locate_own(io: &Io, view: &View<'_>, message_id: &str) -> Result<Option<Item>, Error> {
+    let identity = view.identity;
+    let sid = identity.data_id;
+    if view.session.message_index {
         let index_key = keys::message(sid, message_id);
-        let Some(position) = indexed_position(io, sid, message_id).await? else {
+        let Some(position) = indexed_position(io, identity, message_id).await? else {
             return Ok(None);
         };
-        let mut entry_key = keys::entries(sid);
-        entry_key.extend_from_slice(&position);
+        let entry_key = keys::entry_at(sid, &position);
         if let Some(bytes) = io.get(entry_key.clone()).await? {
-            let entry = decode_entry(&entry_key, &bytes, Some(sid))?;
+            let entry = decode_entry(&entry_key, &bytes, Some(identity.session_id))?;
             indexed_as(&index_key, &entry, message_id)?;
             return Ok(Some(Item {
                 position,
@@ -638,10 +672,10 @@ async fn locate_own(io: &Io, session: &Session, message_id: &str) -> Result<Opti
     // An identity older than the index: scan its transcript.
     let prefix = keys::entries(sid);
     for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
-        let entry = decode_entry(&kv.key, &kv.value, Some(sid))?;
+        let entry = decode_entry(&kv.key, &kv.value, Some(identity.session_id))?;
         if entry.message_id == message_id {
             return Ok(Some(Item {
-                position: kv.key[prefix.len()..].to_vec(),
+                position: position_of(&kv.key, sid, prefix.len())?,
                 entry,
                 archived: false,
                 tag: None,
@@ -714,16 +748,15 @@ pub(crate) async fn locate_in_base(
             continue;
         }
         let index_key = keys::message(&layer.data_id, message_id);
-        let Some(position) = indexed_position(io, &layer.data_id, message_id).await? else {
+        let Some(position) = indexed_position(io, layer.identity(), message_id).await? else {
             continue;
         };
         if below.as_ref().is_some_and(|b| position >= *b) {
             continue;
         }
-        let mut entry_key = keys::entries(&layer.data_id);
-        entry_key.extend_from_slice(&position);
+        let entry_key = keys::entry_at(&layer.data_id, &position);
         if let Some(bytes) = io.get(entry_key.clone()).await? {
-            let entry = decode_entry(&entry_key, &bytes, Some(&layer.data_id))?;
+            let entry = decode_entry(&entry_key, &bytes, Some(layer.identity().session_id))?;
             indexed_as(&index_key, &entry, message_id)?;
             if layer.admits(&entry, None) {
                 return Ok(Some(Item {
@@ -755,18 +788,8 @@ pub(crate) async fn locate_in_base(
 
 fn sources_of_layer(layer: &Layer) -> [Source<'_>; 2] {
     [
-        Source {
-            prefix: keys::entries(&layer.data_id),
-            identity: &layer.data_id,
-            archive: false,
-            layer: Some(layer),
-        },
-        Source {
-            prefix: keys::identity(keys::ARCHIVE, &layer.data_id),
-            identity: &layer.data_id,
-            archive: true,
-            layer: Some(layer),
-        },
+        Source::active(layer.identity(), Some(layer)),
+        Source::archive(layer.identity(), Some(layer)),
     ]
 }
 
@@ -777,7 +800,7 @@ pub(crate) async fn locate(
     view: &View<'_>,
     message_id: &str,
 ) -> Result<Option<Item>, Error> {
-    let found = match locate_own(io, view.session, message_id).await? {
+    let found = match locate_own(io, view, message_id).await? {
         Some(item) => Some(item),
         None => locate_in_base(io, view.base, message_id).await?,
     };
@@ -801,25 +824,25 @@ pub(crate) async fn locate(
 pub(crate) async fn materialize(
     io: &Io,
     batch: &mut Batch,
-    session: &Session,
+    loaded: &Loaded,
     base: &[Layer],
     done: &BTreeSet<String>,
 ) -> Result<(), Error> {
-    copy_base(io, batch, session, base).await?;
+    copy_base(io, batch, loaded.identity(), base).await?;
     if !base.is_empty() {
-        crate::search::index::stage_removal(batch, &session.session_id);
+        crate::search::index::stage_removal(batch, loaded.data_id());
     }
-    drop_references(io, batch, &session.key, base, done).await
+    drop_references(io, batch, &loaded.session.key, base, done).await
 }
 
-/// The copy of [`materialize`], without dropping the back-references.
+/// The copy of [`materialize`] into `identity`, without dropping the back-references.
 async fn copy_base(
     io: &Io,
     batch: &mut Batch,
-    session: &Session,
+    identity: Identity<'_>,
     base: &[Layer],
 ) -> Result<(), Error> {
-    let sid = &session.session_id;
+    let sid = identity.data_id;
     for layer in base {
         let below = layer.below();
         for source in sources_of_layer(layer) {
@@ -828,12 +851,13 @@ async fn copy_base(
                 ..Bounds::default()
             };
             for item in scan(io, &source, bounds, false, 0, usize::MAX).await?.items {
-                index_message(batch, sid, &item.entry);
+                index_message(batch, identity, &item.entry);
                 match item.tag {
                     None => {
-                        let mut key = keys::entries(sid);
-                        key.extend_from_slice(&item.position);
-                        batch.put(key, encode_entry(&item.entry, Some(sid))?);
+                        batch.put(
+                            keys::entry_at(sid, &item.position),
+                            encode_entry(&item.entry, Some(identity.session_id))?,
+                        );
                     }
                     Some((compaction_id, compaction_index)) => {
                         let archived = ArchivedEntry {
@@ -884,10 +908,14 @@ async fn readers(
     Ok(out)
 }
 
-/// Adds to `batch` the deletion of every range of identity `data_id`.
+/// Adds to `batch` the deletion of every range of identity `data_id`, and of its entry in
+/// the data-id registry (a later identity may take the id: nothing of this one is left).
 pub(crate) fn delete_identity(batch: &mut Batch, data_id: &str) {
     for tag in keys::IDENTITY_TAGS {
         batch.delete_range(KeyRange::prefix(&keys::identity(tag, data_id)));
+    }
+    if keys::is_minted(data_id) {
+        batch.delete(keys::data_id(data_id));
     }
 }
 
@@ -961,24 +989,25 @@ pub(crate) async fn drop_references(
     Ok(())
 }
 
-/// Before the entries of identity `data_id` change other than by an append, gives every
-/// session that reads them through its base its own copy ([`materialize`]) and an empty
-/// base, in `batch`, guarded by each such record being unchanged. Keys in `done` are
-/// skipped (already handled in this batch, or deleted by it); handled keys are added.
+/// Before the entries of `identity` change other than by an append, gives every session
+/// that reads them through its base its own copy ([`materialize`]) and an empty base, in
+/// `batch`, guarded by each such record being unchanged. Keys in `done` are skipped
+/// (already handled in this batch, or deleted by it); handled keys are added.
 pub(crate) async fn release(
     io: &Io,
     batch: &mut Batch,
-    data_id: &str,
+    identity: Identity<'_>,
     done: &mut BTreeSet<String>,
 ) -> Result<(), Error> {
+    let data_id = identity.data_id;
     // Provider fork snapshots frozen on this identity are copied the same way, once per
     // batch (the marker cannot be a session key: keys have no control characters).
     if done.insert(format!("\u{0}fork-snapshots:{data_id}")) {
-        crate::provider_fork::keep_snapshots(io, batch, data_id).await?;
+        crate::provider_fork::keep_snapshots(io, batch, identity).await?;
     }
     for (_, loaded) in readers(io, batch, data_id, done).await? {
         done.insert(loaded.session.key.clone());
-        materialize(io, batch, &loaded.session, &loaded.base, done).await?;
+        materialize(io, batch, &loaded, &loaded.base, done).await?;
         // The copy keeps the positions: the clock and the active start stay.
         let tail = Tail {
             base: &[],

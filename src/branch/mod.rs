@@ -101,7 +101,12 @@ async fn branch_body(
     }
     let p = &parent.session;
     let child_sid = &request.child_session_id;
-    if *child_sid == p.session_id || parent.base.iter().any(|l| l.data_id == *child_sid) {
+    if *child_sid == p.session_id
+        || parent
+            .base
+            .iter()
+            .any(|l| l.identity().session_id == child_sid)
+    {
         return Err(Error::invalid(
             "child_session_id",
             "a branch needs a session id of its own (this one is its parent's history)",
@@ -125,6 +130,8 @@ async fn branch_body(
         ..BranchLineage::default()
     };
     let mut batch = Batch::default();
+    let data_id = crate::session::mint(io, &mut batch, child_sid).await?;
+    let child_data = data_id.as_deref().unwrap_or(child_sid);
     // The parent's record changes (`fork_count`) so that a write that releases the
     // parent's readers and this fork cannot interleave unseen.
     let mut parent_lineage = parent.lineage.clone();
@@ -143,8 +150,8 @@ async fn branch_body(
         // before a message reads its canonical prefix as its transcript.
         if request.fork_before_message_id.is_none() {
             active_from = parent.active_from;
-            for (index, bytes) in boundaries_of(io, &p.session_id).await? {
-                batch.put(keys::boundary(child_sid, index), bytes);
+            for (index, bytes) in boundaries_of(io, parent.data_id()).await? {
+                batch.put(keys::boundary(child_data, index), bytes);
             }
         }
         clock = inherited.newest_entry_at;
@@ -164,7 +171,7 @@ async fn branch_body(
                     bytes.clone(),
                 );
             }
-            batch.put(summary_key(child_sid, summary.compaction_index), bytes);
+            batch.put(summary_key(child_data, summary.compaction_index), bytes);
         }
         for mut state in inherited.states {
             state.session_id = child_sid.clone();
@@ -179,6 +186,7 @@ async fn branch_body(
         lineage.fork_point = Some(inherited.point);
     }
     let tail = Tail {
+        data_id: data_id.as_deref(),
         lineage: &lineage,
         base: &base,
         newest_entry_at: Some(clock),
@@ -200,7 +208,7 @@ async fn branch_body(
 /// context states. Reads the transcript only to measure it (`measure`).
 async fn whole(io: &Io, parent: &crate::session::Loaded, measure: bool) -> OpResult<Inherited> {
     let p = &parent.session;
-    let summaries: Vec<Summary> = summaries_of(io, &p.session_id)
+    let summaries: Vec<Summary> = summaries_of(io, parent.data_id())
         .await?
         .into_iter()
         .map(|(_, s)| s)
@@ -217,15 +225,12 @@ async fn whole(io: &Io, parent: &crate::session::Loaded, measure: bool) -> OpRes
     }
     let mut base = parent.base.clone();
     base.push(Layer {
-        data_id: p.session_id.clone(),
-        last_entry_id: p.last_entry_id,
-        compactions: p.compaction_count,
         // Bounding the layer just above the parent's newest entry keeps what the parent
         // appends later (normally at later positions) out of the child's range reads;
         // the id filter still catches an append with an older timestamp.
-        before: Some(past_newest(io, &p.session_id).await?),
-        flatten: false,
+        before: Some(past_newest(io, parent.data_id()).await?),
         indexed: p.message_index,
+        ..Layer::of(parent.identity(), p.last_entry_id, p.compaction_count)
     });
     Ok(Inherited {
         base,
@@ -282,12 +287,10 @@ async fn before_message(
         })
         .collect();
     base.push(Layer {
-        data_id: p.session_id.clone(),
-        last_entry_id: p.last_entry_id,
-        compactions: p.compaction_count,
         before: Some(before),
         flatten: true,
         indexed: p.message_index,
+        ..Layer::of(parent.identity(), p.last_entry_id, p.compaction_count)
     });
     Ok(Inherited {
         base,

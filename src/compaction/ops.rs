@@ -45,9 +45,9 @@ use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery};
 use crate::types::{AppendRequest, ContextState, Entry, Order, Role, Session};
 
-pub(crate) fn summary_key(session_id: &str, index: u64) -> Vec<u8> {
+pub(crate) fn summary_key(data_id: &str, index: u64) -> Vec<u8> {
     keys::KeyBuf::new(keys::SUMMARY)
-        .str(session_id)
+        .str(data_id)
         .u64(index)
         .finish()
 }
@@ -141,7 +141,7 @@ async fn active_page(
 
 async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
     let loaded = require(io, key).await?;
-    let sid = loaded.session.session_id.clone();
+    let sid = loaded.data_id().to_owned();
     let expected = usize::try_from(loaded.session.entry_count).unwrap_or(0);
     let reserve = expected.min(1 << 20);
     let mut shapes = Vec::with_capacity(reserve);
@@ -285,13 +285,12 @@ impl Snapshot {
     /// own (then its record is written with an empty base). Returns how many
     /// preconditions (on released branches) the batch starts with.
     async fn prepare_rewrite(&mut self, io: &Io, batch: &mut Batch) -> Result<u32, Error> {
-        let session = self.loaded.session.clone();
-        let mut done = BTreeSet::from([session.key.clone()]);
-        crate::branch::history::release(io, batch, &session.session_id, &mut done).await?;
+        let mut done = BTreeSet::from([self.loaded.session.key.clone()]);
+        crate::branch::history::release(io, batch, self.loaded.identity(), &mut done).await?;
         let released = batch.preconditions.len() as u32;
         if !self.loaded.base.is_empty() {
-            crate::branch::history::materialize(io, batch, &session, &self.loaded.base, &done)
-                .await?;
+            let loaded = &self.loaded;
+            crate::branch::history::materialize(io, batch, loaded, &loaded.base, &done).await?;
             self.loaded.base.clear();
         }
         Ok(released)
@@ -534,9 +533,9 @@ impl Boundary {
     }
 }
 
-/// The boundary records of identity `session_id`, as stored: `(compaction_index, value)`.
-pub(crate) async fn boundaries_of(io: &Io, session_id: &str) -> Result<Vec<(u64, Vec<u8>)>, Error> {
-    let prefix = keys::identity(keys::BOUNDARY, session_id);
+/// The boundary records of identity `data_id`, as stored: `(compaction_index, value)`.
+pub(crate) async fn boundaries_of(io: &Io, data_id: &str) -> Result<Vec<(u64, Vec<u8>)>, Error> {
+    let prefix = keys::identity(keys::BOUNDARY, data_id);
     read_all(io, KeyRange::prefix(&prefix))
         .await?
         .into_iter()
@@ -583,6 +582,7 @@ fn write(
     } = written;
     let session = snap.session();
     let sid = &session.session_id;
+    let data_id = snap.loaded.data_id();
     let index = session.compaction_count;
     let compaction_id = request
         .compaction_id
@@ -592,7 +592,7 @@ fn write(
         from: snap.loaded.active_from,
         to: active_from,
     };
-    batch.put(keys::boundary(sid, index), record::encode(&boundary)?);
+    batch.put(keys::boundary(data_id, index), record::encode(&boundary)?);
     let covered_through_id = snap.covered_through(removed);
     let tokens_after = validate::add(tokens_kept, estimate(&text));
     let structured = payload.is_some();
@@ -634,7 +634,7 @@ fn write(
     if summary.degraded() {
         batch.put(repair_key(&session.key, index), summary_bytes.clone());
     }
-    batch.put(summary_key(sid, index), summary_bytes);
+    batch.put(summary_key(data_id, index), summary_bytes);
     let mut updated = session.clone();
     updated.compaction_count += 1;
     updated.entry_count = kept.len() as u64;
@@ -975,16 +975,15 @@ pub fn persist_compaction_result(
                     }
                 }
                 snap.prepare_rewrite(&io, &mut batch).await?;
-                let sid = &snap.session().session_id;
+                let data_id = snap.loaded.data_id();
                 for (position, message_id) in tail {
-                    let mut entry_key = keys::entries(sid);
-                    entry_key.extend_from_slice(&position);
-                    batch.delete(entry_key);
-                    batch.delete(keys::message(sid, &message_id));
+                    batch.delete(keys::entry_at(data_id, &position));
+                    batch.delete(keys::message(data_id, &message_id));
                 }
             }
             let session = snap.session();
             let sid = session.session_id.clone();
+            let identity = snap.loaded.identity();
             let mut kept = Vec::new();
             let mut next_id = session.last_entry_id;
             for request in &persist.kept_entries {
@@ -996,10 +995,10 @@ pub fn persist_compaction_result(
                     .unwrap_or_else(|| generated_message_id(&sid, next_id));
                 let entry = appended(request, next_id, message_id, clock);
                 batch.put(
-                    keys::entry(&sid, entry.created_at, entry.id),
+                    keys::entry(identity.data_id, entry.created_at, entry.id),
                     encode_entry(&entry, Some(&sid))?,
                 );
-                crate::branch::history::index_message(&mut batch, &sid, &entry);
+                crate::branch::history::index_message(&mut batch, identity, &entry);
                 kept.push(entry);
             }
             let active_from = kept
@@ -1044,13 +1043,11 @@ pub fn canonical_transcript(workspace: &str, key: &str) -> Operation<Vec<Entry>>
     })
 }
 
-pub(crate) async fn summaries_of(
-    io: &Io,
-    session_id: &str,
-) -> Result<Vec<(Vec<u8>, Summary)>, Error> {
+/// The compaction summaries of identity `data_id` with their keys, oldest first.
+pub(crate) async fn summaries_of(io: &Io, data_id: &str) -> Result<Vec<(Vec<u8>, Summary)>, Error> {
     read_all(
         io,
-        KeyRange::prefix(&keys::identity(keys::SUMMARY, session_id)),
+        KeyRange::prefix(&keys::identity(keys::SUMMARY, data_id)),
     )
     .await?
     .into_iter()
@@ -1061,8 +1058,8 @@ pub(crate) async fn summaries_of(
 /// The compaction summaries of the session under `key`, oldest first.
 pub fn list_summaries(workspace: &str, key: &str) -> Operation<Vec<Summary>> {
     op(workspace, key, Ok(()), |io, key| async move {
-        let sid = require(&io, &key).await?.session.session_id;
-        Ok(summaries_of(&io, &sid)
+        let loaded = require(&io, &key).await?;
+        Ok(summaries_of(&io, loaded.data_id())
             .await?
             .into_iter()
             .map(|(_, s)| s)
@@ -1107,7 +1104,7 @@ pub fn compaction_preimage(
         let compaction_id = compaction_id.clone();
         async move {
             let loaded = require(&io, &key).await?;
-            let sid = loaded.session.session_id.clone();
+            let sid = loaded.data_id().to_owned();
             let Some((_, summary)) = summaries_of(&io, &sid)
                 .await?
                 .into_iter()
@@ -1172,8 +1169,8 @@ fn amend(
     op(workspace, key, checked, move |io, key| {
         let (compaction_id, change) = (compaction_id.clone(), change.clone());
         async move {
-            let sid = require(&io, &key).await?.session.session_id;
-            let Some((record_key, before)) = summaries_of(&io, &sid)
+            let loaded = require(&io, &key).await?;
+            let Some((record_key, before)) = summaries_of(&io, loaded.data_id())
                 .await?
                 .into_iter()
                 .find(|(_, s)| s.compaction_id == compaction_id)

@@ -10,7 +10,7 @@ use super::{ImportFormat, ImportedExport};
 use crate::compaction::{Boundary, repair_key, summary_key};
 use crate::engine::error::Error;
 use crate::engine::op::Io;
-use crate::session::Loaded;
+use crate::session::{Identity, Loaded};
 use crate::storage::{Batch, keys, record};
 use crate::types::Session;
 
@@ -78,6 +78,7 @@ pub(super) fn owns(session: &Session, created: bool, provider_id: &str) -> bool 
 pub(super) async fn compactions(
     io: &Io,
     export: &ImportedExport,
+    identity: Identity<'_>,
     loaded: Option<&Loaded>,
     session: &mut Session,
     staged: &BTreeMap<String, (u64, u64)>,
@@ -86,6 +87,7 @@ pub(super) async fn compactions(
     let mut active_from = loaded.and_then(|l| l.active_from);
     let mut restored = false;
     let sid = session.session_id.clone();
+    let data_id = identity.data_id;
     for pending in export
         .summaries
         .iter()
@@ -95,8 +97,8 @@ pub(super) async fn compactions(
             None => None,
             Some(id) => match staged.get(id) {
                 Some(&at) => Some(at),
-                None => match crate::branch::history::indexed_position(io, &sid, id).await? {
-                    Some(at) => position(&at),
+                None => match crate::branch::history::indexed_position(io, identity, id).await? {
+                    Some(at) => keys::split_position(&at),
                     None => break,
                 },
             },
@@ -110,7 +112,7 @@ pub(super) async fn compactions(
             from: active_from,
             to,
         };
-        batch.put(keys::boundary(&sid, index), record::encode(&boundary)?);
+        batch.put(keys::boundary(data_id, index), record::encode(&boundary)?);
         let mut summary = pending.summary.clone();
         summary.compaction_index = index;
         summary.session_id.clone_from(&sid);
@@ -120,18 +122,11 @@ pub(super) async fn compactions(
         if summary.degraded() {
             batch.put(repair_key(&session.key, index), bytes.clone());
         }
-        batch.put(summary_key(&sid, index), bytes);
+        batch.put(summary_key(data_id, index), bytes);
         session.compaction_count += 1;
         session.entry_count = session.entry_count.saturating_sub(pending.archived);
         active_from = Some(to);
         restored = true;
     }
     Ok(restored.then_some(active_from).flatten())
-}
-
-/// A message-index value: `created_at · entry id`.
-fn position(bytes: &[u8]) -> Option<(u64, u64)> {
-    let (at, next) = keys::read_u64(bytes, 0)?;
-    let (id, _) = keys::read_u64(bytes, next)?;
-    Some((at, id))
 }

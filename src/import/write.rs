@@ -8,7 +8,7 @@ use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::resume::rules::RunRecord;
-use crate::session::{Loaded, Stored, Tail, load};
+use crate::session::{Identity, Loaded, Stored, Tail, load};
 use crate::storage::Batch;
 use crate::storage::entry_record::{decode_entry, encode_entry};
 use crate::storage::keys;
@@ -304,6 +304,15 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
         None => 0,
     };
     let mut staged = Batch::default();
+    // A created session's identity is named now: its entries are staged under it.
+    let data_id = match &loaded {
+        Some(l) => l.data_id.clone(),
+        None => crate::session::mint(io, &mut staged, &sid).await?,
+    };
+    let identity = Identity {
+        data_id: data_id.as_deref().unwrap_or(&sid),
+        session_id: &sid,
+    };
     let mut count = 0u64;
     let mut present = 0u64;
     let mut seen = std::collections::BTreeSet::new();
@@ -330,11 +339,11 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
             }
         };
         let position =
-            crate::branch::history::indexed_position(io, &sid, &entry.message_id).await?;
+            crate::branch::history::indexed_position(io, identity, &entry.message_id).await?;
         let first_sight = seen.insert(entry.message_id.clone());
         if let Some(position) = &position
             && first_sight
-            && restage_usage(io, &mut staged, &mut session, position, &append).await?
+            && restage_usage(io, &mut staged, identity, &mut session, position, &append).await?
         {
             usage_updated += 1;
         }
@@ -350,6 +359,7 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
         let before = session.updated_at;
         let (written, _) = stage_entry(
             &mut staged,
+            identity.data_id,
             &mut session,
             &mut clock,
             append,
@@ -368,7 +378,7 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
         count += 1;
     }
     // A search index run, in this commit, when these entries complete one.
-    crate::search::index::stage_entries(io, &mut staged, &sid, &indexed).await?;
+    crate::search::index::stage_entries(io, &mut staged, identity, &indexed).await?;
     let first_import = created || !session.metadata.contains_key("import");
     let (provider_id, sanitized) = recorded_id(&imported.provider_session_id);
     let sanitized_provider_session_id = sanitized.then(|| provider_id.clone());
@@ -385,6 +395,7 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
         let from = super::restore::compactions(
             io,
             export,
+            identity,
             loaded.as_ref(),
             &mut session,
             &positions,
@@ -489,7 +500,7 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
             let tail = Tail {
                 lineage: &lineage,
                 active_from,
-                ..Tail::fresh(clock)
+                ..Tail::fresh(data_id.as_deref(), clock)
             };
             let record_key = keys::session(&session.key);
             let bytes = Stored::encode(&session, tail)?;
@@ -544,15 +555,17 @@ fn import_metadata(request: &ImportRequest) -> Value {
 async fn restage_usage(
     io: &Io,
     staged: &mut Batch,
+    identity: Identity<'_>,
     session: &mut Session,
     position: &[u8],
     append: &AppendRequest,
 ) -> Result<bool, Error> {
-    let sid = session.session_id.clone();
-    let mut active = keys::entries(&sid);
-    active.extend_from_slice(position);
+    let data_id = identity.data_id;
     let mut found = None;
-    for key in [active, keys::archived(&sid, position)] {
+    for key in [
+        keys::entry_at(data_id, position),
+        keys::archived(data_id, position),
+    ] {
         if let Some(bytes) = io.get(key.clone()).await? {
             found = Some((key, bytes));
             break;
@@ -561,8 +574,8 @@ async fn restage_usage(
     let Some((key, bytes)) = found else {
         return Ok(false);
     };
-    let archived = !key.starts_with(&keys::entries(&sid));
-    let mut entry = decode_entry(&key, &bytes, Some(&sid))?;
+    let archived = !key.starts_with(&keys::entries(data_id));
+    let mut entry = decode_entry(&key, &bytes, Some(identity.session_id))?;
     if entry.turn_usage == append.turn_usage {
         return Ok(false);
     }
@@ -592,7 +605,7 @@ async fn restage_usage(
     let bytes = if archived {
         record::encode(&entry)?
     } else {
-        encode_entry(&entry, Some(&sid))?
+        encode_entry(&entry, Some(identity.session_id))?
     };
     staged.put(key, bytes);
     Ok(true)

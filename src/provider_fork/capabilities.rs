@@ -328,9 +328,10 @@ pub fn fork_projection(
         async move {
             let mut inputs = Vec::with_capacity(keys.len());
             for key in &keys {
-                let session = require(&io, key).await?.session;
-                let lineage = crate::provider_fork::lineage_of(&io, &session.session_id).await?;
-                let turns = turns_of(&io, &session.session_id).await?;
+                let loaded = require(&io, key).await?;
+                let lineage = crate::provider_fork::lineage_of(&io, loaded.data_id()).await?;
+                let turns = turns_of(&io, loaded.data_id()).await?;
+                let session = loaded.session;
                 inputs.push(SessionForkInput {
                     key: key.clone(),
                     provider: string_fact(&session.model_config, PROVIDER_KEY),

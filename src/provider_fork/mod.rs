@@ -46,7 +46,7 @@ use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::session::lifecycle::read_all;
-use crate::session::{load, require};
+use crate::session::{Identity, load, require};
 use crate::storage::entry_record::{decode_entry, encode_entry};
 use crate::storage::keys;
 use crate::storage::record;
@@ -215,7 +215,7 @@ async fn prepare(
     let sid = source.session.session_id.clone();
     let (point, boundary) = match &request.through_turn_id {
         Some(turn_id) => {
-            let Some(turn) = load_turn(io, &sid, turn_id).await? else {
+            let Some(turn) = load_turn(io, source.data_id(), turn_id).await? else {
                 return Err(crate::turns::not_found(source_key, turn_id).into());
             };
             check_closed(&turn.turn)?;
@@ -226,7 +226,7 @@ async fn prepare(
         }
         None => {
             // The whole session as it is: only a running turn (no boundary yet) stops it.
-            let latest = latest_turn(io, &sid).await?;
+            let latest = latest_turn(io, source.data_id()).await?;
             if let Some(l) = latest
                 .as_ref()
                 .filter(|l| l.turn.phase == TurnPhase::Running)
@@ -490,7 +490,8 @@ pub fn commit_fork(
         // Guards the frozen history: nothing may compact, truncate or reset the source
         // between these reads and the commit.
         batch.require_equals(keys::session(&op.source_key), source.bytes.clone());
-        let child = materialize_child(&io, &op, now_ms, &mut batch).await?;
+        let (child, child_data) =
+            materialize_child(&io, &op, source.data_id(), now_ms, &mut batch).await?;
         let lineage = ForkLineage {
             target_key: op.target_key.clone(),
             target_session_id: op.target_session_id.clone(),
@@ -501,7 +502,7 @@ pub fn commit_fork(
             operation_id: op.operation_id.clone(),
             forked_at: now_ms,
         };
-        let lineage_key = keys::lineage(&op.target_session_id);
+        let lineage_key = keys::lineage(&child_data);
         batch.require_absent(lineage_key.clone());
         batch.put(lineage_key, record::encode(&lineage)?);
         op.state = ForkState::Committed;
@@ -538,11 +539,17 @@ fn failed_error(op: &ForkOperation) -> Error {
 async fn materialize_child(
     io: &Io,
     op: &ForkOperation,
+    source_data: &str,
     now_ms: u64,
     batch: &mut Batch,
-) -> Result<Session, Error> {
-    let sid = &op.source_session_id;
+) -> Result<(Session, String), Error> {
     let child_sid = &op.target_session_id;
+    let data_id = crate::session::mint(io, batch, child_sid).await?;
+    let child_data = data_id.as_deref().unwrap_or(child_sid);
+    let child_identity = Identity {
+        data_id: child_data,
+        session_id: child_sid,
+    };
     let mut entries: Vec<Entry> = if op.snapshot_copied {
         read_all(io, KeyRange::prefix(&keys::fork_snapshot(&op.operation_id)))
             .await?
@@ -574,34 +581,35 @@ async fn materialize_child(
         child.last_entry_id = child.last_entry_id.max(entry.id);
         crate::transcript::account(&mut child, entry);
         batch.put(
-            keys::entry(child_sid, entry.created_at, entry.id),
+            keys::entry(child_data, entry.created_at, entry.id),
             encode_entry(entry, Some(child_sid))?,
         );
-        crate::branch::history::index_message(batch, child_sid, entry);
+        crate::branch::history::index_message(batch, child_identity, entry);
     }
     if let Some(seq) = op.point.turn_seq {
         let turns = KeyRange {
-            start: keys::identity(keys::TURN, sid),
-            end: Some(keys::turn(sid, seq.saturating_add(1))),
+            start: keys::identity(keys::TURN, source_data),
+            end: Some(keys::turn(source_data, seq.saturating_add(1))),
         };
         for kv in read_all(io, turns).await? {
             let mut turn: Turn = record::decode(&kv.key, &kv.value)?;
             turn.session_key = op.target_key.clone();
             turn.session_id = child_sid.clone();
-            batch.put(keys::turn(child_sid, turn.seq), record::encode(&turn)?);
+            batch.put(keys::turn(child_data, turn.seq), record::encode(&turn)?);
             batch.put(
-                keys::turn_id(child_sid, &turn.turn_id),
+                keys::turn_id(child_data, &turn.turn_id),
                 turn.seq.to_be_bytes().to_vec(),
             );
         }
     }
     // The copied history keeps its positions; the child's own entries sort after it.
     let clock = entries.iter().map(|e| e.created_at).max().unwrap_or(0);
-    let bytes = crate::session::Stored::encode(&child, crate::session::Tail::fresh(clock))?;
+    let tail = crate::session::Tail::fresh(data_id.as_deref(), clock);
+    let bytes = crate::session::Stored::encode(&child, tail)?;
     batch.require_absent(keys::session(&child.key));
     batch.put(keys::session(&child.key), bytes.clone());
     batch.put(keys::recency(child.updated_at, &child.key), bytes);
-    Ok(child)
+    Ok((child, child_data.to_owned()))
 }
 
 /// The frozen history as the source holds it now: its canonical view (its own
@@ -640,13 +648,18 @@ async fn frozen_entries(
 }
 
 /// Copy-on-destroy for fork snapshots, called (by `branch::history::release`) before any write
-/// other than an append changes the entries of identity `data_id`: every active
+/// other than an append changes the entries of `identity`: every active
 /// operation pinned on it gets its frozen history copied into `Q · operation_id`
 /// (guarded by its record, which is marked `snapshot_copied`), so its commit
 /// materializes exactly the snapshot whatever the source does meanwhile. Pins of
 /// operations that ended are dropped.
-pub(crate) async fn keep_snapshots(io: &Io, batch: &mut Batch, data_id: &str) -> Result<(), Error> {
-    let prefix = keys::fork_pins(data_id);
+pub(crate) async fn keep_snapshots(
+    io: &Io,
+    batch: &mut Batch,
+    identity: Identity<'_>,
+) -> Result<(), Error> {
+    // Pins name the source by its session id (what the operation records).
+    let prefix = keys::fork_pins(identity.session_id);
     for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
         let Some((id, _)) = keys::read_str(&kv.key, prefix.len()) else {
             return Err(Error::Corruption {
@@ -655,7 +668,7 @@ pub(crate) async fn keep_snapshots(io: &Io, batch: &mut Batch, data_id: &str) ->
             });
         };
         let loaded = match load_op(io, &id).await? {
-            Some(l) if l.op.state.is_active() && l.op.source_session_id == data_id => l,
+            Some(l) if l.op.state.is_active() && l.op.source_session_id == identity.session_id => l,
             _ => {
                 batch.delete(kv.key);
                 continue;
@@ -669,6 +682,7 @@ pub(crate) async fn keep_snapshots(io: &Io, batch: &mut Batch, data_id: &str) ->
             // The source is not the frozen identity any more: the commit fails anyway.
             continue;
         };
+        // Snapshot keys hold canonical positions (`keys::entry_position`).
         for (position, entry) in frozen {
             let mut key = copy.clone();
             key.extend_from_slice(&position);
@@ -683,13 +697,14 @@ pub(crate) async fn keep_snapshots(io: &Io, batch: &mut Batch, data_id: &str) ->
 
 /// A committed operation after checking its identities against the live lineage.
 async fn committed_view(io: &Io, op: &ForkOperation) -> OpResult<ForkOperationView> {
-    let live = read_lineage(io, &op.target_session_id).await?;
+    let child_data = crate::session::data_id_of(io, &op.target_session_id).await?;
+    let live = read_lineage(io, &child_data).await?;
     check_committed_identity(op, live.as_ref())?;
     Ok(view(op))
 }
 
-async fn read_lineage(io: &Io, session_id: &str) -> Result<Option<ForkLineage>, Error> {
-    let key = keys::lineage(session_id);
+async fn read_lineage(io: &Io, data_id: &str) -> Result<Option<ForkLineage>, Error> {
+    let key = keys::lineage(data_id);
     io.get(key.clone())
         .await?
         .map(|bytes| record::decode(&key, &bytes))
@@ -823,8 +838,8 @@ pub fn claim_fork_provider_binding(
     Operation::new(workspace, move |io| {
         let key = key.clone();
         async move {
-            let session = require(&io, &key).await?.session;
-            let Some(lineage) = read_lineage(&io, &session.session_id).await? else {
+            let loaded = require(&io, &key).await?;
+            let Some(lineage) = read_lineage(&io, loaded.data_id()).await? else {
                 return Ok(None);
             };
             let Some(loaded) = load_op(&io, &lineage.operation_id).await? else {
@@ -895,13 +910,14 @@ pub fn get_fork_lineage(workspace: &str, key: &str) -> Operation<Option<ForkLine
     Operation::new(workspace, move |io| {
         let key = key.clone();
         async move {
-            let session = require(&io, &key).await?.session;
-            Ok(read_lineage(&io, &session.session_id).await?)
+            let loaded = require(&io, &key).await?;
+            Ok(read_lineage(&io, loaded.data_id()).await?)
         }
     })
 }
 
-/// The lineage of a session identity (one read), for projections.
-pub(crate) async fn lineage_of(io: &Io, session_id: &str) -> Result<Option<ForkLineage>, Error> {
-    read_lineage(io, session_id).await
+/// The lineage of the session identity whose keys `data_id` names (one read), for
+/// projections.
+pub(crate) async fn lineage_of(io: &Io, data_id: &str) -> Result<Option<ForkLineage>, Error> {
+    read_lineage(io, data_id).await
 }

@@ -29,6 +29,7 @@
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
+use crate::session::Identity;
 use crate::storage::keys;
 use crate::storage::{Batch, KeyRange, MAX_BATCH_BYTES, MAX_BATCH_MUTATIONS, RangeQuery};
 
@@ -94,7 +95,7 @@ async fn pending(
     io: &Io,
     loaded: &crate::session::Loaded,
 ) -> Result<(u64, Option<(u64, u64)>), Error> {
-    let through = index::indexed_through(io, &loaded.session.session_id).await?;
+    let through = index::indexed_through(io, loaded.data_id()).await?;
     let indexed = through.map_or(0, |(_, id)| id).max(loaded.inherited());
     Ok((
         loaded.session.last_entry_id.saturating_sub(indexed),
@@ -129,13 +130,13 @@ fn text_bytes(entry: &crate::types::Entry) -> usize {
         .sum()
 }
 
-/// The next run of identity `session_id`, its entries after `through`: at most
+/// The next run of `identity`, its entries after `through`: at most
 /// [`index::MAX_MERGE_ENTRIES`] entries, about [`MAX_RUN_TEXT_BYTES`] of text and
 /// [`MAX_RUN_INDEX_BYTES`] of in-memory index,
 /// read a few at a time and indexed as they come (never held together).
 async fn next_run(
     io: &Io,
-    session_id: &str,
+    identity: Identity<'_>,
     mut through: Option<(u64, u64)>,
 ) -> Result<Option<(u64, index::Run)>, Error> {
     let mut run = index::Run::default();
@@ -148,7 +149,7 @@ async fn next_run(
     };
     while !full(&run, text, postings) {
         let want = chunk.min(index::MAX_MERGE_ENTRIES - run.docs().len());
-        let entries = index::tail_entries(io, session_id, through, want).await?;
+        let entries = index::tail_entries(io, identity, through, want).await?;
         let mut read = 0usize;
         for entry in &entries {
             let bytes = text_bytes(entry);
@@ -175,6 +176,8 @@ async fn next_run(
 /// An identity whose tail a call indexes.
 struct Work {
     data_id: String,
+    /// The session id of the identity (its entries' generated message ids carry it).
+    session_id: String,
     /// The record that must still hold these bytes at the commit: the session record
     /// for its own identity, the retirement record for a retired one it reads (a
     /// delete, reset or the last reader leaving changes it).
@@ -196,7 +199,8 @@ async fn due(
     let (pending, through) = pending(io, loaded).await?;
     if pending >= index::BLOCK_ENTRIES {
         out.push(Work {
-            data_id: loaded.session.session_id.clone(),
+            data_id: loaded.data_id().to_owned(),
+            session_id: loaded.session.session_id.clone(),
             guard: (record_key.to_vec(), loaded.bytes.clone()),
             through,
             newest: loaded.session.last_entry_id,
@@ -212,6 +216,7 @@ async fn due(
         if layer.last_entry_id.saturating_sub(indexed) >= index::BLOCK_ENTRIES {
             out.push(Work {
                 data_id: layer.data_id.clone(),
+                session_id: layer.identity().session_id.to_owned(),
                 guard: (retired, marker),
                 through,
                 newest: layer.last_entry_id,
@@ -243,11 +248,16 @@ async fn run(io: &Io, start: Option<Vec<u8>>) -> OpResult<IndexProgress> {
         for work in due(io, &kv.key, &loaded).await? {
             let Work {
                 data_id,
+                session_id,
                 guard,
                 through,
                 newest,
             } = work;
-            let Some((first, run)) = next_run(io, &data_id, through).await? else {
+            let identity = Identity {
+                data_id: &data_id,
+                session_id: &session_id,
+            };
+            let Some((first, run)) = next_run(io, identity, through).await? else {
                 // Fewer entries than their ids said (removed ones): nothing to index.
                 continue;
             };

@@ -80,6 +80,7 @@ use std::collections::BTreeMap;
 
 use crate::engine::error::Error;
 use crate::engine::op::Io;
+use crate::session::Identity;
 use crate::storage::binary::{Reader, put_varint};
 use crate::storage::entry_record::decode_entry;
 use crate::storage::keys;
@@ -181,16 +182,16 @@ pub(crate) fn check_indexes(key: &[u8], segment: &Segment, docs: usize) -> Resul
     Ok(())
 }
 
-/// Key prefix of bucket `bucket` (or [`DOCS`]) of every run of an identity.
-pub(crate) fn bucket_runs(session_id: &str, bucket: u8) -> Vec<u8> {
-    let mut key = keys::identity(keys::SEARCH_POSTINGS, session_id);
+/// Key prefix of bucket `bucket` (or [`DOCS`]) of every run of identity `data_id`.
+pub(crate) fn bucket_runs(data_id: &str, bucket: u8) -> Vec<u8> {
+    let mut key = keys::identity(keys::SEARCH_POSTINGS, data_id);
     key.push(bucket);
     key
 }
 
 /// Key of bucket `bucket` (or [`DOCS`]) of the run starting at `run_first_id`.
-pub(crate) fn run_key(session_id: &str, bucket: u8, run_first_id: u64) -> Vec<u8> {
-    let mut key = bucket_runs(session_id, bucket);
+pub(crate) fn run_key(data_id: &str, bucket: u8, run_first_id: u64) -> Vec<u8> {
+    let mut key = bucket_runs(data_id, bucket);
     key.extend_from_slice(&run_first_id.to_be_bytes());
     key
 }
@@ -919,16 +920,13 @@ pub(crate) fn key_run(key: &[u8]) -> Result<u64, Error> {
 
 // ---- maintenance ----------------------------------------------------------------
 
-/// The position `(created_at, id)` of the newest entry the runs of identity
-/// `session_id` cover (the last entry of its last doc table); `None` before its first
-/// run. The identity's tail is every entry after it.
-pub(crate) async fn indexed_through(
-    io: &Io,
-    session_id: &str,
-) -> Result<Option<(u64, u64)>, Error> {
+/// The position `(created_at, id)` of the newest entry the runs of identity `data_id`
+/// cover (the last entry of its last doc table); `None` before its first run. The
+/// identity's tail is every entry after it.
+pub(crate) async fn indexed_through(io: &Io, data_id: &str) -> Result<Option<(u64, u64)>, Error> {
     let last = io
         .range(RangeQuery {
-            range: KeyRange::prefix(&bucket_runs(session_id, DOCS)),
+            range: KeyRange::prefix(&bucket_runs(data_id, DOCS)),
             limit: 1,
             reverse: true,
         })
@@ -940,18 +938,18 @@ pub(crate) async fn indexed_through(
     Ok(table.docs.last().map(|d| (d.created_at, d.id)))
 }
 
-/// The first `limit` entries of identity `session_id` after position `after` (all of
-/// them when `None`), in position order (one range read).
+/// The first `limit` entries of `identity` after position `after` (all of them when
+/// `None`), in position order (one range read).
 pub(crate) async fn tail_entries(
     io: &Io,
-    session_id: &str,
+    identity: Identity<'_>,
     after: Option<(u64, u64)>,
     limit: usize,
 ) -> Result<Vec<Entry>, Error> {
-    let prefix = keys::entries(session_id);
+    let prefix = keys::entries(identity.data_id);
     let start = match after {
         Some((created_at, id)) => {
-            let mut key = keys::entry(session_id, created_at, id);
+            let mut key = keys::entry(identity.data_id, created_at, id);
             key.push(0);
             key
         }
@@ -968,12 +966,12 @@ pub(crate) async fn tail_entries(
         })
         .await?;
     kvs.iter()
-        .map(|kv| decode_entry(&kv.key, &kv.value, Some(session_id)))
+        .map(|kv| decode_entry(&kv.key, &kv.value, Some(identity.session_id)))
         .collect()
 }
 
-/// Adds to `batch` the index records due with `entries`, new entries of identity
-/// `session_id` in increasing id order, for the commit that writes them: nothing,
+/// Adds to `batch` the index records due with `entries`, new entries of `identity` in
+/// increasing id order, for the commit that writes them: nothing,
 /// unless their ids cross a multiple of [`BLOCK_ENTRIES`]; then the identity's tail
 /// (its entries after its last run, at most [`MAX_MERGE_ENTRIES`], one range read
 /// after one small read) and these entries become one run. Call it after every other
@@ -981,9 +979,10 @@ pub(crate) async fn tail_entries(
 pub(crate) async fn stage_entries(
     io: &Io,
     batch: &mut Batch,
-    session_id: &str,
+    identity: Identity<'_>,
     entries: &[Entry],
 ) -> Result<(), Error> {
+    let data_id = identity.data_id;
     let (Some(first), Some(last)) = (entries.first(), entries.last()) else {
         return Ok(());
     };
@@ -991,8 +990,8 @@ pub(crate) async fn stage_entries(
     if !crosses {
         return Ok(());
     }
-    let through = indexed_through(io, session_id).await?;
-    let tail = tail_entries(io, session_id, through, MAX_MERGE_ENTRIES).await?;
+    let through = indexed_through(io, data_id).await?;
+    let tail = tail_entries(io, identity, through, MAX_MERGE_ENTRIES).await?;
     // A tail longer than one run holds (entries written before this index existed)
     // is merged oldest first, a run per crossing; this commit's entries wait. (The
     // entries are read where they are, not copied: an import's commit holds a MiB.)
@@ -1007,10 +1006,10 @@ pub(crate) async fn stage_entries(
         return Ok(());
     };
     let mut records = Batch::default();
-    stage_v1_removal(&mut records, session_id, through);
+    stage_v1_removal(&mut records, data_id, through);
     put_run(
         &mut records,
-        session_id,
+        data_id,
         run_first,
         &Run::of(tail.iter().chain(new)),
     );
@@ -1025,7 +1024,7 @@ pub(crate) async fn stage_entries(
 
 /// Adds to `batch` the records of `run`, the merged run starting at entry `run_first`:
 /// one per bucket its terms fall in and its doc table.
-pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: &Run) {
+pub(crate) fn put_run(batch: &mut Batch, data_id: &str, run_first: u64, run: &Run) {
     let lists = run.lists();
     // By bucket, each bucket's terms in byte order: their first 8 bytes (zero-padded,
     // big-endian) order most pairs in one comparison, the text the rest.
@@ -1049,32 +1048,32 @@ pub(crate) fn put_run(batch: &mut Batch, session_id: &str, run_first: u64, run: 
             part.len(),
             part.iter().map(|&(_, _, term)| term),
         );
-        batch.put(run_key(session_id, part[0].0, run_first), value);
+        batch.put(run_key(data_id, part[0].0, run_first), value);
     }
     batch.put(
-        run_key(session_id, DOCS, run_first),
+        run_key(data_id, DOCS, run_first),
         encode_parts(&mut scratch, INDEX_FORMAT, &run.docs, 0, std::iter::empty()),
     );
 }
 
-/// Adds to `batch` the removal of the whole index of identity `session_id`, under its
+/// Adds to `batch` the removal of the whole index of identity `data_id`, under its
 /// tag and the old one (a range delete each, whatever its size). Deleting or resetting
 /// a session does this already: the index's tags are identity tags
 /// ([`keys::IDENTITY_TAGS`]).
-pub fn stage_removal(batch: &mut Batch, session_id: &str) {
+pub fn stage_removal(batch: &mut Batch, data_id: &str) {
     for tag in [keys::SEARCH_POSTINGS, keys::SEARCH_POSTINGS_V1] {
-        batch.delete_range(KeyRange::prefix(&keys::identity(tag, session_id)));
+        batch.delete_range(KeyRange::prefix(&keys::identity(tag, data_id)));
     }
 }
 
-/// Adds to `batch` the removal of identity `session_id`'s index under the tag builds
+/// Adds to `batch` the removal of identity `data_id`'s index under the tag builds
 /// before [`keys::SEARCH_POSTINGS`] wrote (nothing reads it), for the commit that writes
 /// the identity's first run (`through`, what its runs cover, is `None`).
-pub(crate) fn stage_v1_removal(batch: &mut Batch, session_id: &str, through: Option<(u64, u64)>) {
+pub(crate) fn stage_v1_removal(batch: &mut Batch, data_id: &str, through: Option<(u64, u64)>) {
     if through.is_none() {
         batch.delete_range(KeyRange::prefix(&keys::identity(
             keys::SEARCH_POSTINGS_V1,
-            session_id,
+            data_id,
         )));
     }
 }

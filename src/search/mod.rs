@@ -59,6 +59,7 @@ use sha2::{Digest, Sha256};
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
+use crate::session::Identity;
 use crate::storage::entry_record::decode_entry;
 use crate::storage::keys;
 use crate::storage::{KeyRange, RangeQuery};
@@ -455,6 +456,8 @@ struct Searched {
     /// retired history it reads share it).
     key_rank: usize,
     session_id: String,
+    /// The name of the identity's keys.
+    data_id: String,
     tally: Tally,
 }
 
@@ -549,6 +552,8 @@ impl Tally {
 /// A session a query searches.
 struct Listed {
     session: crate::Session,
+    /// The name of its own identity's keys.
+    data_id: String,
     /// Entries of its own identity (ids after those it reads through its base).
     own: u64,
     /// The shared history it reads.
@@ -596,6 +601,7 @@ async fn sessions(io: &Io, query: &Query) -> Result<Vec<Listed>, Error> {
             .last_entry_id
             .saturating_sub(loaded.inherited());
         out.push(Listed {
+            data_id: loaded.data_id().to_owned(),
             session: loaded.session,
             own,
             base: loaded.base,
@@ -610,25 +616,27 @@ fn covers(layer: &Layer, doc: &index::Doc) -> bool {
 }
 
 /// The shared history the sessions in `listed` read that no live session owns (its
-/// session was deleted or reset while they read it: a retired identity), with the
-/// newest entry id any of them reads.
-async fn retired_history(io: &Io, listed: &[Listed]) -> Result<BTreeMap<String, u64>, Error> {
-    let owners: BTreeSet<&str> = listed
-        .iter()
-        .map(|l| l.session.session_id.as_str())
-        .collect();
-    let mut shared: BTreeMap<String, u64> = BTreeMap::new();
+/// session was deleted or reset while they read it: a retired identity), by data id,
+/// with its session id and the newest entry id any of them reads.
+async fn retired_history(
+    io: &Io,
+    listed: &[Listed],
+) -> Result<BTreeMap<String, (String, u64)>, Error> {
+    let owners: BTreeSet<&str> = listed.iter().map(|l| l.data_id.as_str()).collect();
+    let mut shared: BTreeMap<String, (String, u64)> = BTreeMap::new();
     for layer in listed.iter().flat_map(|l| &l.base) {
         if !owners.contains(layer.data_id.as_str()) {
-            let newest = shared.entry(layer.data_id.clone()).or_default();
+            let (_, newest) = shared
+                .entry(layer.data_id.clone())
+                .or_insert_with(|| (layer.identity().session_id.to_owned(), 0));
             *newest = (*newest).max(layer.last_entry_id);
         }
     }
     let mut out = BTreeMap::new();
-    for (data_id, newest) in shared {
+    for (data_id, held) in shared {
         // A live owner outside the query's sessions keeps its hits (none here).
         if io.get(keys::retired(&data_id)).await?.is_some() {
-            out.insert(data_id, newest);
+            out.insert(data_id, held);
         }
     }
     Ok(out)
@@ -643,14 +651,14 @@ const BUCKET_PAGE_MIN: u32 = 8;
 const BUCKET_PAGE_MAX: u32 = 4096;
 const BUCKET_PAGE_BYTES: usize = 512 * 1024;
 
-/// Reads what the index of `session_id` holds for `lookups`, a group of entries at a
+/// Reads what the index of `identity` holds for `lookups`, a group of entries at a
 /// time in increasing id (each run, then each entry of the tail): `each` gets the
 /// group's doc table and, per lookup, its [`Found::finish`]ed postings in it. It stops
 /// early, having given nothing, as soon as one lookup finds nothing (no entry of the
 /// identity can match).
 async fn read_identity(
     io: &Io,
-    session_id: &str,
+    identity: Identity<'_>,
     last_entry_id: u64,
     lookups: &[Lookup],
     unindexed: &mut u64,
@@ -661,11 +669,12 @@ async fn read_identity(
     // A few entries a read, each inverted alone and only its wanted terms kept: the
     // memory a tail takes is a few entries' and the postings of the query's terms.
     let mut tail: Vec<Segment> = Vec::new();
-    let through = index::indexed_through(io, session_id).await?;
+    let data_id = identity.data_id;
+    let through = index::indexed_through(io, data_id).await?;
     let (mut after, mut read) = (through, 0usize);
     while read < index::MAX_MERGE_ENTRIES {
         let want = TAIL_READ.min(index::MAX_MERGE_ENTRIES - read);
-        let chunk = index::tail_entries(io, session_id, after, want).await?;
+        let chunk = index::tail_entries(io, identity, after, want).await?;
         for entry in &chunk {
             let mut run = index::Run::default();
             run.push(entry);
@@ -691,14 +700,14 @@ async fn read_identity(
         let buckets: BTreeSet<u8> = lookups.iter().flat_map(Lookup::buckets).collect();
         let mut runs: Vec<(Vec<u8>, u64, Segment)> = Vec::new();
         for b in buckets {
-            read_bucket(io, session_id, lookups, b, &mut runs).await?;
+            read_bucket(io, data_id, lookups, b, &mut runs).await?;
             if lacks(lookups, &tail, &runs, b) {
                 return Ok(());
             }
         }
         // Each run's parts together (a stable sort: the buckets' order within a run).
         runs.sort_by_key(|(_, run, _)| *run);
-        let tables = doc_tables(io, session_id, &runs).await?;
+        let tables = doc_tables(io, data_id, &runs).await?;
         for group in runs.chunk_by(|a, b| a.1 == b.1) {
             let docs = tables.get(&group[0].1).map_or(&[][..], Vec::as_slice);
             for (key, _, part) in group {
@@ -715,18 +724,18 @@ async fn read_identity(
     Ok(())
 }
 
-/// Reads the records of bucket `b` of the runs of `session_id` into `runs`, each
+/// Reads the records of bucket `b` of the runs of identity `data_id` into `runs`, each
 /// decoded for the lookups with a term in it (records that hold none are left out).
 async fn read_bucket(
     io: &Io,
-    session_id: &str,
+    data_id: &str,
     lookups: &[Lookup],
     b: u8,
     runs: &mut Vec<(Vec<u8>, u64, Segment)>,
 ) -> Result<(), Error> {
     // A page of records at a time, sized from the last one's bytes: a bucket's
     // records together can be many MiB (a vocabulary of hashes and identifiers).
-    let prefix = index::bucket_runs(session_id, b);
+    let prefix = index::bucket_runs(data_id, b);
     let bucket_want = BucketWant::new(lookups, b);
     let (mut start, mut limit) = (prefix.clone(), BUCKET_PAGE_MIN);
     loop {
@@ -764,7 +773,7 @@ async fn read_bucket(
 /// The doc tables of the runs in `runs` (one range read, from the first to the last).
 async fn doc_tables(
     io: &Io,
-    session_id: &str,
+    data_id: &str,
     runs: &[(Vec<u8>, u64, Segment)],
 ) -> Result<BTreeMap<u64, Vec<index::Doc>>, Error> {
     let mut tables = BTreeMap::new();
@@ -772,11 +781,11 @@ async fn doc_tables(
     let (Some(&first), Some(&last)) = (needed.first(), needed.last()) else {
         return Ok(tables);
     };
-    let mut end = index::run_key(session_id, index::DOCS, last);
+    let mut end = index::run_key(data_id, index::DOCS, last);
     end.push(0);
     let tables_read = RangeQuery {
         range: KeyRange {
-            start: index::run_key(session_id, index::DOCS, first),
+            start: index::run_key(data_id, index::DOCS, first),
             end: Some(end),
         },
         limit: 0,
@@ -939,18 +948,18 @@ fn next_candidates(
 
 async fn read_entry(
     io: &Io,
-    session_id: &str,
+    identity: Identity<'_>,
     created_at: u64,
     id: u64,
 ) -> Result<Option<Entry>, Error> {
-    let active = keys::entry(session_id, created_at, id);
+    let active = keys::entry(identity.data_id, created_at, id);
     if let Some(bytes) = io.get(active.clone()).await? {
-        return decode_entry(&active, &bytes, Some(session_id)).map(Some);
+        return decode_entry(&active, &bytes, Some(identity.session_id)).map(Some);
     }
     // Compactions before record format 5 moved entries to the archive, same position.
-    let archived = keys::archived(session_id, &keys::position(created_at, id));
+    let archived = keys::archived(identity.data_id, &keys::position(created_at, id));
     match io.get(archived.clone()).await? {
-        Some(bytes) => decode_entry(&archived, &bytes, Some(session_id)).map(Some),
+        Some(bytes) => decode_entry(&archived, &bytes, Some(identity.session_id)).map(Some),
         None => Ok(None),
     }
 }
@@ -970,13 +979,17 @@ async fn run(
     // Retired history is read once, whoever reads it: its groups of postings, kept
     // to be split among the sessions that read it.
     let mut retired: BTreeMap<String, Vec<Group>> = BTreeMap::new();
-    for (data_id, newest) in retired_history(io, &sessions).await? {
+    for (data_id, (session_id, newest)) in retired_history(io, &sessions).await? {
         total_docs = total_docs.saturating_add(newest);
         let mut groups = Vec::new();
         let mut keep = |docs: &[index::Doc], lists: &[Found]| {
             groups.push((docs.to_vec(), lists.to_vec()));
         };
-        read_identity(io, &data_id, newest, &lookups, &mut unindexed, &mut keep).await?;
+        let identity = Identity {
+            data_id: &data_id,
+            session_id: &session_id,
+        };
+        read_identity(io, identity, newest, &lookups, &mut unindexed, &mut keep).await?;
         retired.insert(data_id, groups);
     }
     let mut searched = Vec::new();
@@ -990,9 +1003,13 @@ async fn run(
         let mut tally = Tally::new(lookups.len());
         let mut add =
             |docs: &[index::Doc], lists: &[Found]| tally.add(docs, lists, &lookups, query);
+        let identity = Identity {
+            data_id: &listed.data_id,
+            session_id: &session.session_id,
+        };
         read_identity(
             io,
-            &session.session_id,
+            identity,
             session.last_entry_id,
             &lookups,
             &mut unindexed,
@@ -1004,6 +1021,7 @@ async fn run(
                 key: session.key.clone(),
                 key_rank,
                 session_id: session.session_id.clone(),
+                data_id: listed.data_id.clone(),
                 tally,
             });
         }
@@ -1029,7 +1047,8 @@ async fn run(
                 searched.push(Searched {
                     key: session.key.clone(),
                     key_rank,
-                    session_id: layer.data_id.clone(),
+                    session_id: layer.identity().session_id.to_owned(),
+                    data_id: layer.data_id.clone(),
                     tally,
                 });
             }
@@ -1045,7 +1064,11 @@ async fn run(
         }
         last = Some(offset);
         let s = &searched[candidate.session];
-        let Some(entry) = read_entry(io, &s.session_id, candidate.created_at, candidate.id).await?
+        let identity = Identity {
+            data_id: &s.data_id,
+            session_id: &s.session_id,
+        };
+        let Some(entry) = read_entry(io, identity, candidate.created_at, candidate.id).await?
         else {
             continue;
         };

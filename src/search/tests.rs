@@ -1,6 +1,7 @@
 //! Search against the in-memory storage: appends, then queries.
 
 use super::*;
+use crate::session::{Identity, data_id_in};
 use crate::storage::memory::MemoryStorage;
 use crate::storage::{Batch, Storage};
 use crate::types::{AppendRequest, ToolStatus};
@@ -251,7 +252,10 @@ fn test_paging_sees_each_hit_once_across_merged_runs() {
         .range(
             WS,
             &RangeQuery {
-                range: KeyRange::prefix(&keys::identity(keys::SEARCH_POSTINGS, "s1")),
+                range: KeyRange::prefix(&keys::identity(
+                    keys::SEARCH_POSTINGS,
+                    &data_id_in(&storage, WS, "s1"),
+                )),
                 limit: 0,
                 reverse: false,
             },
@@ -461,7 +465,7 @@ fn test_a_retired_identity_keeps_its_index_until_its_last_reader_goes() {
                 &crate::RangeQuery {
                     range: crate::KeyRange::prefix(&crate::keys::identity(
                         crate::keys::SEARCH_POSTINGS,
-                        "s1",
+                        &data_id_in(storage, WS, "s1"),
                     )),
                     limit: u32::MAX,
                     reverse: false,
@@ -550,7 +554,7 @@ fn test_a_bucket_read_stays_bounded_after_a_session_of_small_records() {
     let bucket = index::bucket("alpha");
     assert_eq!(index::bucket("al0x0"), bucket, "the terms share the bucket");
     let records = index_records(&storage, "large");
-    let prefix = index::bucket_runs("large", bucket);
+    let prefix = index::bucket_runs(&data_id_in(&storage, WS, "large"), bucket);
     let largest_record = records
         .iter()
         .filter(|kv| kv.key.starts_with(&prefix))
@@ -591,7 +595,10 @@ fn index_records(storage: &MemoryStorage, id: &str) -> Vec<Kv> {
         .range(
             WS,
             &RangeQuery {
-                range: KeyRange::prefix(&keys::identity(keys::SEARCH_POSTINGS, id)),
+                range: KeyRange::prefix(&keys::identity(
+                    keys::SEARCH_POSTINGS,
+                    &data_id_in(storage, WS, id),
+                )),
                 limit: 0,
                 reverse: false,
             },
@@ -616,7 +623,7 @@ fn test_delete_and_reset_remove_hits_and_the_index() {
     assert!(!index_records(&storage, "k1").is_empty());
     // The removal function alone: one range delete per tag (the index's, its old one).
     let mut batch = Batch::default();
-    index::stage_removal(&mut batch, "k1");
+    index::stage_removal(&mut batch, &data_id_in(&storage, WS, "k1"));
     assert_eq!(batch.mutations.len(), 2);
     storage.commit(WS, batch).expect("commit");
     assert!(index_records(&storage, "k1").is_empty());
@@ -932,9 +939,14 @@ fn measure_write_cost_and_query_latency() {
 /// Stages the index of entries `ids` of identity `s1` into a batch holding `filler`
 /// mutations already, reading the storage as an append would.
 fn staged(storage: &MemoryStorage, ids: std::ops::RangeInclusive<u64>, filler: usize) -> Batch {
+    let data_id = data_id_in(storage, WS, "s1");
     let op = crate::Operation::new(WS, move |io| {
-        let ids = ids.clone();
+        let (ids, data_id) = (ids.clone(), data_id.clone());
         async move {
+            let identity = Identity {
+                data_id: &data_id,
+                session_id: "s1",
+            };
             let entries: Vec<Entry> = ids
                 .map(|id| {
                     Entry::from_request(
@@ -949,7 +961,7 @@ fn staged(storage: &MemoryStorage, ids: std::ops::RangeInclusive<u64>, filler: u
             for i in 0..filler {
                 batch.delete(vec![b'~', i as u8]);
             }
-            index::stage_entries(&io, &mut batch, "s1", &entries).await?;
+            index::stage_entries(&io, &mut batch, identity, &entries).await?;
             batch.mutations.drain(..filler);
             Ok(batch)
         }
@@ -985,14 +997,14 @@ fn test_a_crossing_append_cuts_a_run_unless_the_commit_is_full() {
     assert!(
         cut.mutations
             .contains(&crate::Mutation::DeleteRange(KeyRange::prefix(
-                &keys::identity(keys::SEARCH_POSTINGS_V1, "s1")
+                &keys::identity(keys::SEARCH_POSTINGS_V1, &data_id_in(&storage, WS, "s1"))
             )))
     );
     storage.commit(WS, cut).expect("commit");
     let records = index_records(&storage, "s1");
     let docs = records
         .iter()
-        .find(|kv| kv.key == index::run_key("s1", index::DOCS, 1))
+        .find(|kv| kv.key == index::run_key(&data_id_in(&storage, WS, "s1"), index::DOCS, 1))
         .expect("the run's doc table");
     let table =
         index::decode(&docs.key, &docs.value, |_: &[u8]| index::Want::SkipRest).expect("decodes");

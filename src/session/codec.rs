@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::branch::history::Layer;
 use crate::engine::error::Error;
 use crate::storage::binary::{Reader, put_bytes, put_varint};
-use crate::storage::record;
+use crate::storage::{keys, record};
 use crate::types::{BranchLineage, Session, SessionStatus};
 
 /// The lineage and shared base, stored as JSON (rare: only branched sessions).
@@ -43,6 +43,7 @@ struct Shared {
 /// What a session record holds besides the session.
 #[derive(Debug)]
 pub(crate) struct TailParts {
+    pub(crate) data_id: Option<String>,
     pub(crate) lineage: Option<BranchLineage>,
     pub(crate) base: Vec<Layer>,
     pub(crate) newest_entry_at: Option<u64>,
@@ -94,9 +95,11 @@ fn put_json_map(out: &mut Vec<u8>, map: &BTreeMap<String, serde_json::Value>) ->
     Ok(())
 }
 
-/// Encodes `session` with its tail as a format-6 record.
+/// Encodes `session` with its tail: a format-6 record, or with a minted `data_id` a
+/// format-7 one (format 6 followed by the data id).
 pub(crate) fn encode(
     session: &Session,
+    data_id: Option<&str>,
     lineage: Option<&BranchLineage>,
     base: &[Layer],
     newest_entry_at: Option<u64>,
@@ -134,7 +137,10 @@ pub(crate) fn encode(
         message_index,
     } = session;
     let mut out = Vec::with_capacity(128 + key.len() + session_id.len());
-    out.push(record::SESSION_FORMAT_VERSION);
+    out.push(match data_id {
+        None => record::SESSION_FORMAT_VERSION,
+        Some(_) => record::DATA_ID_FORMAT_VERSION,
+    });
     put_text(&mut out, key);
     put_text(&mut out, session_id);
     put_opt_text(&mut out, agent_id.as_deref());
@@ -191,6 +197,9 @@ pub(crate) fn encode(
             .map_err(|e| Error::internal(format!("session record does not encode: {e}")))?;
         put_bytes(&mut out, &json);
     }
+    if let Some(data_id) = data_id {
+        put_text(&mut out, data_id);
+    }
     Ok(out)
 }
 
@@ -222,7 +231,7 @@ fn json<T: serde::de::DeserializeOwned + Default>(reader: &mut Reader<'_>) -> Re
     serde_json::from_slice(bytes).map_err(|e| reader.corrupt(&e.to_string()))
 }
 
-/// Decodes a format-6 record stored under `key` (`value` with its version byte).
+/// Decodes a format-6 or format-7 record stored under `key` (`value` with its version byte).
 pub(crate) fn decode(key: &[u8], value: &[u8]) -> Result<(Session, TailParts), Error> {
     let mut r = Reader::new(key, value.get(1..).unwrap_or_default());
     let key_text = r.text()?;
@@ -269,10 +278,20 @@ pub(crate) fn decode(key: &[u8], value: &[u8]) -> Result<(Session, TailParts), E
         None
     };
     let shared: Shared = json(&mut r)?;
+    let data_id = if value.first() == Some(&record::DATA_ID_FORMAT_VERSION) {
+        let data_id = r.text()?;
+        if !keys::is_minted(&data_id) {
+            return Err(r.corrupt("session record names its data by an id that was not minted"));
+        }
+        Some(data_id)
+    } else {
+        None
+    };
     r.finish()?;
     Ok((
         session,
         TailParts {
+            data_id,
             lineage: shared.lineage,
             base: shared.base,
             newest_entry_at,
@@ -319,7 +338,8 @@ mod tests {
 
     fn layer() -> Layer {
         Layer {
-            data_id: "parent-1".into(),
+            data_id: "~p1".into(),
+            session_id: Some("parent-1".into()),
             last_entry_id: 4,
             compactions: 1,
             before: Some((10, 3)),
@@ -339,9 +359,18 @@ mod tests {
             fork_count: 5,
         };
         let base = [layer()];
-        let bytes = encode(&session, Some(&lineage), &base, Some(77), Some((70, 9))).expect("enc");
-        assert_eq!(bytes[0], record::SESSION_FORMAT_VERSION);
+        let bytes = encode(
+            &session,
+            Some("~Xy"),
+            Some(&lineage),
+            &base,
+            Some(77),
+            Some((70, 9)),
+        )
+        .expect("enc");
+        assert_eq!(bytes[0], record::DATA_ID_FORMAT_VERSION);
         let (back, tail) = decode(b"s", &bytes).expect("decodes");
+        assert_eq!(tail.data_id.as_deref(), Some("~Xy"));
         assert_eq!(back, session);
         assert_eq!(
             back.estimated_cost_component_usd.to_bits(),
@@ -353,20 +382,34 @@ mod tests {
         assert_eq!(tail.active_from, Some((70, 9)));
 
         let plain = Session::new("k", "s", 1);
-        let bytes = encode(&plain, None, &[], None, None).expect("enc");
+        let bytes = encode(&plain, None, None, &[], None, None).expect("enc");
+        assert_eq!(bytes[0], record::SESSION_FORMAT_VERSION);
         let (back, tail) = decode(b"s", &bytes).expect("decodes");
         assert_eq!(back, plain);
+        assert!(tail.data_id.is_none());
         assert!(tail.lineage.is_none() && tail.base.is_empty());
         assert_eq!((tail.newest_entry_at, tail.active_from), (None, None));
     }
 
     #[test]
     fn test_every_cut_and_damage_is_corruption() {
-        let bytes = encode(&rich(), None, &[layer()], Some(1), None).expect("enc");
+        let bytes = encode(&rich(), None, None, &[layer()], Some(1), None).expect("enc");
         for len in 0..bytes.len() {
             let err = decode(b"s", &bytes[..len]).expect_err("cut short");
             assert_eq!(err.code(), "corruption", "cut at {len}");
         }
+        let minted = encode(&rich(), Some("~ab"), None, &[], Some(1), None).expect("enc");
+        for len in 0..minted.len() {
+            let err = decode(b"s", &minted[..len]).expect_err("cut short");
+            assert_eq!(err.code(), "corruption", "cut at {len}");
+        }
+        // A format-7 record naming its keys by anything but a minted id would read
+        // another identity's entries.
+        let foreign = encode(&rich(), Some("sid-2"), None, &[], Some(1), None).expect("enc");
+        assert_eq!(
+            decode(b"s", &foreign).expect_err("not minted").code(),
+            "corruption"
+        );
         let mut trailing = bytes.clone();
         trailing.push(0);
         assert_eq!(
@@ -374,7 +417,8 @@ mod tests {
             "corruption"
         );
         // The status byte follows the key, the id and the absent agent id.
-        let mut status = encode(&Session::new("k", "s", 1), None, &[], None, None).expect("e");
+        let mut status =
+            encode(&Session::new("k", "s", 1), None, None, &[], None, None).expect("e");
         let at = 1 + 2 + 2 + 1;
         assert_eq!(status[at], 0);
         status[at] = 3;

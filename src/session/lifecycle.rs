@@ -77,7 +77,7 @@ async fn delete_everything(
     let session = &loaded.session;
     batch.delete(keys::session(&session.key));
     batch.delete(keys::recency(session.updated_at, &session.key));
-    history::retire(io, batch, &session.session_id, done).await?;
+    history::retire(io, batch, loaded.data_id(), done).await?;
     history::drop_references(io, batch, &session.key, &loaded.base, done).await?;
     if let Some(parent) = &loaded.lineage.parent_session_key {
         batch.delete(keys::child(parent, &session.key));
@@ -87,9 +87,10 @@ async fn delete_everything(
     Ok(())
 }
 
-fn create_batch(session: &Session) -> Result<Batch, Error> {
-    let bytes = crate::session::Stored::encode_fresh(session)?;
+async fn create_batch(io: &Io, session: &Session) -> Result<Batch, Error> {
     let mut batch = Batch::default();
+    let data_id = crate::session::mint(io, &mut batch, &session.session_id).await?;
+    let bytes = crate::session::Stored::encode_fresh(session, data_id.as_deref())?;
     batch.require_absent(keys::session(&session.key));
     batch.put(keys::session(&session.key), bytes.clone());
     batch.put(keys::recency(session.updated_at, &session.key), bytes);
@@ -138,7 +139,7 @@ async fn intent_body(
     let Some(loaded) = load(io, key).await? else {
         validate::new_session_key(key)?;
         let session = Session::new(key, session_id, now_ms);
-        io.commit(create_batch(&session)?).await?;
+        io.commit(create_batch(io, &session).await?).await?;
         return Ok(IntentOutcome {
             session,
             created: true,
@@ -209,7 +210,7 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     history::confirm(io, &loaded).await?;
     let summaries = read_all(
         io,
-        KeyRange::prefix(&keys::identity(keys::SUMMARY, &old.session_id)),
+        KeyRange::prefix(&keys::identity(keys::SUMMARY, loaded.data_id())),
     )
     .await?
     .iter()
@@ -242,16 +243,17 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
     // Branches that read the old identity's entries keep reading them: its shared
     // ranges stay until the last of them goes.
     let done = BTreeSet::from([old.key.clone()]);
-    history::retire(io, &mut batch, &old.session_id, &done).await?;
+    history::retire(io, &mut batch, loaded.data_id(), &done).await?;
     // The new generation keeps its place in the tree but inherits no history.
     let lineage = BranchLineage {
         parent_session_key: loaded.lineage.parent_session_key.clone(),
         spawn_depth: loaded.lineage.spawn_depth,
         ..BranchLineage::default()
     };
+    let data_id = crate::session::mint(io, &mut batch, session_id).await?;
     let tail = Tail {
         lineage: &lineage,
-        ..Tail::fresh(0)
+        ..Tail::fresh(data_id.as_deref(), 0)
     };
     write_record(&mut batch, &loaded, &fresh, tail)?;
     history::drop_references(io, &mut batch, &old.key, &loaded.base, &done).await?;

@@ -46,6 +46,8 @@ pub(crate) struct Stored {
 /// changes on purpose (see [`Stored`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tail<'a> {
+    /// The minted data id that names the identity's keys (`None`: its session id).
+    pub(crate) data_id: Option<&'a str>,
     pub(crate) lineage: &'a BranchLineage,
     pub(crate) base: &'a [Layer],
     pub(crate) newest_entry_at: Option<u64>,
@@ -54,8 +56,8 @@ pub(crate) struct Tail<'a> {
 
 impl<'a> Tail<'a> {
     /// The tail of a session with no lineage, no base and no history, whose next entry
-    /// may take any time from `newest_entry_at` on.
-    pub(crate) fn fresh(newest_entry_at: u64) -> Tail<'static> {
+    /// may take any time from `newest_entry_at` on, its keys named by `data_id`.
+    pub(crate) fn fresh(data_id: Option<&'a str>, newest_entry_at: u64) -> Tail<'a> {
         const NONE: &BranchLineage = &BranchLineage {
             parent_session_key: None,
             spawn_depth: 0,
@@ -64,6 +66,7 @@ impl<'a> Tail<'a> {
             fork_count: 0,
         };
         Tail {
+            data_id,
             lineage: NONE,
             base: &[],
             newest_entry_at: Some(newest_entry_at),
@@ -74,6 +77,7 @@ impl<'a> Tail<'a> {
     /// The tail of `loaded` as read.
     pub(crate) fn of(loaded: &'a Loaded) -> Tail<'a> {
         Tail {
+            data_id: loaded.data_id.as_deref(),
             lineage: &loaded.lineage,
             base: &loaded.base,
             newest_entry_at: loaded.newest_entry_at,
@@ -88,6 +92,7 @@ impl Stored {
     pub(crate) fn encode(session: &Session, tail: Tail<'_>) -> Result<Vec<u8>, Error> {
         codec::encode(
             session,
+            tail.data_id,
             (tail.lineage != &BranchLineage::default()).then_some(tail.lineage),
             tail.base,
             tail.newest_entry_at,
@@ -95,9 +100,10 @@ impl Stored {
         )
     }
 
-    /// Encodes the record of a session that has no lineage, no base and no entries yet.
-    pub(crate) fn encode_fresh(session: &Session) -> Result<Vec<u8>, Error> {
-        Stored::encode(session, Tail::fresh(0))
+    /// Encodes the record of a session that has no lineage, no base and no entries yet,
+    /// its keys named by `data_id`.
+    pub(crate) fn encode_fresh(session: &Session, data_id: Option<&str>) -> Result<Vec<u8>, Error> {
+        Stored::encode(session, Tail::fresh(data_id, 0))
     }
 }
 
@@ -105,6 +111,9 @@ impl Stored {
 /// precondition: nobody changed it in between).
 pub(crate) struct Loaded {
     pub(crate) session: Session,
+    /// The minted data id that names its identity's keys (`None`: its session id, as for
+    /// every identity created before record format 7).
+    pub(crate) data_id: Option<String>,
     /// Its lineage (default for a session that was never branched).
     pub(crate) lineage: BranchLineage,
     /// The shared history it reads (empty unless branched and not yet materialized).
@@ -117,6 +126,19 @@ pub(crate) struct Loaded {
 }
 
 impl Loaded {
+    /// The name of its identity's keys: its minted data id, or its session id.
+    pub(crate) fn data_id(&self) -> &str {
+        self.data_id.as_deref().unwrap_or(&self.session.session_id)
+    }
+
+    /// Its own identity: the data id naming its keys and its session id.
+    pub(crate) fn identity(&self) -> Identity<'_> {
+        Identity {
+            data_id: self.data_id(),
+            session_id: &self.session.session_id,
+        }
+    }
+
     /// The newest entry id it reads through its base (0 without one): its own
     /// identity's entries have the ids after it.
     pub(crate) fn inherited(&self) -> u64 {
@@ -124,15 +146,115 @@ impl Loaded {
     }
 }
 
+/// One identity's two names: `data_id` names its keys, `session_id` is the session it was
+/// created for, which its entries' generated message ids (`{session_id}-{n}`) carry. The
+/// two are the same for every identity created before record format 7.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Identity<'a> {
+    pub(crate) data_id: &'a str,
+    pub(crate) session_id: &'a str,
+}
+
+/// The shortest data id [`mint`] tries: a `~` and this many base-62 digits of the hash.
+const MINTED_DIGITS: usize = 2;
+
+/// The data-id registry entry for `session_id`: the first candidate id (`~` and the
+/// first base-62 digits of a 64-bit FNV-1a hash of the session id, from
+/// [`MINTED_DIGITS`] digits on) whose entry is absent or names this session id, with its
+/// key and what it holds. `None` when every length is taken by others (the last, 11
+/// digits, is the whole hash: only a session id with the same 64-bit hash takes it). One
+/// read in the common case, one more per collision.
+async fn registry_slot(
+    io: &Io,
+    session_id: &str,
+) -> Result<Option<(String, Vec<u8>, Option<Vec<u8>>)>, Error> {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let hash = session_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let mut id = String::from(keys::MINTED);
+    let mut rest = hash;
+    for len in 1..=11 {
+        id.push(char::from(DIGITS[(rest % 62) as usize]));
+        rest /= 62;
+        if len < MINTED_DIGITS {
+            continue;
+        }
+        let key = keys::data_id(&id);
+        match io.get(key.clone()).await? {
+            Some(owner) if owner != session_id.as_bytes() => {}
+            held => return Ok(Some((id, key, held))),
+        }
+    }
+    Ok(None)
+}
+
+/// Names the keys of a new identity for `session_id`: adds to `batch` its entry in the
+/// data-id registry `D` ([`registry_slot`]) and returns the data id, or `None` to name
+/// them by the session id (when every candidate is taken). An entry that already names
+/// this session id is kept (guarded): identities of one session id share their keys, as
+/// identities named by their session id always did. An entry goes only with the last of
+/// its identity's keys (`branch::history::delete_identity`), so an id never names two
+/// identities at once.
+pub(crate) async fn mint(
+    io: &Io,
+    batch: &mut Batch,
+    session_id: &str,
+) -> Result<Option<String>, Error> {
+    let Some((id, key, held)) = registry_slot(io, session_id).await? else {
+        return Ok(None);
+    };
+    match held {
+        None => {
+            batch.require_absent(key.clone());
+            batch.put(key, session_id.as_bytes().to_vec());
+        }
+        Some(owner) => batch.require_equals(key, owner),
+    }
+    Ok(Some(id))
+}
+
+/// The name of the keys of identity `session_id` when no session record holds it (a
+/// committed fork's child that may be gone): its minted data id when the registry has
+/// one, else the session id (an identity created before record format 7, or one that is
+/// gone).
+pub(crate) async fn data_id_of(io: &Io, session_id: &str) -> Result<String, Error> {
+    Ok(match registry_slot(io, session_id).await? {
+        Some((id, _, Some(_))) => id,
+        _ => session_id.to_owned(),
+    })
+}
+
+/// The name of the keys of identity `session_id` in `workspace` of `storage`, for tests
+/// that read raw keys ([`data_id_of`]).
+#[cfg(test)]
+pub(crate) fn data_id_in(
+    storage: &impl crate::storage::Storage,
+    workspace: &str,
+    session_id: &str,
+) -> String {
+    let session_id = session_id.to_owned();
+    let op = Operation::new(workspace, move |io| {
+        let session_id = session_id.clone();
+        async move { Ok(data_id_of(&io, &session_id).await?) }
+    });
+    crate::run(storage, op).expect("reads the data-id registry")
+}
+
 /// Decodes a session record (also a recency index value): binary from format 6 on,
 /// JSON before.
 pub(crate) fn decode(record_key: &[u8], bytes: Vec<u8>) -> Result<Loaded, Error> {
-    let (session, tail) = if bytes.first() == Some(&record::SESSION_FORMAT_VERSION) {
+    let binary = [
+        record::SESSION_FORMAT_VERSION,
+        record::DATA_ID_FORMAT_VERSION,
+    ];
+    let (session, tail) = if bytes.first().is_some_and(|v| binary.contains(v)) {
         codec::decode(record_key, &bytes)?
     } else {
         let session: Session = record::decode(record_key, &bytes)?;
         let stored: Stored = record::decode(record_key, &bytes)?;
         let tail = codec::TailParts {
+            data_id: None,
             lineage: stored.lineage,
             base: stored.base,
             newest_entry_at: stored.newest_entry_at,
@@ -142,6 +264,7 @@ pub(crate) fn decode(record_key: &[u8], bytes: Vec<u8>) -> Result<Loaded, Error>
     };
     Ok(Loaded {
         session,
+        data_id: tail.data_id,
         lineage: tail.lineage.unwrap_or_default(),
         base: tail.base,
         newest_entry_at: tail.newest_entry_at,
@@ -251,8 +374,9 @@ async fn create(io: &Io, key: String, session_id: String, now_ms: u64) -> OpResu
     validate::new_session_key(&key)?;
     let session = Session::new(&key, &session_id, now_ms);
     let record_key = keys::session(&session.key);
-    let bytes = Stored::encode_fresh(&session)?;
     let mut batch = Batch::default();
+    let data_id = mint(io, &mut batch, &session_id).await?;
+    let bytes = Stored::encode_fresh(&session, data_id.as_deref())?;
     batch.require_absent(record_key.clone());
     batch.put(record_key, bytes.clone());
     batch.put(keys::recency(session.updated_at, &session.key), bytes);
@@ -269,6 +393,20 @@ pub fn get_session(workspace: &str, key: &str) -> Operation<Option<Session>> {
     Operation::new(workspace, move |io| {
         let key = key.clone();
         async move { Ok(load(&io, &key).await?.map(|l| l.session)) }
+    })
+}
+
+/// The name the keys of the session under `key` carry (`None`: no session there): its
+/// minted data id (record format 7), or its session id (an identity created before). One
+/// read. For tools and tests that read raw storage.
+pub fn session_data_id(workspace: &str, key: &str) -> Operation<Option<String>> {
+    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
+        return Operation::failed(workspace, e);
+    }
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move { Ok(load(&io, &key).await?.map(|l| l.data_id().to_owned())) }
     })
 }
 

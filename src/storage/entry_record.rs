@@ -1,9 +1,9 @@
 //! The stored form of transcript entries.
 //!
 //! An entry record of format 6 (what this build writes) is binary, and holds only what
-//! its key does not: the id and `created_at` are the key's last 16 bytes (`created_at ·
+//! its key does not: the id and `created_at` are the key's position (`created_at ·
 //! entry_id`, see [`keys::entry`](crate::keys::entry)), and a message id of the
-//! generated form `{session_id}-{id}` of the identity the record belongs to is left out.
+//! generated form `{session_id}-{id}` of the session the record belongs to is left out.
 //!
 //! | bytes | what |
 //! |-------|------|
@@ -187,9 +187,9 @@ pub(crate) fn encode_entry(entry: &Entry, session_id: Option<&str>) -> Result<Ve
     Ok(out)
 }
 
-/// Decodes the entry record stored under `key` (an entry key, or any key ending in the
-/// entry's position `created_at · entry_id`) of identity `session_id` (`None`: a record
-/// that always stores its message id). Reads every format this build knows.
+/// Decodes the entry record stored under `key` (an entry, archive or fork snapshot key:
+/// tag, name, then the entry's position, see [`keys::entry_position`]) of the session
+/// `session_id` (`None`: a record that always stores its message id). Reads every format this build knows.
 pub(crate) fn decode_entry(
     key: &[u8],
     value: &[u8],
@@ -203,12 +203,8 @@ pub(crate) fn decode_entry(
         Some(&ENTRY_FORMAT_VERSION) => {}
         _ => return record::decode(key, value),
     }
-    let position = key
-        .len()
-        .checked_sub(16)
-        .map(|at| &key[at..])
-        .ok_or_else(|| corrupt("an entry key without a position"))?;
-    let (created_at, id) = split_position(position);
+    let (created_at, id) =
+        keys::entry_position(key).ok_or_else(|| corrupt("an entry key without a position"))?;
     let mut reader = Reader::new(key, &value[1..]);
     let role = *ROLES
         .get(usize::from(reader.byte()?))
@@ -259,14 +255,6 @@ pub(crate) fn decode_entry(
         attachments: extra.attachments,
         kind: extra.kind,
     })
-}
-
-fn split_position(position: &[u8]) -> (u64, u64) {
-    let mut created_at = [0u8; 8];
-    let mut id = [0u8; 8];
-    created_at.copy_from_slice(&position[..8]);
-    id.copy_from_slice(&position[8..16]);
-    (u64::from_be_bytes(created_at), u64::from_be_bytes(id))
 }
 
 #[cfg(test)]

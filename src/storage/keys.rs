@@ -4,24 +4,32 @@
 //! then components. A string is its UTF-8 bytes with `0x00` escaped as `0x00 0xff`,
 //! ended by `0x00`; an integer is 8 bytes big-endian.
 //!
+//! An identity's records (the tags of [`IDENTITY_TAGS`]) are keyed by its `data_id`: for
+//! an identity created from record format 7 on, a short id minted for it (`~` and two
+//! or more base-62 characters, registered under `D`, see `session::mint`), and for one
+//! created before, its session id. The position `created_at · entry_id` in an entry or
+//! archive key of a minted identity takes each integer as its length then its
+//! big-endian bytes without leading zeros ([`put_position`]): 5 + 1 + 10 bytes of key
+//! where an identity named by a 36-character session id takes 38 + 16.
+//!
 //! | tag | key | value |
 //! |-----|-----|-------|
 //! | `s` | `s · key` | session record |
 //! | `r` | `r · updated_at · key` | copy of the session record (recency index) |
-//! | `e` | `e · session_id · created_at · entry_id` | entry record |
-//! | `m` | `m · session_id · message_id` | `created_at · entry_id` of the entry (message-id index; none for an entry holding its own generated id, see `branch::history::indexed_position`) |
+//! | `e` | `e · data_id · created_at · entry_id` | entry record |
+//! | `m` | `m · data_id · message_id` | `created_at · entry_id` of the entry (message-id index; none for an entry holding its own generated id, see `branch::history::indexed_position`) |
 //! | `c` | `c · key · state_id` | context state record (kept across resets, so keyed by key) |
-//! | `x`, `y` | `x · session_id · …`, `y · session_id · …` | compaction archive (written before record format 5) and summaries |
-//! | `j` | `j · session_id · compaction_index` | the positions `[from, to)` a compaction archived by moving the active start (`crate::compaction`) |
+//! | `x`, `y` | `x · data_id · …`, `y · data_id · …` | compaction archive (written before record format 5) and summaries |
+//! | `j` | `j · data_id · compaction_index` | the positions `[from, to)` a compaction archived by moving the active start (`crate::compaction`) |
 //! | `o`, `u`, `v` | role sessions, run records, per-token write counters | see [`crate::resume`](mod@crate::resume) |
 //! | `d`, `p`, `w`, `z` | empty: indexes of `done` runs (all, by project, of live tokens, of tokens live in their project) | see [`crate::resume`](mod@crate::resume) |
 //! | `q` | `q · key · index` | a degraded compaction waiting for repair (`crate::compaction`) |
 //! | `b` | `b · data_id · holder_key` | empty: the session `holder_key` reads the entries of identity `data_id` through its shared base (see `branch/history.rs`) |
 //! | `R` | `R · data_id` | a counter: identity `data_id` was deleted or reset while branches read it; its shared ranges stay until the last reader goes |
 //! | `k` | `k · parent_key · child_key` | empty: lineage index, the sessions branched from `parent_key` |
-//! | `T` | `T · session_id · seq` | turn record, in start order (`crate::turns`) |
-//! | `U` | `U · session_id · turn_id` | `seq` of the turn (turn-id index) |
-//! | `L` | `L · session_id` | fork lineage of a session created by a provider fork |
+//! | `T` | `T · data_id · seq` | turn record, in start order (`crate::turns`) |
+//! | `U` | `U · data_id · turn_id` | `seq` of the turn (turn-id index) |
+//! | `L` | `L · data_id` | fork lineage of a session created by a provider fork |
 //! | `F` | `F · operation_id` | provider fork operation record (`crate::provider_fork`) |
 //! | `G` | `G · request_id` | operation id (idempotency index) |
 //! | `B` | `B · source_session_id · point` | operation id (turn barrier) |
@@ -30,8 +38,9 @@
 //! | `P` | `P · source_session_id · operation_id` | empty: an active fork operation's frozen snapshot reads that identity (copy-on-destroy, see `crate::provider_fork`) |
 //! | `Q` | `Q · operation_id · created_at · entry_id` | entry record: the frozen snapshot, copied before a write destroyed it in the source |
 //! | `a` | `a · key · archived_at · session_id` | record of a committed reset's archive (kept after the session is deleted) |
-//! | `I` | `I · session_id · bucket · run_first_id` | search index: a run of entries' terms of one bucket with their postings, or (bucket `0xff`) the run's doc table (`crate::search::index`) |
-//! | `i` | `i · session_id · bucket · run_first_id` | the search index as builds before `I` wrote it: read by nothing, removed with its identity or its first `I` run |
+//! | `D` | `D · data_id` | the session id a minted data id names (the data-id registry; removed with the identity's last records) |
+//! | `I` | `I · data_id · bucket · run_first_id` | search index: a run of entries' terms of one bucket with their postings, or (bucket `0xff`) the run's doc table (`crate::search::index`) |
+//! | `i` | `i · data_id · bucket · run_first_id` | the search index as builds before `I` wrote it: read by nothing, removed with its identity or its first `I` run |
 
 /// Tag of session records.
 pub const SESSION: u8 = b's';
@@ -47,7 +56,7 @@ pub const STATE: u8 = b'c';
 pub const ARCHIVE: u8 = b'x';
 /// Tag of compaction summaries.
 pub const SUMMARY: u8 = b'y';
-/// Tag of compaction boundaries (`j · session_id · compaction_index` → `from · to`).
+/// Tag of compaction boundaries (`j · data_id · compaction_index` → `from · to`).
 pub const BOUNDARY: u8 = b'j';
 /// Tag of shared-history back-references (who reads an identity's entries).
 pub const HOLDER: u8 = b'b';
@@ -55,11 +64,11 @@ pub const HOLDER: u8 = b'b';
 pub const RETIRED: u8 = b'R';
 /// Tag of the lineage index (children by parent key).
 pub const CHILD: u8 = b'k';
-/// Tag of turn records (`T · session_id · seq`).
+/// Tag of turn records (`T · data_id · seq`).
 pub const TURN: u8 = b'T';
-/// Tag of the turn-id index (`U · session_id · turn_id` → seq).
+/// Tag of the turn-id index (`U · data_id · turn_id` → seq).
 pub const TURN_ID: u8 = b'U';
-/// Tag of fork lineage records (`L · session_id`).
+/// Tag of fork lineage records (`L · data_id`).
 pub const LINEAGE: u8 = b'L';
 /// Tag of provider fork operation records (`F · operation_id`).
 pub const FORK_OPERATION: u8 = b'F';
@@ -93,11 +102,13 @@ pub const RUN_LIVE: u8 = b'w';
 pub const RUN_LIVE_IN_PROJECT: u8 = b'z';
 /// Tag of per-token write counters (`v · agent_type · token`).
 pub const RUN_TOKEN: u8 = b'v';
-/// Tag of the search index (`I · session_id · bucket · run_first_id`). It sorts before
+/// Tag of the search index (`I · data_id · bucket · run_first_id`). It sorts before
 /// the entries (`e`): an identity's index records, values of up to a few KiB, are
 /// never the neighbours of the keys appends add at the end of its entries, where
 /// SQLite's page splits would move them (and their overflow pages) along.
 pub const SEARCH_POSTINGS: u8 = b'I';
+/// Tag of the data-id registry (`D · data_id` → the session id it was minted for).
+pub const DATA_ID: u8 = b'D';
 /// Tag of the search index as builds before it moved to [`SEARCH_POSTINGS`] wrote it
 /// (`i`, same records): nothing reads it; it goes with its identity, and with the
 /// first run written under the new tag (that identity's entries read as unindexed
@@ -106,7 +117,7 @@ pub const SEARCH_POSTINGS_V1: u8 = b'i';
 
 /// Every tag of the key space, each once: a new kind of record takes a tag not listed
 /// here (the tests check no two kinds share one, and that no tag is declared elsewhere).
-pub const TAGS: [u8; 32] = [
+pub const TAGS: [u8; 33] = [
     SESSION,
     RECENCY,
     ENTRY,
@@ -139,6 +150,7 @@ pub const TAGS: [u8; 32] = [
     RUN_TOKEN,
     SEARCH_POSTINGS,
     SEARCH_POSTINGS_V1,
+    DATA_ID,
 ];
 /// Tags of every record owned by one session identity (entries, message index, the
 /// compaction summaries `y`, boundaries `j` and archive `x`, turns and their index, fork
@@ -226,21 +238,22 @@ pub fn reset_archives(key: &str) -> Vec<u8> {
 }
 
 /// Prefix of every entry of a session identity.
-pub fn entries(session_id: &str) -> Vec<u8> {
-    KeyBuf::new(ENTRY).str(session_id).finish()
+pub fn entries(data_id: &str) -> Vec<u8> {
+    KeyBuf::new(ENTRY).str(data_id).finish()
 }
 
 /// Key of one entry.
-pub fn entry(session_id: &str, created_at: u64, id: u64) -> Vec<u8> {
-    KeyBuf::new(ENTRY)
-        .str(session_id)
-        .u64(created_at)
-        .u64(id)
-        .finish()
+pub fn entry(data_id: &str, created_at: u64, id: u64) -> Vec<u8> {
+    let mut key = entries(data_id);
+    put_position(&mut key, data_id, created_at, id);
+    key
 }
 
-/// An entry's position in its transcript: `created_at · entry_id`, the suffix of its key
-/// after the identity prefix (also what transcript cursors encode).
+/// An entry's position in its transcript, `created_at · entry_id`, in its canonical form:
+/// the two integers as 8 bytes big-endian each. This is what positions are in memory,
+/// what transcript cursors and the message-id index hold, and the key suffix of an entry
+/// of an identity named by its session id. A minted identity ([`is_minted`]) stores the
+/// same order in fewer bytes ([`put_position`]).
 pub fn position(created_at: u64, id: u64) -> Vec<u8> {
     let mut out = Vec::with_capacity(16);
     out.extend_from_slice(&created_at.to_be_bytes());
@@ -248,28 +261,126 @@ pub fn position(created_at: u64, id: u64) -> Vec<u8> {
     out
 }
 
+/// The first byte of every minted data id. Session ids are made of `[A-Za-z0-9._-]`
+/// (`engine::validate`), so no minted id is ever a session id, and an identity named by
+/// its session id (every identity created before record format 7) keeps its keys.
+pub const MINTED: &str = "~";
+
+/// Whether `data_id` is a minted data id (see `session::mint`) rather than a session id.
+pub fn is_minted(data_id: &str) -> bool {
+    data_id.starts_with(MINTED)
+}
+
+/// Appends the key suffix of position `(created_at, id)` in identity `data_id`: the
+/// canonical 16 bytes ([`position`]) for an identity named by its session id; for a
+/// minted one each integer as its length in bytes then its big-endian bytes without
+/// leading zeros (0: the length 0 alone). Both keep bytewise order equal to position
+/// order; the second takes 3 bytes for an id below 65,536 and 7 for a time in
+/// milliseconds, where the first takes 16.
+pub fn put_position(key: &mut Vec<u8>, data_id: &str, created_at: u64, id: u64) {
+    if !is_minted(data_id) {
+        key.extend_from_slice(&created_at.to_be_bytes());
+        key.extend_from_slice(&id.to_be_bytes());
+        return;
+    }
+    for n in [created_at, id] {
+        let len = 8 - (n.leading_zeros() / 8) as usize;
+        key.push(len as u8);
+        key.extend_from_slice(&n.to_be_bytes()[8 - len..]);
+    }
+}
+
+/// The key suffix, in identity `data_id`, of a position in canonical form: its first 16
+/// bytes are the position, and bytes after them (a bound just past it, `· 0x00`) are kept
+/// after its encoding, where they order the same way. Shorter bytes are returned as they
+/// are.
+pub fn suffix(data_id: &str, position: &[u8]) -> Vec<u8> {
+    match position.split_at_checked(16) {
+        Some((head, rest)) if is_minted(data_id) => {
+            let (at, id) = split_position(head).unwrap_or_default();
+            let mut out = Vec::with_capacity(10 + rest.len());
+            put_position(&mut out, data_id, at, id);
+            out.extend_from_slice(rest);
+            out
+        }
+        _ => position.to_vec(),
+    }
+}
+
+/// `(created_at, id)` of a position in canonical form, or `None` when it is not 16 bytes.
+pub fn split_position(position: &[u8]) -> Option<(u64, u64)> {
+    let (at, id) = position.split_first_chunk::<8>()?;
+    let id: [u8; 8] = id.try_into().ok()?;
+    Some((u64::from_be_bytes(*at), u64::from_be_bytes(id)))
+}
+
+/// `(created_at, id)` of the key suffix `suffix` of an entry of identity `data_id`, or
+/// `None` when it is not one (a damaged key).
+pub fn read_position(data_id: &str, suffix: &[u8]) -> Option<(u64, u64)> {
+    if !is_minted(data_id) {
+        return split_position(suffix);
+    }
+    let mut rest = suffix;
+    let mut out = [0u64; 2];
+    for n in &mut out {
+        let (&len, tail) = rest.split_first()?;
+        let len = usize::from(len);
+        if len > 8 || tail.len() < len || tail.first() == Some(&0) && len > 0 {
+            return None;
+        }
+        let mut be = [0u8; 8];
+        be[8 - len..].copy_from_slice(&tail[..len]);
+        *n = u64::from_be_bytes(be);
+        rest = &tail[len..];
+    }
+    rest.is_empty().then_some((out[0], out[1]))
+}
+
+/// `(created_at, id)` of an entry record's key: `tag · name · position`, the position in
+/// the form of identity `name` (an entry `e` or archive `x` key; a fork snapshot's `Q`,
+/// named by its operation, holds canonical positions).
+pub fn entry_position(key: &[u8]) -> Option<(u64, u64)> {
+    let (name, at) = read_str(key, 1)?;
+    let form = if key.first() == Some(&FORK_SNAPSHOT) {
+        ""
+    } else {
+        name.as_str()
+    };
+    read_position(form, &key[at..])
+}
+
+/// Key of the data-id registry record of `data_id` (value: the session id it was minted
+/// for).
+pub fn data_id(data_id: &str) -> Vec<u8> {
+    KeyBuf::new(DATA_ID).str(data_id).finish()
+}
+
 /// Key of the message-id index entry of `message_id` in an identity.
-pub fn message(session_id: &str, message_id: &str) -> Vec<u8> {
-    KeyBuf::new(MESSAGE)
-        .str(session_id)
-        .str(message_id)
-        .finish()
+pub fn message(data_id: &str, message_id: &str) -> Vec<u8> {
+    KeyBuf::new(MESSAGE).str(data_id).str(message_id).finish()
 }
 
 /// Prefix of every record with `tag` of a session identity.
-pub fn identity(tag: u8, session_id: &str) -> Vec<u8> {
-    KeyBuf::new(tag).str(session_id).finish()
+pub fn identity(tag: u8, data_id: &str) -> Vec<u8> {
+    KeyBuf::new(tag).str(data_id).finish()
 }
 
 /// Key of the boundary record of compaction `index` of an identity.
-pub fn boundary(session_id: &str, index: u64) -> Vec<u8> {
-    KeyBuf::new(BOUNDARY).str(session_id).u64(index).finish()
+pub fn boundary(data_id: &str, index: u64) -> Vec<u8> {
+    KeyBuf::new(BOUNDARY).str(data_id).u64(index).finish()
 }
 
-/// Key of an archived entry: the same position as it had in the transcript.
-pub fn archived(session_id: &str, position: &[u8]) -> Vec<u8> {
-    let mut key = identity(ARCHIVE, session_id);
-    key.extend_from_slice(position);
+/// Key of the entry at `position` (canonical) of identity `data_id`.
+pub fn entry_at(data_id: &str, position: &[u8]) -> Vec<u8> {
+    let mut key = entries(data_id);
+    key.extend_from_slice(&suffix(data_id, position));
+    key
+}
+
+/// Key of an archived entry: the same position (canonical) as it had in the transcript.
+pub fn archived(data_id: &str, position: &[u8]) -> Vec<u8> {
+    let mut key = identity(ARCHIVE, data_id);
+    key.extend_from_slice(&suffix(data_id, position));
     key
 }
 
@@ -309,18 +420,18 @@ pub fn state(key: &str, id: u64) -> Vec<u8> {
 }
 
 /// Key of the turn numbered `seq` of a session identity.
-pub fn turn(session_id: &str, seq: u64) -> Vec<u8> {
-    KeyBuf::new(TURN).str(session_id).u64(seq).finish()
+pub fn turn(data_id: &str, seq: u64) -> Vec<u8> {
+    KeyBuf::new(TURN).str(data_id).u64(seq).finish()
 }
 
 /// Key of the turn-id index entry of `turn_id` in a session identity.
-pub fn turn_id(session_id: &str, turn_id: &str) -> Vec<u8> {
-    KeyBuf::new(TURN_ID).str(session_id).str(turn_id).finish()
+pub fn turn_id(data_id: &str, turn_id: &str) -> Vec<u8> {
+    KeyBuf::new(TURN_ID).str(data_id).str(turn_id).finish()
 }
 
 /// Key of the fork lineage of a session identity.
-pub fn lineage(session_id: &str) -> Vec<u8> {
-    KeyBuf::new(LINEAGE).str(session_id).finish()
+pub fn lineage(data_id: &str) -> Vec<u8> {
+    KeyBuf::new(LINEAGE).str(data_id).finish()
 }
 
 /// Key of a provider fork operation.
@@ -430,6 +541,75 @@ mod tests {
         let mut sorted = declared.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, listed, "declared {declared:?}");
+    }
+
+    /// Positions spread over every byte length of both integers.
+    fn positions() -> Vec<(u64, u64)> {
+        let mut values = vec![0u64, 1, 255, 256, 65_535, 65_536, u64::MAX - 1, u64::MAX];
+        values.extend((0..64).map(|shift| (1u64 << shift) ^ 0x5a5a_5a5a_5a5a_5a5a >> shift));
+        let mut out = Vec::new();
+        for &at in &values {
+            for &id in &values {
+                out.push((at, id));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn test_minted_positions_keep_position_order_and_read_back() {
+        let mut minted: Vec<(Vec<u8>, (u64, u64))> = positions()
+            .into_iter()
+            .map(|p| (entry("~ab", p.0, p.1), p))
+            .collect();
+        minted.sort();
+        let mut by_position = minted.clone();
+        by_position.sort_by_key(|(_, p)| *p);
+        assert_eq!(minted, by_position, "bytewise order is position order");
+        let prefix = entries("~ab");
+        for (key, p) in &minted {
+            assert_eq!(read_position("~ab", &key[prefix.len()..]), Some(*p));
+            assert_eq!(entry_position(key), Some(*p));
+            let canon = position(p.0, p.1);
+            assert_eq!(entry_at("~ab", &canon), *key);
+        }
+        // A time in milliseconds and a small id: 7 + 3 bytes instead of 16.
+        let key = entry("~ab", 1_764_000_000_000, 300);
+        assert_eq!(key.len() - prefix.len(), 10);
+    }
+
+    #[test]
+    fn test_positions_of_identities_named_by_session_id_stay_16_bytes() {
+        let key = entry("sid-1", 7, 9);
+        assert_eq!(key[entries("sid-1").len()..], position(7, 9)[..]);
+        assert_eq!(entry_position(&key), Some((7, 9)));
+        assert_eq!(suffix("sid-1", &position(7, 9)), position(7, 9));
+        // A bound just past a position stays just past it in either form.
+        let mut past = position(7, 9);
+        past.push(0);
+        let minted = suffix("~ab", &past);
+        assert!(minted > suffix("~ab", &position(7, 9)));
+        assert!(minted < suffix("~ab", &position(7, 10)));
+    }
+
+    #[test]
+    fn test_a_damaged_minted_position_reads_as_none() {
+        let good = entry("~ab", 300, 5);
+        let suffix = &good[entries("~ab").len()..];
+        for cut in 0..suffix.len() {
+            assert_eq!(read_position("~ab", &suffix[..cut]), None, "cut at {cut}");
+        }
+        let mut trailing = suffix.to_vec();
+        trailing.push(1);
+        assert_eq!(read_position("~ab", &trailing), None);
+        // A length over 8 bytes, or a leading zero byte (not the one form of a number).
+        assert_eq!(
+            read_position("~ab", &[9, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0]),
+            None
+        );
+        assert_eq!(read_position("~ab", &[2, 0, 5, 0]), None);
+        assert_eq!(read_position("~ab", &[0, 0]), Some((0, 0)));
+        assert_eq!(entry_position(b"e~ab"), None);
     }
 
     #[test]

@@ -39,6 +39,14 @@ pub const BRANCHED_FORMAT_VERSION: u8 = 3;
 /// path. A build that reads only up to format 5 refuses it as an unknown version.
 pub const SESSION_FORMAT_VERSION: u8 = 6;
 
+/// The format of the session record of an identity whose keys are named by a minted data
+/// id (`session::mint`) instead of its session id: format 6 followed by the data id. The
+/// keys of such an identity hold positions in fewer bytes (`keys::put_position`); a
+/// build that reads only up to format 6 refuses the record as an unknown version rather
+/// than reading the session's entries under its session id (where there are none).
+/// Records of identities named by their session id stay format 6.
+pub const DATA_ID_FORMAT_VERSION: u8 = 7;
+
 /// The newest format of the records that are JSON (session records up to format 5,
 /// every other record but entries); [`decode`] reads these.
 pub const NEWEST_JSON: u8 = 5;
@@ -55,7 +63,7 @@ pub const OLDEST_READABLE: u8 = 1;
 
 /// The newest record format this build reads (session and entry records; other kinds
 /// are at most [`NEWEST_JSON`]).
-pub const NEWEST_READABLE: u8 = SESSION_FORMAT_VERSION;
+pub const NEWEST_READABLE: u8 = DATA_ID_FORMAT_VERSION;
 
 /// Encodes a record at the current format version.
 pub fn encode<T: Serialize>(record: &T) -> Result<Vec<u8>, Error> {

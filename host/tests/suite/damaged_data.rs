@@ -10,6 +10,8 @@ use spool::keys;
 
 const KEY: &str = "agent:x:main";
 
+/// Creates the session under [`KEY`] with `n` entries through the CLI; the name of its
+/// keys (its data id).
 fn session(db: &Path, n: usize) -> String {
     let created = ok_json(db, &["create", KEY, "--json"]);
     for i in 1..=n {
@@ -27,7 +29,11 @@ fn session(db: &Path, n: usize) -> String {
             ],
         );
     }
-    created["session_id"].as_str().expect("id").to_owned()
+    assert!(created["session_id"].is_string(), "{created}");
+    let storage = spool_host::SqliteStorage::open(db).expect("open");
+    spool::run(&storage, spool::session_data_id("default", KEY))
+        .expect("read")
+        .expect("the session")
 }
 
 fn sql(db: &Path, statement: &str, key: &[u8]) -> usize {
@@ -72,8 +78,8 @@ fn test_a_value_stored_as_text_is_corruption_naming_the_key() {
 #[test]
 fn test_a_garbage_message_index_is_corruption_not_a_missing_entry() {
     let (_dir, db) = temp_db();
-    let sid = session(&db, 3);
-    let index = keys::message(&sid, "m-1");
+    let data_id = session(&db, 3);
+    let index = keys::message(&data_id, "m-1");
     let conn = rusqlite::Connection::open(&db).expect("open");
     conn.execute(
         "UPDATE kv SET value = X'00ff00ff' WHERE key = ?1",
@@ -86,13 +92,13 @@ fn test_a_garbage_message_index_is_corruption_not_a_missing_entry() {
     let other: Vec<u8> = conn
         .query_row(
             "SELECT value FROM kv WHERE key = ?1",
-            params![keys::message(&sid, "m-2")],
+            params![keys::message(&data_id, "m-2")],
             |row| row.get(0),
         )
         .expect("m-2's position");
     conn.execute(
         "UPDATE kv SET value = ?2 WHERE key = ?1",
-        params![keys::message(&sid, "m-3"), other],
+        params![keys::message(&data_id, "m-3"), other],
     )
     .expect("damage");
     drop(conn);
@@ -106,9 +112,9 @@ fn test_a_garbage_message_index_is_corruption_not_a_missing_entry() {
 #[test]
 fn test_entries_lost_from_a_transcript_fail_every_whole_read_with_corruption() {
     let (dir, db) = temp_db();
-    let sid = session(&db, 5);
+    let data_id = session(&db, 5);
     // Two entry records vanish (a damaged page, a bad restore); the record still says 5.
-    let prefix = keys::entries(&sid);
+    let prefix = keys::entries(&data_id);
     let conn = rusqlite::Connection::open(&db).expect("open");
     let doomed: Vec<Vec<u8>> = conn
         .prepare("SELECT key FROM kv WHERE key > ?1 ORDER BY key LIMIT 2")

@@ -1081,11 +1081,12 @@ fn test_format_4_deleting_and_resetting_over_old_shared_history_keeps_every_read
         .read("default", &records[1])
         .expect("the new archive");
     assert_eq!(archive.transcript_entries, [written("s03")]);
+    // The two that were reset hold new identities, whose keys carry minted data ids.
     for key in [V4_BRANCH, V4_LATE, V4_SCRATCH] {
         let expected = if key == V4_BRANCH {
             4
         } else {
-            spool::record::SESSION_FORMAT_VERSION
+            spool::record::DATA_ID_FORMAT_VERSION
         };
         assert_eq!(record_format(&raw, "default", key), expected, "{key}");
     }

@@ -6,6 +6,7 @@ use std::cell::RefCell;
 use super::*;
 use crate::run;
 use crate::search::{SearchPage, SearchRequest, search};
+use crate::session::data_id_in;
 use crate::storage::memory::MemoryStorage;
 use crate::storage::{Kv, Storage, StorageError};
 use crate::types::{AppendRequest, Role};
@@ -31,7 +32,7 @@ fn old_history(storage: &MemoryStorage, key: &str, id: &str, n: u64) {
         run(storage, crate::append_entries(WS, key, chunk.to_vec(), 10)).expect("append");
     }
     let mut batch = Batch::default();
-    index::stage_removal(&mut batch, id);
+    index::stage_removal(&mut batch, &data_id_in(storage, WS, id));
     storage.commit(WS, batch).expect("drop the index");
 }
 
@@ -76,7 +77,12 @@ fn find(storage: &MemoryStorage, query: &str) -> SearchPage {
 fn index_keys(storage: &MemoryStorage, id: &str) -> Vec<Vec<u8>> {
     snapshot(storage)
         .into_keys()
-        .filter(|k| k.starts_with(&keys::identity(keys::SEARCH_POSTINGS, id)))
+        .filter(|k| {
+            k.starts_with(&keys::identity(
+                keys::SEARCH_POSTINGS,
+                &data_id_in(storage, WS, id),
+            ))
+        })
         .collect()
 }
 
@@ -224,10 +230,9 @@ fn test_sessions_are_walked_in_pages_and_small_tails_left_alone() {
     let after = snapshot(&storage);
     let written: Vec<&Vec<u8>> = after.keys().filter(|k| !before.contains_key(*k)).collect();
     assert!(!written.is_empty());
+    let old = keys::identity(keys::SEARCH_POSTINGS, &data_id_in(&storage, WS, "old"));
     assert!(
-        written
-            .iter()
-            .all(|k| k.starts_with(&keys::identity(keys::SEARCH_POSTINGS, "old"))),
+        written.iter().all(|k| k.starts_with(&old)),
         "only the old session's index is written"
     );
 }
@@ -292,7 +297,10 @@ fn test_a_backfill_that_loses_a_race_to_an_append_starts_again() {
         .range(
             WS,
             &RangeQuery {
-                range: KeyRange::prefix(&index::bucket_runs("s1", index::DOCS)),
+                range: KeyRange::prefix(&index::bucket_runs(
+                    &data_id_in(&storage, WS, "s1"),
+                    index::DOCS,
+                )),
                 limit: 0,
                 reverse: false,
             },
@@ -473,7 +481,7 @@ fn test_an_index_under_the_old_tag_reads_as_unindexed_until_the_backfill_replace
     // The rebuilt runs start where the appended ones did, at the first entry (their
     // sizes differ: the backfill cuts runs of its own).
     let ids = |s: &std::collections::BTreeMap<Vec<u8>, Vec<u8>>| -> Vec<u64> {
-        let docs = index::bucket_runs("s1", index::DOCS);
+        let docs = index::bucket_runs(&data_id_in(&storage, WS, "s1"), index::DOCS);
         s.keys()
             .filter(|k| k.starts_with(&docs))
             .map(|k| u64::from_be_bytes(k[k.len() - 8..].try_into().expect("8 bytes")))
