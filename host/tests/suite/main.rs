@@ -27,6 +27,7 @@ mod component_imports;
 mod concurrency;
 mod conformance_sqlite;
 mod damaged_data;
+mod data_id_processes;
 mod durability;
 mod failure_surfaces;
 mod foreign_db;
