@@ -6,7 +6,7 @@ use crate::branch::history::View;
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::{Identity, Loaded, require, write_appended, write_update};
+use crate::session::{Identity, IdentityBuf, Loaded, require, write_appended, write_update};
 use crate::storage::entry_record::{
     decode_entry, encode_entry, generated_message_id, generated_number,
 };
@@ -603,15 +603,10 @@ async fn truncate_body(
             after_count: before,
         });
     }
-    let (sid, session_id) = (
-        loaded.data_id().to_owned(),
-        loaded.session.session_id.clone(),
-    );
-    let identity = Identity {
-        data_id: &sid,
-        session_id: &session_id,
-    };
-    let prefix = keys::entries(&sid);
+    let owned = IdentityBuf::of(&loaded);
+    let identity = owned.get();
+    let (sid, session_id) = (identity.data_id, identity.session_id);
+    let prefix = keys::entries(sid);
     // What is archived (below the active start) stays.
     let start = active_start(&loaded);
     let mut batch = Batch::default();
@@ -635,8 +630,8 @@ async fn truncate_body(
         };
         let doomed = KeyRange { start, end };
         for kv in crate::session::lifecycle::read_all(io, doomed.clone()).await? {
-            let entry = decode_entry(&kv.key, &kv.value, Some(&session_id))?;
-            batch.delete(keys::message(&sid, &entry.message_id));
+            let entry = decode_entry(&kv.key, &kv.value, Some(session_id))?;
+            batch.delete(keys::message(sid, &entry.message_id));
             removed += 1;
         }
         batch.delete_range(doomed);
@@ -651,11 +646,11 @@ async fn truncate_body(
         crate::branch::history::materialize(io, &mut batch, &loaded, &loaded.base, &done).await?;
         loaded.base.clear();
         for item in &items[..cut] {
-            batch.delete(keys::message(&sid, &item.entry.message_id));
+            batch.delete(keys::message(sid, &item.entry.message_id));
             removed += 1;
         }
         let end = match items.get(cut) {
-            Some(first_kept) => Some(keys::entry_at(&sid, &first_kept.position)),
+            Some(first_kept) => Some(keys::entry_at(sid, &first_kept.position)),
             None => prefix_end(&prefix),
         };
         batch.delete_range(KeyRange { start, end });
@@ -718,14 +713,9 @@ async fn rollback_body(
     if turns == 0 {
         return Ok(unchanged);
     }
-    let (sid, session_id) = (
-        loaded.data_id().to_owned(),
-        loaded.session.session_id.clone(),
-    );
-    let identity = Identity {
-        data_id: &sid,
-        session_id: &session_id,
-    };
+    let owned = IdentityBuf::of(&loaded);
+    let identity = owned.get();
+    let (sid, session_id) = (identity.data_id, identity.session_id);
     let mut batch = Batch::default();
     let mut done = BTreeSet::from([key.to_owned()]);
     // Newest first: entries up to and including the `turns`-th user message from the end.
@@ -733,7 +723,7 @@ async fn rollback_body(
     let mut users = 0u64;
     let mut cut = None;
     if loaded.base.is_empty() {
-        let mut end = prefix_end(&keys::entries(&sid));
+        let mut end = prefix_end(&keys::entries(sid));
         'pages: loop {
             let page = io
                 .range(RangeQuery {
@@ -748,7 +738,7 @@ async fn rollback_body(
             let Some(last) = page.last() else { break };
             end = Some(last.key.clone());
             for kv in page {
-                let entry = decode_entry(&kv.key, &kv.value, Some(&session_id))?;
+                let entry = decode_entry(&kv.key, &kv.value, Some(session_id))?;
                 let user = entry.role == crate::types::Role::User;
                 doomed.push((kv.key, entry));
                 if user {
@@ -766,7 +756,7 @@ async fn rollback_body(
         crate::branch::history::materialize(io, &mut batch, &loaded, &loaded.base, &done).await?;
         loaded.base.clear();
         for item in items.into_iter().rev() {
-            let entry_key = keys::entry_at(&sid, &item.position);
+            let entry_key = keys::entry_at(sid, &item.position);
             let user = item.entry.role == crate::types::Role::User;
             doomed.push((entry_key, item.entry));
             if user {
@@ -784,7 +774,7 @@ async fn rollback_body(
     doomed.truncate(cut);
     crate::branch::history::release(io, &mut batch, identity, &mut done).await?;
     for (entry_key, entry) in &doomed {
-        batch.delete(keys::message(&sid, &entry.message_id));
+        batch.delete(keys::message(sid, &entry.message_id));
         batch.delete(entry_key.clone());
     }
     let removed = u64::try_from(doomed.len()).unwrap_or(u64::MAX);

@@ -155,6 +155,30 @@ pub(crate) struct Identity<'a> {
     pub(crate) session_id: &'a str,
 }
 
+/// An [`Identity`] that owns its names: for a write that changes the [`Loaded`] it was
+/// taken from.
+pub(crate) struct IdentityBuf {
+    data_id: String,
+    session_id: String,
+}
+
+impl IdentityBuf {
+    /// The identity of `loaded`.
+    pub(crate) fn of(loaded: &Loaded) -> IdentityBuf {
+        IdentityBuf {
+            data_id: loaded.data_id().to_owned(),
+            session_id: loaded.session.session_id.clone(),
+        }
+    }
+
+    pub(crate) fn get(&self) -> Identity<'_> {
+        Identity {
+            data_id: &self.data_id,
+            session_id: &self.session_id,
+        }
+    }
+}
+
 /// The shortest data id [`mint`] tries: a `~` and this many base-62 digits of the hash.
 const MINTED_DIGITS: usize = 2;
 

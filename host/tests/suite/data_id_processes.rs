@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use spool::{AppendRequest, Order, PageRequest, Role};
-use spool_host::{Instance, Runtime, SqliteStorage};
+use spool_host::{Instance, SqliteStorage};
 
 const ROLE: &str = "SPOOL_MINT_ROLE";
 const WS: &str = "default";
@@ -21,11 +21,7 @@ const PROCESSES: u64 = 4;
 const EACH: u64 = 75;
 
 fn instance(dir: &Path) -> Instance {
-    let storage = SqliteStorage::open(dir.join("shared.db")).expect("open the database");
-    Runtime::shared()
-        .expect("runtime")
-        .instantiate(storage, spool::NoArchive)
-        .expect("instance")
+    crate::common::instance_on(&dir.join("shared.db"))
 }
 
 fn key(process: u64, n: u64) -> String {

@@ -15,7 +15,7 @@ use std::process::Child;
 use std::time::{Duration, Instant};
 
 use spool::{AppendRequest, Order, PageRequest, Role};
-use spool_host::{Instance, Runtime, SqliteStorage};
+use spool_host::Instance;
 
 const ROLE: &str = "SPOOL_ORDER_ROLE";
 const WS: &str = "default";
@@ -68,11 +68,7 @@ fn part() -> Option<(Part, PathBuf, PathBuf)> {
 }
 
 fn instance(dir: &Path) -> Instance {
-    let storage = SqliteStorage::open(dir.join("shared.db")).expect("open the database");
-    Runtime::shared()
-        .expect("runtime")
-        .instantiate(storage, spool::NoArchive)
-        .expect("instance")
+    crate::common::instance_on(&dir.join("shared.db"))
 }
 
 /// Waits for the file `name` in `dir` (the start signal, or the writers' end).

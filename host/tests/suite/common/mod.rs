@@ -24,6 +24,16 @@ pub fn test_in_new_process(module: &str, test: &str) -> Command {
     command
 }
 
+/// An instance of the component on the SQLite database `db` (shared with other
+/// processes), archiving nothing.
+pub fn instance_on(db: &Path) -> spool_host::Instance {
+    let storage = spool_host::SqliteStorage::open(db).expect("open the database");
+    spool_host::Runtime::shared()
+        .expect("runtime")
+        .instantiate(storage, spool::NoArchive)
+        .expect("instance")
+}
+
 /// One compiled-component cache for every CLI run of this test process.
 pub fn cache_dir() -> &'static Path {
     static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
