@@ -362,13 +362,21 @@ fn raw_ws() -> i64 {
 }
 
 /// The name of the parent's keys (its minted data id), looked up once through Spool
-/// before the measured work.
-static RAW_PARENT: OnceLock<String> = OnceLock::new();
+/// before the measured work; `None` once "delete parent" deleted it.
+static RAW_PARENT: OnceLock<Option<String>> = OnceLock::new();
 
-fn raw_parent() -> &'static str {
+/// The parent's data id, or an error for a limit that needs the parent after it is gone.
+fn raw_parent() -> rusqlite::Result<&'static str> {
     RAW_PARENT
         .get()
         .expect("run_raw looks the parent's data id up first")
+        .as_deref()
+        .ok_or_else(|| {
+            rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+                Some("the workload's parent is gone".into()),
+            )
+        })
 }
 
 /// Fails a limit that touched no rows: it would time nothing (as the limits did while
@@ -390,8 +398,7 @@ fn run_raw(op: Op, dir: &Path) -> Measured {
         &storage,
         spool::session_data_id(workload::WS, workload::PARENT),
     )
-    .expect("read the parent")
-    .expect("the workload's parent");
+    .expect("read the parent");
     drop(storage);
     RAW_PARENT.set(parent).expect("one limit per process");
     let mut conn = raw_connection(&dir.join("raw.db"));
@@ -410,9 +417,9 @@ fn run_raw(op: Op, dir: &Path) -> Measured {
 
 fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
     use workload::PARENT;
-    let parent = raw_parent();
-    let entries = range_of(keys::ENTRY, parent);
-    let archived = range_of(keys::ARCHIVE, parent);
+    // Every limit but the reset's reads the parent (which "delete parent" deletes).
+    let entries = || Ok::<_, rusqlite::Error>(range_of(keys::ENTRY, raw_parent()?));
+    let archived = || Ok::<_, rusqlite::Error>(range_of(keys::ARCHIVE, raw_parent()?));
     let rows_bytes = |(rows, bytes): (u64, u64)| format!("{rows} rows, {}", workload::mib(bytes));
     match op {
         Op::Append => {
@@ -423,7 +430,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                 |r| r.get(0),
             )?;
             let content = workload::appended().content;
-            let key = keys::entry(parent, workload::T_OPS, 1 << 40);
+            let key = keys::entry(raw_parent()?, workload::T_OPS, 1 << 40);
             tx.execute(PUT, params![raw_ws(), key, content.as_bytes()])?;
             tx.execute(PUT, params![raw_ws(), keys::session(PARENT), record])?;
             tx.execute(
@@ -434,6 +441,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
             Ok("1 entry row, the record twice".into())
         }
         Op::NewestPage => {
+            let entries = entries()?;
             let rows: Vec<(Vec<u8>, Vec<u8>)> = conn
                 .prepare(
                     "SELECT key, value FROM kv WHERE workspace = ?1 AND key >= ?2 AND key < ?3 \
@@ -449,6 +457,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
         }
         Op::Compact1 | Op::Compact2 => {
             let window = workload::WINDOWS[usize::from(op == Op::Compact2)];
+            let entries = entries()?;
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             // Keep the newest rows within half the window (4 bytes a token), move the rest.
             let mut oldest_kept = None;
@@ -469,7 +478,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
                 }
             }
             let end = oldest_kept.unwrap_or_else(|| entries.1.clone());
-            let target = keys::identity(keys::ARCHIVE, parent);
+            let target = keys::identity(keys::ARCHIVE, raw_parent()?);
             let moved = copy_rows(&tx, (&entries.0, &end), entries.0.len(), &target)?;
             delete_range(&tx, (&entries.0, &end))?;
             touched(moved.0, "compact")?;
@@ -477,6 +486,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
             Ok(format!("moved {}", rows_bytes(moved)))
         }
         Op::Export => {
+            let (entries, archived) = (entries()?, archived()?);
             let tx = conn.transaction()?;
             let a = read_values(&tx, (&archived.0, &archived.1), |_| {})?;
             let e = read_values(&tx, (&entries.0, &entries.1), |_| {})?;
@@ -485,6 +495,7 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
         }
         Op::Import => {
             // The rows to write, read 1,000 at a time; one transaction per 1,000.
+            let (entries, archived) = (entries()?, archived()?);
             let (mut rows, mut bytes) = (0, 0);
             for range in [&archived, &entries] {
                 let mut from = range.0.clone();
@@ -525,12 +536,12 @@ fn raw(op: Op, conn: &mut Connection, dir: &Path) -> rusqlite::Result<String> {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let (mut rows, mut bytes) = (0, 0);
             for tag in [keys::ENTRY, keys::ARCHIVE, keys::MESSAGE] {
-                let (r, b) = copy_identity(&tx, tag, parent, RAW_BRANCH, None)?;
+                let (r, b) = copy_identity(&tx, tag, raw_parent()?, RAW_BRANCH, None)?;
                 rows += r;
                 bytes += b;
             }
             for tag in [keys::ENTRY, keys::ARCHIVE, keys::MESSAGE, keys::SUMMARY] {
-                let (start, end) = range_of(tag, parent);
+                let (start, end) = range_of(tag, raw_parent()?);
                 delete_range(&tx, (&start, &end))?;
             }
             tx.execute(
