@@ -1431,7 +1431,7 @@ impl SpoolBuilder {
         self
     }
 
-    /// The execution limit of each call, in wasmtime fuel (about one unit per
+    /// The execution limit each call starts with, in wasmtime fuel (about one unit per
     /// WebAssembly instruction; default [`DEFAULT_FUEL_LIMIT`](crate::DEFAULT_FUEL_LIMIT)).
     /// A call that runs out fails with [`Error::ResourceLimit`] (code `resource_limit`)
     /// and writes nothing; the next call starts with a full tank.
@@ -1478,6 +1478,7 @@ impl SpoolBuilder {
                     fuel_per_call: self
                         .fuel_limit
                         .unwrap_or(crate::runtime::DEFAULT_FUEL_LIMIT),
+                    ..ResourceLimits::default()
                 },
             )?,
             archive_dir,

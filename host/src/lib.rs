@@ -127,7 +127,10 @@ pub use error::{CompactWithError, Error};
 pub use provider::{CommandProvider, ForkProvider, TestProvider};
 pub use runtime::cache::{CacheStatus, default_cache_dir};
 pub use runtime::wit::Call;
-pub use runtime::{DEFAULT_FUEL_LIMIT, DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime};
+pub use runtime::{
+    DEFAULT_FUEL_LIMIT, DEFAULT_FUEL_PER_BYTE_READ, DEFAULT_MAX_FUEL_PER_CALL,
+    DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime,
+};
 pub use storage::archive::{ArchiveDir, ArchiveFile, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
 pub use storage::sqlite::{APPLICATION_ID, Durability, SqliteStorage};
 

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use spool::import::{ImportFormat, ImportedLog};
 use spool::{Archiver, NoArchive, Storage, StorageError};
-use wasmtime::{Config, Engine, ResourceLimiter, Store};
+use wasmtime::{CallHook, Config, Engine, ResourceLimiter, Store, StoreContextMut};
 
 use crate::error::Error;
 use cache::CacheStatus;
@@ -25,6 +25,16 @@ pub const DEFAULT_MEMORY_LIMIT: usize = 256 * 1024 * 1024;
 /// loop within seconds to minutes instead of never.
 pub const DEFAULT_FUEL_LIMIT: u64 = 50_000_000_000;
 
+/// The fuel a call gains per byte (of keys and values) its storage reads hand the guest,
+/// by default: a call's work grows with the data it reads (compacting a session reads
+/// it twice and takes about 400 fuel per byte of it), which a constant limit does not.
+pub const DEFAULT_FUEL_PER_BYTE_READ: u64 = 1_000;
+
+/// The most fuel one call may have in all, its start and what its reads added, by
+/// default: twenty times [`DEFAULT_FUEL_LIMIT`], enough to compact a 1 GiB session, and
+/// a bound on a guest that loops over reads (about a minute and a half of execution).
+pub const DEFAULT_MAX_FUEL_PER_CALL: u64 = 20 * DEFAULT_FUEL_LIMIT;
+
 /// The resources one [`Instance`] may use: linear memory in total, and fuel per call.
 /// A call over either fails with [`Error::ResourceLimit`] (code `resource_limit`), and
 /// the instance stays usable for the next call.
@@ -35,6 +45,12 @@ pub struct ResourceLimits {
     pub max_memory_bytes: usize,
     /// The fuel each call starts with (default [`DEFAULT_FUEL_LIMIT`]).
     pub fuel_per_call: u64,
+    /// The fuel a call gains per byte its storage reads return
+    /// (default [`DEFAULT_FUEL_PER_BYTE_READ`]; 0: the start is all it gets).
+    pub fuel_per_byte_read: u64,
+    /// The most fuel a call has in all, its start included
+    /// (default [`DEFAULT_MAX_FUEL_PER_CALL`]).
+    pub max_fuel_per_call: u64,
 }
 
 impl Default for ResourceLimits {
@@ -42,6 +58,8 @@ impl Default for ResourceLimits {
         ResourceLimits {
             max_memory_bytes: DEFAULT_MEMORY_LIMIT,
             fuel_per_call: DEFAULT_FUEL_LIMIT,
+            fuel_per_byte_read: DEFAULT_FUEL_PER_BYTE_READ,
+            max_fuel_per_call: DEFAULT_MAX_FUEL_PER_CALL,
         }
     }
 }
@@ -210,6 +228,10 @@ impl Runtime {
 /// memory in total: its peak, since linear memory never shrinks.
 pub(crate) struct GuestLimits {
     max_memory_bytes: usize,
+    /// Bytes the storage handed the guest since the call was last refuelled.
+    pub(crate) read_bytes: u64,
+    /// The fuel the current call may still gain from its reads.
+    fuel_left_to_grant: u64,
     /// The size a refused growth asked for, since the last call began.
     refused: Option<usize>,
     /// The bytes of linear memory the store's memories have grown to, together.
@@ -257,12 +279,22 @@ fn new_store(
             archive: spool::ArchiveInProgress::default(),
             limits: GuestLimits {
                 max_memory_bytes: limits.max_memory_bytes,
+                read_bytes: 0,
+                fuel_left_to_grant: 0,
                 refused: None,
                 grown: 0,
             },
         },
     );
     store.limiter(|state| &mut state.limits);
+    // Each return from a storage read adds the fuel its bytes earn.
+    let per_byte = limits.fuel_per_byte_read;
+    store.call_hook(move |mut store, hook| {
+        if matches!(hook, CallHook::ReturningFromHost) {
+            refuel(&mut store, per_byte)?;
+        }
+        Ok(())
+    });
     // What the guest hands the host in one call (a commit's batch) is copied out of its
     // linear memory, so it is bounded by the memory limit already; wasmtime's own
     // default cap (128 MiB) would refuse a large compaction's batch that fits in it.
@@ -272,6 +304,20 @@ fn new_store(
         .set_fuel(limits.fuel_per_call)
         .map_err(|e| Error::wasm("cannot set the execution limit", &e))?;
     Ok(store)
+}
+
+/// Adds to the call's fuel what the bytes read since the last refuel earn (`per_byte`
+/// each), within what the call may still gain.
+fn refuel(store: &mut StoreContextMut<'_, HostState>, per_byte: u64) -> wasmtime::Result<()> {
+    let limits = &mut store.data_mut().limits;
+    let read = std::mem::take(&mut limits.read_bytes);
+    let grant = read.saturating_mul(per_byte).min(limits.fuel_left_to_grant);
+    if grant == 0 {
+        return Ok(());
+    }
+    limits.fuel_left_to_grant -= grant;
+    let fuel = store.get_fuel()?;
+    store.set_fuel(fuel.saturating_add(grant))
 }
 
 /// A storage that refuses everything: holds the place of the real one while an
@@ -408,7 +454,12 @@ impl Instance {
         store
             .set_fuel(limits.fuel_per_call)
             .map_err(|e| Error::wasm("cannot set the execution limit", &e))?;
-        store.data_mut().limits.refused = None;
+        let guest = &mut store.data_mut().limits;
+        guest.refused = None;
+        guest.read_bytes = 0;
+        guest.fuel_left_to_grant = limits
+            .max_fuel_per_call
+            .saturating_sub(limits.fuel_per_call);
         // The export is one operation for the storage: its reads may share a snapshot
         // that carries on into its commit (see `Storage::begin_operation`).
         store.data().storage.begin_operation();
@@ -477,8 +528,9 @@ fn over_limit(store: &mut Store<HostState>, limits: ResourceLimits, trap: Error)
         return Error::ResourceLimit {
             limit: "fuel",
             message: format!(
-                "{context}: the call ran out of its execution limit ({} fuel)",
-                limits.fuel_per_call
+                "{context}: the call ran out of its execution limit ({} fuel, and {} per \
+                 byte it read, at most {} in all)",
+                limits.fuel_per_call, limits.fuel_per_byte_read, limits.max_fuel_per_call
             ),
         };
     }

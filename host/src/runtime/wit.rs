@@ -94,10 +94,11 @@ impl host::Host for HostState {
         workspace: String,
         key: Vec<u8>,
     ) -> wasmtime::Result<Result<Option<Vec<u8>>, types::StorageError>> {
-        Ok(self
-            .storage
-            .get(&workspace, &key)
-            .map_err(to_wit_storage_error))
+        let value = self.storage.get(&workspace, &key);
+        if let Ok(Some(value)) = &value {
+            self.limits.read_bytes += value.len() as u64;
+        }
+        Ok(value.map_err(to_wit_storage_error))
     }
 
     fn range(
@@ -110,9 +111,15 @@ impl host::Host for HostState {
             limit: query.limit,
             reverse: query.reverse,
         };
-        Ok(self
-            .storage
-            .range(&workspace, &query)
+        let pairs = self.storage.range(&workspace, &query);
+        if let Ok(pairs) = &pairs {
+            let bytes = pairs
+                .iter()
+                .map(|kv| kv.key.len() + kv.value.len())
+                .sum::<usize>();
+            self.limits.read_bytes += bytes as u64;
+        }
+        Ok(pairs
             .map(|pairs| {
                 pairs
                     .into_iter()

@@ -236,6 +236,95 @@ fn test_guest_over_execution_limit_fails_with_resource_limit_and_recovers() {
     assert_eq!(entry.id, 1);
 }
 
+/// A call's fuel grows with the bytes its reads return: a compaction too big for the
+/// fuel a call starts with runs with what its reads add, and not past the cap.
+#[test]
+fn test_a_call_gains_fuel_with_the_bytes_it_reads_up_to_its_cap() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("spool.db");
+    let key = "agent:big:main";
+    {
+        let mut builder = Runtime::shared()
+            .expect("runtime")
+            .instantiate(SqliteStorage::open(&db).expect("open"), spool::NoArchive)
+            .expect("instance");
+        builder
+            .call(
+                WS,
+                spool::ops::CreateSession {
+                    key: key.to_owned(),
+                    session_id: "big-1".to_owned(),
+                    now_ms: 1,
+                },
+            )
+            .expect("create");
+        // 2,000 entries of about 2 KiB of varied words: 4 MiB to compact.
+        for batch in 0..20u64 {
+            let requests = (0..100u64)
+                .map(|i| {
+                    let n = batch * 100 + i;
+                    let words: Vec<String> = (0..256)
+                        .map(|w| format!("w{}", (n * 7919 + w) % 10_007))
+                        .collect();
+                    AppendRequest::new(Role::User, words.join(" "))
+                })
+                .collect();
+            builder
+                .call(
+                    WS,
+                    spool::ops::AppendEntries {
+                        key: key.to_owned(),
+                        requests,
+                        now_ms: 10 + batch,
+                    },
+                )
+                .expect("append");
+        }
+    }
+    let compact = |limits: ResourceLimits| {
+        let storage = SqliteStorage::open(&db).expect("open");
+        let mut instance = Runtime::shared()
+            .expect("runtime")
+            .instantiate_with_limits(storage, spool::NoArchive, limits)
+            .expect("instance");
+        instance.call(
+            WS,
+            spool::ops::Compact {
+                key: key.to_owned(),
+                request: spool::compaction::CompactRequest::new(4_000),
+                now_ms: 100,
+            },
+        )
+    };
+    let start = 300_000_000;
+    let alone = ResourceLimits {
+        fuel_per_call: start,
+        fuel_per_byte_read: 0,
+        ..ResourceLimits::default()
+    };
+    let err = compact(alone).expect_err("the start alone is too little");
+    assert!(
+        matches!(err, Error::ResourceLimit { limit: "fuel", .. }),
+        "{err:?}"
+    );
+    let capped = ResourceLimits {
+        fuel_per_call: start,
+        max_fuel_per_call: start,
+        ..ResourceLimits::default()
+    };
+    let err = compact(capped).expect_err("the cap holds it to the start");
+    assert!(
+        matches!(err, Error::ResourceLimit { limit: "fuel", .. }),
+        "{err:?}"
+    );
+    let growing = ResourceLimits {
+        fuel_per_call: start,
+        ..ResourceLimits::default()
+    };
+    let result = compact(growing).expect("the reads' fuel carries it through");
+    assert!(result.removed_count > 1_000, "{result:?}");
+}
+
 #[test]
 fn test_database_from_a_newer_build_is_refused() {
     let dir = tempfile::tempdir().expect("temp dir");
