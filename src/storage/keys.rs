@@ -9,8 +9,9 @@
 //! or more base-62 characters, registered under `D`, see `session::mint`), and for one
 //! created before, its session id. The position `created_at · entry_id` in an entry or
 //! archive key of a minted identity takes each integer as its length then its
-//! big-endian bytes without leading zeros ([`put_position`]): 5 + 1 + 10 bytes of key
-//! where an identity named by a 36-character session id takes 38 + 16.
+//! big-endian bytes without leading zeros ([`put_position`]). An entry key of a minted
+//! identity with a two-digit id takes 1 + 4 + 10 bytes (tag, id and its terminator,
+//! position) where one named by a 36-character session id takes 1 + 37 + 16.
 //!
 //! | tag | key | value |
 //! |-----|-----|-------|
