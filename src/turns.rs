@@ -1,8 +1,8 @@
 //! Turns: one user request and everything the agent did for it (ARCHITECTURE.md, "Turns and
 //! provider forks").
 //!
-//! A session identity records its turns in start order (`T · session_id · seq`, with a
-//! turn-id index `U · session_id · turn_id`), so "latest turn" is one reverse range read.
+//! A session identity records its turns in start order (`T · data_id · seq`, with a
+//! turn-id index `U · data_id · turn_id`), so "latest turn" is one reverse range read.
 //! A turn is `running` until it is `settled` or `interrupted`; at most one turn of a
 //! session runs at a time, and that one is the session's **active** turn. Closing a turn
 //! records its **boundary**: the position of the newest transcript entry at that moment,

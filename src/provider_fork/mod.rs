@@ -32,7 +32,7 @@
 //! Records: `F · operation_id` (the operation, compare-and-set on every transition),
 //! `G · request_id` (idempotency), `B · source_session_id · point` (barrier),
 //! `K · target_key` (reservation), `A · operation_id` (active, for recovery),
-//! `L · session_id` (lineage, owned by the child identity), `P · source_session_id ·
+//! `L · data_id` (lineage, owned by the child identity), `P · source_session_id ·
 //! operation_id` (snapshot pin) and `Q · operation_id · position` (copied snapshot).
 
 pub mod capabilities;

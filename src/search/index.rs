@@ -8,7 +8,7 @@
 //!
 //! | key | value |
 //! |-----|-------|
-//! | `I · session_id · bucket · run_first_id` | a **run** of entries starting at entry `run_first_id`: for a bucket below [`BUCKETS`], the terms of that bucket with their postings; for bucket [`DOCS`], the run's doc table |
+//! | `I · data_id · bucket · run_first_id` | a **run** of entries starting at entry `run_first_id`: for a bucket below [`BUCKETS`], the terms of that bucket with their postings; for bucket [`DOCS`], the run's doc table |
 //!
 //! A term's bucket is a hash of its first two characters (its first one when that is
 //! CJK), so a term and every term a prefix query of it can expand to share a bucket.
@@ -24,8 +24,8 @@
 //! do not cut runs: branch copies, provider forks, a persisted compaction's kept
 //! entries; the next crossing append catches up, [`MAX_MERGE_ENTRIES`] at a time), and
 //! a query reads per identity the last doc table, the tail, one range per bucket its
-//! terms fall in (`I · session_id · bucket`: about `1 / BUCKETS` of the identity's
-//! index) and, when the runs hold candidates, the doc tables (`I · session_id ·
+//! terms fall in (`I · data_id · bucket`: about `1 / BUCKETS` of the identity's
+//! index) and, when the runs hold candidates, the doc tables (`I · data_id ·
 //! DOCS`): few, large reads whatever the transcript's length. A run that would not fit
 //! the commit's size limits ([`crate::MAX_BATCH_MUTATIONS`], [`crate::MAX_BATCH_BYTES`],
 //! with room left for the append's own records) is left to a later crossing.
@@ -150,7 +150,7 @@ pub(crate) fn error_term() -> String {
 pub(crate) struct Doc {
     /// The entry id.
     pub(crate) id: u64,
-    /// The entry's `created_at` (its key is `e · session_id · created_at · id`).
+    /// The entry's `created_at` (its key is `e · data_id · created_at · id`).
     pub(crate) created_at: u64,
     /// How many terms (positions) the entry has: its length for ranking.
     pub(crate) len: u32,
