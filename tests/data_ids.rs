@@ -164,3 +164,32 @@ fn test_a_branch_reads_its_reset_parents_generated_message_ids() {
     assert_eq!(own.message_id, "child-sid-4");
     assert_ne!(data_id(&storage, child), data_id(&storage, KEY));
 }
+
+#[test]
+fn test_a_reset_back_to_an_earlier_session_id_starts_empty_while_branches_read_the_old() {
+    let storage = MemoryStorage::new();
+    run(&storage, spool::create_session(WS, KEY, SID, 1)).expect("create");
+    for i in 0..2 {
+        say(&storage, KEY, &format!("first {i}"), 10 + i);
+    }
+    let child = "agent:main:child";
+    run(
+        &storage,
+        spool::branch(WS, KEY, child, BranchRequest::fork("child-sid"), 20),
+    )
+    .expect("branch");
+    for (sid, now) in [("second-sid", 30), (SID, 40)] {
+        run(
+            &storage,
+            spool::apply_intent(WS, KEY, Intent::ResetSameKey, sid, now),
+        )
+        .expect("reset");
+    }
+    let page = run(&storage, spool::read_page(WS, KEY, oldest_first())).expect("read");
+    assert!(page.entries.is_empty(), "{:?}", page.entries);
+    let own = say(&storage, KEY, "third generation", 50);
+    assert_eq!(own.id, 1);
+    let page = run(&storage, spool::read_page(WS, child, oldest_first())).expect("read");
+    let contents: Vec<&str> = page.entries.iter().map(|e| e.content.as_str()).collect();
+    assert_eq!(contents, ["first 0", "first 1"]);
+}

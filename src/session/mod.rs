@@ -185,12 +185,15 @@ const MINTED_DIGITS: usize = 2;
 /// The data-id registry entry for `session_id`: the first candidate id (`~` and the
 /// first base-62 digits of a 64-bit FNV-1a hash of the session id, from
 /// [`MINTED_DIGITS`] digits on) whose entry is absent or names this session id, with its
-/// key and what it holds. `None` when every length is taken by others (the last, 11
-/// digits, is the whole hash: only a session id with the same 64-bit hash takes it). One
-/// read in the common case, one more per collision.
+/// key and what it holds. With `live`, an entry of this session id whose identity is
+/// retired (kept only for the branches that read it, `R · data_id`) counts as taken: a
+/// new identity must not write into history its branches share. `None` when every
+/// length is taken (the last, 11 digits, is the whole hash: only a session id with the
+/// same 64-bit hash takes it). One read in the common case, one more per collision.
 async fn registry_slot(
     io: &Io,
     session_id: &str,
+    live: bool,
 ) -> Result<Option<(String, Vec<u8>, Option<Vec<u8>>)>, Error> {
     const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
     let hash = session_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
@@ -207,6 +210,7 @@ async fn registry_slot(
         let key = keys::data_id(&id);
         match io.get(key.clone()).await? {
             Some(owner) if owner != session_id.as_bytes() => {}
+            Some(_) if live && io.get(keys::retired(&id)).await?.is_some() => {}
             held => return Ok(Some((id, key, held))),
         }
     }
@@ -216,8 +220,10 @@ async fn registry_slot(
 /// Names the keys of a new identity for `session_id`: adds to `batch` its entry in the
 /// data-id registry `D` ([`registry_slot`]) and returns the data id, or `None` to name
 /// them by the session id (when every candidate is taken). An entry that already names
-/// this session id is kept (guarded): identities of one session id share their keys, as
-/// identities named by their session id always did. An entry goes only with the last of
+/// this session id for a live identity is kept (guarded): identities of one session id
+/// share their keys, as identities named by their session id always did; a retired one
+/// is passed over (a reset back to an earlier session id, while branches still read
+/// that generation, starts empty). An entry goes only with the last of
 /// its identity's keys (`branch::history::delete_identity`), so an id never names two
 /// identities at once.
 pub(crate) async fn mint(
@@ -225,7 +231,7 @@ pub(crate) async fn mint(
     batch: &mut Batch,
     session_id: &str,
 ) -> Result<Option<String>, Error> {
-    let Some((id, key, held)) = registry_slot(io, session_id).await? else {
+    let Some((id, key, held)) = registry_slot(io, session_id, true).await? else {
         return Ok(None);
     };
     match held {
@@ -233,7 +239,11 @@ pub(crate) async fn mint(
             batch.require_absent(key.clone());
             batch.put(key, session_id.as_bytes().to_vec());
         }
-        Some(owner) => batch.require_equals(key, owner),
+        Some(owner) => {
+            // Still that session id's, and still live when this commits.
+            batch.require_equals(key, owner);
+            batch.require_absent(keys::retired(&id));
+        }
     }
     Ok(Some(id))
 }
@@ -243,7 +253,7 @@ pub(crate) async fn mint(
 /// one, else the session id (an identity created before record format 7, or one that is
 /// gone).
 pub(crate) async fn data_id_of(io: &Io, session_id: &str) -> Result<String, Error> {
-    Ok(match registry_slot(io, session_id).await? {
+    Ok(match registry_slot(io, session_id, false).await? {
         Some((id, _, Some(_))) => id,
         _ => session_id.to_owned(),
     })
