@@ -122,6 +122,67 @@ async fn test_two_tabs_appending_at_once_lose_nothing() {
 }
 
 #[wasm_bindgen_test]
+async fn test_tabs_creating_sessions_at_once_each_get_keys_of_their_own() {
+    let name = common::db_name("tabs", "data_ids");
+    let (a, b) = (common::open(&name).await, common::open(&name).await);
+    // 240 sessions, their ids spread like random ones: their two-character data ids
+    // collide, and the two tabs race to claim them.
+    let per_tab = 120u64;
+    let key = |n: u64| format!("agent:tabs:s{n}");
+    let mut pending = Vec::new();
+    for i in 0..per_tab {
+        for (tab, spool) in [(0, &a), (1, &b)] {
+            let n = tab * per_tab + i;
+            let spread = (n + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let session_id = format!("{spread:016x}-{tab}");
+            let options = common::on(&key(n), json!({ "session_id": session_id, "now_ms": 1 }));
+            pending.push(common::start(spool, "createSession", &[WS.into(), options]));
+        }
+    }
+    for promise in pending.drain(..) {
+        JsFuture::from(promise).await.expect("every create lands");
+    }
+    for n in 0..2 * per_tab {
+        let spool = if n % 2 == 0 { &a } else { &b };
+        let request = json!({ "role": "user", "content": format!("only in {n}") });
+        pending.push(common::start(
+            spool,
+            "appendEntry",
+            &[
+                WS.into(),
+                common::on(&key(n), json!({ "request": request })),
+            ],
+        ));
+    }
+    for promise in pending {
+        JsFuture::from(promise).await.expect("every append lands");
+    }
+    let storage = spool_web::IdbStorage::open(&name).await.expect("open");
+    let mut ids = std::collections::BTreeSet::new();
+    for n in 0..2 * per_tab {
+        let request = json!({ "request": { "order": "oldest_first", "limit": 10 } });
+        let page = common::json(
+            common::call(&a, "readPage", &[WS.into(), common::on(&key(n), request)])
+                .await
+                .expect("readPage"),
+        );
+        let contents: Vec<&str> = page["entries"]
+            .as_array()
+            .expect("entries")
+            .iter()
+            .map(|e| e["content"].as_str().expect("content"))
+            .collect();
+        assert_eq!(contents, [format!("only in {n}")], "{}", key(n));
+        let id = spool::run_async(&storage, spool::session_data_id(WS, &key(n)))
+            .await
+            .expect("read")
+            .expect("the session");
+        assert!(ids.insert(id.clone()), "{id} names two identities");
+    }
+    assert!(ids.iter().any(|id| id.len() > 3), "some ids collided");
+}
+
+#[wasm_bindgen_test]
 async fn test_a_tab_reads_what_another_wrote_once_it_let_the_lock_go() {
     let name = common::db_name("tabs", "known");
     let spool = common::open(&name).await;
