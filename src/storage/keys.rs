@@ -318,7 +318,13 @@ pub fn split_position(position: &[u8]) -> Option<(u64, u64)> {
 /// `(created_at, id)` of the key suffix `suffix` of an entry of identity `data_id`, or
 /// `None` when it is not one (a damaged key).
 pub fn read_position(data_id: &str, suffix: &[u8]) -> Option<(u64, u64)> {
-    if !is_minted(data_id) {
+    parse_position(is_minted(data_id), suffix)
+}
+
+/// `(created_at, id)` of a key suffix in the compact form of a minted identity, or (not
+/// `minted`) the canonical one.
+fn parse_position(minted: bool, suffix: &[u8]) -> Option<(u64, u64)> {
+    if !minted {
         return split_position(suffix);
     }
     let mut rest = suffix;
@@ -340,14 +346,21 @@ pub fn read_position(data_id: &str, suffix: &[u8]) -> Option<(u64, u64)> {
 /// `(created_at, id)` of an entry record's key: `tag · name · position`, the position in
 /// the form of identity `name` (an entry `e` or archive `x` key; a fork snapshot's `Q`,
 /// named by its operation, holds canonical positions).
+/// Reads no more than it must: every entry read decodes its key this way.
 pub fn entry_position(key: &[u8]) -> Option<(u64, u64)> {
-    let (name, at) = read_str(key, 1)?;
-    let form = if key.first() == Some(&FORK_SNAPSHOT) {
-        ""
-    } else {
-        name.as_str()
-    };
-    read_position(form, &key[at..])
+    let (&tag, name) = key.split_first()?;
+    // The name's end: its `0x00` that is not an escaped one (`0x00 0xff`).
+    let mut end = 0;
+    loop {
+        let at = end + name.get(end..)?.iter().position(|&b| b == 0)?;
+        if name.get(at + 1) != Some(&0xff) {
+            end = at + 1;
+            break;
+        }
+        end = at + 2;
+    }
+    let minted = tag != FORK_SNAPSHOT && name.starts_with(MINTED.as_bytes());
+    parse_position(minted, &name[end..])
 }
 
 /// Key of the data-id registry record of `data_id` (value: the session id it was minted
@@ -611,6 +624,22 @@ mod tests {
         assert_eq!(read_position("~ab", &[2, 0, 5, 0]), None);
         assert_eq!(read_position("~ab", &[0, 0]), Some((0, 0)));
         assert_eq!(entry_position(b"e~ab"), None);
+    }
+
+    #[test]
+    fn test_entry_positions_read_past_escaped_names_and_snapshot_keys() {
+        // A name holding a NUL (escaped) ends at its own terminator.
+        let escaped = KeyBuf::new(ENTRY).str("a\0b").u64(7).u64(9).finish();
+        assert_eq!(entry_position(&escaped), Some((7, 9)));
+        // A fork snapshot's key holds canonical positions, whatever its name.
+        let mut snapshot = fork_snapshot("~op");
+        snapshot.extend_from_slice(&position(300, 2));
+        assert_eq!(entry_position(&snapshot), Some((300, 2)));
+        assert_eq!(entry_position(&entry("~ab", 300, 2)), Some((300, 2)));
+        assert_eq!(
+            entry_position(&archived("~ab", &position(5, 6))),
+            Some((5, 6))
+        );
     }
 
     #[test]
