@@ -504,7 +504,8 @@ impl Command {
     /// not a call is `invalid_argument`, its message quoting at most a short prefix of
     /// any input it names ([`crate::engine::validate::shorten_quoted`]).
     pub fn from_json(text: &str) -> Result<Command, Error> {
-        serde_json::from_str(text).map_err(|e| Error::unparsed("command", "not a Spool call", &e))
+        crate::record::from_json(text.as_bytes())
+            .map_err(|e| Error::unparsed("command", "not a Spool call", &e))
     }
 }
 

@@ -465,7 +465,8 @@ pub fn from_json<T: serde::de::DeserializeOwned>(
     text: &str,
     field: &'static str,
 ) -> Result<T, crate::Error> {
-    serde_json::from_str(text).map_err(|e| crate::Error::unparsed(field, "is not JSON", &e))
+    crate::record::from_json(text.as_bytes())
+        .map_err(|e| crate::Error::unparsed(field, "is not JSON", &e))
 }
 
 /// An optional JSON value as the core's JSON reads it: `null` is absent.
@@ -489,6 +490,6 @@ pub fn from_name<T: serde::de::DeserializeOwned>(
     name: String,
     field: &'static str,
 ) -> Result<T, crate::Error> {
-    serde_json::from_value(serde_json::Value::String(name))
+    T::deserialize(&serde_json::Value::String(name))
         .map_err(|e| crate::Error::unparsed(field, "is not a known name", &e))
 }

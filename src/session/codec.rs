@@ -228,7 +228,7 @@ fn json<T: serde::de::DeserializeOwned + Default>(reader: &mut Reader<'_>) -> Re
     if bytes.is_empty() {
         return Ok(T::default());
     }
-    serde_json::from_slice(bytes).map_err(|e| reader.corrupt(&e.to_string()))
+    crate::record::from_json(bytes).map_err(|e| reader.corrupt(&e.to_string()))
 }
 
 /// Decodes a format-6 or format-7 record stored under `key` (`value` with its version byte).

@@ -226,7 +226,7 @@ pub(crate) fn decode_entry(
     let turn_id = (flags & TURN_ID != 0).then(|| reader.text()).transpose()?;
     let extra = if flags & EXTRA != 0 {
         let bytes = reader.bytes()?;
-        serde_json::from_slice::<Extra>(bytes).map_err(|e| corrupt(&e.to_string()))?
+        crate::record::from_json::<Extra>(bytes).map_err(|e| corrupt(&e.to_string()))?
     } else {
         Extra {
             tool_calls: None,
