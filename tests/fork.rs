@@ -22,7 +22,11 @@ fn parent_with(n: u64) -> MemoryStorage {
 }
 
 /// Answers `reads` read steps of `op` from `storage` (and nothing else).
-fn answer_reads<T: std::fmt::Debug>(storage: &MemoryStorage, op: &mut Operation<T>, reads: usize) {
+fn answer_reads<T: std::fmt::Debug + 'static>(
+    storage: &MemoryStorage,
+    op: &mut Operation<T>,
+    reads: usize,
+) {
     for _ in 0..reads {
         match op.poll() {
             Step::Read(request) => {
@@ -35,7 +39,7 @@ fn answer_reads<T: std::fmt::Debug>(storage: &MemoryStorage, op: &mut Operation<
 }
 
 /// Drives `op` to the end against `storage`.
-fn finish<T>(storage: &MemoryStorage, mut op: Operation<T>) -> T {
+fn finish<T: 'static>(storage: &MemoryStorage, mut op: Operation<T>) -> T {
     loop {
         match op.poll() {
             Step::Read(request) => {

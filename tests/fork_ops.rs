@@ -134,7 +134,10 @@ fn test_get_rejects_live_lineage_naming_another_operation() {
 }
 
 /// Drives `op` until it asks to commit, returning it with the batch still unanswered.
-fn until_commit<T>(storage: &MemoryStorage, mut op: Operation<T>) -> (Operation<T>, spool::Batch) {
+fn until_commit<T: 'static>(
+    storage: &MemoryStorage,
+    mut op: Operation<T>,
+) -> (Operation<T>, spool::Batch) {
     loop {
         match op.poll() {
             Step::Read(request) => {
@@ -148,7 +151,7 @@ fn until_commit<T>(storage: &MemoryStorage, mut op: Operation<T>) -> (Operation<
     }
 }
 
-fn finish<T>(
+fn finish<T: 'static>(
     storage: &MemoryStorage,
     mut op: Operation<T>,
     batch: spool::Batch,
@@ -157,7 +160,7 @@ fn finish<T>(
     run_rest(storage, op)
 }
 
-fn run_rest<T>(storage: &MemoryStorage, mut op: Operation<T>) -> Result<T, Error> {
+fn run_rest<T: 'static>(storage: &MemoryStorage, mut op: Operation<T>) -> Result<T, Error> {
     loop {
         match op.poll() {
             Step::Read(request) => {

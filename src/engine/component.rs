@@ -72,7 +72,7 @@ impl Archiver for HostArchive {
 }
 
 /// Drives `op` against the host's storage and archive store.
-fn run<T>(op: Operation<T>) -> Result<T, wit::Error> {
+fn run<T: 'static>(op: Operation<T>) -> Result<T, wit::Error> {
     crate::run_with(&HostStorage, &HostArchive, op).map_err(to_wit_error)
 }
 

@@ -25,8 +25,10 @@
 //! from its first read, up to [`MAX_ATTEMPTS`] times, so optimistic concurrency is the
 //! core's business and not the hosts'.
 
+use std::any::Any;
 use std::cell::RefCell;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
@@ -92,8 +94,11 @@ impl From<Error> for Abort {
 }
 
 pub(crate) type OpResult<T> = Result<T, Abort>;
-type BoxBody<T> = Pin<Box<dyn Future<Output = OpResult<T>>>>;
-type MakeBody<T> = Box<dyn Fn(Io) -> BoxBody<T>>;
+/// An operation's outcome with its type erased: the machinery below is compiled once,
+/// not once per result type (it was a twentieth of the component).
+type Outcome = Box<dyn Any>;
+type BoxBody = Pin<Box<dyn Future<Output = OpResult<Outcome>>>>;
+type MakeBody = Box<dyn Fn(Io) -> BoxBody>;
 
 #[derive(Debug, Default)]
 enum Slot {
@@ -260,9 +265,15 @@ fn storage_error(error: StorageError) -> Error {
 /// A running operation: poll it for [`Step`]s and answer them. See the module docs for
 /// the drain rule.
 pub struct Operation<T> {
+    machine: Machine,
+    output: PhantomData<fn() -> T>,
+}
+
+/// An [`Operation`] with its result type erased.
+struct Machine {
     workspace: String,
-    make: MakeBody<T>,
-    body: Option<BoxBody<T>>,
+    make: MakeBody,
+    body: Option<BoxBody>,
     shared: Rc<RefCell<Shared>>,
     attempts: u32,
     finished: bool,
@@ -271,11 +282,19 @@ pub struct Operation<T> {
 impl<T> std::fmt::Debug for Operation<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Operation")
-            .field("workspace", &self.workspace)
-            .field("attempts", &self.attempts)
-            .field("finished", &self.finished)
+            .field("workspace", &self.machine.workspace)
+            .field("attempts", &self.machine.attempts)
+            .field("finished", &self.machine.finished)
             .finish_non_exhaustive()
     }
+}
+
+/// The outcome of type `T` in `outcome`; another type is an `internal` error.
+fn downcast<T: 'static>(outcome: Outcome) -> Result<T, Error> {
+    outcome
+        .downcast::<T>()
+        .map(|value| *value)
+        .map_err(|_| Error::internal("an operation finished with a result of another type"))
 }
 
 impl<T: 'static> Operation<T> {
@@ -285,9 +304,82 @@ impl<T: 'static> Operation<T> {
         F: Fn(Io) -> Fut + 'static,
         Fut: Future<Output = OpResult<T>> + 'static,
     {
+        Self::of(Machine::new(
+            workspace,
+            Box::new(move |io| {
+                let body = make(io);
+                Box::pin(async move { body.await.map(|value| Box::new(value) as Outcome) })
+            }),
+        ))
+    }
+
+    /// An operation that fails at once (bad input found before any read).
+    pub(crate) fn failed(workspace: &str, error: Error) -> Self {
+        Self::of(Machine::failed(workspace, error))
+    }
+
+    fn of(machine: Machine) -> Self {
         Operation {
+            machine,
+            output: PhantomData,
+        }
+    }
+
+    /// Advances the operation to its next request or its outcome.
+    pub fn poll(&mut self) -> Step<T> {
+        match self.machine.poll() {
+            Step::Read(request) => Step::Read(request),
+            Step::Commit(batch) => Step::Commit(batch),
+            Step::Archive(part) => Step::Archive(part),
+            Step::Done(outcome) => Step::Done(outcome.and_then(downcast)),
+        }
+    }
+
+    /// Transforms the outcome of a not-yet-polled operation.
+    pub fn map<U: 'static>(self, f: impl Fn(T) -> U + 'static) -> Operation<U> {
+        let f = Rc::new(f);
+        let make = self.machine.make;
+        Operation::of(Machine::new(
+            &self.machine.workspace,
+            Box::new(move |io| {
+                let body = make(io);
+                let f = f.clone();
+                Box::pin(async move {
+                    let value = downcast::<T>(body.await?)?;
+                    Ok(Box::new(f(value)) as Outcome)
+                })
+            }),
+        ))
+    }
+}
+
+impl<T> Operation<T> {
+    /// The workspace every read and commit of this operation belongs to.
+    pub fn workspace(&self) -> &str {
+        &self.machine.workspace
+    }
+
+    /// Answers the last [`Step::Read`].
+    pub fn handle_read(&mut self, result: Result<ReadResult, StorageError>) {
+        self.machine.answer(Answer::Read(result));
+    }
+
+    /// Answers the last [`Step::Commit`].
+    pub fn handle_commit(&mut self, result: Result<(), StorageError>) {
+        self.machine.answer(Answer::Commit(result));
+    }
+
+    /// Answers the last [`Step::Archive`]: `Err` with the reason it could not be kept.
+    pub fn handle_archive(&mut self, result: Result<(), String>) {
+        self.machine.answer(Answer::Archive(result));
+    }
+}
+
+impl Machine {
+    fn new(workspace: &str, make: MakeBody) -> Self {
+        Machine {
             workspace: workspace.to_owned(),
-            make: Box::new(move |io| Box::pin(make(io))),
+            make,
             body: None,
             shared: Rc::default(),
             attempts: 0,
@@ -295,34 +387,14 @@ impl<T: 'static> Operation<T> {
         }
     }
 
-    /// An operation that fails at once (bad input found before any read).
-    pub(crate) fn failed(workspace: &str, error: Error) -> Self {
-        Self::new(workspace, move |_io| {
-            let error = error.clone();
-            async move { Err(Abort::Fail(error)) }
-        })
-    }
-}
-
-impl<T> Operation<T> {
-    /// The workspace every read and commit of this operation belongs to.
-    pub fn workspace(&self) -> &str {
-        &self.workspace
-    }
-
-    /// Answers the last [`Step::Read`].
-    pub fn handle_read(&mut self, result: Result<ReadResult, StorageError>) {
-        self.answer(Answer::Read(result));
-    }
-
-    /// Answers the last [`Step::Commit`].
-    pub fn handle_commit(&mut self, result: Result<(), StorageError>) {
-        self.answer(Answer::Commit(result));
-    }
-
-    /// Answers the last [`Step::Archive`]: `Err` with the reason it could not be kept.
-    pub fn handle_archive(&mut self, result: Result<(), String>) {
-        self.answer(Answer::Archive(result));
+    fn failed(workspace: &str, error: Error) -> Self {
+        Self::new(
+            workspace,
+            Box::new(move |_io| {
+                let error = error.clone();
+                Box::pin(async move { Err(Abort::Fail(error)) })
+            }),
+        )
     }
 
     fn answer(&mut self, answer: Answer) {
@@ -334,8 +406,7 @@ impl<T> Operation<T> {
         };
     }
 
-    /// Advances the operation to its next request or its outcome.
-    pub fn poll(&mut self) -> Step<T> {
+    fn poll(&mut self) -> Step<Outcome> {
         loop {
             if self.finished {
                 return Step::Done(Err(Error::internal("operation polled after it finished")));
@@ -541,17 +612,26 @@ impl Archiver for NoArchive {
 
 /// Runs an operation to completion against a synchronous storage, with no archive
 /// store (see [`run_with`]).
-pub fn run<T, S: Storage + ?Sized>(storage: &S, op: Operation<T>) -> Result<T, Error> {
+pub fn run<T: 'static, S: Storage + ?Sized>(storage: &S, op: Operation<T>) -> Result<T, Error> {
     run_with(storage, &NoArchive, op)
 }
 
 /// Runs an operation to completion against a synchronous storage and archiver (the
 /// driver used by the component and by native callers of the core).
-pub fn run_with<T, S: Storage + ?Sized, A: Archiver + ?Sized>(
+pub fn run_with<T: 'static, S: Storage + ?Sized, A: Archiver + ?Sized>(
     storage: &S,
     archiver: &A,
-    mut op: Operation<T>,
+    op: Operation<T>,
 ) -> Result<T, Error> {
+    drive_with(storage, archiver, op.machine).and_then(downcast)
+}
+
+/// [`run_with`] of an operation whatever its result type.
+fn drive_with<S: Storage + ?Sized, A: Archiver + ?Sized>(
+    storage: &S,
+    archiver: &A,
+    mut op: Machine,
+) -> Result<Outcome, Error> {
     /// Ends the operation on the storage however the run ends.
     struct Scope<'a, S: Storage + ?Sized>(&'a S);
     impl<S: Storage + ?Sized> Drop for Scope<'_, S> {
@@ -565,16 +645,16 @@ pub fn run_with<T, S: Storage + ?Sized, A: Archiver + ?Sized>(
     loop {
         match op.poll() {
             Step::Archive(part) => {
-                let result = archive.handle(archiver, op.workspace(), part);
-                op.handle_archive(result);
+                let result = archive.handle(archiver, &op.workspace, part);
+                op.answer(Answer::Archive(result));
             }
             Step::Read(request) => {
-                let result = read_sync(storage, op.workspace(), &request);
-                op.handle_read(result);
+                let result = read_sync(storage, &op.workspace, &request);
+                op.answer(Answer::Read(result));
             }
             Step::Commit(batch) => {
-                let result = storage.commit(op.workspace(), batch);
-                op.handle_commit(result);
+                let result = storage.commit(&op.workspace, batch);
+                op.answer(Answer::Commit(result));
             }
             Step::Done(outcome) => return outcome,
         }
@@ -583,10 +663,18 @@ pub fn run_with<T, S: Storage + ?Sized, A: Archiver + ?Sized>(
 
 /// Runs an operation to completion against an asynchronous storage (the browser driver).
 /// The storage keeps reset archives too ([`AsyncStorage::write_archive`]).
-pub async fn run_async<T, S: AsyncStorage + ?Sized>(
+pub async fn run_async<T: 'static, S: AsyncStorage + ?Sized>(
     storage: &S,
-    mut op: Operation<T>,
+    op: Operation<T>,
 ) -> Result<T, Error> {
+    drive_async(storage, op.machine).await.and_then(downcast)
+}
+
+/// [`run_async`] of an operation whatever its result type.
+async fn drive_async<S: AsyncStorage + ?Sized>(
+    storage: &S,
+    mut op: Machine,
+) -> Result<Outcome, Error> {
     // The browser's archive store takes an archive whole: it is gathered here.
     let mut gathered: Option<ResetArchive> = None;
     loop {
@@ -608,46 +696,26 @@ pub async fn run_async<T, S: AsyncStorage + ?Sized>(
                     ArchivePart::Finish(summaries) => match gathered.take() {
                         Some(mut archive) => {
                             archive.summaries = summaries;
-                            storage.write_archive(op.workspace(), &archive).await
+                            storage.write_archive(&op.workspace, &archive).await
                         }
                         None => Err(not_begun()),
                     },
                 };
-                op.handle_archive(result);
+                op.answer(Answer::Archive(result));
             }
             Step::Read(ReadRequest::Get(key)) => {
-                let result = storage.get(op.workspace(), &key).await;
-                op.handle_read(result.map(ReadResult::Value));
+                let result = storage.get(&op.workspace, &key).await;
+                op.answer(Answer::Read(result.map(ReadResult::Value)));
             }
             Step::Read(ReadRequest::Range(query)) => {
-                let result = storage.range(op.workspace(), &query).await;
-                op.handle_read(result.map(ReadResult::Pairs));
+                let result = storage.range(&op.workspace, &query).await;
+                op.answer(Answer::Read(result.map(ReadResult::Pairs)));
             }
             Step::Commit(batch) => {
-                let result = storage.commit(op.workspace(), batch).await;
-                op.handle_commit(result);
+                let result = storage.commit(&op.workspace, batch).await;
+                op.answer(Answer::Commit(result));
             }
             Step::Done(outcome) => return outcome,
-        }
-    }
-}
-
-impl<T: 'static> Operation<T> {
-    /// Transforms the outcome of a not-yet-polled operation.
-    pub fn map<U: 'static>(self, f: impl Fn(T) -> U + 'static) -> Operation<U> {
-        let f = Rc::new(f);
-        let make = self.make;
-        Operation {
-            workspace: self.workspace,
-            make: Box::new(move |io| {
-                let body = make(io);
-                let f = f.clone();
-                Box::pin(async move { body.await.map(|value| f(value)) })
-            }),
-            body: None,
-            shared: self.shared,
-            attempts: 0,
-            finished: false,
         }
     }
 }

@@ -36,7 +36,7 @@ use crate::engine::op::Operation;
 /// One API call: its arguments as a struct, its result type, its core operation.
 pub trait Op: Serialize + DeserializeOwned + Into<Command> {
     /// What the call returns.
-    type Output: Serialize + DeserializeOwned;
+    type Output: Serialize + DeserializeOwned + 'static;
     /// The call's name (`op` in its JSON form, the WIT function in kebab case).
     const NAME: &'static str;
     /// The operation that performs the call in `workspace`.
