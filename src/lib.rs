@@ -41,6 +41,7 @@ pub mod compaction;
 mod engine;
 pub mod export;
 pub mod import;
+mod order;
 pub mod provider_fork;
 pub mod provider_thread;
 pub mod resume;

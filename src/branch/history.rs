@@ -384,7 +384,7 @@ pub(crate) async fn items(
         };
         all.extend(scan(io, &source, bounds, false, 0, usize::MAX).await?.items);
     }
-    all.sort_by(|a, b| a.position.cmp(&b.position));
+    crate::order::sort_by(&mut all, |a, b| a.position.cmp(&b.position));
     Ok(all)
 }
 
@@ -473,7 +473,7 @@ pub(crate) async fn page(
         }
         all.extend(read.items);
     }
-    all.sort_by(|a, b| a.position.cmp(&b.position));
+    crate::order::sort_by(&mut all, |a, b| a.position.cmp(&b.position));
     if reverse {
         all.reverse();
     }

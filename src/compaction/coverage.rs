@@ -74,7 +74,9 @@ pub fn check(
     let separator = u64::from(!text.ends_with('\n') && !text.is_empty());
     let mut used = text.chars().count() as u64 + separator + HEADER.chars().count() as u64;
     let mut order: Vec<usize> = (0..missing.len()).collect();
-    order.sort_by_key(|&i| (!missing[i].critical, std::cmp::Reverse(i)));
+    crate::order::sort_by_key(&mut order, |&i| {
+        (!missing[i].critical, std::cmp::Reverse(i))
+    });
     let mut carried = vec![false; missing.len()];
     for i in order {
         let line = described[i].chars().count() as u64 + 3;

@@ -697,9 +697,9 @@ impl Extractor {
                 .into_iter()
                 .map(|text| (0, Obligation::new(ObligationKind::Failure, text))),
         );
-        last.sort_by_key(|(at, _)| *at);
+        crate::order::sort_by_key(&mut last, |(at, _)| *at);
         let mut files: Vec<(u64, FileHistory)> = self.files.into_values().collect();
-        files.sort_by_key(|(at, f)| (f.changes.is_empty(), *at));
+        crate::order::sort_by_key(&mut files, |(at, f)| (f.changes.is_empty(), *at));
         let mut commands: Vec<(u64, String, String)> = self
             .commands
             .into_iter()

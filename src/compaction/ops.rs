@@ -1024,7 +1024,7 @@ pub fn persist_compaction_result(
             };
             let mut result = write(&mut batch, &snap, written, &request, now_ms, Some(clock))?;
             io.commit(batch).await?;
-            result.kept_entries.sort_by_key(|e| (e.created_at, e.id));
+            crate::order::sort_by_key(&mut result.kept_entries, |e| (e.created_at, e.id));
             Ok(result)
         }
     })

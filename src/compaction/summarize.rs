@@ -293,7 +293,7 @@ fn fit(items: &mut Vec<Item>, budget: usize, removed: u64) {
         return;
     }
     let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&i| {
+    crate::order::sort_by_key(&mut order, |&i| {
         let item = &items[i];
         let keep = if item.rank == 0 {
             KEEP.iter()

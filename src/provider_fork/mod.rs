@@ -562,7 +562,7 @@ async fn materialize_child(
             None => return Err(Error::internal("the source identity was checked before")),
         }
     };
-    entries.sort_by_key(|e| (e.created_at, e.id));
+    crate::order::sort_by_key(&mut entries, |e| (e.created_at, e.id));
 
     let ctx = &op.target_context;
     let mut child = Session::new(&op.target_key, child_sid, now_ms);

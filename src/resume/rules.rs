@@ -253,7 +253,7 @@ pub fn choose_resume(
         .filter(|r| r.agent_type == agent && project.is_none_or(|p| r.project_id == p))
         .filter(|r| r.status == "done" && !is_synthetic(&r.session_id, agent))
         .collect();
-    done.sort_by(|a, b| done_order(b).cmp(&done_order(a)));
+    crate::order::sort_by(&mut done, |a, b| done_order(b).cmp(&done_order(a)));
     // The decisive row of every token in one pass, exactly as `newest` picks it (the
     // last of equal maxima wins), so the walk below stays linear in the history.
     let mut decisive_rows: BTreeMap<&str, &RunRecord> = BTreeMap::new();

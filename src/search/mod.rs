@@ -706,7 +706,7 @@ async fn read_identity(
             }
         }
         // Each run's parts together (a stable sort: the buckets' order within a run).
-        runs.sort_by_key(|(_, run, _)| *run);
+        crate::order::sort_by_key(&mut runs, |(_, run, _)| *run);
         let tables = doc_tables(io, data_id, &runs).await?;
         for group in runs.chunk_by(|a, b| a.1 == b.1) {
             let docs = tables.get(&group[0].1).map_or(&[][..], Vec::as_slice);
@@ -973,7 +973,7 @@ async fn run(
 ) -> OpResult<SearchPage> {
     let lookups = lookups(query);
     let mut sessions = sessions(io, query).await?;
-    sessions.sort_by(|a, b| a.session.key.cmp(&b.session.key));
+    crate::order::sort_by(&mut sessions, |a, b| a.session.key.cmp(&b.session.key));
     let mut total_docs = 0u64;
     let mut unindexed = 0u64;
     // Retired history is read once, whoever reads it: its groups of postings, kept

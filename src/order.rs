@@ -1,0 +1,78 @@
+//! Stable sorting through one shared sort.
+//!
+//! `slice::sort_by` compiles a whole merge sort for every element type and comparator it
+//! is called with, about 4 KB of module each. [`sort_by`] sorts the positions of the
+//! elements instead, with one comparator type, so the sort itself is compiled once; each
+//! caller adds only the small permutation of its own element type. It is for the
+//! core's short lists (a page, a session's obligations, a fork's entries); hot sorts of
+//! long lists keep `slice::sort_by`.
+
+use std::cmp::Ordering;
+
+/// Sorts `items` by `cmp`, keeping equal elements in their order (like
+/// `slice::sort_by`).
+pub(crate) fn sort_by<T>(items: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
+    let order = stable_order(items.len(), &|a, b| cmp(&items[a], &items[b]));
+    permute(items, order);
+}
+
+/// Sorts `items` by `key`, keeping elements with equal keys in their order (like
+/// `slice::sort_by_key`).
+pub(crate) fn sort_by_key<T, K: Ord>(items: &mut [T], key: impl Fn(&T) -> K) {
+    sort_by(items, |a, b| key(a).cmp(&key(b)));
+}
+
+/// The positions `0..n` in the order `cmp` sorts them, equal ones in their order.
+fn stable_order(n: usize, cmp: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&a, &b| cmp(a, b));
+    order
+}
+
+/// Rearranges `items` so that position `i` holds what was at `order[i]` (`order` is a
+/// permutation of the positions), by following each cycle of the permutation once.
+fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
+    for start in 0..items.len() {
+        let mut at = start;
+        // A position already placed points at itself.
+        while order[at] != at {
+            let from = order[at];
+            order[at] = at;
+            if from == start {
+                break;
+            }
+            items.swap(at, from);
+            at = from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_sorts_like_the_standard_stable_sort() {
+        // Keys with many ties, tagged with their original position to check stability.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for len in [0usize, 1, 2, 3, 7, 20, 64, 300] {
+            let items: Vec<(u64, usize)> = (0..len)
+                .map(|i| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    (seed % 5, i)
+                })
+                .collect();
+            let mut expected = items.clone();
+            expected.sort_by_key(|item| item.0);
+            let mut sorted = items.clone();
+            sort_by_key(&mut sorted, |item| item.0);
+            assert_eq!(sorted, expected, "length {len}");
+            let mut reversed = items;
+            sort_by(&mut reversed, |a, b| b.0.cmp(&a.0));
+            expected.sort_by_key(|item| std::cmp::Reverse(item.0));
+            assert_eq!(reversed, expected, "length {len}, descending");
+        }
+    }
+}
