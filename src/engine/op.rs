@@ -291,10 +291,16 @@ impl<T> std::fmt::Debug for Operation<T> {
 
 /// The outcome of type `T` in `outcome`; another type is an `internal` error.
 fn downcast<T: 'static>(outcome: Outcome) -> Result<T, Error> {
-    outcome
-        .downcast::<T>()
-        .map(|value| *value)
-        .map_err(|_| Error::internal("an operation finished with a result of another type"))
+    match outcome.downcast::<T>() {
+        Ok(value) => Ok(*value),
+        Err(_) => Err(wrong_type()),
+    }
+}
+
+/// The error of [`downcast`], compiled once.
+#[cold]
+fn wrong_type() -> Error {
+    Error::internal("an operation finished with a result of another type")
 }
 
 impl<T: 'static> Operation<T> {

@@ -90,20 +90,34 @@ pub(crate) fn from_json<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_jso
 
 /// Decodes the record stored under `key`.
 pub fn decode<T: DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<T, Error> {
-    let corrupt = |detail: String| Error::Corruption {
-        key: keys::display(key),
-        detail,
-    };
+    // Only the last step depends on `T`: the rest is compiled once.
+    let json = decode_json(key, value)?;
+    T::deserialize(&json).map_err(|e| corrupt(key, e.to_string()))
+}
+
+/// The JSON of the record stored under `key`, its version checked.
+fn decode_json(key: &[u8], value: &[u8]) -> Result<serde_json::Value, Error> {
     match value.split_first() {
         // Format 1 differs from 2, 2 from 3 and 3 from 4 only by fields the later one
         // added, which have serde defaults.
         Some((&version, body)) if (OLDEST_READABLE..=NEWEST_JSON).contains(&version) => {
-            from_json(body).map_err(|e| corrupt(e.to_string()))
+            serde_json::from_slice(body).map_err(|e| corrupt(key, e.to_string()))
         }
-        Some((&version, _)) => Err(corrupt(format!(
-            "unknown format version {version} (this build reads JSON records up to {NEWEST_JSON})"
-        ))),
-        None => Err(corrupt("empty value".into())),
+        Some((&version, _)) => Err(corrupt(
+            key,
+            format!(
+                "unknown format version {version} (this build reads JSON records up to {NEWEST_JSON})"
+            ),
+        )),
+        None => Err(corrupt(key, "empty value".into())),
+    }
+}
+
+/// The `corruption` of the record stored under `key`.
+fn corrupt(key: &[u8], detail: String) -> Error {
+    Error::Corruption {
+        key: keys::display(key),
+        detail,
     }
 }
 
