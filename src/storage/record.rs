@@ -141,6 +141,30 @@ mod tests {
     }
 
     #[test]
+    fn test_json_reads_a_member_named_twice_as_its_last_value() {
+        #[derive(serde::Deserialize)]
+        struct Pair {
+            a: u32,
+        }
+        let pair: Pair = from_json(br#"{"a":1,"a":2}"#).expect("reads");
+        assert_eq!(pair.a, 2);
+        // A member of the wrong type is an error, not a default.
+        assert!(from_json::<Pair>(br#"{"a":"1"}"#).is_err());
+    }
+
+    #[test]
+    fn test_decode_wrong_shape_is_corruption_naming_the_key() {
+        let err = decode::<Vec<u32>>(b"k\x01", b"\x02{\"a\":1}").expect_err("must fail");
+        match err {
+            Error::Corruption { key, detail } => {
+                assert_eq!(key, "k\\x01");
+                assert!(detail.contains("expected a sequence"), "{detail}");
+            }
+            other => panic!("expected corruption, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn test_round_trip() {
         let bytes = encode(&serde_json::json!({"a": 1})).expect("encodes");
         assert_eq!(bytes[0], FORMAT_VERSION);
