@@ -1,9 +1,9 @@
 //! The JS boundary: every conversion between JavaScript values and the core's types.
 //!
 //! Inputs are checked here and malformed ones become [`Error::InvalidArgument`], never a
-//! panic. Outputs cross with `serde-wasm-bindgen`'s JSON-compatible serializer (plain
-//! objects, numbers rather than BigInts, `null` for absent fields), so records keep the
-//! same `snake_case` JSON as the CLI and the vectors. Errors become JS `Error`s carrying
+//! panic. Outputs cross as JSON text that `JSON.parse` turns into plain objects (numbers
+//! rather than BigInts, `null` for absent fields), so records keep the same `snake_case`
+//! JSON as the CLI and the vectors. Errors become JS `Error`s carrying
 //! the core's reason code in `code`.
 
 use serde::Serialize;
@@ -173,11 +173,24 @@ fn error_message(error: &JsValue) -> String {
     }
 }
 
-/// A result as a plain JS value.
+/// A result as a plain JS value: its JSON text, parsed by `JSON.parse`.
+///
+/// One string crosses the boundary and the browser's native parser builds the objects:
+/// building them field by field from Rust costs a call into JS per field.
 pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, Error> {
-    value
-        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
-        .map_err(|e| Error::internal(format!("result does not convert to JS: {e}")))
+    let text = serde_json::to_string(value)
+        .map_err(|e| Error::internal(format!("result does not convert to JS: {e}")))?;
+    parse_json(&text)
+}
+
+/// `JSON.parse(text)`, compiled once.
+fn parse_json(text: &str) -> Result<JsValue, Error> {
+    js_sys::JSON::parse(text).map_err(|e| {
+        Error::internal(format!(
+            "result does not convert to JS: {}",
+            error_message(&e)
+        ))
+    })
 }
 
 /// A core error as a JS `Error`: its message is the error's text, its `code` property the
