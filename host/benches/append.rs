@@ -9,9 +9,12 @@
 //! entry of each database (file + WAL after a checkpoint, divided by the entries; the
 //! messages are ~100 bytes; goal for Spool <= 200). Then, on tmpfs, a fifth as many
 //! appends of 4 KiB entries (a tool's output): no goal, the component's cost on entries
-//! of the size agents write. Last, the disk regime again with `Durability::Normal`
-//! (`synchronous=NORMAL` on both sides: the WAL is synced at checkpoints, not at each
-//! commit): no goal, what the documented faster option gives.
+//! of the size agents write. Then, on tmpfs, a fifth as many single appends each after
+//! a pause of about one fsync (timed without it): no goal, what an append costs with
+//! cold caches, which is where the disk ratio goes below the tmpfs one. Last, the disk
+//! regime again with `Durability::Normal` (`synchronous=NORMAL` on both sides: the WAL
+//! is synced at checkpoints, not at each commit): no goal, what the documented faster
+//! option gives.
 //!
 //! `cargo bench -p spool-host --bench append`; `SPOOL_BENCH_N` changes the count
 //! (default 10000). Every figure is also printed as a `figure` line for
@@ -62,6 +65,30 @@ fn request(i: usize, size: usize) -> AppendRequest {
     request
 }
 
+/// Times appends `from..from + count`, made one at a time by `append(i)`. With `pause`,
+/// sleeps that long before each append and times the appends alone: the caches are then
+/// as cold as after an fsync on disk, with none of the disk's noise.
+fn timed(
+    from: usize,
+    count: usize,
+    pause: Option<Duration>,
+    mut append: impl FnMut(usize),
+) -> Duration {
+    let Some(pause) = pause else {
+        let start = Instant::now();
+        (from..from + count).for_each(append);
+        return start.elapsed();
+    };
+    let mut total = Duration::ZERO;
+    for i in from..from + count {
+        std::thread::sleep(pause);
+        let start = Instant::now();
+        append(i);
+        total += start.elapsed();
+    }
+    total
+}
+
 /// One way of appending the bench's entries: `run(count)` appends the next `count`
 /// entries (entry `i` is [`request`]`(i)`) and returns the time they took.
 trait Side {
@@ -82,6 +109,8 @@ struct ComponentSide {
     batch: usize,
     /// Content bytes of each entry ([`content`]).
     size: usize,
+    /// A sleep before each single append (see [`timed`]).
+    pause: Option<Duration>,
     done: usize,
 }
 
@@ -115,6 +144,7 @@ impl ComponentSide {
             file,
             batch,
             size,
+            pause: None,
             done: 0,
         }
     }
@@ -122,37 +152,39 @@ impl ComponentSide {
 
 impl Side for ComponentSide {
     fn run(&mut self, count: usize) -> Duration {
-        let start = Instant::now();
         let end = self.done + count;
         if self.batch == 1 {
-            for i in self.done..end {
-                self.spool
+            let (spool, size) = (&mut self.spool, self.size);
+            let took = timed(self.done, count, self.pause, |i| {
+                spool
                     .call(
                         WS,
                         spool::ops::AppendEntry {
                             key: KEY.to_owned(),
-                            request: request(i, self.size),
+                            request: request(i, size),
                             now_ms: 2 + i as u64,
                         },
                     )
                     .expect("append");
-            }
-        } else {
-            let mut i = self.done;
-            while i < end {
-                let next = (i + self.batch).min(end);
-                self.spool
-                    .call(
-                        WS,
-                        spool::ops::AppendEntries {
-                            key: KEY.to_owned(),
-                            requests: (i..next).map(|i| request(i, self.size)).collect(),
-                            now_ms: 2 + i as u64,
-                        },
-                    )
-                    .expect("append_entries");
-                i = next;
-            }
+            });
+            self.done = end;
+            return took;
+        }
+        let start = Instant::now();
+        let mut i = self.done;
+        while i < end {
+            let next = (i + self.batch).min(end);
+            self.spool
+                .call(
+                    WS,
+                    spool::ops::AppendEntries {
+                        key: KEY.to_owned(),
+                        requests: (i..next).map(|i| request(i, self.size)).collect(),
+                        now_ms: 2 + i as u64,
+                    },
+                )
+                .expect("append_entries");
+            i = next;
         }
         self.done = end;
         start.elapsed()
@@ -199,6 +231,8 @@ struct RawSide {
     conn: Connection,
     dir: PathBuf,
     size: usize,
+    /// A sleep before each append (see [`timed`]).
+    pause: Option<Duration>,
     done: usize,
 }
 
@@ -227,6 +261,7 @@ impl RawSide {
             conn,
             dir: dir.to_owned(),
             size,
+            pause: None,
             done: 0,
         }
     }
@@ -295,12 +330,10 @@ impl RawSide {
 
 impl Side for RawSide {
     fn run(&mut self, count: usize) -> Duration {
-        let start = Instant::now();
-        for i in self.done..self.done + count {
-            self.append(i);
-        }
+        let (from, pause) = (self.done, self.pause);
+        let took = timed(from, count, pause, |i| self.append(i));
         self.done += count;
-        start.elapsed()
+        took
     }
 
     fn check(&mut self) {
@@ -466,6 +499,33 @@ fn regime(
     }
 }
 
+/// The pause of [`paused`]: about one fsync of this machine's disk.
+const PAUSE: Duration = Duration::from_micros(150);
+
+/// Single appends on tmpfs with a [`PAUSE`] before each, timed without the pauses: what
+/// an append costs when the caches have gone cold, as they do while a commit on disk
+/// waits for its fsync. No goal: it shows where the disk ratio goes beyond the tmpfs one
+/// (the component's code and data are a larger working set to bring back than raw
+/// SQLite's), measured without the disk's noise.
+fn paused(dir: &Path, n: usize) {
+    let mut raw = RawSide::new(dir, 0, Durability::Full);
+    let mut component = ComponentSide::new(dir, 1, 0, Durability::Full);
+    interleave(WARM_UP.min(n), &mut [&mut raw, &mut component]);
+    raw.pause = Some(PAUSE);
+    component.pause = Some(PAUSE);
+    let times = interleave(n, &mut [&mut raw, &mut component]);
+    let each = |took: Duration| took.as_secs_f64() * 1e6 / n as f64;
+    let ratio = rate(n, times[1]) / rate(n, times[0]);
+    println!(
+        "{n} appends on tmpfs, each after a pause of {} µs (timed without it): component \
+         {:.1} µs, raw {:.1} µs each, ratio {ratio:.2} (no goal)",
+        PAUSE.as_micros(),
+        each(times[1]),
+        each(times[0]),
+    );
+    figure("append tmpfs paused: component/raw", ratio, "ratio", "-");
+}
+
 /// What a Spool database's `kv` rows hold, by key tag (the key's first byte): key bytes
 /// and value bytes, tags in byte order.
 fn rows_by_tag(db: &Path) -> Vec<(u8, i64, i64)> {
@@ -530,6 +590,8 @@ fn main() {
             4096,
             Durability::Full,
         );
+        let pauses = tempfile::tempdir_in(shm).expect("tmpfs dir");
+        paused(pauses.path(), (n / 5).max(1));
     } else {
         println!("no /dev/shm on this machine: the tmpfs regime is skipped");
     }
