@@ -81,7 +81,7 @@ pub(crate) fn encode_as<T: Serialize>(version: u8, record: &T) -> Result<Vec<u8>
 /// `T` from JSON text, read through a [`serde_json::Value`]: the one way the core reads
 /// JSON into its types. Every type is then read by one deserializer (`&Value`, also how
 /// the browser reads JavaScript arguments) instead of one per input kind, which keeps the
-/// module small: a type read from text directly costs about three times the code. A
+/// module small: a type read from text directly costs two to three times the code. A
 /// member named twice in one object keeps its last value, as in any `Value`.
 pub(crate) fn from_json<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
     let value: serde_json::Value = serde_json::from_slice(text)?;
