@@ -6,8 +6,14 @@
 //! caller adds only the small permutation of its own element type. It is for the
 //! core's short lists (a page, a session's obligations, a fork's entries); hot sorts of
 //! long lists keep `slice::sort_by`.
+//!
+//! Collecting into a `BTreeSet` or `BTreeMap` sorts too: `collect()` buffers the items
+//! and compiles a whole stable sort for every item type *and iterator type* it collects
+//! from. [`set_of`] and [`map_of`] insert one item at a time instead, for the same
+//! small collections.
 
 use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Sorts `items` by `cmp`, keeping equal elements in their order (like
 /// `slice::sort_by`).
@@ -20,6 +26,21 @@ pub(crate) fn sort_by<T>(items: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
 /// `slice::sort_by_key`).
 pub(crate) fn sort_by_key<T, K: Ord>(items: &mut [T], key: impl Fn(&T) -> K) {
     sort_by(items, |a, b| key(a).cmp(&key(b)));
+}
+
+/// The set of `items`, inserted one at a time (see the module docs).
+pub(crate) fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
+    let mut set = BTreeSet::new();
+    set.extend(items);
+    set
+}
+
+/// The map of `items`, inserted one at a time, a later value replacing an earlier one of
+/// the same key (like `collect()`).
+pub(crate) fn map_of<K: Ord, V>(items: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
+    let mut map = BTreeMap::new();
+    map.extend(items);
+    map
 }
 
 /// The positions `0..n` in the order `cmp` sorts them, equal ones in their order.
@@ -74,5 +95,18 @@ mod tests {
             expected.sort_by_key(|item| std::cmp::Reverse(item.0));
             assert_eq!(reversed, expected, "length {len}, descending");
         }
+    }
+
+    #[test]
+    fn test_set_and_map_match_collect() {
+        let items = [5u8, 3, 5, 1, 3, 9];
+        assert_eq!(
+            set_of(items),
+            items.iter().copied().collect::<BTreeSet<_>>()
+        );
+        let pairs = [(2u8, "a"), (1, "b"), (2, "c"), (0, "d")];
+        let map = map_of(pairs);
+        assert_eq!(map, pairs.iter().copied().collect::<BTreeMap<_, _>>());
+        assert_eq!(map.get(&2), Some(&"c"), "the later value of a key wins");
     }
 }

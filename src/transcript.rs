@@ -264,16 +264,14 @@ pub(crate) fn check_appends(field: &'static str, requests: &[AppendRequest]) -> 
         ));
     }
     requests.iter().try_for_each(check_append)?;
-    let mut ids: Vec<&str> = requests
-        .iter()
-        .filter_map(|e| e.message_id.as_deref())
-        .collect();
-    ids.sort_unstable();
-    if let Some(pair) = ids.windows(2).find(|p| p[0] == p[1]) {
-        return Err(Error::invalid(
-            field,
-            format!("message id `{}` appears twice", pair[0]),
-        ));
+    let mut ids = std::collections::BTreeSet::new();
+    for id in requests.iter().filter_map(|e| e.message_id.as_deref()) {
+        if !ids.insert(id) {
+            return Err(Error::invalid(
+                field,
+                format!("message id `{id}` appears twice"),
+            ));
+        }
     }
     let total = requests
         .iter()

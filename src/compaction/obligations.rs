@@ -25,7 +25,7 @@
 //! answered ids, files only read and resolved failures are not critical. Every one is extracted, however many there are (the same fact twice
 //! is one): the summary carries each, or coverage reports it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -342,10 +342,8 @@ pub fn extract(removed: &[Entry], transcript: &[Entry], carried: &[String]) -> V
 
 /// [`extract`] with what the built-in summarizer shows beside the obligations.
 pub fn facts(removed: &[Entry], transcript: &[Entry], carried: &[String]) -> Facts {
-    let answered: BTreeSet<&str> = transcript
-        .iter()
-        .filter_map(|e| e.tool_call_id.as_deref())
-        .collect();
+    let answered =
+        crate::order::set_of(transcript.iter().filter_map(|e| e.tool_call_id.as_deref()));
     let mut extractor = Extractor::new(carried);
     for entry in removed {
         extractor.feed(entry, |id| answered.contains(id));
@@ -658,7 +656,7 @@ impl Extractor {
         if let Some((latest, _)) = self.latest.take() {
             self.add(Obligation::new(ObligationKind::LatestRequest, latest));
         }
-        let unresolved: BTreeSet<&String> = self.failing.values().collect();
+        let unresolved = crate::order::set_of(self.failing.values());
         // A carried failure that is still unresolved is still owed.
         let carried_failures: Vec<String> = self
             .failing
@@ -705,7 +703,7 @@ impl Extractor {
             .into_iter()
             .map(|(command, (at, last))| (at, command, last))
             .collect();
-        commands.sort();
+        crate::order::sort_by(&mut commands, Ord::cmp);
         Facts {
             obligations: last.into_iter().map(|(_, o)| o).collect(),
             files: files.into_iter().map(|(_, f)| f).collect(),

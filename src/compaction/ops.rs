@@ -226,11 +226,8 @@ impl Snapshot {
     /// two-phase input of the oldest `removed` entries, and the entries after them. A
     /// transcript that changed since the first pass starts the operation over.
     async fn pass(&self, io: &Io, removed: usize, input: bool) -> OpResult<Pass> {
-        let answered: BTreeSet<&str> = self
-            .shapes
-            .iter()
-            .filter_map(|s| s.answers.as_deref())
-            .collect();
+        let answered =
+            crate::order::set_of(self.shapes.iter().filter_map(|s| s.answers.as_deref()));
         let mut extractor = Extractor::new(&self.carried());
         let first_shown = self.first_shown(removed);
         let mut text = String::new();
@@ -342,7 +339,7 @@ const CONTINUITY: &str = "continuity";
 /// Records in `payload` the critical obligations the summary holds (all but those
 /// coverage dropped), for the next compaction.
 fn carry(payload: &mut Value, obligations: &[Obligation], coverage: &Coverage) {
-    let dropped: BTreeSet<&str> = coverage.dropped.iter().map(String::as_str).collect();
+    let dropped = crate::order::set_of(coverage.dropped.iter().map(String::as_str));
     let held: Vec<Value> = obligations
         .iter()
         .filter(|o| o.critical && o.kind != super::ObligationKind::CarryForward)

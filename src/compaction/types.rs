@@ -91,7 +91,7 @@ impl Summary {
 }
 
 /// An entry moved to the canonical archive by a compaction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ArchivedEntry {
     /// The entry as it was.
     #[serde(flatten)]
@@ -102,6 +102,19 @@ pub struct ArchivedEntry {
     /// That compaction's index.
     #[serde(default)]
     pub compaction_index: u64,
+}
+
+impl<'de> Deserialize<'de> for ArchivedEntry {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use crate::storage::record::member;
+        crate::storage::record::read_flat(deserializer, |object| {
+            Ok(ArchivedEntry {
+                entry: Entry::deserialize(object)?,
+                compaction_id: member(object, "compaction_id")?.unwrap_or_default(),
+                compaction_index: member(object, "compaction_index")?.unwrap_or_default(),
+            })
+        })
+    }
 }
 
 /// How to compact.

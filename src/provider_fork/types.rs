@@ -255,12 +255,13 @@ pub fn is_owned_fact(key: &str) -> bool {
 /// and every other runtime fact it does not own (model, channel, model config, metadata);
 /// the prepared working directory wins over the source's.
 pub fn target_context(source: &Session, prepared_cwd: Option<&str>) -> TargetContext {
-    let model_config = source
-        .model_config
-        .iter()
-        .filter(|(k, _)| !is_owned_fact(k))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let model_config = crate::order::map_of(
+        source
+            .model_config
+            .iter()
+            .filter(|(k, _)| !is_owned_fact(k))
+            .map(|(k, v)| (k.clone(), v.clone())),
+    );
     let mut metadata = source.metadata.clone();
     let cwd = prepared_cwd
         .map(str::to_owned)
@@ -304,13 +305,26 @@ pub struct ForkLineage {
 }
 
 /// A session with where it was forked from.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ForkedSession {
     /// The session as committed.
     #[serde(flatten)]
     pub session: Session,
     /// Its lineage.
     pub forked_from: ForkLineage,
+}
+
+impl<'de> Deserialize<'de> for ForkedSession {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        crate::storage::record::read_flat(deserializer, |object| {
+            Ok(ForkedSession {
+                session: Session::deserialize(object)?,
+                forked_from: crate::storage::record::member(object, "forked_from")?
+                    .ok_or_else(|| serde_json::Error::missing_field("forked_from"))?,
+            })
+        })
+    }
 }
 
 /// The one-time provider state binding of a committed fork's child.

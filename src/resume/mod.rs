@@ -322,7 +322,7 @@ async fn load_role(io: &Io, id: &str) -> Result<Option<LoadedRole>, Error> {
 /// The adapter-state entry of `agent` when it is an object.
 fn entry_of(role: &RoleSession, agent: &str) -> Option<BTreeMap<String, Value>> {
     match role.adapter_state.get(agent) {
-        Some(Value::Object(map)) => Some(map.clone().into_iter().collect()),
+        Some(Value::Object(map)) => Some(crate::order::map_of(map.clone())),
         _ => None,
     }
 }
@@ -333,10 +333,10 @@ fn apply_change(role: &mut RoleSession, agent: &str, change: &RoleStateChange) {
     match change {
         RoleStateChange::Keep => {}
         RoleStateChange::Set { entry } => {
-            role.adapter_state.insert(
-                agent.to_owned(),
-                Value::Object(entry.clone().into_iter().collect()),
-            );
+            let mut object = serde_json::Map::new();
+            object.extend(entry.clone());
+            role.adapter_state
+                .insert(agent.to_owned(), Value::Object(object));
         }
         RoleStateChange::Clear => {
             role.adapter_state.remove(agent);

@@ -702,6 +702,12 @@ impl<F: Fn(&[u8]) -> Want> Wanted for F {
 /// the doc table and that the value ends where its parts say (a cut value is
 /// `corruption`).
 pub(crate) fn decode(key: &[u8], value: &[u8], want: impl Wanted) -> Result<Segment, Error> {
+    decode_wanting(key, value, &want)
+}
+
+/// [`decode`] through one `dyn` filter: the decoder is compiled once, not once per
+/// filter type.
+fn decode_wanting(key: &[u8], value: &[u8], want: &dyn Wanted) -> Result<Segment, Error> {
     let (mut reader, format) = open(key, value)?;
     let n_docs = reader.count(3)?;
     let mut out = Segment {
@@ -730,10 +736,10 @@ pub(crate) fn decode(key: &[u8], value: &[u8], want: impl Wanted) -> Result<Segm
     }
     let n_terms = reader.count(3)?;
     if format == INDEX_FORMAT {
-        decode_blocks(&mut reader, n_terms, &want, &mut out.terms)?;
+        decode_blocks(&mut reader, n_terms, want, &mut out.terms)?;
     } else {
         // One block, walked to its end whatever `want` says.
-        read_terms(&mut reader, n_terms, format, &want, &mut out.terms, true)?;
+        read_terms(&mut reader, n_terms, format, want, &mut out.terms, true)?;
         reader.finish()?;
     }
     if !out.docs.is_empty() {
@@ -748,7 +754,7 @@ pub(crate) fn decode(key: &[u8], value: &[u8], want: impl Wanted) -> Result<Segm
 fn decode_blocks(
     reader: &mut Reader<'_>,
     n_terms: usize,
-    want: &impl Wanted,
+    want: &dyn Wanted,
     terms: &mut BTreeMap<String, Vec<(u32, u32)>>,
 ) -> Result<(), Error> {
     let n_blocks = n_terms.div_ceil(TERMS_PER_BLOCK);
@@ -804,7 +810,7 @@ fn read_terms(
     reader: &mut Reader<'_>,
     n: usize,
     format: u8,
-    want: &impl Wanted,
+    want: &dyn Wanted,
     terms: &mut BTreeMap<String, Vec<(u32, u32)>>,
     walk_rest: bool,
 ) -> Result<bool, Error> {

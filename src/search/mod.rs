@@ -622,7 +622,7 @@ async fn retired_history(
     io: &Io,
     listed: &[Listed],
 ) -> Result<BTreeMap<String, (String, u64)>, Error> {
-    let owners: BTreeSet<&str> = listed.iter().map(|l| l.data_id.as_str()).collect();
+    let owners = crate::order::set_of(listed.iter().map(|l| l.data_id.as_str()));
     let mut shared: BTreeMap<String, (String, u64)> = BTreeMap::new();
     for layer in listed.iter().flat_map(|l| &l.base) {
         if !owners.contains(layer.data_id.as_str()) {
@@ -662,7 +662,8 @@ async fn read_identity(
     last_entry_id: u64,
     lookups: &[Lookup],
     unindexed: &mut u64,
-    each: &mut impl FnMut(&[index::Doc], &[Found]),
+    // `dyn`: its two callers would otherwise compile this reader twice.
+    each: &mut dyn FnMut(&[index::Doc], &[Found]),
 ) -> Result<(), Error> {
     let wanted = |term: &[u8]| lookups.iter().any(|l| l.matches(term));
     // The tail: the entries after the last run, tokenized here and given last.
@@ -697,7 +698,7 @@ async fn read_identity(
     let mut lists = vec![Found::default(); lookups.len()];
     if through.is_some() {
         // The runs' bucket records, a bucket at a time, then their doc tables.
-        let buckets: BTreeSet<u8> = lookups.iter().flat_map(Lookup::buckets).collect();
+        let buckets = crate::order::set_of(lookups.iter().flat_map(Lookup::buckets));
         let mut runs: Vec<(Vec<u8>, u64, Segment)> = Vec::new();
         for b in buckets {
             read_bucket(io, data_id, lookups, b, &mut runs).await?;
@@ -777,7 +778,7 @@ async fn doc_tables(
     runs: &[(Vec<u8>, u64, Segment)],
 ) -> Result<BTreeMap<u64, Vec<index::Doc>>, Error> {
     let mut tables = BTreeMap::new();
-    let needed: BTreeSet<u64> = runs.iter().map(|(_, run, _)| *run).collect();
+    let needed = crate::order::set_of(runs.iter().map(|(_, run, _)| *run));
     let (Some(&first), Some(&last)) = (needed.first(), needed.last()) else {
         return Ok(tables);
     };

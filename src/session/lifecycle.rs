@@ -523,7 +523,7 @@ async fn delete_sessions(io: &Io, doomed: Vec<Kv>) -> OpResult<u64> {
         .map(|kv| crate::session::decode(&kv.key, kv.value))
         .collect::<Result<Vec<_>, _>>()?;
     // Sessions deleted here are no readers to keep history for.
-    let done: BTreeSet<String> = doomed.iter().map(|l| l.session.key.clone()).collect();
+    let done = crate::order::set_of(doomed.iter().map(|l| l.session.key.clone()));
     for loaded in &doomed {
         batch.require_equals(keys::session(&loaded.session.key), loaded.bytes.clone());
         delete_everything(io, &mut batch, loaded, &done).await?;

@@ -88,6 +88,34 @@ pub(crate) fn from_json<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_jso
     T::deserialize(&value)
 }
 
+/// A record written flat, an inner record's fields with more of its own beside them (as
+/// `#[serde(flatten)]` writes it), read by `read` from its one JSON object: the inner
+/// record by its own `&Value` reader, the others by [`member`]. Serde's flatten reader
+/// would compile a second reader of the inner record (and of every type inside it).
+pub(crate) fn read_flat<'de, D, T>(
+    deserializer: D,
+    read: impl FnOnce(&serde_json::Value) -> Result<T, serde_json::Error>,
+) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::Deserialize as _;
+    use serde::de::Error as _;
+    let value = serde_json::Value::deserialize(deserializer)?;
+    if !value.is_object() {
+        return Err(D::Error::custom("expected a JSON object"));
+    }
+    read(&value).map_err(D::Error::custom)
+}
+
+/// The member `name` of a JSON object, `None` when it is absent.
+pub(crate) fn member<T: DeserializeOwned>(
+    object: &serde_json::Value,
+    name: &str,
+) -> Result<Option<T>, serde_json::Error> {
+    object.get(name).map(T::deserialize).transpose()
+}
+
 /// Decodes the record stored under `key`.
 pub fn decode<T: DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<T, Error> {
     // Only the last step depends on `T`: the rest is compiled once.
@@ -132,6 +160,60 @@ mod tests {
             Error::Corruption { key, .. } => assert_eq!(key, "s\\x00k"),
             other => panic!("expected corruption, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn test_flat_records_read_what_they_write() {
+        use crate::compaction::ArchivedEntry;
+        use crate::provider_fork::types::{ForkLineage, ForkedSession};
+        use crate::types::{AppendRequest, Entry, Role, Session};
+
+        let entry = Entry::from_request(AppendRequest::new(Role::User, "hi"), 7, "m-7".into(), 9);
+        let archived = ArchivedEntry {
+            entry: entry.clone(),
+            compaction_id: "c-1".into(),
+            compaction_index: 3,
+        };
+        let read: ArchivedEntry = decode(b"k", &encode(&archived).unwrap()).unwrap();
+        assert_eq!(read, archived);
+        // Records written before the compaction fields read them as their defaults.
+        let bare: ArchivedEntry = decode(b"k", &encode(&entry).unwrap()).unwrap();
+        assert_eq!(
+            (bare.entry, bare.compaction_id, bare.compaction_index),
+            (entry, String::new(), 0)
+        );
+        // A field of the wrong type, or a value that is no object, is corruption.
+        let mut wrong = serde_json::to_value(&archived).unwrap();
+        wrong["compaction_index"] = "three".into();
+        let err = decode::<ArchivedEntry>(b"k", &encode(&wrong).unwrap()).unwrap_err();
+        assert_eq!(err.code(), "corruption");
+        assert_eq!(
+            decode::<ArchivedEntry>(b"k", b"\x02[1]")
+                .unwrap_err()
+                .code(),
+            "corruption"
+        );
+
+        let forked = ForkedSession {
+            session: Session::new("child", "sid-2", 5),
+            forked_from: ForkLineage {
+                target_key: "child".into(),
+                target_session_id: "sid-2".into(),
+                source_key: "parent".into(),
+                source_session_id: "sid-1".into(),
+                source_turn_id: Some("t-1".into()),
+                target_turn_id: None,
+                operation_id: "op".into(),
+                forked_at: 5,
+            },
+        };
+        let read: ForkedSession = decode(b"k", &encode(&forked).unwrap()).unwrap();
+        assert_eq!(read, forked);
+        // The lineage is not optional.
+        let mut missing = serde_json::to_value(&forked).unwrap();
+        missing.as_object_mut().unwrap().remove("forked_from");
+        let err = decode::<ForkedSession>(b"k", &encode(&missing).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("forked_from"), "{err}");
     }
 
     #[test]
