@@ -656,7 +656,7 @@ impl Extractor {
         if let Some((latest, _)) = self.latest.take() {
             self.add(Obligation::new(ObligationKind::LatestRequest, latest));
         }
-        let unresolved = crate::order::set_of(self.failing.values());
+        let unresolved = crate::order::set_of(self.failing.values().map(String::as_str));
         // A carried failure that is still unresolved is still owed.
         let carried_failures: Vec<String> = self
             .failing
@@ -675,7 +675,7 @@ impl Extractor {
                 let critical = match kind {
                     ObligationKind::Failure => {
                         critical
-                            || unresolved.contains(text)
+                            || unresolved.contains(text.as_str())
                             || self.newest_failure.as_ref() == Some(text)
                     }
                     _ => critical,
