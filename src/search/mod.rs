@@ -698,12 +698,12 @@ async fn read_identity(
     let mut lists = vec![Found::default(); lookups.len()];
     if through.is_some() {
         // The runs' bucket records, a bucket at a time, then their doc tables.
-        let mut wanted = [false; 256];
+        let mut buckets = [false; 256];
         for b in lookups.iter().flat_map(Lookup::buckets) {
-            wanted[usize::from(b)] = true;
+            buckets[usize::from(b)] = true;
         }
         let mut runs: Vec<(Vec<u8>, u64, Segment)> = Vec::new();
-        for b in (0..=u8::MAX).filter(|&b| wanted[usize::from(b)]) {
+        for b in (0..=u8::MAX).filter(|&b| buckets[usize::from(b)]) {
             read_bucket(io, data_id, lookups, b, &mut runs).await?;
             if lacks(lookups, &tail, &runs, b) {
                 return Ok(());
