@@ -109,7 +109,7 @@ impl<'de> Deserialize<'de> for ArchivedEntry {
         use crate::storage::record::member;
         crate::storage::record::read_flat(deserializer, |object| {
             Ok(ArchivedEntry {
-                entry: Entry::deserialize(object)?,
+                entry: crate::storage::record::read(object)?,
                 compaction_id: member(object, "compaction_id")?.unwrap_or_default(),
                 compaction_index: member(object, "compaction_index")?.unwrap_or_default(),
             })

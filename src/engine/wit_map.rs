@@ -490,6 +490,6 @@ pub fn from_name<T: serde::de::DeserializeOwned>(
     name: String,
     field: &'static str,
 ) -> Result<T, crate::Error> {
-    T::deserialize(&serde_json::Value::String(name))
+    crate::storage::record::read(&serde_json::Value::String(name))
         .map_err(|e| crate::Error::unparsed(field, "is not a known name", &e))
 }

@@ -16,7 +16,7 @@
 //! and any other object are counted in `skipped` by kind; a line that is not JSON in
 //! `invalid_lines`.
 
-use serde::Deserialize;
+use crate::storage::record::read;
 use serde_json::{Map, Value};
 
 use super::{
@@ -37,14 +37,13 @@ pub fn parse_spool(text: &str) -> ImportedLog {
         if line.contains_key("spool_export") {
             read_header(line, &mut header, &mut log);
         } else if line.len() == 1 && line.contains_key("summary") {
-            // Read from `&Value` (not `from_value`), as the browser host reads its
-            // arguments: one reader per type in a module holding both.
-            match line.get("summary").map(Summary::deserialize) {
+            // Read by `record::read`, as every JSON value is: one reader per type.
+            match line.get("summary").map(read) {
                 Some(Ok(summary)) => summaries.push(summary),
                 _ => log.skip("summary (unreadable)"),
             }
         } else if line.contains_key("message_id") && line.contains_key("role") {
-            match Entry::deserialize(&Value::Object(line)) {
+            match read::<Entry>(&Value::Object(line)) {
                 Ok(entry) => entries.push(entry),
                 Err(_) => log.skip("entry (unreadable)"),
             }
@@ -101,8 +100,8 @@ fn read_header(line: Map<String, Value>, header: &mut Option<ExportHeader>, log:
     // A lineage that does not read is dropped, not the session.
     let lineage = line
         .remove("lineage")
-        .and_then(|l| BranchLineage::deserialize(&l).ok());
-    match ExportHeader::deserialize(&Value::Object(line)) {
+        .and_then(|l| read::<BranchLineage>(&l).ok());
+    match read::<ExportHeader>(&Value::Object(line)) {
         Ok(mut h) => {
             h.lineage = lineage.unwrap_or_default();
             *header = Some(h);

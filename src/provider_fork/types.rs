@@ -319,7 +319,7 @@ impl<'de> Deserialize<'de> for ForkedSession {
         use serde::de::Error as _;
         crate::storage::record::read_flat(deserializer, |object| {
             Ok(ForkedSession {
-                session: Session::deserialize(object)?,
+                session: crate::storage::record::read(object)?,
                 forked_from: crate::storage::record::member(object, "forked_from")?
                     .ok_or_else(|| serde_json::Error::missing_field("forked_from"))?,
             })

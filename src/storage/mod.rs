@@ -21,6 +21,7 @@ pub(crate) mod entry_record;
 pub mod keys;
 pub(crate) mod memory;
 pub mod record;
+mod value_de;
 
 use std::future::Future;
 

@@ -85,7 +85,13 @@ pub(crate) fn encode_as<T: Serialize>(version: u8, record: &T) -> Result<Vec<u8>
 /// member named twice in one object keeps its last value, as in any `Value`.
 pub(crate) fn from_json<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
     let value: serde_json::Value = serde_json::from_slice(text)?;
-    T::deserialize(&value)
+    read(&value)
+}
+
+/// `T` from a JSON value: the one deserializer every type of the core is read with, in
+/// the core and in the hosts ([`super::value_de`]: objects only for structs).
+pub fn read<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, serde_json::Error> {
+    T::deserialize(super::value_de::Json(value))
 }
 
 /// A record written flat, an inner record's fields with more of its own beside them (as
@@ -113,14 +119,14 @@ pub(crate) fn member<T: DeserializeOwned>(
     object: &serde_json::Value,
     name: &str,
 ) -> Result<Option<T>, serde_json::Error> {
-    object.get(name).map(T::deserialize).transpose()
+    object.get(name).map(read).transpose()
 }
 
 /// Decodes the record stored under `key`.
 pub fn decode<T: DeserializeOwned>(key: &[u8], value: &[u8]) -> Result<T, Error> {
     // Only the last step depends on `T`: the rest is compiled once.
     let json = decode_json(key, value)?;
-    T::deserialize(&json).map_err(|e| corrupt(key, e.to_string()))
+    read(&json).map_err(|e| corrupt(key, e.to_string()))
 }
 
 /// The JSON of the record stored under `key`, its version checked.

@@ -50,7 +50,7 @@ pub(crate) fn choice<T: DeserializeOwned>(
     field: &'static str,
 ) -> Result<T, Error> {
     let text = string(value, field)?;
-    T::deserialize(&serde_json::Value::String(text))
+    spool::record::read(&serde_json::Value::String(text))
         .map_err(|e| Error::invalid(field, e.to_string()))
 }
 
@@ -68,9 +68,9 @@ pub(crate) fn object<T: DeserializeOwned>(value: JsValue, field: &'static str) -
     }
     let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
         .map_err(|e| Error::unparsed(field, "is not JSON", &e))?;
-    // From `&Value`, as every argument of the module is read: `from_value` (an owned
+    // By `record::read`, as every argument of the module is read: `from_value` (an owned
     // `Value`) would compile a second reader of each type (5% of the module's code).
-    T::deserialize(&json).map_err(|e| Error::unparsed(field, "does not parse", &e))
+    spool::record::read(&json).map_err(|e| Error::unparsed(field, "does not parse", &e))
 }
 
 /// The arguments of a table call: a plain object, read as JSON (`undefined` and `null`

@@ -103,7 +103,7 @@ fn operation<O: Op>(
     // Read from the arguments in place: a clone of them first (a turn of a thousand
     // entries, a whole transcript to import) would hold them twice.
     let args = Value::Object(args);
-    let op = match O::deserialize(&args) {
+    let op = match spool::record::read::<O>(&args) {
         Ok(op) => op,
         Err(e) => {
             if let Value::Object(fields) = &args {
@@ -172,7 +172,7 @@ macro_rules! js_calls {
                         |args| {
                             $(
                                 if let Some(value) = args.get(stringify!($field)) {
-                                    <$ty as serde::Deserialize>::deserialize(value).map_err(|e| {
+                                    spool::record::read::<$ty>(value).map_err(|e| {
                                         Error::unparsed(stringify!($field), "does not parse", &e)
                                     })?;
                                 }

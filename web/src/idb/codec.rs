@@ -2,7 +2,7 @@
 
 use indexed_db_futures::KeyRange as IdbRange;
 use js_sys::{Array, ArrayBuffer, Uint8Array};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use spool::{KeyRange, ResetArchive, StorageError};
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -119,5 +119,5 @@ pub(super) fn archive(value: &JsValue) -> Result<ResetArchive, String> {
     // the integers they were.
     let json: serde_json::Value =
         serde_wasm_bindgen::from_value(value.clone()).map_err(|e| e.to_string())?;
-    ResetArchive::deserialize(&json).map_err(|e| e.to_string())
+    spool::record::read::<ResetArchive>(&json).map_err(|e| e.to_string())
 }

@@ -1,0 +1,437 @@
+//! The one deserializer the core reads its types with: a borrowed [`Value`] whose structs
+//! are JSON objects only.
+//!
+//! `serde_json`'s `&Value` deserializer also reads a struct from a JSON array (its fields
+//! in order), so every derived type was compiled with a second, positional reader the
+//! core never writes: 33 of them, about 35 KB of the component before `wasm-opt`. Here a
+//! struct from anything but an object is an `invalid type` error, and everything else
+//! reads as through `&Value`: scalars are handed to it, arrays, objects, options and
+//! enums are walked here so that what they hold is read here too. Object keys are read
+//! as strings (no type the core reads has a map with keys of another type).
+
+use serde::de::value::BorrowedStrDeserializer;
+use serde::de::{
+    DeserializeSeed, Deserializer, EnumAccess, Error as _, MapAccess, SeqAccess, Unexpected,
+    VariantAccess, Visitor,
+};
+use serde_json::{Error, Map, Value};
+
+/// A borrowed JSON value to read a type from ([`crate::record::read`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Json<'a>(pub(crate) &'a Value);
+
+/// What a value is, for `invalid type` errors.
+fn unexpected(value: &Value) -> Unexpected<'_> {
+    match value {
+        Value::Null => Unexpected::Unit,
+        Value::Bool(b) => Unexpected::Bool(*b),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => Unexpected::Unsigned(u),
+            (None, Some(i)) => Unexpected::Signed(i),
+            _ => Unexpected::Other("floating point number"),
+        },
+        Value::String(s) => Unexpected::Str(s),
+        Value::Array(_) => Unexpected::Seq,
+        Value::Object(_) => Unexpected::Map,
+    }
+}
+
+fn visit_array<'a, V: Visitor<'a>>(array: &'a [Value], visitor: V) -> Result<V::Value, Error> {
+    let mut seq = Seq(array.iter());
+    let out = visitor.visit_seq(&mut seq)?;
+    match seq.0.len() {
+        0 => Ok(out),
+        _ => Err(Error::invalid_length(
+            array.len(),
+            &"fewer elements in array",
+        )),
+    }
+}
+
+fn visit_object<'a, V: Visitor<'a>>(
+    object: &'a Map<String, Value>,
+    visitor: V,
+) -> Result<V::Value, Error> {
+    let mut map = Members {
+        iter: object.iter(),
+        value: None,
+    };
+    let out = visitor.visit_map(&mut map)?;
+    match map.iter.len() {
+        0 => Ok(out),
+        _ => Err(Error::invalid_length(
+            object.len(),
+            &"fewer elements in map",
+        )),
+    }
+}
+
+/// Hands the scalar readers to `&Value`, whose scalars hold nothing to walk.
+macro_rules! scalars {
+    ($($method:ident)*) => {$(
+        fn $method<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+            self.0.$method(visitor)
+        }
+    )*};
+}
+
+impl<'a> Deserializer<'a> for Json<'a> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Array(array) => visit_array(array, visitor),
+            Value::Object(object) => visit_object(object, visitor),
+            // Each scalar by itself: `&Value`'s own `deserialize_any` would compile its
+            // array and object readers for every visitor that comes here.
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(b) => visitor.visit_bool(*b),
+            Value::Number(n) => n.deserialize_any(visitor),
+            Value::String(s) => visitor.visit_borrowed_str(s),
+        }
+    }
+
+    fn deserialize_bytes<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_any(visitor)
+    }
+
+    fn deserialize_byte_buf<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_any(visitor)
+    }
+
+    scalars! {
+        deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
+        deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64
+        deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char deserialize_str
+        deserialize_string deserialize_unit
+        deserialize_identifier
+    }
+
+    fn deserialize_option<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            _ => visitor.visit_some(self),
+        }
+    }
+
+    fn deserialize_unit_struct<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        self.deserialize_unit(visitor)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_seq<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Array(array) => visit_array(array, visitor),
+            other => Err(Error::invalid_type(unexpected(other), &visitor)),
+        }
+    }
+
+    fn deserialize_tuple<V: Visitor<'a>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_tuple_struct<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        self.deserialize_seq(visitor)
+    }
+
+    fn deserialize_map<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Object(object) => visit_object(object, visitor),
+            other => Err(Error::invalid_type(unexpected(other), &visitor)),
+        }
+    }
+
+    /// Objects only: the positional reader of a struct is never compiled.
+    fn deserialize_struct<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        self.deserialize_map(visitor)
+    }
+
+    fn deserialize_enum<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::String(variant) => visitor.visit_enum(Variant {
+                name: variant,
+                value: None,
+            }),
+            Value::Object(object) => {
+                let mut members = object.iter();
+                match (members.next(), members.next()) {
+                    (Some((name, value)), None) => visitor.visit_enum(Variant {
+                        name,
+                        value: Some(value),
+                    }),
+                    _ => Err(Error::invalid_value(
+                        Unexpected::Map,
+                        &"map with a single key",
+                    )),
+                }
+            }
+            other => Err(Error::invalid_type(unexpected(other), &"string or map")),
+        }
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+}
+
+/// The elements of an array.
+struct Seq<'a>(std::slice::Iter<'a, Value>);
+
+impl<'a> SeqAccess<'a> for Seq<'a> {
+    type Error = Error;
+
+    fn next_element_seed<T: DeserializeSeed<'a>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
+        self.0.next().map(|v| seed.deserialize(Json(v))).transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+/// The members of an object.
+struct Members<'a> {
+    iter: serde_json::map::Iter<'a>,
+    value: Option<&'a Value>,
+}
+
+impl<'a> MapAccess<'a> for Members<'a> {
+    type Error = Error;
+
+    fn next_key_seed<K: DeserializeSeed<'a>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
+        match self.iter.next() {
+            Some((key, value)) => {
+                self.value = Some(value);
+                seed.deserialize(BorrowedStrDeserializer::new(key))
+                    .map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'a>>(&mut self, seed: V) -> Result<V::Value, Error> {
+        match self.value.take() {
+            Some(value) => seed.deserialize(Json(value)),
+            None => Err(Error::custom("value is missing")),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.iter.len())
+    }
+}
+
+/// An enum's variant name and, unless it is a bare string, its content.
+struct Variant<'a> {
+    name: &'a str,
+    value: Option<&'a Value>,
+}
+
+impl<'a> EnumAccess<'a> for Variant<'a> {
+    type Error = Error;
+    type Variant = Self;
+
+    fn variant_seed<V: DeserializeSeed<'a>>(self, seed: V) -> Result<(V::Value, Self), Error> {
+        Ok((
+            seed.deserialize(BorrowedStrDeserializer::new(self.name))?,
+            self,
+        ))
+    }
+}
+
+impl<'a> VariantAccess<'a> for Variant<'a> {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<(), Error> {
+        match self.value {
+            None | Some(Value::Null) => Ok(()),
+            Some(other) => Err(Error::invalid_type(unexpected(other), &"unit variant")),
+        }
+    }
+
+    fn newtype_variant_seed<T: DeserializeSeed<'a>>(self, seed: T) -> Result<T::Value, Error> {
+        match self.value {
+            Some(value) => seed.deserialize(Json(value)),
+            None => Err(Error::invalid_type(
+                Unexpected::UnitVariant,
+                &"newtype variant",
+            )),
+        }
+    }
+
+    fn tuple_variant<V: Visitor<'a>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+        match self.value {
+            Some(value) => Json(value).deserialize_seq(visitor),
+            None => Err(Error::invalid_type(
+                Unexpected::UnitVariant,
+                &"tuple variant",
+            )),
+        }
+    }
+
+    fn struct_variant<V: Visitor<'a>>(
+        self,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.value {
+            Some(value) => Json(value).deserialize_map(visitor),
+            None => Err(Error::invalid_type(
+                Unexpected::UnitVariant,
+                &"struct variant",
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+    use serde::de::DeserializeOwned;
+    use serde_json::{Value, json};
+
+    use crate::storage::record::read;
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    struct Inner {
+        n: u64,
+        #[serde(default)]
+        label: Option<String>,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    enum Kind {
+        Plain,
+        Wrapped(Inner),
+        Pair(u8, i64),
+        Named { x: bool },
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Outer {
+        inner: Inner,
+        list: Vec<Inner>,
+        kinds: Vec<Kind>,
+        map: BTreeMap<String, Value>,
+        pair: (u32, String),
+        maybe: Option<Box<Outer>>,
+        ratio: f64,
+        signed: i32,
+        bytes: Vec<u8>,
+    }
+
+    /// Reads `value` as `T` here and through `serde_json`'s `&Value`: both read it, to
+    /// the same value, or neither does.
+    fn same<T: DeserializeOwned + PartialEq + std::fmt::Debug>(value: Value) -> Option<T> {
+        let ours = read::<T>(&value);
+        let theirs = T::deserialize(&value);
+        match (ours, theirs) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b, "{value}");
+                Some(a)
+            }
+            (Err(_), Err(_)) => None,
+            (a, b) => panic!("{value}: ours {a:?}, serde_json's {b:?}"),
+        }
+    }
+
+    fn outer() -> Value {
+        json!({
+            "inner": {"n": 1, "label": "a", "extra": [1, 2]},
+            "list": [{"n": 2}, {"n": 3, "label": null}],
+            "kinds": ["plain", {"wrapped": {"n": 4}}, {"pair": [7, -9]}, {"named": {"x": true}}],
+            "map": {"k": [1, {"deep": null}], "z": 1.5},
+            "pair": [5, "five"],
+            "maybe": null,
+            "ratio": 0.25,
+            "signed": -3,
+            "bytes": [0, 255],
+        })
+    }
+
+    #[test]
+    fn test_reads_what_serde_json_reads() {
+        let mut nested = outer();
+        nested["maybe"] = outer();
+        let read = same::<Outer>(nested).expect("reads");
+        assert_eq!(
+            read.maybe.expect("nested").inner.label.as_deref(),
+            Some("a")
+        );
+        same::<Value>(outer()).expect("any value");
+        same::<u64>(json!(u64::MAX)).expect("u64");
+        same::<i64>(json!(i64::MIN)).expect("i64");
+        same::<Option<u8>>(json!(null)).expect("none");
+        same::<char>(json!("x")).expect("char");
+        same::<()>(json!(null)).expect("unit");
+        // What neither reads.
+        for (field, bad) in [
+            ("signed", json!(1.5)),
+            ("signed", json!(u64::MAX)),
+            ("pair", json!([5])),
+            ("pair", json!([5, "five", 6])),
+            ("kinds", json!([{"plain": 1}])),
+            ("kinds", json!([{"wrapped": {"n": 1}, "plain": null}])),
+            ("kinds", json!(["wrapped"])),
+            ("kinds", json!(["missing"])),
+            ("list", json!({"n": 1})),
+            ("bytes", json!([256])),
+            ("map", json!([])),
+        ] {
+            let mut value = outer();
+            value[field] = bad;
+            assert_eq!(same::<Outer>(value), None, "{field}");
+        }
+        let mut unknown = outer();
+        unknown["surprise"] = json!(1);
+        assert_eq!(same::<Outer>(unknown), None, "deny_unknown_fields holds");
+    }
+
+    #[test]
+    fn test_a_struct_is_an_object_only() {
+        // `serde_json` reads a struct from an array of its fields; this reader does not
+        // compile that path, and says what it got.
+        let positional = json!([1, "a"]);
+        assert!(Inner::deserialize(&positional).is_ok());
+        let err = read::<Inner>(&positional).expect_err("an array is no struct");
+        assert!(err.to_string().contains("invalid type: sequence"), "{err}");
+        let err = read::<Inner>(&json!(2.5)).expect_err("a number is no struct");
+        assert!(err.to_string().contains("floating point"), "{err}");
+    }
+}
