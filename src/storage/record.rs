@@ -89,7 +89,7 @@ pub(crate) fn from_json<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_jso
 }
 
 /// `T` from a JSON value: the one deserializer every type of the core is read with, in
-/// the core and in the hosts ([`super::value_de`]: objects only for structs).
+/// the core and in the hosts (`storage/value_de.rs`: objects only for structs).
 pub fn read<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, serde_json::Error> {
     T::deserialize(super::value_de::Json(value))
 }
