@@ -94,6 +94,16 @@ pub fn read<T: DeserializeOwned>(value: &serde_json::Value) -> Result<T, serde_j
     T::deserialize(super::value_de::Json(value))
 }
 
+/// [`read`], and when the error came from the value of one member of the top-level
+/// object, that member's name is left in `at`: a shell can name the argument at fault
+/// (the browser's `invalid_argument` errors) without a reader of its own for each member.
+pub fn read_naming<'a, T: DeserializeOwned>(
+    value: &'a serde_json::Value,
+    at: &'a std::cell::Cell<Option<&'a str>>,
+) -> Result<T, serde_json::Error> {
+    super::value_de::read_naming(value, at)
+}
+
 /// A record written flat, an inner record's fields with more of its own beside them (as
 /// `#[serde(flatten)]` writes it), read by `read` from its one JSON object: the inner
 /// record by its own `&Value` reader, the others by [`member`]. Serde's flatten reader

@@ -8,7 +8,12 @@
 //! reads as through `&Value`: scalars are handed to it, arrays, objects, options and
 //! enums are walked here so that what they hold is read here too. Object keys are read
 //! as strings (no type the core reads has a map with keys of another type).
+//! [`read_naming`] reads the same way and also says in which member of the top-level
+//! object a read failed, so a shell names the argument at fault from one read.
 
+use std::cell::Cell;
+
+use serde::de::DeserializeOwned;
 use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{
     DeserializeSeed, Deserializer, EnumAccess, Error as _, MapAccess, SeqAccess, Unexpected,
@@ -19,6 +24,16 @@ use serde_json::{Error, Map, Value};
 /// A borrowed JSON value to read a type from ([`crate::record::read`]).
 #[derive(Clone, Copy)]
 pub(crate) struct Json<'a>(pub(crate) &'a Value);
+
+/// `T` from `value`; when the error came from reading the value of one member of the
+/// top-level object, that member's name is left in `at`. A caller naming the argument at
+/// fault needs no second reader per member for it.
+pub(crate) fn read_naming<'a, T: DeserializeOwned>(
+    value: &'a Value,
+    at: &'a Cell<Option<&'a str>>,
+) -> Result<T, Error> {
+    T::deserialize(Top { value, at })
+}
 
 /// What a value is, for `invalid type` errors.
 fn unexpected(value: &Value) -> Unexpected<'_> {
@@ -52,18 +67,10 @@ fn visit_object<'a, V: Visitor<'a>>(
     object: &'a Map<String, Value>,
     visitor: V,
 ) -> Result<V::Value, Error> {
-    let mut map = Members {
-        iter: object.iter(),
-        value: None,
-    };
+    let mut map = Members::of(object);
     let out = visitor.visit_map(&mut map)?;
-    match map.iter.len() {
-        0 => Ok(out),
-        _ => Err(Error::invalid_length(
-            object.len(),
-            &"fewer elements in map",
-        )),
-    }
+    map.end(object)?;
+    Ok(out)
 }
 
 /// Hands the scalar readers to `&Value`, whose scalars hold nothing to walk.
@@ -222,6 +229,105 @@ impl<'a> SeqAccess<'a> for Seq<'a> {
 struct Members<'a> {
     iter: serde_json::map::Iter<'a>,
     value: Option<&'a Value>,
+    /// The name of the member last asked for: `None` before the first and after the last.
+    key: Option<&'a str>,
+}
+
+impl<'a> Members<'a> {
+    fn of(object: &'a Map<String, Value>) -> Self {
+        Members {
+            iter: object.iter(),
+            value: None,
+            key: None,
+        }
+    }
+
+    /// An error when the reader of `object` left some of its members unread.
+    fn end(&self, object: &Map<String, Value>) -> Result<(), Error> {
+        match self.iter.len() {
+            0 => Ok(()),
+            _ => Err(Error::invalid_length(
+                object.len(),
+                &"fewer elements in map",
+            )),
+        }
+    }
+
+    /// The member whose value was being read when the reader stopped: one was asked for,
+    /// its value was taken, and no next member was asked for.
+    fn stopped_in(&self) -> Option<&'a str> {
+        self.key.filter(|_| self.value.is_none())
+    }
+}
+
+/// The top-level value of [`read_naming`]: an object's reader notes in `at` the member it
+/// stopped in. Everything else reads as [`Json`] reads it, and what an object holds is
+/// read by `Json`, so no type gets a second reader.
+struct Top<'a> {
+    value: &'a Value,
+    at: &'a Cell<Option<&'a str>>,
+}
+
+impl<'a> Top<'a> {
+    fn visit_object<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.value {
+            Value::Object(object) => {
+                let mut map = Members::of(object);
+                let out = visitor
+                    .visit_map(&mut map)
+                    .inspect_err(|_| self.at.set(map.stopped_in()))?;
+                map.end(object)?;
+                Ok(out)
+            }
+            other => Err(Error::invalid_type(unexpected(other), &visitor)),
+        }
+    }
+}
+
+/// Hands a method of [`Top`] to [`Json`].
+macro_rules! to_json {
+    ($($method:ident $(($($arg:ident: $ty:ty),*))?)*) => {$(
+        fn $method<V: Visitor<'a>>(self, $($($arg: $ty,)*)? visitor: V) -> Result<V::Value, Error> {
+            Json(self.value).$method($($($arg,)*)? visitor)
+        }
+    )*};
+}
+
+impl<'a> Deserializer<'a> for Top<'a> {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.value {
+            Value::Object(_) => self.visit_object(visitor),
+            _ => Json(self.value).deserialize_any(visitor),
+        }
+    }
+
+    fn deserialize_map<V: Visitor<'a>>(self, visitor: V) -> Result<V::Value, Error> {
+        self.visit_object(visitor)
+    }
+
+    fn deserialize_struct<V: Visitor<'a>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        self.visit_object(visitor)
+    }
+
+    to_json! {
+        deserialize_bool deserialize_i8 deserialize_i16 deserialize_i32 deserialize_i64
+        deserialize_i128 deserialize_u8 deserialize_u16 deserialize_u32 deserialize_u64
+        deserialize_u128 deserialize_f32 deserialize_f64 deserialize_char deserialize_str
+        deserialize_string deserialize_bytes deserialize_byte_buf deserialize_option
+        deserialize_unit deserialize_seq deserialize_identifier deserialize_ignored_any
+        deserialize_unit_struct(name: &'static str)
+        deserialize_newtype_struct(name: &'static str)
+        deserialize_tuple(len: usize)
+        deserialize_tuple_struct(name: &'static str, len: usize)
+        deserialize_enum(name: &'static str, variants: &'static [&'static str])
+    }
 }
 
 impl<'a> MapAccess<'a> for Members<'a> {
@@ -233,11 +339,14 @@ impl<'a> MapAccess<'a> for Members<'a> {
     ) -> Result<Option<K::Value>, Error> {
         match self.iter.next() {
             Some((key, value)) => {
-                self.value = Some(value);
+                (self.key, self.value) = (Some(key.as_str()), Some(value));
                 seed.deserialize(BorrowedStrDeserializer::new(key))
                     .map(Some)
             }
-            None => Ok(None),
+            None => {
+                self.key = None;
+                Ok(None)
+            }
         }
     }
 
@@ -318,13 +427,14 @@ impl<'a> VariantAccess<'a> for Variant<'a> {
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
     use std::collections::BTreeMap;
 
     use serde::Deserialize;
     use serde::de::DeserializeOwned;
     use serde_json::{Value, json};
 
-    use crate::storage::record::read;
+    use crate::storage::record::{read, read_naming};
 
     #[derive(Debug, PartialEq, Deserialize)]
     struct Inner {
@@ -433,5 +543,47 @@ mod tests {
         assert!(err.to_string().contains("invalid type: sequence"), "{err}");
         let err = read::<Inner>(&json!(2.5)).expect_err("a number is no struct");
         assert!(err.to_string().contains("floating point"), "{err}");
+    }
+
+    #[test]
+    fn test_a_failure_inside_a_top_level_member_is_named() {
+        // Inside a member's value, at any depth: that member, with the error reading the
+        // member's value alone gives.
+        for (field, bad) in [
+            ("signed", json!(1.5)),
+            ("inner", json!({"n": "one"})),
+            ("kinds", json!([{"wrapped": {"n": -1}}])),
+            ("maybe", json!({"inner": 1})),
+        ] {
+            let mut value = outer();
+            value[field] = bad.clone();
+            let at = Cell::new(None);
+            let err = read_naming::<Outer>(&value, &at).expect_err(field);
+            assert_eq!(at.get(), Some(field), "{err}");
+            let alone = match field {
+                "signed" => read::<i32>(&bad).map(drop),
+                "inner" => read::<Inner>(&bad).map(drop),
+                "kinds" => read::<Vec<Kind>>(&bad).map(drop),
+                _ => read::<Option<Box<Outer>>>(&bad).map(drop),
+            };
+            assert_eq!(err.to_string(), alone.expect_err(field).to_string());
+        }
+        // Not inside a member: an unknown or a missing member names none, even after
+        // members that did read.
+        let mut unknown = outer();
+        unknown["surprise"] = json!(1);
+        let at = Cell::new(None);
+        let err = read_naming::<Outer>(&unknown, &at).expect_err("unknown");
+        assert_eq!(at.get(), None, "{err}");
+        let mut missing = outer();
+        missing.as_object_mut().expect("object").remove("ratio");
+        let at = Cell::new(None);
+        let err = read_naming::<Outer>(&missing, &at).expect_err("missing");
+        assert_eq!(at.get(), None, "{err}");
+        assert!(err.to_string().contains("missing field `ratio`"), "{err}");
+        // And what reads, reads as `read` reads it.
+        let (value, at) = (outer(), Cell::new(None));
+        let ok = read_naming::<Outer>(&value, &at).ok();
+        assert_eq!((ok, at.get()), (read::<Outer>(&value).ok(), None));
     }
 }

@@ -66,24 +66,43 @@ async fn test_bad_role_is_invalid_argument() {
     let (code, message) = rejection(&spool, "appendEntry", &[WS.into(), request]).await;
     assert_eq!(code, "invalid_argument");
     assert!(message.contains("request"), "{message}");
-    let unknown_role = a(json!({ "key": KEY, "request": { "role": "robot", "content": "hi" } }));
-    let args = [WS.into(), unknown_role];
-    assert_eq!(
-        rejection(&spool, "appendEntry", &args).await.0,
-        "invalid_argument"
-    );
-    let no_content = a(json!({ "key": KEY, "request": { "role": "user" } }));
-    let args = [WS.into(), no_content];
-    assert_eq!(
-        rejection(&spool, "appendEntry", &args).await.0,
-        "invalid_argument"
-    );
-    let not_an_object = a(json!({ "key": KEY, "request": "hi" }));
-    let args = [WS.into(), not_an_object];
-    assert_eq!(
-        rejection(&spool, "appendEntry", &args).await.0,
-        "invalid_argument"
-    );
+    // A failure inside an argument's value, at any depth, names that argument; one that
+    // is not inside any (an unknown or a missing argument) names `args`.
+    let cases = [
+        (
+            json!({ "role": "robot", "content": "hi" }),
+            "request",
+            "unknown variant",
+        ),
+        (
+            json!({ "role": "user" }),
+            "request",
+            "missing field `content`",
+        ),
+        (json!("hi"), "request", "invalid type: string"),
+        (
+            json!({ "role": "user", "content": "hi", "token_count": -1 }),
+            "request",
+            "invalid value",
+        ),
+    ];
+    for (request, field, why) in cases {
+        let args = [WS.into(), a(json!({ "key": KEY, "request": request }))];
+        let (code, message) = rejection(&spool, "appendEntry", &args).await;
+        assert_eq!(code, "invalid_argument", "{message}");
+        let named = format!("invalid argument `{field}`: does not parse: ");
+        assert!(message.starts_with(&named), "{message}");
+        assert!(message.contains(why), "{message}");
+    }
+    let hi = json!({ "role": "user", "content": "hi" });
+    let unknown = a(json!({ "key": KEY, "request": hi, "requests": [] }));
+    let (code, message) = rejection(&spool, "appendEntry", &[WS.into(), unknown]).await;
+    assert_eq!(code, "invalid_argument", "{message}");
+    assert!(message.starts_with("invalid argument `args`"), "{message}");
+    assert!(message.contains("unknown field `requests`"), "{message}");
+    let bad_key = a(json!({ "key": 7, "request": hi }));
+    let (_, message) = rejection(&spool, "appendEntry", &[WS.into(), bad_key]).await;
+    assert!(message.starts_with("invalid argument `key`"), "{message}");
     let page = common::call(&spool, "readPage", &[WS.into(), limit(10)]).await;
     assert_eq!(common::json(page.expect("readPage"))["entries"], json!([]));
 }

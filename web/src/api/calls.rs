@@ -12,6 +12,8 @@
 //! fields reject), its operation is driven like every other (the workspace's Web Lock,
 //! one transaction, change notifications) and its result crosses as plain JSON.
 
+use std::cell::Cell;
+
 use js_sys::Promise;
 use serde_json::{Map, Value};
 use spool::{Error, Op, Operation};
@@ -83,14 +85,13 @@ pub(crate) enum Fill {
 /// The operation of the table call `O` (whose fields are `fields`) in `workspace` with the
 /// arguments `args`. A field the core does not default must be given, even one that may
 /// be `null` (`updateRoleAdapterState`'s `state`, whose `null` clears: a forgotten one
-/// must not). `field_error` names the argument that does not parse, when one alone does
-/// not.
+/// must not). An argument that does not parse is named in the error when the failure is
+/// inside its value; otherwise (a missing or unknown field) the error names `args`.
 fn operation<O: Op>(
     fields: &[Field],
     workspace: &str,
     mut args: Map<String, Value>,
     fill: Fill,
-    field_error: fn(&Map<String, Value>) -> Result<(), Error>,
 ) -> Result<Operation<O::Output>, Error> {
     if fill == Fill::Defaults {
         defaults(O::NAME, fields, &mut args)?;
@@ -103,16 +104,21 @@ fn operation<O: Op>(
     // Read from the arguments in place: a clone of them first (a turn of a thousand
     // entries, a whole transcript to import) would hold them twice.
     let args = Value::Object(args);
-    let op = match spool::record::read::<O>(&args) {
-        Ok(op) => op,
-        Err(e) => {
-            if let Value::Object(fields) = &args {
-                field_error(fields)?;
-            }
-            return Err(Error::unparsed("args", "does not parse", &e));
-        }
-    };
-    Ok(op.operation(workspace))
+    let at = Cell::new(None);
+    match spool::record::read_naming::<O>(&args, &at) {
+        Ok(op) => Ok(op.operation(workspace)),
+        Err(e) => Err(unparsed(fields, at.get(), &e)),
+    }
+}
+
+/// The error of arguments that do not parse: it names the argument whose value does not
+/// (`at`, one of `fields`), or `args` when the failure is not inside one (a missing or an
+/// unknown field).
+fn unparsed(fields: &[Field], at: Option<&str>, e: &serde_json::Error) -> Error {
+    let field = at
+        .and_then(|at| fields.iter().find(|(name, _)| *name == at))
+        .map_or("args", |(name, _)| *name);
+    Error::unparsed(field, "does not parse", e)
 }
 
 /// One method per table entry, the dispatch by name of `execute`, and the names of the
@@ -169,17 +175,6 @@ macro_rules! js_calls {
                         workspace,
                         args,
                         fill,
-                        |args| {
-                            $(
-                                if let Some(value) = args.get(stringify!($field)) {
-                                    spool::record::read::<$ty>(value).map_err(|e| {
-                                        Error::unparsed(stringify!($field), "does not parse", &e)
-                                    })?;
-                                }
-                            )*
-                            let _ = args;
-                            Ok(())
-                        },
                     )), )*
                     other => self.run::<()>(Err(Error::invalid(
                         "op",
