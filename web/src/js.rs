@@ -178,19 +178,14 @@ fn error_message(error: &JsValue) -> String {
 /// One string crosses the boundary and the browser's native parser builds the objects:
 /// building them field by field from Rust costs a call into JS per field.
 pub(crate) fn to_js<T: Serialize>(value: &T) -> Result<JsValue, Error> {
-    let text = serde_json::to_string(value)
-        .map_err(|e| Error::internal(format!("result does not convert to JS: {e}")))?;
-    parse_json(&text)
+    parse_json(serde_json::to_string(value))
 }
 
-/// `JSON.parse(text)`, compiled once.
-fn parse_json(text: &str) -> Result<JsValue, Error> {
-    js_sys::JSON::parse(text).map_err(|e| {
-        Error::internal(format!(
-            "result does not convert to JS: {}",
-            error_message(&e)
-        ))
-    })
+/// `JSON.parse` of a result's JSON text, compiled once for every result type.
+fn parse_json(text: Result<String, serde_json::Error>) -> Result<JsValue, Error> {
+    let fail = |why: String| Error::internal(format!("result does not convert to JS: {why}"));
+    let text = text.map_err(|e| fail(e.to_string()))?;
+    js_sys::JSON::parse(&text).map_err(|e| fail(error_message(&e)))
 }
 
 /// A core error as a JS `Error`: its message is the error's text, its `code` property the
