@@ -46,9 +46,50 @@ fn main() {
         .module(&bytes)
         .and_then(|encoder| encoder.validate(true).encode())
         .unwrap_or_else(|e| panic!("packaging the core module as a component failed: {e:#}"));
+    let component = without_names(&component)
+        .unwrap_or_else(|| panic!("wit-component wrote a component that does not parse"));
     let path = out_dir.join("spool.component.wasm");
     std::fs::write(&path, component).expect("write the component");
     println!("cargo:rustc-env=SPOOL_COMPONENT_PATH={}", path.display());
+}
+
+/// `component` without its top-level `component-name` section: the names of its
+/// instances, types and functions, read by nothing that runs it (8 KB, like the core
+/// module's symbol names, stripped too). `None` when the sections do not parse.
+fn without_names(component: &[u8]) -> Option<Vec<u8>> {
+    fn leb(bytes: &[u8], at: &mut usize) -> Option<usize> {
+        let mut value = 0usize;
+        for shift in (0..35).step_by(7) {
+            let byte = *bytes.get(*at)?;
+            *at += 1;
+            value |= usize::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+    let mut out = component.get(..8)?.to_vec();
+    let mut at = 8;
+    while at < component.len() {
+        let start = at;
+        let id = component[at];
+        at += 1;
+        let size = leb(component, &mut at)?;
+        let body = component.get(at..at.checked_add(size)?)?;
+        at += size;
+        let mut name_at = 0;
+        let name = (id == 0)
+            .then(|| {
+                let len = leb(body, &mut name_at)?;
+                body.get(name_at..name_at + len)
+            })
+            .flatten();
+        if name != Some(b"component-name".as_slice()) {
+            out.extend_from_slice(&component[start..at]);
+        }
+    }
+    Some(out)
 }
 
 /// `<target>/guest`: beside the outer build's own directories, never inside a profile's.

@@ -58,3 +58,25 @@ fn test_component_validates() {
         .validate_all(spool_host::COMPONENT)
         .expect("the embedded component is valid");
 }
+
+#[test]
+fn test_component_carries_no_names_section() {
+    // The names are stripped (host/build.rs); the sections around them are kept whole.
+    let mut custom = Vec::new();
+    let mut depth = 0usize;
+    for payload in Parser::new(0).parse_all(spool_host::COMPONENT) {
+        match payload.expect("the component parses") {
+            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+            Payload::End(_) => depth = depth.saturating_sub(1),
+            Payload::CustomSection(section) if depth == 0 => {
+                custom.push(section.name().to_owned());
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        !custom.iter().any(|name| name == "component-name"),
+        "{custom:?}"
+    );
+    assert!(custom.iter().any(|name| name == "producers"), "{custom:?}");
+}
