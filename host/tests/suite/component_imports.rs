@@ -4,28 +4,36 @@
 
 use wasmparser::{Parser, Payload};
 
-/// The top-level import and export names of `COMPONENT` (nested modules and components
-/// are skipped).
-fn top_level_names() -> (Vec<String>, Vec<String>) {
-    let (mut imports, mut exports) = (Vec::new(), Vec::new());
+/// Calls `f` with each top-level section of `COMPONENT` (those of nested modules and
+/// components are skipped).
+fn for_each_top_level(mut f: impl FnMut(Payload<'_>)) {
     let mut depth = 0usize;
     for payload in Parser::new(0).parse_all(spool_host::COMPONENT) {
         match payload.expect("the component parses") {
             Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
             Payload::End(_) => depth = depth.saturating_sub(1),
-            Payload::ComponentImportSection(section) if depth == 0 => {
-                for import in section {
-                    imports.push(import.expect("import").name.name.to_owned());
-                }
-            }
-            Payload::ComponentExportSection(section) if depth == 0 => {
-                for export in section {
-                    exports.push(export.expect("export").name.name.to_owned());
-                }
-            }
+            payload if depth == 0 => f(payload),
             _ => {}
         }
     }
+}
+
+/// The top-level import and export names of `COMPONENT`.
+fn top_level_names() -> (Vec<String>, Vec<String>) {
+    let (mut imports, mut exports) = (Vec::new(), Vec::new());
+    for_each_top_level(|payload| match payload {
+        Payload::ComponentImportSection(section) => {
+            for import in section {
+                imports.push(import.expect("import").name.name.to_owned());
+            }
+        }
+        Payload::ComponentExportSection(section) => {
+            for export in section {
+                exports.push(export.expect("export").name.name.to_owned());
+            }
+        }
+        _ => {}
+    });
     imports.sort();
     (imports, exports)
 }
@@ -63,17 +71,11 @@ fn test_component_validates() {
 fn test_component_carries_no_names_section() {
     // The names are stripped (host/build.rs); the sections around them are kept whole.
     let mut custom = Vec::new();
-    let mut depth = 0usize;
-    for payload in Parser::new(0).parse_all(spool_host::COMPONENT) {
-        match payload.expect("the component parses") {
-            Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
-            Payload::End(_) => depth = depth.saturating_sub(1),
-            Payload::CustomSection(section) if depth == 0 => {
-                custom.push(section.name().to_owned());
-            }
-            _ => {}
+    for_each_top_level(|payload| {
+        if let Payload::CustomSection(section) = payload {
+            custom.push(section.name().to_owned());
         }
-    }
+    });
     assert!(
         !custom.iter().any(|name| name == "component-name"),
         "{custom:?}"
