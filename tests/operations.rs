@@ -156,6 +156,33 @@ fn test_lost_race_restarts_the_operation_from_its_reads() {
 }
 
 #[test]
+fn test_a_mapped_outcome_is_mapped_once_after_the_retries() {
+    let storage = Probe::default();
+    run(&storage, spool::create_session(WS, KEY, "s1", 1)).expect("create");
+    storage.conflicts_left.set(2);
+    let calls = std::rc::Rc::new(Cell::new(0));
+    let counted = calls.clone();
+    let op = spool::append_entry(WS, KEY, user("mapped"), 5)
+        .map(move |entry| {
+            counted.set(counted.get() + 1);
+            entry.content
+        })
+        .map(|content| content.len());
+    assert_eq!(run(&storage, op).expect("append"), "mapped".len());
+    assert_eq!(calls.get(), 1, "once, after the two lost races");
+    // A failing operation is not mapped.
+    let counted = calls.clone();
+    let failed = spool::append_entry(WS, "agent:main:absent", user("x"), 6).map(move |_| {
+        counted.set(counted.get() + 1);
+    });
+    assert_eq!(
+        run(&storage, failed).expect_err("no session").code(),
+        "not_found"
+    );
+    assert_eq!(calls.get(), 1);
+}
+
+#[test]
 fn test_endless_contention_gives_up_with_conflict() {
     let storage = Probe::default();
     run(&storage, spool::create_session(WS, KEY, "s1", 1)).expect("create");
