@@ -293,6 +293,22 @@ impl<T> std::fmt::Debug for Operation<T> {
     }
 }
 
+/// An operation body whose result is handed on boxed ([`Outcome`]): polled through, with
+/// no state of its own (an `async` block around the body was a second state machine
+/// per operation).
+struct Erased<F>(Pin<Box<F>>);
+
+impl<T: 'static, F: Future<Output = OpResult<T>>> Future for Erased<F> {
+    type Output = OpResult<Outcome>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0
+            .as_mut()
+            .poll(cx)
+            .map(|result| result.map(|value| Box::new(value) as Outcome))
+    }
+}
+
 /// The outcome of type `T` in `outcome`; another type is an `internal` error.
 fn downcast<T: 'static>(outcome: Outcome) -> Result<T, Error> {
     match outcome.downcast::<T>() {
@@ -316,10 +332,7 @@ impl<T: 'static> Operation<T> {
     {
         Self::of(Machine::new(
             workspace,
-            Box::new(move |io| {
-                let body = make(io);
-                Box::pin(async move { body.await.map(|value| Box::new(value) as Outcome) })
-            }),
+            Box::new(move |io| Box::pin(Erased(Box::pin(make(io))))),
         ))
     }
 
