@@ -73,7 +73,7 @@ impl Archiver for HostArchive {
 
 /// Drives `op` against the host's storage and archive store.
 fn run<T: 'static>(op: Operation<T>) -> Result<T, wit::Error> {
-    crate::run_with(&HostStorage, &HostArchive, op).map_err(to_wit_error)
+    crate::engine::op::run_converting(&HostStorage, &HostArchive, op, to_wit_error)
 }
 
 /// The host's storage, reached through the WIT imports.

@@ -311,9 +311,14 @@ impl<T: 'static, F: Future<Output = OpResult<T>>> Future for Erased<F> {
 
 /// The outcome of type `T` in `outcome`; another type is an `internal` error.
 fn downcast<T: 'static>(outcome: Outcome) -> Result<T, Error> {
+    downcast_converting(outcome, std::convert::identity)
+}
+
+/// [`downcast`] with its error converted by `convert`.
+fn downcast_converting<T: 'static, E>(outcome: Outcome, convert: fn(Error) -> E) -> Result<T, E> {
     match outcome.downcast::<T>() {
         Ok(value) => Ok(*value),
-        Err(_) => Err(wrong_type()),
+        Err(_) => Err(convert(wrong_type())),
     }
 }
 
@@ -649,7 +654,20 @@ pub fn run_with<T: 'static, S: Storage + ?Sized, A: Archiver + ?Sized>(
     archiver: &A,
     op: Operation<T>,
 ) -> Result<T, Error> {
-    drive_with(storage, archiver, op.machine).and_then(downcast)
+    run_converting(storage, archiver, op, std::convert::identity)
+}
+
+/// [`run_with`] with its errors converted by `convert` (the component's into its WIT
+/// error): before the result is unboxed, so that the part compiled per result type
+/// builds its result once (converting after cost the guest about 19 KB).
+pub(crate) fn run_converting<T: 'static, S: Storage + ?Sized, A: Archiver + ?Sized, E>(
+    storage: &S,
+    archiver: &A,
+    op: Operation<T>,
+    convert: fn(Error) -> E,
+) -> Result<T, E> {
+    let outcome = drive_with(storage, archiver, op.machine).map_err(convert)?;
+    downcast_converting(outcome, convert)
 }
 
 /// [`run_with`] of an operation whatever its result type.
