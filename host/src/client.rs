@@ -33,6 +33,7 @@ use crate::provider::ForkProvider;
 use crate::runtime::wit::Call;
 use crate::runtime::{Instance, ResourceLimits, Runtime};
 use crate::storage::archive::ArchiveDir;
+use crate::storage::postgres::{PostgresStorage, is_postgres_url, redact};
 use crate::storage::sqlite::{Durability, SqliteStorage};
 use spool::ops;
 
@@ -160,10 +161,11 @@ impl std::fmt::Debug for Spool {
 }
 
 impl Spool {
-    /// Opens (creating it if needed) the SQLite database at `path`, workspace
+    /// Opens the database `target` names (see [`SpoolBuilder::database`]: a SQLite
+    /// file, created if needed, or a `postgres://` URL), workspace
     /// [`DEFAULT_WORKSPACE`], system clock, random session ids.
-    pub fn open(path: impl Into<PathBuf>) -> Result<Spool, Error> {
-        Spool::builder().db_path(path).open()
+    pub fn open(target: impl AsRef<std::ffi::OsStr>) -> Result<Spool, Error> {
+        Spool::builder().database(target).open()
     }
 
     /// A builder for the other settings.
@@ -1343,7 +1345,7 @@ impl BranchOptions {
 /// ```
 #[derive(Default)]
 pub struct SpoolBuilder {
-    db_path: Option<PathBuf>,
+    db: Option<Database>,
     durability: Durability,
     storage: Option<Box<dyn Storage + Send>>,
     archive_dir: Option<PathBuf>,
@@ -1358,7 +1360,7 @@ pub struct SpoolBuilder {
 impl std::fmt::Debug for SpoolBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SpoolBuilder")
-            .field("db_path", &self.db_path)
+            .field("db", &self.db)
             .field("durability", &self.durability)
             .field("archive_dir", &self.archive_dir)
             .field("workspace", &self.workspace)
@@ -1366,18 +1368,60 @@ impl std::fmt::Debug for SpoolBuilder {
     }
 }
 
+/// The database a [`SpoolBuilder`] opens.
+#[derive(Clone)]
+enum Database {
+    /// A SQLite file.
+    Path(PathBuf),
+    /// A PostgreSQL database: its URL.
+    Postgres(String),
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Database::Path(path) => f.debug_tuple("Path").field(path).finish(),
+            // Never the password.
+            Database::Postgres(url) => f.debug_tuple("Postgres").field(&redact(url)).finish(),
+        }
+    }
+}
+
 impl SpoolBuilder {
     /// The SQLite database file (created with its directories if missing). Without
-    /// one (and without [`storage`](Self::storage)), the database is in memory.
+    /// a database (and without [`storage`](Self::storage)), it is in memory.
     pub fn db_path(mut self, path: impl Into<PathBuf>) -> Self {
-        self.db_path = Some(path.into());
+        self.db = Some(Database::Path(path.into()));
         self
+    }
+
+    /// A PostgreSQL database instead of a SQLite file:
+    /// `postgres://user[:password]@host[:port]/database` (or `postgresql://`; libpq's
+    /// URL syntax, parameters included). Nothing is created on the local disk; see
+    /// [`PostgresStorage`](crate::PostgresStorage) for what the server gets.
+    pub fn postgres_url(mut self, url: impl Into<String>) -> Self {
+        self.db = Some(Database::Postgres(url.into()));
+        self
+    }
+
+    /// The database `target` names: a `postgres://` or `postgresql://` URL is a
+    /// PostgreSQL database ([`postgres_url`](Self::postgres_url)), anything else the
+    /// path of a SQLite file ([`db_path`](Self::db_path)). This is how the CLI reads
+    /// `--db` and `SPOOL_DB`.
+    pub fn database(self, target: impl AsRef<std::ffi::OsStr>) -> Self {
+        let target = target.as_ref();
+        match target.to_str().filter(|text| is_postgres_url(text)) {
+            Some(url) => self.postgres_url(url),
+            None => self.db_path(target),
+        }
     }
 
     /// How durable the SQLite database's commits are (default [`Durability::Full`]:
     /// on disk when they return); [`Durability::Normal`] trades the newest commits on
     /// an operating-system crash or power loss for speed. Only for
-    /// [`db_path`](Self::db_path).
+    /// [`db_path`](Self::db_path): a PostgreSQL server's commits are as durable as its
+    /// `synchronous_commit` setting, and [`open`](Self::open) refuses
+    /// [`Durability::Normal`] with a [`postgres_url`](Self::postgres_url).
     pub fn durability(mut self, durability: Durability) -> Self {
         self.durability = durability;
         self
@@ -1391,7 +1435,8 @@ impl SpoolBuilder {
 
     /// The directory reset archives are written to (see [`ArchiveDir`]). Default:
     /// `<directory of the db>/spool-archives` when there is a [`db_path`](Self::db_path);
-    /// without one, resets keep no archive (and say so) unless this is set.
+    /// without one (in memory, or on PostgreSQL), resets keep no archive (and say so)
+    /// unless this is set.
     pub fn archive_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.archive_dir = Some(dir.into());
         self
@@ -1451,20 +1496,38 @@ impl SpoolBuilder {
 
     /// Opens the storage and instantiates the component.
     pub fn open(self) -> Result<Spool, Error> {
-        let archive_dir = match (&self.archiver, self.archive_dir, &self.db_path) {
+        if let Some(Database::Postgres(url)) = &self.db
+            && self.durability != Durability::Full
+        {
+            return Err(Error::Spool {
+                code: "invalid_argument".into(),
+                message: format!(
+                    "durability `normal` is SQLite's `synchronous=NORMAL`; the commits of the \
+                     PostgreSQL database {} are as durable as the server's \
+                     `synchronous_commit` says",
+                    redact(url)
+                ),
+            });
+        }
+        let archive_dir = match (&self.archiver, self.archive_dir, &self.db) {
             (Some(_), _, _) => None,
             (None, Some(dir), _) => Some(dir),
-            (None, None, Some(db)) => Some(ArchiveDir::default_for(db).path().to_owned()),
-            (None, None, None) => None,
+            (None, None, Some(Database::Path(db))) => {
+                Some(ArchiveDir::default_for(db).path().to_owned())
+            }
+            (None, None, _) => None,
         };
         let archiver: Box<dyn Archiver + Send> = match (self.archiver, &archive_dir) {
             (Some(archiver), _) => archiver,
             (None, Some(dir)) => Box::new(ArchiveDir::new(dir)),
             (None, None) => Box::new(NoArchive),
         };
-        let storage: Box<dyn Storage + Send> = match (self.storage, self.db_path) {
+        let storage: Box<dyn Storage + Send> = match (self.storage, self.db) {
             (Some(storage), _) => storage,
-            (None, Some(path)) => Box::new(SqliteStorage::open_with(path, self.durability)?),
+            (None, Some(Database::Path(path))) => {
+                Box::new(SqliteStorage::open_with(path, self.durability)?)
+            }
+            (None, Some(Database::Postgres(url))) => Box::new(PostgresStorage::connect(&url)?),
             (None, None) => Box::new(SqliteStorage::open_in_memory()?),
         };
         Ok(Spool {

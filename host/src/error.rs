@@ -29,6 +29,14 @@ pub enum Error {
         /// SQLite's message.
         message: String,
     },
+    /// The PostgreSQL database could not be reached or set up: a malformed URL, a
+    /// refused connection, a failed authentication, a missing database.
+    Postgres {
+        /// The server and database (`host:port/database`), never the password.
+        target: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The WebAssembly runtime failed: the component trapped (a bug) or could not be
     /// compiled or instantiated.
     Wasm {
@@ -59,13 +67,13 @@ pub enum Error {
 
 impl Error {
     /// The stable reason code: the component's own code for [`Error::Spool`], `storage`
-    /// for [`Error::Storage`] and [`Error::Sqlite`], `internal` for [`Error::Wasm`],
+    /// for [`Error::Storage`], [`Error::Sqlite`] and [`Error::Postgres`], `internal` for [`Error::Wasm`],
     /// `resource_limit` for [`Error::ResourceLimit`] and `io` for [`Error::Io`].
     pub fn code(&self) -> &str {
         match self {
             Error::Spool { code, .. } => code,
             Error::Storage(StorageError::Corrupt { .. }) => "corruption",
-            Error::Storage(_) | Error::Sqlite { .. } => "storage",
+            Error::Storage(_) | Error::Sqlite { .. } | Error::Postgres { .. } => "storage",
             Error::Wasm { .. } => "internal",
             Error::ResourceLimit { .. } => "resource_limit",
             Error::Io { .. } => "io",
@@ -108,6 +116,9 @@ impl fmt::Display for Error {
             }
             Error::Sqlite { path, message } => {
                 write!(f, "cannot open the database {path}: {message}")
+            }
+            Error::Postgres { target, message } => {
+                write!(f, "cannot use the PostgreSQL database {target}: {message}")
             }
             Error::Wasm {
                 context, message, ..

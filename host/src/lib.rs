@@ -10,6 +10,8 @@
 //! - [`Instance`]: exactly the component's WIT `api`, with core types and explicit
 //!   workspace, time and ids. [`Runtime`] compiles (and caches on disk) the component.
 //! - [`SqliteStorage`]: the storage contract on SQLite, usable on its own.
+//! - [`PostgresStorage`]: the storage contract on a PostgreSQL server (also behind
+//!   PgBouncer in transaction pooling mode), usable on its own.
 //! - [`ArchiveDir`]: the reset-archive store (a [`spool::Archiver`]), usable on its own.
 //! - [`ForkProvider`]: the agent's provider as the host calls it in a provider fork
 //!   ([`Spool::run_fork`]); [`TestProvider`] and [`CommandProvider`] are ready-made.
@@ -132,6 +134,9 @@ pub use runtime::{
     DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime,
 };
 pub use storage::archive::{ArchiveDir, ArchiveFile, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
+pub use storage::postgres::{
+    Isolation, POSTGRES_SCHEMA_VERSION, PostgresStorage, display_database, is_postgres_url,
+};
 pub use storage::sqlite::{APPLICATION_ID, Durability, SqliteStorage};
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped

@@ -67,6 +67,11 @@ pub(crate) const BENCHES: &[(&str, &str, &str)] = &[
         "spool-host",
         "search: append cost of the index, index bytes per entry, query latency on 100k entries vs SQLite FTS5",
     ),
+    (
+        "postgres",
+        "spool-host",
+        "PostgreSQL: appends/s beside SQLite and a hand-written loop, the newest page, advisory lock vs SERIALIZABLE",
+    ),
 ];
 
 /// Not a benchmark binary: the sizes of what ships, measured by building it (the
@@ -345,9 +350,24 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 &toolchain,
                 &["bench", "--package", package, "--bench", name],
             );
+            // The PostgreSQL benchmark runs on a throwaway server, stopped after it.
+            let servers = match *name {
+                "postgres" => match crate::postgres::Servers::start() {
+                    Ok(servers) => Some(servers),
+                    Err(e) => {
+                        failures.push(e);
+                        continue;
+                    }
+                },
+                _ => None,
+            };
+            for (key, value) in servers.iter().flat_map(crate::postgres::Servers::env) {
+                step.env(key, value);
+            }
             if let Err(e) = step.run_lines(&format!("bench: {what}"), collect(&mut lines)) {
                 failures.push(e);
             }
+            drop(servers);
         }
     }
     if (names.is_empty() || names.contains(&SIZE.0))

@@ -115,6 +115,25 @@ impl Step {
         }
     }
 
+    /// Runs quietly and returns stdout; a failure is an error naming the step, with
+    /// what the program printed.
+    pub(crate) fn output_or_err(&mut self, name: &str) -> Result<String, String> {
+        let out = self
+            .0
+            .output()
+            .map_err(|e| format!("{name}: cannot start `{}`: {e}", self.describe()))?;
+        if out.status.success() {
+            return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+        }
+        Err(format!(
+            "{name}: `{}` exited with {}: {}{}",
+            self.describe(),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+
     /// Runs and captures stdout; `None` when the program is missing or fails.
     pub(crate) fn output(&mut self) -> Option<String> {
         let out = self.0.output().ok()?;

@@ -4,6 +4,7 @@
 mod bench;
 mod cmd;
 mod e2e;
+mod postgres;
 mod serve;
 mod setup;
 mod web;
@@ -26,7 +27,9 @@ Commands:
   demo [args]           Set up, then run `spool demo` on the embedded SQLite default
                         (./spool.db): a short scripted session through the component.
   test                  Everything CI checks: fmt, clippy (native + wasm32), native
-                        tests, component tests, docs, browser tests in headless Chromium.
+                        tests (with a throwaway PostgreSQL and PgBouncer for the server
+                        backend's), component tests, docs, browser tests in headless
+                        Chromium.
   ci                    Same as test.
   build-wasm            Build and package the component; print its size.
   build-web [--no-opt]  Build the browser package @spool/engine into web/pkg: wasm-bindgen
@@ -37,6 +40,11 @@ Commands:
   e2e-web               Drive the demo page end to end in headless Chromium (WebDriver),
                         every Spool method through its Operations panel; saves
                         screenshots in target/e2e/ and reports the cold start.
+  with-postgres CMD...  Start a throwaway PostgreSQL and a PgBouncer (transaction pooling)
+                        on loopback, run CMD with SPOOL_TEST_POSTGRES / SPOOL_TEST_PGBOUNCER
+                        set to their URLs, then stop them: e.g. `cargo xtask with-postgres
+                        cargo test -p spool-host --test suite postgres`. Needs root (it
+                        installs Debian's postgresql and pgbouncer when missing).
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
   bench [--peers] [NAME...]
@@ -87,6 +95,7 @@ fn main() -> ExitCode {
             println!("e2e: {} passed, {} failed", tally.passed, tally.failed);
             result
         }),
+        "with-postgres" => postgres::with_servers(rest),
         "check-imports" => check_imports(),
         "test-browser" => setup::run(&setup::Options { browser: true }).and_then(|t| {
             let mut tally = Tally::default();
@@ -361,14 +370,22 @@ fn test_all() -> Result<(), String> {
     } else {
         eprintln!("note: clippy for wasm32 needs the rustup route; skipped on the fallback route");
     }
+    // The PostgreSQL backend's tests run on a throwaway server and pooler, stopped
+    // when `servers` is dropped (after the tests, or on any failure).
+    let servers = postgres::Servers::start()?;
     // spool-web is empty off wasm32; its tests run in Chromium below.
+    let mut native = cargo(
+        &toolchain,
+        &["test", "--workspace", "--exclude", "spool-web"],
+    );
+    for (name, value) in servers.env() {
+        native.env(name, value);
+    }
     ci.tests(
-        "native tests (core, host through the component, xtask)",
-        cargo(
-            &toolchain,
-            &["test", "--workspace", "--exclude", "spool-web"],
-        ),
+        "native tests (core, host through the component on SQLite and PostgreSQL, xtask)",
+        native,
     )?;
+    drop(servers);
     ci.timed("demo, twice on a fresh database", |_| {
         demo_twice(&toolchain)
     })?;

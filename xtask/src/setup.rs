@@ -230,7 +230,7 @@ fn dpkg_installed(package: &str) -> bool {
 }
 
 /// Installs the missing Debian packages.
-fn apt_install(packages: &[&str]) -> Result<(), String> {
+pub(crate) fn apt_install(packages: &[&str]) -> Result<(), String> {
     let missing: Vec<&str> = packages
         .iter()
         .copied()

@@ -157,7 +157,7 @@ pub(crate) fn run(spool: &mut Spool, db: &Path, json: bool) -> Result<(), Error>
     say(format!(
         "{} a coding agent fixes a failing test, recorded in {}\n\n",
         render::bold("spool demo:"),
-        db.display()
+        spool_host::display_database(db)
     ));
 
     // A fresh story every time: the branch goes first (a parent keeps its children).

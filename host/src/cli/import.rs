@@ -204,7 +204,7 @@ struct Report {
 /// large enough for [`MAX_FILE_BYTES`] of log (imports write no reset archive).
 pub(crate) fn open(db: &Path, workspace: &str, durability: Durability) -> Result<Spool, Error> {
     Spool::builder()
-        .db_path(db)
+        .database(db)
         .durability(durability)
         .workspace(workspace)
         .memory_limit(IMPORT_MEMORY_LIMIT)

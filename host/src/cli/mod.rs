@@ -138,8 +138,9 @@ Examples:
   spool completions bash > ~/.local/share/bash-completion/completions/spool
 
 Every command takes --json for machine-readable output (export writes JSON Lines).
-The database is ./spool.db unless --db or SPOOL_DB says otherwise; --workspace (or
-SPOOL_WORKSPACE) picks an isolated set of sessions inside it.
+The database is ./spool.db unless --db or SPOOL_DB says otherwise: a file path, or a
+PostgreSQL URL (postgres://user@host:5432/spool); --workspace (or SPOOL_WORKSPACE)
+picks an isolated set of sessions inside it.
 
 Exit status:
   0  success
@@ -183,13 +184,14 @@ the same one agent UIs run in the browser.";
     after_help = EXAMPLES
 )]
 struct Cli {
-    /// The SQLite database file (created if missing).
+    /// The database: a SQLite file (created if missing), or a PostgreSQL database as
+    /// `postgres://user[:password]@host[:port]/database` (or `postgresql://`).
     #[arg(
         long,
         global = true,
         env = "SPOOL_DB",
         default_value = "./spool.db",
-        value_name = "PATH"
+        value_name = "PATH|URL"
     )]
     db: PathBuf,
 
@@ -628,7 +630,7 @@ impl From<DurabilityArg> for Durability {
 
 fn open(cli: &Cli) -> Result<Spool, Error> {
     let builder = Spool::builder()
-        .db_path(&cli.db)
+        .database(&cli.db)
         .durability(cli.durability.into())
         .workspace(&cli.workspace);
     match &cli.archive_dir {

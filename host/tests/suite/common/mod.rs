@@ -1,6 +1,7 @@
 //! Helpers shared by the CLI tests: run the `spool` binary on a temporary database.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod postgres;
 pub mod workload;
 
 use std::path::{Path, PathBuf};

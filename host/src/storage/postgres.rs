@@ -1,0 +1,679 @@
+//! [`PostgresStorage`]: the Spool storage contract on a PostgreSQL server.
+//!
+//! One table holds every workspace's key space, `spool_kv(workspace, key, value)` with
+//! primary key `(workspace, key)`; keys and values are `bytea`, which PostgreSQL
+//! compares bytewise (a shorter key that is a prefix sorts first): exactly the order the
+//! contract asks for. A `range` is a scan of the primary key's index with a `LIMIT` and
+//! a direction; a `delete-range` is one `DELETE`.
+//!
+//! **A commit is one statement.** `spool_commit(…)`, a PL/pgSQL function the schema
+//! defines, takes the whole batch as arrays (binary parameters, no text to escape) and
+//! runs as one transaction: it takes a transaction-scoped advisory lock on the
+//! workspace (so that the commits of one workspace are serial), checks the
+//! preconditions in order (it returns the index of the first that does not hold, having
+//! written nothing), then applies the writes in order. PostgreSQL keeps the plans of a
+//! function's statements for the connection's life, so the statements inside are
+//! planned once per server connection, as prepared statements would be. Why a lock and
+//! not `SERIALIZABLE`: ARCHITECTURE.md, "PostgreSQL".
+//!
+//! **Contention.** An operation's reads are plain autocommit reads and its commit checks
+//! its preconditions; when the commit loses to another writer, the core tries the
+//! operation again. That second attempt (and every later one of that operation) takes
+//! the workspace's lock at its first read, in a transaction that its commit ends: no
+//! other writer can change what it read, so a busy session costs its writers a wait,
+//! never a surfaced `conflict`. An uncontended operation pays nothing for this.
+//!
+//! **Behind a pooler.** Nothing outlives a transaction: statements are unnamed
+//! (`query_typed`: parse, bind and execute in one message, no named prepared statement),
+//! locks are transaction-scoped, and no session setting is relied on. So PgBouncer in transaction pooling mode may hand every call to
+//! another server connection.
+//!
+//! **Schema** (`spool_schema_version`): numbered migrations, each applied once, in one
+//! transaction that first takes a transaction-scoped advisory lock ([`MIGRATION_LOCK`]):
+//! hosts that start at once wait for each other, and all but the first find nothing to
+//! do. A migration is transactional DDL only (no `CREATE INDEX CONCURRENTLY`, which
+//! cannot run in a transaction); a session-level lock would outlive its transaction
+//! behind a pooler, held by a server connection that another client gets next.
+//!
+//! **Connections.** One connection per storage. When the server closed it (a restart,
+//! `pg_terminate_backend`, an idle timeout), the call that found out fails with a
+//! `storage` error and the next call connects again. A read that fails because the
+//! connection was already closed is retried once on a new connection (a read changes
+//! nothing).
+
+use std::cell::{Cell, RefCell};
+use std::time::Duration;
+
+use postgres::config::Host;
+use postgres::error::SqlState;
+use postgres::types::{ToSql, Type};
+use postgres::{Client, Config, NoTls};
+use spool::{Batch, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError};
+
+use crate::error::Error;
+
+/// The advisory lock class of Spool's locks: "SPOL" (`pg_advisory_xact_lock(int, int)`,
+/// the two-key form, so that another application's single-key locks never collide).
+/// The second key is `hashtext(workspace)`; two workspaces whose names hash alike
+/// share a lock, which only makes their commits wait for each other.
+const LOCK_CLASS: i32 = 0x5350_4f4c;
+
+/// The advisory lock class of migrations: one lock for the whole database.
+const MIGRATION_LOCK: i32 = 0x5350_4f4d;
+
+/// How long connecting may take before it fails (when the URL sets no
+/// `connect_timeout`).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The schema migrations, in order: migration `n` (1-based) brings the schema to
+/// version `n`. Transactional DDL only.
+const MIGRATIONS: &[&str] = &[
+    // 1: the key space, and the commit of one batch.
+    r#"CREATE TABLE spool_kv (
+        workspace text COLLATE "C" NOT NULL,
+        key bytea NOT NULL,
+        value bytea NOT NULL,
+        PRIMARY KEY (workspace, key)
+    );
+    -- Checks the preconditions in order: the index of the first that does not hold,
+    -- with nothing written; else applies the mutations in order and returns -1.
+    -- kinds: 0 put (keys, vals), 1 delete (keys), 2 delete-range (keys, ends; no end
+    -- when NULL). `lock`: take the workspace's commit lock first.
+    CREATE FUNCTION spool_commit(
+        ws text, lock boolean,
+        pre_keys bytea[], pre_values bytea[],
+        kinds smallint[], keys bytea[], vals bytea[], ends bytea[]
+    ) RETURNS integer LANGUAGE plpgsql AS $$
+    DECLARE
+        i integer;
+        held bytea;
+    BEGIN
+        IF lock THEN
+            PERFORM pg_advisory_xact_lock(1397772108, hashtext(ws));
+        END IF;
+        FOR i IN 1 .. coalesce(array_length(pre_keys, 1), 0) LOOP
+            SELECT value INTO held FROM spool_kv WHERE workspace = ws AND key = pre_keys[i];
+            IF pre_values[i] IS NULL THEN
+                IF FOUND THEN RETURN i - 1; END IF;
+            ELSIF NOT FOUND OR held <> pre_values[i] THEN
+                RETURN i - 1;
+            END IF;
+        END LOOP;
+        FOR i IN 1 .. coalesce(array_length(kinds, 1), 0) LOOP
+            IF kinds[i] = 0 THEN
+                INSERT INTO spool_kv (workspace, key, value) VALUES (ws, keys[i], vals[i])
+                    ON CONFLICT (workspace, key) DO UPDATE SET value = EXCLUDED.value;
+            ELSIF kinds[i] = 1 THEN
+                DELETE FROM spool_kv WHERE workspace = ws AND key = keys[i];
+            ELSIF ends[i] IS NULL THEN
+                DELETE FROM spool_kv WHERE workspace = ws AND key >= keys[i];
+            ELSE
+                DELETE FROM spool_kv WHERE workspace = ws AND key >= keys[i] AND key < ends[i];
+            END IF;
+        END LOOP;
+        RETURN -1;
+    END
+    $$;"#,
+];
+
+/// The schema version this build writes.
+pub const POSTGRES_SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// Whether `text` names a PostgreSQL server (`postgres://…` or `postgresql://…`)
+/// rather than a database file.
+pub fn is_postgres_url(text: &str) -> bool {
+    let lower = text.get(..13).unwrap_or(text).to_ascii_lowercase();
+    lower.starts_with("postgres://") || lower.starts_with("postgresql://")
+}
+
+/// Spool's storage on a PostgreSQL server: every workspace in one `spool_kv` table of
+/// one database.
+///
+/// ```no_run
+/// use spool::{Batch, Storage};
+/// use spool_host::PostgresStorage;
+///
+/// let storage = PostgresStorage::connect("postgres://spool@127.0.0.1:5432/spool")?;
+/// let mut batch = Batch::default();
+/// batch.require_absent(b"k".to_vec());
+/// batch.put(b"k".to_vec(), b"v".to_vec());
+/// storage.commit("default", batch)?;
+/// assert_eq!(storage.get("default", b"k")?, Some(b"v".to_vec()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct PostgresStorage {
+    config: Config,
+    /// How the commits of a workspace are made serial.
+    isolation: Isolation,
+    /// The server and database, for messages: `host:port[,host:port…]/database`, never
+    /// the password.
+    target: String,
+    /// The connection; `None` after the server closed it, until the next call.
+    client: RefCell<Option<Client>>,
+    /// Whether an operation is under way ([`Storage::begin_operation`]).
+    in_operation: Cell<bool>,
+    /// Where the connection is in that operation.
+    scope: Cell<Scope>,
+}
+
+/// Where a connection is in the operation its storage was told of
+/// ([`Storage::begin_operation`]); see "Contention" in the module's documentation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Scope {
+    /// No operation, or one whose commits have not lost: reads are autocommit.
+    #[default]
+    Optimistic,
+    /// In an operation whose commit lost to another writer: its next read opens a
+    /// transaction holding the workspace's lock.
+    Locking,
+    /// In that transaction: reads and the commit run in it, under the lock.
+    Locked,
+}
+
+impl std::fmt::Debug for PostgresStorage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStorage")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresStorage {
+    /// Connects to the database `url` names (`postgres://user[:password]@host[:port]/db`
+    /// or `postgresql://…`, libpq's URL syntax, parameters included) and brings its
+    /// schema up to date. Every failure (a malformed URL, a refused connection, a failed
+    /// authentication, a missing database) is [`Error::Postgres`] naming the host and the
+    /// database, never the password; nothing is written.
+    pub fn connect(url: &str) -> Result<Self, Error> {
+        let mut config: Config = url.parse().map_err(|e: postgres::Error| Error::Postgres {
+            target: redact(url),
+            message: format!("not a PostgreSQL URL: {}", cause(&e)),
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        config.application_name("spool");
+        let target = describe(&config);
+        let storage = PostgresStorage {
+            config,
+            isolation: Isolation::AdvisoryLock,
+            target,
+            client: RefCell::new(None),
+            in_operation: Cell::new(false),
+            scope: Cell::default(),
+        };
+        let mut client = storage.open_connection()?;
+        migrate(&mut client).map_err(|e| storage.error(&e))?;
+        *storage.client.borrow_mut() = Some(client);
+        Ok(storage)
+    }
+
+    /// Makes the commits of a workspace serial by `isolation` instead of the default
+    /// [`Isolation::AdvisoryLock`]: the other way is here for the benchmark that
+    /// measures the choice (`cargo xtask bench postgres`).
+    #[doc(hidden)]
+    pub fn with_isolation(mut self, isolation: Isolation) -> Self {
+        self.isolation = isolation;
+        *self.client.get_mut() = None;
+        self
+    }
+
+    /// The server and database this storage is on, as messages name them
+    /// (`host:port/database`; never the password).
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    fn open_connection(&self) -> Result<Client, Error> {
+        let mut client = self.config.connect(NoTls).map_err(|e| self.error(&e))?;
+        if self.isolation == Isolation::Serializable {
+            // A session setting: not for a pooler (the measured alternative only).
+            client
+                .batch_execute(
+                    "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE",
+                )
+                .map_err(|e| self.error(&e))?;
+        }
+        Ok(client)
+    }
+
+    fn error(&self, e: &postgres::Error) -> Error {
+        Error::Postgres {
+            target: self.target.clone(),
+            message: cause(e),
+        }
+    }
+
+    fn backend(&self, e: &postgres::Error) -> StorageError {
+        StorageError::Backend(format!("PostgreSQL {}: {}", self.target, cause(e)))
+    }
+
+    /// Runs `f` on the connection, connecting first when there is none. When the
+    /// connection turns out broken, it is dropped (the next call connects again); a
+    /// `retry`able call (a read outside a transaction) is then run once more on a new
+    /// connection. Inside the operation's transaction nothing is retried: the
+    /// transaction, and its lock, are gone with the connection.
+    fn with_client<T>(
+        &self,
+        retry: bool,
+        mut f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
+    ) -> Result<T, StorageError> {
+        let mut slot = self.client.borrow_mut();
+        let mut attempts = if retry { 2 } else { 1 };
+        loop {
+            attempts -= 1;
+            // A connection known to be closed is replaced before anything is sent on it.
+            if slot.as_ref().is_some_and(Client::is_closed) {
+                *slot = None;
+            }
+            let client = match &mut *slot {
+                Some(client) => client,
+                None => slot.insert(
+                    self.open_connection()
+                        .map_err(|e| StorageError::Backend(e.to_string()))?,
+                ),
+            };
+            match f(client) {
+                Ok(value) => return Ok(value),
+                Err(e) => {
+                    if broken(&e) || client.is_closed() {
+                        *slot = None;
+                        if self.scope.get() == Scope::Locked {
+                            self.scope.set(Scope::Locking);
+                        } else if attempts > 0 {
+                            continue;
+                        }
+                    }
+                    return Err(self.backend(&e));
+                }
+            }
+        }
+    }
+
+    /// Before a read of `workspace`: in an operation whose commit lost, opens the
+    /// transaction that holds the workspace's lock.
+    fn before_read(&self, workspace: &str) -> Result<(), StorageError> {
+        if self.scope.get() != Scope::Locking {
+            return Ok(());
+        }
+        self.with_client(false, |client| {
+            client.batch_execute("BEGIN")?;
+            let locked = client.query_typed(
+                "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+                &[(&LOCK_CLASS, Type::INT4), (&workspace, Type::TEXT)],
+            );
+            if locked.is_err() {
+                let _ = client.batch_execute("ROLLBACK");
+            }
+            locked
+        })?;
+        self.scope.set(Scope::Locked);
+        Ok(())
+    }
+
+    /// Ends the operation's transaction, if one is open: `COMMIT` (which PostgreSQL
+    /// turns into a rollback when a statement in it failed).
+    fn end_transaction(&self) -> Result<(), StorageError> {
+        if self.scope.get() != Scope::Locked {
+            return Ok(());
+        }
+        let result = self.with_client(false, |client| client.batch_execute("COMMIT"));
+        self.scope.set(Scope::Optimistic);
+        result
+    }
+
+    fn read<T>(
+        &self,
+        workspace: &str,
+        f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
+    ) -> Result<T, StorageError> {
+        self.before_read(workspace)?;
+        let retry = self.scope.get() != Scope::Locked;
+        self.with_client(retry, f)
+    }
+}
+
+impl Storage for PostgresStorage {
+    fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.read(workspace, |client| {
+            let row = client.query_typed_opt(
+                "SELECT value FROM spool_kv WHERE workspace = $1 AND key = $2",
+                &[(&workspace, Type::TEXT), (&key, Type::BYTEA)],
+            )?;
+            Ok(row.map(|row| row.get::<_, Vec<u8>>(0)))
+        })
+    }
+
+    fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
+        let order = if query.reverse { "DESC" } else { "ASC" };
+        let end = if query.range.end.is_some() {
+            "AND key < $4"
+        } else {
+            ""
+        };
+        // `LIMIT NULL` is no limit.
+        let limit = (query.limit > 0).then_some(i64::from(query.limit));
+        let sql = format!(
+            "SELECT key, value FROM spool_kv WHERE workspace = $1 AND key >= $2 {end} \
+             ORDER BY key {order} LIMIT $3"
+        );
+        let start = query.range.start.as_slice();
+        self.read(workspace, |client| {
+            let rows = match &query.range.end {
+                Some(end) => client.query_typed(
+                    &sql,
+                    &[
+                        (&workspace, Type::TEXT),
+                        (&start, Type::BYTEA),
+                        (&limit, Type::INT8),
+                        (&end.as_slice(), Type::BYTEA),
+                    ],
+                )?,
+                None => client.query_typed(
+                    &sql,
+                    &[
+                        (&workspace, Type::TEXT),
+                        (&start, Type::BYTEA),
+                        (&limit, Type::INT8),
+                    ],
+                )?,
+            };
+            Ok(rows
+                .into_iter()
+                .map(|row| Kv {
+                    key: row.get(0),
+                    value: row.get(1),
+                })
+                .collect())
+        })
+    }
+
+    fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
+        let arrays = Arrays::of(&batch);
+        // Outside the operation's transaction, the function takes the lock itself.
+        let lock = self.isolation == Isolation::AdvisoryLock && self.scope.get() != Scope::Locked;
+        let params: [(&(dyn ToSql + Sync), Type); 8] = [
+            (&workspace, Type::TEXT),
+            (&lock, Type::BOOL),
+            (&arrays.pre_keys, Type::BYTEA_ARRAY),
+            (&arrays.pre_values, Type::BYTEA_ARRAY),
+            (&arrays.kinds, Type::INT2_ARRAY),
+            (&arrays.keys, Type::BYTEA_ARRAY),
+            (&arrays.vals, Type::BYTEA_ARRAY),
+            (&arrays.ends, Type::BYTEA_ARRAY),
+        ];
+        let mut retries = 0;
+        let outcome = self.with_client(false, |client| {
+            loop {
+                match client.query_typed_one(
+                    "SELECT spool_commit($1, $2, $3, $4, $5, $6, $7, $8)",
+                    &params,
+                ) {
+                    // Under `SERIALIZABLE`, a commit that lost to a concurrent one
+                    // wrote nothing and is tried again.
+                    Err(e)
+                        if self.isolation == Isolation::Serializable
+                            && e.code() == Some(&SqlState::T_R_SERIALIZATION_FAILURE)
+                            && retries < SERIALIZATION_RETRIES =>
+                    {
+                        retries += 1;
+                    }
+                    result => return result.map(|row| row.get::<_, i32>(0)),
+                }
+            }
+        });
+        // The operation's transaction ends with its commit, whatever its outcome.
+        let ended = self.end_transaction();
+        let failed = outcome?;
+        ended?;
+        if failed < 0 {
+            return Ok(());
+        }
+        if self.isolation == Isolation::AdvisoryLock && self.in_operation.get() {
+            // The core tries the operation again: this time under the lock.
+            self.scope.set(Scope::Locking);
+        }
+        Err(StorageError::Conflict(failed as u32))
+    }
+
+    fn begin_operation(&self) {
+        self.in_operation.set(true);
+        self.scope.set(Scope::Optimistic);
+    }
+
+    fn end_operation(&self) {
+        // A read-only operation's transaction: nothing to keep, only the lock to let go.
+        let _ = self.end_transaction();
+        self.in_operation.set(false);
+        self.scope.set(Scope::Optimistic);
+    }
+}
+
+/// How the commits of one workspace are made serial.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// A transaction-scoped advisory lock on the workspace, then `READ COMMITTED`
+    /// checks and writes: commits of a workspace wait for each other (the default).
+    AdvisoryLock,
+    /// `SERIALIZABLE` transactions (a session setting: not behind a pooler), a commit
+    /// that loses a conflict tried again, no lock.
+    Serializable,
+}
+
+/// How often a `SERIALIZABLE` commit is tried again after a serialization failure.
+const SERIALIZATION_RETRIES: u32 = 20;
+
+/// A batch as the arrays `spool_commit` takes.
+struct Arrays<'a> {
+    pre_keys: Vec<&'a [u8]>,
+    /// `None`: the key must be absent.
+    pre_values: Vec<Option<&'a [u8]>>,
+    kinds: Vec<i16>,
+    keys: Vec<&'a [u8]>,
+    vals: Vec<Option<&'a [u8]>>,
+    ends: Vec<Option<&'a [u8]>>,
+}
+
+impl<'a> Arrays<'a> {
+    fn of(batch: &'a Batch) -> Self {
+        let mut arrays = Arrays {
+            pre_keys: Vec::with_capacity(batch.preconditions.len()),
+            pre_values: Vec::with_capacity(batch.preconditions.len()),
+            kinds: Vec::with_capacity(batch.mutations.len()),
+            keys: Vec::with_capacity(batch.mutations.len()),
+            vals: Vec::with_capacity(batch.mutations.len()),
+            ends: Vec::with_capacity(batch.mutations.len()),
+        };
+        for precondition in &batch.preconditions {
+            let (key, value) = match precondition {
+                Precondition::Absent(key) => (key.as_slice(), None),
+                Precondition::Equals(kv) => (kv.key.as_slice(), Some(kv.value.as_slice())),
+            };
+            arrays.pre_keys.push(key);
+            arrays.pre_values.push(value);
+        }
+        for mutation in &batch.mutations {
+            let (kind, key, value, end) = match mutation {
+                Mutation::Put(kv) => (0, kv.key.as_slice(), Some(kv.value.as_slice()), None),
+                Mutation::Delete(key) => (1, key.as_slice(), None, None),
+                Mutation::DeleteRange(range) => {
+                    (2, range.start.as_slice(), None, range.end.as_deref())
+                }
+            };
+            arrays.kinds.push(kind);
+            arrays.keys.push(key);
+            arrays.vals.push(value);
+            arrays.ends.push(end);
+        }
+        arrays
+    }
+}
+
+/// Brings the schema of the database `client` is connected to up to date, in one
+/// transaction under the migration lock.
+fn migrate(client: &mut Client) -> Result<(), postgres::Error> {
+    let mut tx = client.transaction()?;
+    tx.batch_execute(&format!(
+        "SELECT pg_advisory_xact_lock({MIGRATION_LOCK}, 0);
+         CREATE TABLE IF NOT EXISTS spool_schema_version (
+             version integer PRIMARY KEY,
+             applied_at timestamptz NOT NULL DEFAULT now()
+         );"
+    ))?;
+    let row = tx.query_typed_one(
+        "SELECT COALESCE(max(version), 0) FROM spool_schema_version",
+        &[],
+    )?;
+    let current: i32 = row.get(0);
+    for (index, migration) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
+        tx.batch_execute(migration)?;
+        let version = index as i32 + 1;
+        tx.query_typed(
+            "INSERT INTO spool_schema_version (version) VALUES ($1)",
+            &[(&version, Type::INT4)],
+        )?;
+    }
+    tx.commit()
+}
+
+/// `host:port[,host:port…]/database` of `config`: what messages name.
+fn describe(config: &Config) -> String {
+    let ports = config.get_ports();
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, host)| {
+            let port = ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+            match host {
+                Host::Tcp(name) => format!("{name}:{port}"),
+                #[cfg(unix)]
+                Host::Unix(path) => format!("{}:{port}", path.display()),
+            }
+        })
+        .collect();
+    let hosts = if hosts.is_empty() {
+        "localhost:5432".to_owned()
+    } else {
+        hosts.join(",")
+    };
+    let database = config
+        .get_dbname()
+        .or(config.get_user())
+        .unwrap_or("postgres");
+    format!("{hosts}/{database}")
+}
+
+/// How messages show the database `target` that [`SpoolBuilder::database`] takes: a
+/// file path as it is, a PostgreSQL URL without its password.
+///
+/// [`SpoolBuilder::database`]: crate::SpoolBuilder::database
+pub fn display_database(target: impl AsRef<std::ffi::OsStr>) -> String {
+    let target = std::path::Path::new(target.as_ref());
+    match target.to_str().filter(|text| is_postgres_url(text)) {
+        Some(url) => redact(url),
+        None => target.display().to_string(),
+    }
+}
+
+/// The URL `url` with any password taken out: how messages and debug output show it.
+pub(crate) fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return "(not a URL)".to_owned();
+    };
+    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let authority = match authority.rsplit_once('@') {
+        Some((user, hosts)) => {
+            let user = user.split_once(':').map_or(user, |(name, _)| name);
+            format!("{user}@{hosts}")
+        }
+        None => authority.to_owned(),
+    };
+    // A password can also be a query parameter.
+    let tail = match tail.split_once('?') {
+        Some((path, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|p| !p.to_ascii_lowercase().starts_with("password="))
+                .collect();
+            if kept.is_empty() {
+                path.to_owned()
+            } else {
+                format!("{path}?{}", kept.join("&"))
+            }
+        }
+        None => tail.to_owned(),
+    };
+    format!("{scheme}://{authority}{tail}")
+}
+
+/// The cause of `e` in one line: the server's message when it sent one, else the
+/// client's (a refused connection, a timeout).
+fn cause(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => format!("{} ({})", db.message(), db.code().code()),
+        None => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(e);
+            while let Some(inner) = source {
+                let inner = inner.to_string();
+                if !text.contains(&inner) {
+                    text.push_str(": ");
+                    text.push_str(&inner);
+                }
+                source = inner_source(source);
+            }
+            text
+        }
+    }
+}
+
+fn inner_source<'a>(
+    e: Option<&'a (dyn std::error::Error + 'static)>,
+) -> Option<&'a (dyn std::error::Error + 'static)> {
+    e.and_then(std::error::Error::source)
+}
+
+/// Whether `e` leaves the connection unusable: it was closed, it failed below SQL (a
+/// reset, a timeout), or the server ended the session (a `FATAL` error, as
+/// `pg_terminate_backend` and a shutdown send).
+fn broken(e: &postgres::Error) -> bool {
+    match e.as_db_error() {
+        None => true,
+        Some(db) => e.is_closed() || matches!(db.severity(), "FATAL" | "PANIC"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_urls_name_servers_and_paths_do_not() {
+        assert!(is_postgres_url("postgres://u@h/db"));
+        assert!(is_postgres_url("PostgreSQL://u@h:5/db"));
+        assert!(!is_postgres_url("postgres:/db"));
+        assert!(!is_postgres_url("./spool.db"));
+        assert!(!is_postgres_url("postgres"));
+    }
+
+    #[test]
+    fn test_redact_drops_passwords_in_userinfo_and_parameters() {
+        assert_eq!(
+            redact("postgres://alice:s3cret@h:5432/db?sslmode=x&password=p2"),
+            "postgres://alice@h:5432/db?sslmode=x"
+        );
+        assert_eq!(redact("postgresql://h/db?password=p"), "postgresql://h/db");
+        assert_eq!(redact("garbage"), "(not a URL)");
+    }
+
+    #[test]
+    fn test_describe_names_hosts_ports_and_database_only() {
+        let config: Config = "postgres://alice:s3cret@h1:1,h2:2/spool".parse().unwrap();
+        assert_eq!(describe(&config), "h1:1,h2:2/spool");
+        let config: Config = "postgres://alice@h".parse().unwrap();
+        assert_eq!(describe(&config), "h:5432/alice");
+    }
+}

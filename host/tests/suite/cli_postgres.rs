@@ -1,0 +1,139 @@
+//! The CLI on a PostgreSQL database, selected by URL (`--db` or `SPOOL_DB`): nothing is
+//! created on the local disk, and a server that cannot be used is a `storage` error
+//! naming the host and database, never the password.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common::postgres::{self as server, Via};
+use crate::common::{cache_dir, files_under, stderr, stdout};
+
+/// `spool ARGS…` in the directory `cwd`, with `SPOOL_DB` set to `db` when given.
+fn spool_in(cwd: &Path, db: Option<&str>, args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_spool"));
+    command
+        .current_dir(cwd)
+        .args(args)
+        .env("SPOOL_CACHE_DIR", cache_dir())
+        .env_remove("SPOOL_DB")
+        .env_remove("SPOOL_WORKSPACE")
+        .env_remove("SPOOL_ARCHIVE_DIR")
+        .env_remove("SPOOL_DURABILITY");
+    if let Some(db) = db {
+        command.env("SPOOL_DB", db);
+    }
+    command.output().expect("run spool")
+}
+
+#[test]
+fn test_a_url_selects_the_server_and_creates_nothing_locally() {
+    for via in [Via::Direct, Via::Pooler] {
+        let cwd = tempfile::tempdir().expect("temp dir");
+        let url = server::url(&server::fresh_database("cli_url"), via);
+        let out = spool_in(cwd.path(), None, &["--db", &url, "create", "agent:a:main"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let out = spool_in(
+            cwd.path(),
+            None,
+            &[
+                "--db",
+                &url,
+                "append",
+                "agent:a:main",
+                "--role",
+                "user",
+                "--content",
+                "hi",
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        // The same database through SPOOL_DB, `postgresql://` spelled.
+        let spelled = url.replacen("postgres://", "postgresql://", 1);
+        let out = spool_in(cwd.path(), Some(&spelled), &["list", "--json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let list: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let sessions = list["sessions"].as_array().expect("sessions");
+        assert_eq!(sessions.len(), 1, "{list}");
+        assert_eq!(sessions[0]["entry_count"], 1, "{list}");
+        assert_eq!(files_under(cwd.path()), Vec::<std::path::PathBuf>::new());
+        assert!(
+            std::fs::read_dir(cwd.path())
+                .expect("read")
+                .next()
+                .is_none()
+        );
+    }
+}
+
+#[test]
+fn test_a_server_that_cannot_be_used_is_a_storage_error_and_writes_nothing() {
+    let host = server::host_port();
+    let (user, _) = server::password_role();
+    let missing = format!("spool_cli_missing_{}", std::process::id());
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let cases = [
+        (
+            format!("postgres://postgres@{host}/{missing}"),
+            format!("{host}/{missing}"),
+        ),
+        (
+            format!("postgres://{user}:wrong-password@{host}/postgres"),
+            format!("{host}/postgres"),
+        ),
+        (
+            format!("postgres://postgres:secret-pw@127.0.0.1:{port}/spool"),
+            format!("127.0.0.1:{port}/spool"),
+        ),
+        (
+            "postgresql://postgres:secret-pw@127.0.0.1:99999/spool".to_owned(),
+            "not a PostgreSQL URL".to_owned(),
+        ),
+    ];
+    for (url, names) in cases {
+        let cwd = tempfile::tempdir().expect("temp dir");
+        let out = spool_in(cwd.path(), None, &["--db", &url, "create", "agent:a:main"]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{url}: {err}");
+        assert!(err.starts_with("error[storage]: "), "{url}: {err}");
+        assert!(err.contains(&names), "{url}: {err} should name {names}");
+        assert!(
+            !err.contains("secret-pw") && !err.contains("wrong-password"),
+            "{err}"
+        );
+        assert!(stdout(&out).is_empty());
+        assert!(
+            std::fs::read_dir(cwd.path())
+                .expect("read")
+                .next()
+                .is_none(),
+            "{url}: something was created locally"
+        );
+    }
+    assert!(!server::database_exists(&missing));
+}
+
+#[test]
+fn test_sqlite_durability_is_refused_on_a_server() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let url = server::url(&server::fresh_database("cli_durability"), Via::Direct);
+    let out = spool_in(
+        cwd.path(),
+        None,
+        &[
+            "--db",
+            &url,
+            "--durability",
+            "normal",
+            "create",
+            "agent:a:main",
+        ],
+    );
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("error[invalid_argument]: "), "{err}");
+    assert!(err.contains("synchronous_commit"), "{err}");
+}

@@ -1,0 +1,261 @@
+//! The storage conformance suite against `PostgresStorage`, straight to the server and
+//! through PgBouncer in transaction pooling mode; and what is PostgreSQL's own: the
+//! schema's migrations, connection failures, a connection the server ends.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use spool::{Batch, RangeQuery, Storage, SyncAdapter};
+use spool_host::{POSTGRES_SCHEMA_VERSION, PostgresStorage};
+
+use crate::common::postgres::{self as server, Via};
+
+/// One database per case and way in, created at its first open.
+fn open(name: &str, via: Via) -> SyncAdapter<PostgresStorage> {
+    static DATABASES: Mutex<Option<HashMap<(String, bool), String>>> = Mutex::new(None);
+    let database = DATABASES
+        .lock()
+        .expect("lock")
+        .get_or_insert_with(HashMap::new)
+        .entry((name.to_owned(), via == Via::Pooler))
+        .or_insert_with(|| server::fresh_database(name))
+        .clone();
+    SyncAdapter(PostgresStorage::connect(&server::url(&database, via)).expect("connect"))
+}
+
+mod direct {
+    struct Postgres;
+
+    impl crate::conformance::Backend for Postgres {
+        type Store = spool::SyncAdapter<spool_host::PostgresStorage>;
+
+        async fn open(&self, name: &str) -> Self::Store {
+            super::open(name, super::Via::Direct)
+        }
+    }
+
+    crate::conformance_tests!(sync, Postgres);
+}
+
+mod pooled {
+    struct PgBouncer;
+
+    impl crate::conformance::Backend for PgBouncer {
+        type Store = spool::SyncAdapter<spool_host::PostgresStorage>;
+
+        async fn open(&self, name: &str) -> Self::Store {
+            super::open(name, super::Via::Pooler)
+        }
+    }
+
+    crate::conformance_tests!(sync, PgBouncer);
+}
+
+fn put(storage: &PostgresStorage, key: &[u8], value: &[u8]) {
+    let mut batch = Batch::default();
+    batch.put(key.to_vec(), value.to_vec());
+    storage.commit("w", batch).expect("commit");
+}
+
+#[test]
+fn test_ten_hosts_starting_at_once_migrate_once() {
+    let database = server::fresh_database("migrate_once");
+    let url = server::url(&database, Via::Direct);
+    let barrier = std::sync::Barrier::new(10);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..10)
+            .map(|_| {
+                scope.spawn(|| {
+                    barrier.wait();
+                    PostgresStorage::connect(&url).map(drop)
+                })
+            })
+            .collect();
+        for handle in handles {
+            handle.join().expect("thread").expect("connect and migrate");
+        }
+    });
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    let versions: Vec<i32> = client
+        .query(
+            "SELECT version FROM spool_schema_version ORDER BY version",
+            &[],
+        )
+        .expect("versions")
+        .iter()
+        .map(|row| row.get(0))
+        .collect();
+    let expected: Vec<i32> = (1..=POSTGRES_SCHEMA_VERSION as i32).collect();
+    assert_eq!(versions, expected);
+}
+
+#[test]
+fn test_a_database_of_another_application_keeps_its_tables() {
+    let database = server::fresh_database("foreign_tables");
+    let url = server::url(&database, Via::Direct);
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    client
+        .batch_execute("CREATE TABLE kv (k text); INSERT INTO kv VALUES ('theirs');")
+        .expect("their table");
+    let storage = PostgresStorage::connect(&url).expect("connect");
+    put(&storage, b"k", b"v");
+    let theirs: String = client
+        .query_one("SELECT k FROM kv", &[])
+        .expect("their row")
+        .get(0);
+    assert_eq!(theirs, "theirs");
+}
+
+/// Connecting fails with a `storage` error naming the host and database, never the
+/// password, and writes nothing.
+fn refused(url: &str, expect: &str) -> String {
+    let err = PostgresStorage::connect(url).expect_err("the connection must fail");
+    let text = err.to_string();
+    assert_eq!(err.code(), "storage", "{text}");
+    assert!(text.contains(expect), "{text} should say {expect:?}");
+    assert!(!text.contains("the-right-password"), "{text}");
+    assert!(!text.contains("wrong-password"), "{text}");
+    text
+}
+
+#[test]
+fn test_connection_failures_are_storage_errors_naming_host_and_database() {
+    let host = server::host_port();
+    let (user, password) = server::password_role();
+    // A missing database: not created.
+    let missing = format!("spool_missing_{}", std::process::id());
+    let text = refused(&format!("postgres://postgres@{host}/{missing}"), &missing);
+    assert!(text.contains(&host), "{text}");
+    assert!(!server::database_exists(&missing));
+    // A failed authentication.
+    let text = refused(
+        &format!("postgres://{user}:wrong-password@{host}/postgres"),
+        &format!("{host}/postgres"),
+    );
+    assert!(text.contains("password authentication failed"), "{text}");
+    // The right password works (on a database the role owns: it creates Spool's tables).
+    let owned = server::fresh_database("password_role");
+    server::admin()
+        .batch_execute(&format!("ALTER DATABASE \"{owned}\" OWNER TO {user}"))
+        .expect("give the role a database");
+    PostgresStorage::connect(&format!("postgres://{user}:{password}@{host}/{owned}"))
+        .expect("the right password");
+    // A refused connection: nobody listens on this port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    refused(
+        &format!("postgres://postgres:the-right-password@127.0.0.1:{port}/db"),
+        &format!("127.0.0.1:{port}/db"),
+    );
+    // A malformed URL: its password is not repeated.
+    let text = refused(
+        "postgres://postgres:the-right-password@127.0.0.1:notaport/db",
+        "not a PostgreSQL URL",
+    );
+    assert!(
+        text.contains("postgres://postgres@127.0.0.1:notaport/db"),
+        "{text}"
+    );
+}
+
+#[test]
+fn test_a_connection_the_server_ends_is_replaced_by_the_next_call() {
+    for via in [Via::Direct, Via::Pooler] {
+        let database = server::fresh_database("terminated");
+        let storage = PostgresStorage::connect(&server::url(&database, via)).expect("connect");
+        put(&storage, b"a", b"1");
+        assert!(server::terminate_connections(&database) >= 1);
+        // A read on the ended connection is retried on a new one.
+        assert_eq!(storage.get("w", b"a").expect("get"), Some(b"1".to_vec()));
+        server::terminate_connections(&database);
+        let all = RangeQuery {
+            range: spool::KeyRange::prefix(b""),
+            limit: 0,
+            reverse: false,
+        };
+        assert_eq!(storage.range("w", &all).expect("range").len(), 1);
+        // A commit is not retried (it may have applied), but the next call connects.
+        server::terminate_connections(&database);
+        let first = {
+            let mut batch = Batch::default();
+            batch.put(b"b".to_vec(), b"2".to_vec());
+            storage.commit("w", batch)
+        };
+        if let Err(e) = &first {
+            assert!(matches!(e, spool::StorageError::Backend(_)), "{e:?}");
+        }
+        put(&storage, b"c", b"3");
+        assert_eq!(storage.get("w", b"c").expect("get"), Some(b"3".to_vec()));
+    }
+}
+
+/// Writers on one session, each with its own connection: every commit contends, the
+/// losers' operations run again under the workspace's lock, and no append fails.
+#[test]
+fn test_writers_on_one_session_see_no_conflict() {
+    const WRITERS: usize = 4;
+    const EACH: usize = 40;
+    for via in [Via::Direct, Via::Pooler] {
+        let database = server::fresh_database("one_session_writers");
+        let url = server::url(&database, via);
+        let instance = || {
+            spool_host::Runtime::shared()
+                .expect("runtime")
+                .instantiate(
+                    PostgresStorage::connect(&url).expect("connect"),
+                    spool::NoArchive,
+                )
+                .expect("instance")
+        };
+        let mut setup = instance();
+        setup
+            .call(
+                "w",
+                spool::ops::CreateSession {
+                    key: "agent:a:main".into(),
+                    session_id: "s-1".into(),
+                    now_ms: 1,
+                },
+            )
+            .expect("create");
+        let barrier = std::sync::Barrier::new(WRITERS);
+        std::thread::scope(|scope| {
+            for writer in 0..WRITERS {
+                let (barrier, instance) = (&barrier, &instance);
+                scope.spawn(move || {
+                    let mut spool = instance();
+                    barrier.wait();
+                    for i in 0..EACH {
+                        let request = spool::AppendRequest::new(
+                            spool::Role::User,
+                            format!("writer {writer} entry {i}"),
+                        );
+                        spool
+                            .call(
+                                "w",
+                                spool::ops::AppendEntry {
+                                    key: "agent:a:main".into(),
+                                    request,
+                                    now_ms: 2,
+                                },
+                            )
+                            .expect("an append never fails with a conflict");
+                    }
+                });
+            }
+        });
+        let session = setup
+            .call(
+                "w",
+                spool::ops::GetSession {
+                    key: "agent:a:main".into(),
+                },
+            )
+            .expect("get")
+            .expect("the session");
+        assert_eq!(session.entry_count, (WRITERS * EACH) as u64, "{via:?}");
+    }
+}

@@ -1,0 +1,246 @@
+//! A throwaway PostgreSQL server and a PgBouncer in front of it, for the tests and
+//! benchmarks that run on a server: Debian's packages (installed when missing),
+//! `initdb` on a temporary directory as the `postgres` user, loopback only, random
+//! ports. [`Servers`] stops both and removes the directory when dropped, so every exit
+//! path of a step that holds it (success, failure, a panic) stops them.
+//!
+//! The tests find them through the environment ([`Servers::env`]):
+//! `SPOOL_TEST_POSTGRES` is the server's URL as its superuser (`postgres`, trusted on
+//! loopback; the tests create a database for each case), `SPOOL_TEST_PGBOUNCER` the
+//! pooler's (transaction pooling, every database name passed through), and
+//! `SPOOL_TEST_POSTGRES_PASSWORD_USER` a role that must log in with a password
+//! (`user:password`), for the failed-authentication tests.
+
+use std::path::{Path, PathBuf};
+
+use crate::cmd::Step;
+
+/// The role that must give its password, and the password.
+const PASSWORD_ROLE: (&str, &str) = ("spool_password_role", "the-right-password");
+
+/// A running server and pooler.
+pub(crate) struct Servers {
+    dir: PathBuf,
+    bin: PathBuf,
+    postgres_port: u16,
+    pgbouncer_port: u16,
+}
+
+impl Servers {
+    /// Installs what is missing, then starts both.
+    pub(crate) fn start() -> Result<Self, String> {
+        let bin = match postgres_bin() {
+            Some(bin) if Path::new("/usr/sbin/pgbouncer").exists() => bin,
+            _ => {
+                crate::setup::apt_install(&["postgresql", "pgbouncer"])?;
+                postgres_bin().ok_or("no initdb under /usr/lib/postgresql/*/bin after install")?
+            }
+        };
+        let dir = std::env::temp_dir().join(format!("spool-postgres-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let mut servers = Servers {
+            dir,
+            bin,
+            postgres_port: 0,
+            pgbouncer_port: 0,
+        };
+        // From here on, a failure drops `servers`, which stops what did start.
+        servers.start_postgres()?;
+        servers.start_pgbouncer()?;
+        eprintln!(
+            "postgres: PostgreSQL on 127.0.0.1:{}, PgBouncer (transaction pooling) on \
+             127.0.0.1:{}, in {}",
+            servers.postgres_port,
+            servers.pgbouncer_port,
+            servers.dir.display()
+        );
+        Ok(servers)
+    }
+
+    /// The variables the tests read (see the module's documentation).
+    pub(crate) fn env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "SPOOL_TEST_POSTGRES",
+                format!(
+                    "postgres://postgres@127.0.0.1:{}/postgres",
+                    self.postgres_port
+                ),
+            ),
+            (
+                "SPOOL_TEST_PGBOUNCER",
+                format!(
+                    "postgres://postgres@127.0.0.1:{}/postgres",
+                    self.pgbouncer_port
+                ),
+            ),
+            (
+                "SPOOL_TEST_POSTGRES_PASSWORD_USER",
+                format!("{}:{}", PASSWORD_ROLE.0, PASSWORD_ROLE.1),
+            ),
+        ]
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    fn as_postgres(&self, program: &str) -> Step {
+        let mut step = Step::new("runuser");
+        step.args(["-u", "postgres", "--"])
+            .arg(self.bin.join(program));
+        step
+    }
+
+    fn start_postgres(&mut self) -> Result<(), String> {
+        chown_postgres(&self.dir)?;
+        self.as_postgres("initdb")
+            .args([
+                "--no-sync",
+                "--auth=trust",
+                "--username=postgres",
+                "--encoding=UTF8",
+            ])
+            .args(["--locale=C", "-D"])
+            .arg(self.data())
+            .output_or_err("initdb")?;
+        // Loopback only: the superuser is trusted, every other role gives a password.
+        let hba = "local all all trust\n\
+                   host all postgres 127.0.0.1/32 trust\n\
+                   host all all 127.0.0.1/32 scram-sha-256\n";
+        write(&self.data().join("pg_hba.conf"), hba)?;
+        let port = free_port()?;
+        let socket_dir = self.dir.display().to_string();
+        let options = format!(
+            "-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={socket_dir} \
+             -c max_connections=300 -c shared_buffers=128MB"
+        );
+        self.as_postgres("pg_ctl")
+            .args(["-w", "-t", "60", "-D"])
+            .arg(self.data())
+            .arg("-l")
+            .arg(self.dir.join("postgres.log"))
+            .args(["-o", &options, "start"])
+            .output_or_err("pg_ctl start")?;
+        self.postgres_port = port;
+        let create_role = format!(
+            "CREATE ROLE {} LOGIN PASSWORD '{}'",
+            PASSWORD_ROLE.0, PASSWORD_ROLE.1
+        );
+        self.as_postgres("psql")
+            .args(["-h", &socket_dir, "-p", &port.to_string(), "-U", "postgres"])
+            .args(["-v", "ON_ERROR_STOP=1", "-q", "-c", &create_role])
+            .output_or_err("psql CREATE ROLE")?;
+        Ok(())
+    }
+
+    fn start_pgbouncer(&mut self) -> Result<(), String> {
+        let port = free_port()?;
+        let dir = self.dir.display();
+        let config = format!(
+            "[databases]\n\
+             * = host=127.0.0.1 port={postgres}\n\
+             [pgbouncer]\n\
+             listen_addr = 127.0.0.1\n\
+             listen_port = {port}\n\
+             unix_socket_dir =\n\
+             auth_type = trust\n\
+             auth_file = {dir}/userlist.txt\n\
+             pool_mode = transaction\n\
+             max_client_conn = 1000\n\
+             default_pool_size = 40\n\
+             logfile = {dir}/pgbouncer.log\n\
+             pidfile = {dir}/pgbouncer.pid\n",
+            postgres = self.postgres_port,
+        );
+        write(&self.dir.join("pgbouncer.ini"), &config)?;
+        write(
+            &self.dir.join("userlist.txt"),
+            &format!("\"postgres\" \"\"\n\"{}\" \"\"\n", PASSWORD_ROLE.0),
+        )?;
+        chown_postgres(&self.dir)?;
+        let mut step = Step::new("runuser");
+        step.args(["-u", "postgres", "--", "/usr/sbin/pgbouncer", "-d"])
+            .arg(self.dir.join("pgbouncer.ini"));
+        step.output_or_err("pgbouncer")?;
+        self.pgbouncer_port = port;
+        // It is up once it accepts connections.
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Err(format!(
+            "pgbouncer did not listen on 127.0.0.1:{port} within 5 s"
+        ))
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(self.dir.join("pgbouncer.pid")) {
+            let _ = Step::new("kill").arg(pid.trim()).output();
+        }
+        if self.data().join("postmaster.pid").exists() {
+            let _ = self
+                .as_postgres("pg_ctl")
+                .args(["-w", "-t", "60", "-m", "fast", "-D"])
+                .arg(self.data())
+                .arg("stop")
+                .output();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The newest installed PostgreSQL's program directory.
+fn postgres_bin() -> Option<PathBuf> {
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let version = entry.file_name().to_string_lossy().parse().ok()?;
+            let bin = entry.path().join("bin");
+            bin.join("initdb").exists().then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin)
+}
+
+/// A port nobody listens on now (the OS's choice).
+fn free_port() -> Result<u16, String> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    listener
+        .local_addr()
+        .map(|a| a.port())
+        .map_err(|e| e.to_string())
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn chown_postgres(dir: &Path) -> Result<(), String> {
+    Step::new("chown")
+        .args(["-R", "postgres:postgres"])
+        .arg(dir)
+        .output_or_err("chown")
+        .map(|_| ())
+}
+
+/// Runs `command` with the servers' variables set, then stops them.
+pub(crate) fn with_servers(command: &[String]) -> Result<(), String> {
+    let Some((program, args)) = command.split_first() else {
+        return Err("usage: cargo xtask with-postgres <command> [args…]".into());
+    };
+    let servers = Servers::start()?;
+    let mut step = Step::new(program);
+    step.args(args);
+    for (name, value) in servers.env() {
+        step.env(name, value);
+    }
+    step.run(program)
+}
