@@ -34,6 +34,7 @@ use crate::runtime::wit::Call;
 use crate::runtime::{Instance, ResourceLimits, Runtime};
 use crate::storage::archive::ArchiveDir;
 use crate::storage::postgres::{PostgresStorage, is_postgres_url, redact};
+use crate::storage::postgres_archives::PostgresArchives;
 use crate::storage::sqlite::{Durability, SqliteStorage};
 use spool::ops;
 
@@ -96,7 +97,8 @@ pub fn random_id() -> String {
 pub struct Spool {
     instance: Instance,
     workspace: String,
-    archive_dir: Option<PathBuf>,
+    /// Where reset archives are kept, when Spool reads them back itself.
+    archives: Option<Archives>,
     clock: Clock,
     ids: Ids,
 }
@@ -155,9 +157,18 @@ impl std::fmt::Debug for Spool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Spool")
             .field("workspace", &self.workspace)
-            .field("archive_dir", &self.archive_dir)
+            .field("archives", &self.archives)
             .finish_non_exhaustive()
     }
+}
+
+/// The reset-archive store a [`Spool`] writes to and reads back from.
+#[derive(Debug, Clone)]
+enum Archives {
+    /// Files in a directory.
+    Dir(PathBuf),
+    /// The PostgreSQL database.
+    Postgres(Box<PostgresArchives>),
 }
 
 impl Spool {
@@ -324,9 +335,23 @@ impl Spool {
     }
 
     /// The directory reset archives are written to, when they go to an
-    /// [`ArchiveDir`] (`None` with a custom archiver or none).
+    /// [`ArchiveDir`] (`None` with a custom archiver, none, or the PostgreSQL
+    /// database's).
     pub fn archive_dir(&self) -> Option<&Path> {
-        self.archive_dir.as_deref()
+        match &self.archives {
+            Some(Archives::Dir(dir)) => Some(dir),
+            _ => None,
+        }
+    }
+
+    /// Where reset archives are kept, as messages say it: the directory, or
+    /// `PostgreSQL host:port/database`; `None` with a custom archiver or none.
+    pub fn archive_location(&self) -> Option<String> {
+        match &self.archives {
+            Some(Archives::Dir(dir)) => Some(dir.display().to_string()),
+            Some(Archives::Postgres(archives)) => Some(format!("PostgreSQL {}", archives.target())),
+            None => None,
+        }
     }
 
     /// The session under `key`, created with a fresh session id when missing.
@@ -440,12 +465,12 @@ impl Spool {
             code: "corruption".into(),
             message,
         };
-        let Some(dir) = self.archive_dir.as_deref().map(ArchiveDir::new) else {
+        let Some(archives) = &self.archives else {
             return match records.first() {
                 None => Ok(Vec::new()),
                 Some(_) => Err(corrupt(format!(
                     "{} reset archive(s) of {key} are recorded, but this Spool has no \
-                     archive directory to read them from",
+                     archive store to read them from",
                     records.len()
                 ))),
             };
@@ -453,7 +478,13 @@ impl Spool {
         records
             .iter()
             .map(|record| {
-                dir.read(&self.workspace, record).map_err(|e| {
+                let read = match archives {
+                    Archives::Dir(dir) => ArchiveDir::new(dir)
+                        .read(&self.workspace, record)
+                        .map_err(|e| e.to_string()),
+                    Archives::Postgres(store) => store.read(&self.workspace, record),
+                };
+                read.map_err(|e| {
                     corrupt(format!(
                         "the archive of the reset of {key} at {} (session {}) is recorded \
                          but unreadable: {e}",
@@ -1434,9 +1465,10 @@ impl SpoolBuilder {
     }
 
     /// The directory reset archives are written to (see [`ArchiveDir`]). Default:
-    /// `<directory of the db>/spool-archives` when there is a [`db_path`](Self::db_path);
-    /// without one (in memory, or on PostgreSQL), resets keep no archive (and say so)
-    /// unless this is set.
+    /// `<directory of the db>/spool-archives` with a [`db_path`](Self::db_path), the
+    /// database itself with a [`postgres_url`](Self::postgres_url)
+    /// ([`PostgresArchives`]); in memory, resets keep no archive (and say so) unless
+    /// this is set.
     pub fn archive_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.archive_dir = Some(dir.into());
         self
@@ -1509,26 +1541,33 @@ impl SpoolBuilder {
                 ),
             });
         }
-        let archive_dir = match (&self.archiver, self.archive_dir, &self.db) {
-            (Some(_), _, _) => None,
-            (None, Some(dir), _) => Some(dir),
-            (None, None, Some(Database::Path(db))) => {
-                Some(ArchiveDir::default_for(db).path().to_owned())
-            }
-            (None, None, _) => None,
-        };
-        let archiver: Box<dyn Archiver + Send> = match (self.archiver, &archive_dir) {
-            (Some(archiver), _) => archiver,
-            (None, Some(dir)) => Box::new(ArchiveDir::new(dir)),
-            (None, None) => Box::new(NoArchive),
-        };
-        let storage: Box<dyn Storage + Send> = match (self.storage, self.db) {
+        // The database's own archive store, when it has one (PostgreSQL).
+        let mut own_archives = None;
+        let storage: Box<dyn Storage + Send> = match (self.storage, &self.db) {
             (Some(storage), _) => storage,
             (None, Some(Database::Path(path))) => {
                 Box::new(SqliteStorage::open_with(path, self.durability)?)
             }
-            (None, Some(Database::Postgres(url))) => Box::new(PostgresStorage::connect(&url)?),
+            (None, Some(Database::Postgres(url))) => {
+                let storage = PostgresStorage::connect(url)?;
+                own_archives = Some(storage.archives());
+                Box::new(storage)
+            }
             (None, None) => Box::new(SqliteStorage::open_in_memory()?),
+        };
+        let archives = match (&self.archiver, self.archive_dir, &self.db) {
+            (Some(_), _, _) => None,
+            (None, Some(dir), _) => Some(Archives::Dir(dir)),
+            (None, None, Some(Database::Path(db))) => {
+                Some(Archives::Dir(ArchiveDir::default_for(db).path().to_owned()))
+            }
+            (None, None, _) => own_archives.map(|store| Archives::Postgres(Box::new(store))),
+        };
+        let archiver: Box<dyn Archiver + Send> = match (self.archiver, &archives) {
+            (Some(archiver), _) => archiver,
+            (None, Some(Archives::Dir(dir))) => Box::new(ArchiveDir::new(dir)),
+            (None, Some(Archives::Postgres(store))) => Box::new(PostgresArchives::clone(store)),
+            (None, None) => Box::new(NoArchive),
         };
         Ok(Spool {
             instance: Runtime::shared()?.instantiate_with_limits(
@@ -1544,7 +1583,7 @@ impl SpoolBuilder {
                     ..ResourceLimits::default()
                 },
             )?,
-            archive_dir,
+            archives,
             workspace: self
                 .workspace
                 .unwrap_or_else(|| DEFAULT_WORKSPACE.to_owned()),

@@ -137,6 +137,7 @@ pub use storage::archive::{ArchiveDir, ArchiveFile, ArchiveReadError, DEFAULT_AR
 pub use storage::postgres::{
     Isolation, POSTGRES_SCHEMA_VERSION, PostgresStorage, display_database, is_postgres_url,
 };
+pub use storage::postgres_archives::PostgresArchives;
 pub use storage::sqlite::{APPLICATION_ID, Durability, SqliteStorage};
 
 /// The packaged Spool component (the core built for `wasm32-unknown-unknown` and wrapped

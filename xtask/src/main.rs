@@ -385,6 +385,16 @@ fn test_all() -> Result<(), String> {
         "native tests (core, host through the component on SQLite and PostgreSQL, xtask)",
         native,
     )?;
+    // The CLI suites again, every database on the server (`common::temp_db`).
+    let mut on_server = cargo(
+        &toolchain,
+        &["test", "--package", "spool-host", "--test", "suite", "cli"],
+    );
+    for (name, value) in servers.env() {
+        on_server.env(name, value);
+    }
+    on_server.env("SPOOL_TEST_BACKEND", "postgres");
+    ci.tests("the CLI suites on PostgreSQL", on_server)?;
     drop(servers);
     ci.timed("demo, twice on a fresh database", |_| {
         demo_twice(&toolchain)

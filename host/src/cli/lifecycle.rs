@@ -128,7 +128,10 @@ pub(crate) fn reset(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
     if args.json {
         return print_json(&outcome);
     }
-    out!("{}", render::outcome(&outcome, spool.archive_dir()));
+    out!(
+        "{}",
+        render::outcome(&outcome, spool.archive_location().as_deref())
+    );
     Ok(())
 }
 
@@ -143,7 +146,10 @@ pub(crate) fn intent(spool: &mut Spool, args: &IntentArgs) -> Result<(), Error> 
     if args.json {
         return print_json(&outcome);
     }
-    out!("{}", render::outcome(&outcome, spool.archive_dir()));
+    out!(
+        "{}",
+        render::outcome(&outcome, spool.archive_location().as_deref())
+    );
     Ok(())
 }
 

@@ -1,7 +1,5 @@
 //! Human-readable output of the `spool` CLI.
 
-use std::path::Path;
-
 use spool::resume::rules::RunRecord;
 use spool::turns::{Turn, TurnPhase};
 use spool::validate::escape_invisible;
@@ -138,7 +136,7 @@ pub(crate) fn ending(s: &Session) -> String {
 }
 
 /// The result of `reset` and `intent`.
-pub(crate) fn outcome(o: &IntentOutcome, archive_dir: Option<&Path>) -> String {
+pub(crate) fn outcome(o: &IntentOutcome, archive_location: Option<&str>) -> String {
     let s = &o.session;
     let mut out = match (o.created, o.rotated) {
         (true, _) => format!("created {} (nothing to archive)\n", s.key),
@@ -149,9 +147,9 @@ pub(crate) fn outcome(o: &IntentOutcome, archive_dir: Option<&Path>) -> String {
     out.push_str(&format!("  epoch    {}\n", s.epoch));
     out.push_str(&format!("  entries  {}\n", s.entry_count));
     if let Some(archive) = &o.archive {
-        match (&archive.error, archive.written, archive_dir) {
-            (_, true, Some(dir)) => {
-                out.push_str(&format!("  archive  written to {}\n", dir.display()));
+        match (&archive.error, archive.written, archive_location) {
+            (_, true, Some(location)) => {
+                out.push_str(&format!("  archive  written to {location}\n"));
             }
             (_, true, None) => out.push_str("  archive  written\n"),
             (Some(error), false, _) => {

@@ -85,7 +85,83 @@ pub struct ArchiveFile {
     target: PathBuf,
     dir: PathBuf,
     root: PathBuf,
-    empty: bool,
+    json: ArchiveJson,
+}
+
+/// An archive's JSON, part by part: the head (the object left open for its entries),
+/// the entries as they come, then the summaries that close it. The same bytes whether
+/// they go to a file ([`ArchiveFile`]) or to a database; [`parse_archive`] reads them.
+#[derive(Debug, Default)]
+pub(crate) struct ArchiveJson {
+    /// No entry written yet.
+    started: bool,
+}
+
+impl ArchiveJson {
+    /// The head of the archive of `workspace` whose head is `head` (its entries and
+    /// summaries are ignored).
+    pub(crate) fn head(workspace: &str, head: &ResetArchive) -> io::Result<Vec<u8>> {
+        #[derive(Serialize)]
+        struct Head<'a> {
+            workspace: &'a str,
+            session_key: &'a str,
+            session_id: &'a str,
+            epoch: u64,
+            archived_at: u64,
+        }
+        let mut json = serde_json::to_vec(&Head {
+            workspace,
+            session_key: &head.session_key,
+            session_id: &head.session_id,
+            epoch: head.epoch,
+            archived_at: head.archived_at,
+        })
+        .map_err(io::Error::other)?;
+        // The same object as a whole archive's JSON, left open for its entries.
+        json.pop();
+        json.extend_from_slice(br#","transcript_entries":["#);
+        Ok(json)
+    }
+
+    /// The next entries of the transcript.
+    pub(crate) fn entries(&mut self, entries: &[Entry]) -> io::Result<Vec<u8>> {
+        let mut json = Vec::new();
+        for entry in entries {
+            if self.started {
+                json.push(b',');
+            }
+            serde_json::to_writer(&mut json, entry).map_err(io::Error::other)?;
+            self.started = true;
+        }
+        Ok(json)
+    }
+
+    /// The summaries, closing the archive.
+    pub(crate) fn tail(summaries: &[serde_json::Value]) -> io::Result<Vec<u8>> {
+        let mut json = br#"],"summaries":"#.to_vec();
+        serde_json::to_writer(&mut json, summaries).map_err(io::Error::other)?;
+        json.push(b'}');
+        Ok(json)
+    }
+}
+
+/// Reads the archive JSON `bytes` ([`ArchiveJson`]) and checks that it is the archive
+/// `record` names in `workspace`, whole; `Err` says what is wrong.
+pub(crate) fn parse_archive(
+    bytes: &[u8],
+    workspace: &str,
+    record: &ArchivedReset,
+) -> Result<ResetArchive, String> {
+    let stored: Stored<ResetArchive> =
+        serde_json::from_slice(bytes).map_err(|e| format!("not an archive: {e}"))?;
+    if stored.workspace != workspace {
+        return Err(format!(
+            "the archive is of workspace `{}`",
+            stored.workspace
+        ));
+    }
+    record.check(&stored.archive)?;
+    Ok(stored.archive)
 }
 
 impl ArchiveFile {
@@ -98,22 +174,14 @@ impl ArchiveFile {
 
     /// Writes the next entries of the transcript.
     pub fn append(&mut self, entries: &[Entry]) -> io::Result<()> {
-        for entry in entries {
-            let mut json = if self.empty { Vec::new() } else { vec![b','] };
-            serde_json::to_writer(&mut json, entry).map_err(io::Error::other)?;
-            self.write(&json)?;
-            self.empty = false;
-        }
-        Ok(())
+        let json = self.json.entries(entries)?;
+        self.write(&json)
     }
 
     /// Writes the summaries, syncs the file, renames it into place and syncs the
     /// directories; returns its path.
     pub fn finish(mut self, summaries: &[serde_json::Value]) -> io::Result<PathBuf> {
-        let mut json = br#"],"summaries":"#.to_vec();
-        serde_json::to_writer(&mut json, summaries).map_err(io::Error::other)?;
-        json.push(b'}');
-        self.write(&json)?;
+        self.write(&ArchiveJson::tail(summaries)?)?;
         let out = self.out.take().expect("written above");
         out.into_inner()
             .map_err(io::IntoInnerError::into_error)?
@@ -216,25 +284,7 @@ impl ArchiveDir {
     /// are ignored): a temporary file the parts are written to as they come, renamed
     /// into place by [`ArchiveFile::finish`] (dropped before, it is removed).
     pub fn begin(&self, workspace: &str, head: &ResetArchive) -> io::Result<ArchiveFile> {
-        #[derive(Serialize)]
-        struct Head<'a> {
-            workspace: &'a str,
-            session_key: &'a str,
-            session_id: &'a str,
-            epoch: u64,
-            archived_at: u64,
-        }
-        let mut json = serde_json::to_vec(&Head {
-            workspace,
-            session_key: &head.session_key,
-            session_id: &head.session_id,
-            epoch: head.epoch,
-            archived_at: head.archived_at,
-        })
-        .map_err(io::Error::other)?;
-        // The same object as a whole archive's JSON, left open for its entries.
-        json.pop();
-        json.extend_from_slice(br#","transcript_entries":["#);
+        let json = ArchiveJson::head(workspace, head)?;
         ensure_private_dir(&self.dir)?;
         let dir = self.workspace_dir(workspace);
         ensure_private_dir(&dir)?;
@@ -253,7 +303,7 @@ impl ArchiveDir {
             temp,
             dir,
             root: self.dir.clone(),
-            empty: true,
+            json: ArchiveJson::default(),
         };
         out.write(&json)?;
         Ok(out)
@@ -272,19 +322,8 @@ impl ArchiveDir {
             record.archived_at,
         ));
         let bytes = fs::read(&path).map_err(|e| ArchiveReadError::Io(path.clone(), e))?;
-        let stored: Stored<ResetArchive> = serde_json::from_slice(&bytes).map_err(|e| {
-            ArchiveReadError::Mismatch(path.clone(), format!("not an archive: {e}"))
-        })?;
-        if stored.workspace != workspace {
-            return Err(ArchiveReadError::Mismatch(
-                path,
-                format!("the archive is of workspace `{}`", stored.workspace),
-            ));
-        }
-        record
-            .check(&stored.archive)
-            .map_err(|why| ArchiveReadError::Mismatch(path, why))?;
-        Ok(stored.archive)
+        parse_archive(&bytes, workspace, record)
+            .map_err(|why| ArchiveReadError::Mismatch(path, why))
     }
 }
 

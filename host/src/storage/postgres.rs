@@ -51,6 +51,7 @@ use postgres::{Client, Config, NoTls};
 use spool::{Batch, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError};
 
 use crate::error::Error;
+use crate::storage::postgres_archives::PostgresArchives;
 
 /// The advisory lock class of Spool's locks: "SPOL" (`pg_advisory_xact_lock(int, int)`,
 /// the two-key form, so that another application's single-key locks never collide).
@@ -114,6 +115,17 @@ const MIGRATIONS: &[&str] = &[
         RETURN -1;
     END
     $$;"#,
+    // 2: reset archives, each the parts of its JSON (the same bytes as an archive
+    // file) written in one transaction: complete or absent.
+    r#"CREATE TABLE spool_reset_archives (
+        workspace text COLLATE "C" NOT NULL,
+        session_key text COLLATE "C" NOT NULL,
+        session_id text COLLATE "C" NOT NULL,
+        archived_at bigint NOT NULL,
+        part integer NOT NULL,
+        body bytea NOT NULL,
+        PRIMARY KEY (workspace, session_key, session_id, archived_at, part)
+    );"#,
 ];
 
 /// The schema version this build writes.
@@ -222,6 +234,11 @@ impl PostgresStorage {
     /// (`host:port/database`; never the password).
     pub fn target(&self) -> &str {
         &self.target
+    }
+
+    /// The reset-archive store in this storage's database (its own connections).
+    pub fn archives(&self) -> PostgresArchives {
+        PostgresArchives::new(self.config.clone(), self.target.clone())
     }
 
     fn open_connection(&self) -> Result<Client, Error> {
@@ -611,7 +628,7 @@ pub(crate) fn redact(url: &str) -> String {
 
 /// The cause of `e` in one line: the server's message when it sent one, else the
 /// client's (a refused connection, a timeout).
-fn cause(e: &postgres::Error) -> String {
+pub(crate) fn cause(e: &postgres::Error) -> String {
     match e.as_db_error() {
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
         None => {

@@ -563,7 +563,7 @@ fn test_compaction_subcommands_on_a_missing_session() {
 fn session_with_a_long_goal(db: &Path, goal_bytes: usize) -> String {
     let goal = format!("Goal: {}", "keep every promise ".repeat(goal_bytes / 19));
     let mut spool = spool_host::Spool::builder()
-        .db_path(db)
+        .database(db)
         .open()
         .expect("open");
     spool.create_session(KEY).expect("create");

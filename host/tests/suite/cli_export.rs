@@ -17,7 +17,7 @@ use spool_host::Spool;
 const KEY: &str = "agent:main:main";
 
 fn open(db: &Path) -> Spool {
-    Spool::builder().db_path(db).open().expect("open")
+    Spool::builder().database(db).open().expect("open")
 }
 
 /// One turn ([`rich_turn::rich_turn`]).
@@ -117,7 +117,7 @@ fn summaries(s: &Snapshot) -> Vec<(Value, String)> {
 
 #[test]
 fn test_export_then_import_spool_moves_the_whole_session() {
-    let (_src_dir, src) = temp_db();
+    let (src_dir, src) = temp_db();
     build(&src);
     let before = snapshot(&src);
     assert_eq!(before.summaries.len(), 2, "two compactions");
@@ -125,7 +125,7 @@ fn test_export_then_import_spool_moves_the_whole_session() {
         before.active.len() < before.canonical.len(),
         "some entries archived"
     );
-    let file = src.with_file_name("session.jsonl");
+    let file = src_dir.path().join("session.jsonl");
     ok(&src, &["export", KEY, "--out", &file.display().to_string()]);
     let text = std::fs::read_to_string(&file).expect("export file");
     let header: Value = serde_json::from_str(text.lines().next().expect("a line")).expect("json");
@@ -202,7 +202,7 @@ fn test_export_then_import_spool_moves_the_whole_session() {
 
 #[test]
 fn test_markdown_export_collapses_tool_calls_and_marks_errors() {
-    let (_dir, db) = temp_db();
+    let (dir, db) = temp_db();
     build(&db);
     let out = ok(&db, &["export", KEY, "--format", "markdown"]);
     assert!(out.starts_with("# agent:main:main\n"), "{out}");
@@ -228,7 +228,7 @@ fn test_markdown_export_collapses_tool_calls_and_marks_errors() {
         assert_eq!(header["spool_export"], 1);
     }
     // --out is written whole or not at all, Markdown too.
-    let file = db.with_file_name("t.md");
+    let file = dir.path().join("t.md");
     ok(
         &db,
         &[

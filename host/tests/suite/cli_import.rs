@@ -149,15 +149,16 @@ fn test_import_claude_code_project_dir_links_the_branch_and_reimport_adds_nothin
         meta["session"]["metadata"]["import"]["fork_of"]["after_message_id"],
         "u3"
     );
-    let storage = spool_host::SqliteStorage::open(&db).expect("db");
-    let lineage = spool::run(&storage, spool::lineage("default", &branch_key())).expect("lineage");
+    let storage = crate::common::storage_on(&db);
+    let lineage = spool::run(&*storage, spool::lineage("default", &branch_key())).expect("lineage");
     assert_eq!(
         lineage.node.lineage.parent_session_key.as_deref(),
         Some(claude_key().as_str())
     );
     assert!(lineage.node.lineage.forked_from_parent);
     // The sub-agent is a child of the session that spawned it, with no history of it.
-    let child = spool::run(&storage, spool::lineage("default", &sub_agent_key())).expect("lineage");
+    let child =
+        spool::run(&*storage, spool::lineage("default", &sub_agent_key())).expect("lineage");
     assert_eq!(
         child.node.lineage.parent_session_key.as_deref(),
         Some(claude_key().as_str())
@@ -572,9 +573,9 @@ fn test_a_directory_imports_sub_agent_files_after_their_parent_linked_to_the_tas
         })
         .expect("the Task result");
     assert_eq!(agent["spawned_by"]["tool_call_id"], call.as_str());
-    let storage = spool_host::SqliteStorage::open(&db).expect("db");
+    let storage = crate::common::storage_on(&db);
     let key = agent["key"].as_str().expect("key");
-    let lineage = spool::run(&storage, spool::lineage("default", key)).expect("lineage");
+    let lineage = spool::run(&*storage, spool::lineage("default", key)).expect("lineage");
     assert_eq!(
         lineage.node.lineage.parent_session_key.as_deref(),
         agent["parent_key"].as_str()

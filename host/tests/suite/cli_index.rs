@@ -4,18 +4,22 @@
 use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 
-use crate::common::{cache_dir, ok, ok_json, temp_db};
+use crate::common::{cache_dir, count_raw, execute_raw, ok, ok_json, temp_db};
 
 const OLD: u64 = 2600;
 
 /// A session of `OLD` entries (`noteN`, N = 1…) whose index rows are gone, as in a
 /// database written before the index, and a second session with a fresh index.
 fn old_database() -> (tempfile::TempDir, std::path::PathBuf) {
-    old_index_rows("DELETE FROM kv WHERE substr(key, 1, 1) = x'49'")
+    old_index_rows(
+        "DELETE FROM kv WHERE substr(key, 1, 1) = x'49'",
+        "DELETE FROM spool_kv WHERE substr(key, 1, 1) = '\\x49'::bytea",
+    )
 }
 
-/// The sessions of [`old_database`], every index row of theirs changed by `statement`.
-fn old_index_rows(statement: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+/// The sessions of [`old_database`], every index row of theirs changed by a statement
+/// (`sqlite`'s or `postgres`'s, the test database's).
+fn old_index_rows(sqlite: &str, postgres: &str) -> (tempfile::TempDir, std::path::PathBuf) {
     let (dir, db) = temp_db();
     ok(&db, &["create", "agent:old:main"]);
     let jsonl = dir.path().join("old.jsonl");
@@ -47,9 +51,8 @@ fn old_index_rows(statement: &str) -> (tempfile::TempDir, std::path::PathBuf) {
             "note1 newer",
         ],
     );
-    let conn = rusqlite::Connection::open(&db).expect("open");
     // The search index's rows (tag `I`).
-    let changed = conn.execute(statement, []).expect("change the index rows");
+    let changed = execute_raw(&db, sqlite, postgres);
     assert!(changed > 0, "the appends wrote index rows");
     (dir, db)
 }
@@ -197,14 +200,11 @@ fn test_index_killed_mid_run_resumes_and_finds_every_entry_once() {
 
 /// Rows of the tag `i`, where builds before `I` kept the index.
 fn v1_rows(db: &std::path::Path) -> i64 {
-    rusqlite::Connection::open(db)
-        .expect("open")
-        .query_row(
-            "SELECT count(*) FROM kv WHERE substr(key, 1, 1) = x'69'",
-            [],
-            |r| r.get(0),
-        )
-        .expect("count")
+    count_raw(
+        db,
+        "SELECT count(*) FROM kv WHERE substr(key, 1, 1) = x'69'",
+        "SELECT count(*) FROM spool_kv WHERE substr(key, 1, 1) = '\\x69'::bytea",
+    )
 }
 
 #[test]
@@ -213,6 +213,8 @@ fn test_index_replaces_an_index_kept_under_the_old_tag() {
     let (_dir, db) = old_index_rows(
         "UPDATE kv SET key = CAST(x'69' || substr(key, 2) AS BLOB) \
          WHERE substr(key, 1, 1) = x'49'",
+        "UPDATE spool_kv SET key = '\\x69'::bytea || substr(key, 2) \
+         WHERE substr(key, 1, 1) = '\\x49'::bytea",
     );
     assert!(v1_rows(&db) > 0);
     let missed = hits(&db, "note2500");

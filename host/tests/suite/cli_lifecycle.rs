@@ -4,7 +4,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::common::{fails, ok, ok_json, spool_with, stderr, stdout, temp_db, usage_error};
+use crate::common::{
+    fails, ok, ok_json, on_postgres, spool_with, stderr, stdout, temp_db, usage_error,
+};
 
 use serde_json::Value;
 
@@ -48,28 +50,22 @@ fn test_reset_archives_to_a_private_file_and_rotates() {
     assert_eq!(outcome["session"]["entry_count"], 0);
     assert_ne!(outcome["session"]["session_id"], created["session_id"]);
 
+    // Where the archive went: private files beside a SQLite database, the database
+    // itself on PostgreSQL; read back either way by `export --archive`.
     let archives = dir.path().join("spool-archives");
-    // One private directory per workspace.
-    let workspaces: Vec<PathBuf> = std::fs::read_dir(&archives)
-        .expect("the default archive dir is beside the db")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    assert_eq!(workspaces.len(), 1, "{workspaces:?}");
-    assert_eq!(mode(&workspaces[0]), 0o700);
-    let files: Vec<PathBuf> = std::fs::read_dir(&workspaces[0])
-        .expect("the workspace's archive dir")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    assert_eq!(files[0].extension().and_then(|e| e.to_str()), Some("json"));
-    assert_eq!(mode(&files[0]), 0o600);
-    assert_eq!(mode(&archives), 0o700);
-    let archive: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).expect("read"))
-        .expect("the archive is JSON");
-    assert_eq!(archive["session_key"], KEY);
-    assert_eq!(archive["session_id"], created["session_id"]);
+    let location = if on_postgres() {
+        assert!(!archives.exists());
+        let url = db.to_str().expect("a URL");
+        format!("PostgreSQL {}", url.split_once('@').expect("user").1)
+    } else {
+        archive_file_is_private(&archives, &created);
+        archives.display().to_string()
+    };
+    let exported: Value = serde_json::from_str(ok(&db, &["export", KEY, "--archive"]).trim())
+        .expect("one archive, as a JSON line");
+    assert_eq!(exported["session_id"], created["session_id"]);
     assert_eq!(
-        archive["transcript_entries"][0]["content"],
+        exported["transcript_entries"][0]["content"],
         "fix the parser"
     );
 
@@ -80,7 +76,7 @@ fn test_reset_archives_to_a_private_file_and_rotates() {
     assert!(human.starts_with(&format!("reset {KEY}")), "{human}");
     assert!(human.contains("epoch    2"), "{human}");
     assert!(
-        human.contains(&format!("archive  written to {}", archives.display())),
+        human.contains(&format!("archive  written to {location}")),
         "{human}"
     );
     let new_id = ok_json(&db, &["show", KEY, "--json"])["session"]["session_id"]
@@ -97,6 +93,35 @@ fn test_reset_archives_to_a_private_file_and_rotates() {
     assert_eq!(fresh["created"], true);
     assert_eq!(fresh["rotated"], true);
     assert_eq!(fresh["archive"], Value::Null);
+}
+
+/// The one archive file under `archives` (the default directory, beside the
+/// database): a 0600 JSON file in a 0700 directory of its workspace, holding the
+/// generation `created` was.
+fn archive_file_is_private(archives: &std::path::Path, created: &Value) {
+    // One private directory per workspace.
+    let workspaces: Vec<PathBuf> = std::fs::read_dir(archives)
+        .expect("the default archive dir is beside the db")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(workspaces.len(), 1, "{workspaces:?}");
+    assert_eq!(mode(&workspaces[0]), 0o700);
+    let files: Vec<PathBuf> = std::fs::read_dir(&workspaces[0])
+        .expect("the workspace's archive dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    assert_eq!(files[0].extension().and_then(|e| e.to_str()), Some("json"));
+    assert_eq!(mode(&files[0]), 0o600);
+    assert_eq!(mode(archives), 0o700);
+    let archive: Value = serde_json::from_str(&std::fs::read_to_string(&files[0]).expect("read"))
+        .expect("the archive is JSON");
+    assert_eq!(archive["session_key"], KEY);
+    assert_eq!(archive["session_id"], created["session_id"]);
+    assert_eq!(
+        archive["transcript_entries"][0]["content"],
+        "fix the parser"
+    );
 }
 
 #[test]

@@ -137,3 +137,125 @@ fn test_sqlite_durability_is_refused_on_a_server() {
     assert!(err.starts_with("error[invalid_argument]: "), "{err}");
     assert!(err.contains("synchronous_commit"), "{err}");
 }
+
+/// `spool --db URL ARGS…` in `cwd`, which must succeed; its stdout.
+fn ok_in(cwd: &Path, url: &str, args: &[&str]) -> String {
+    let mut all = vec!["--db", url];
+    all.extend_from_slice(args);
+    let out = spool_in(cwd, None, &all);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "spool {args:?}: {}",
+        stderr(&out)
+    );
+    stdout(&out)
+}
+
+/// The parts of reset archives the database holds.
+fn archive_parts(database: &str) -> i64 {
+    let mut client =
+        postgres::Client::connect(&server::admin_url(database), postgres::NoTls).expect("connect");
+    client
+        .query_one("SELECT count(*) FROM spool_reset_archives", &[])
+        .expect("count")
+        .get(0)
+}
+
+#[test]
+fn test_reset_archives_go_to_the_database_page_by_page() {
+    for via in [Via::Direct, Via::Pooler] {
+        let cwd = tempfile::tempdir().expect("temp dir");
+        let database = server::fresh_database("cli_reset_archive");
+        let url = server::url(&database, via);
+        const KEY: &str = "agent:a:main";
+        ok_in(cwd.path(), &url, &["create", KEY]);
+        // About 2.5 MB of transcript: the reset hands it over in several pages.
+        let big = "x".repeat(8 * 1024);
+        for i in 0..300 {
+            let content = format!("entry {i} {big}");
+            ok_in(
+                cwd.path(),
+                &url,
+                &["append", KEY, "--role", "tool", "--content", &content],
+            );
+        }
+        let human = ok_in(cwd.path(), &url, &["reset", KEY]);
+        let host = url
+            .split_once('@')
+            .expect("user")
+            .1
+            .split('/')
+            .next()
+            .expect("host");
+        assert!(
+            human.contains(&format!("archive  written to PostgreSQL {host}/{database}")),
+            "{human}"
+        );
+        assert!(archive_parts(&database) > 3, "the archive went in parts");
+        let lines = ok_in(cwd.path(), &url, &["export", KEY, "--archive"]);
+        let archives: Vec<serde_json::Value> = lines
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("JSON"))
+            .collect();
+        assert_eq!(archives.len(), 1);
+        let entries = archives[0]["transcript_entries"]
+            .as_array()
+            .expect("entries");
+        assert_eq!(entries.len(), 300);
+        assert_eq!(entries[299]["content"], format!("entry 299 {big}"));
+        // Another workspace sees none of it.
+        let other = spool_in(
+            cwd.path(),
+            None,
+            &[
+                "--db",
+                &url,
+                "--workspace",
+                "other",
+                "export",
+                KEY,
+                "--archive",
+            ],
+        );
+        assert!(
+            stderr(&other).starts_with("error[not_found]: no session and no reset archive"),
+            "{}",
+            stderr(&other)
+        );
+        assert!(
+            std::fs::read_dir(cwd.path())
+                .expect("read")
+                .next()
+                .is_none()
+        );
+    }
+}
+
+#[test]
+fn test_a_reset_whose_archive_cannot_be_written_still_resets_and_says_why() {
+    let cwd = tempfile::tempdir().expect("temp dir");
+    let database = server::fresh_database("cli_reset_archive_fails");
+    let url = server::url(&database, Via::Direct);
+    const KEY: &str = "agent:a:main";
+    let created: serde_json::Value =
+        serde_json::from_str(&ok_in(cwd.path(), &url, &["create", KEY, "--json"])).expect("JSON");
+    ok_in(
+        cwd.path(),
+        &url,
+        &["append", KEY, "--role", "user", "--content", "hi"],
+    );
+    let mut client =
+        postgres::Client::connect(&server::admin_url(&database), postgres::NoTls).expect("connect");
+    client
+        .batch_execute("DROP TABLE spool_reset_archives")
+        .expect("take the archive table away");
+    let outcome: serde_json::Value =
+        serde_json::from_str(&ok_in(cwd.path(), &url, &["reset", KEY, "--json"])).expect("JSON");
+    assert_eq!(outcome["archive"]["written"], false, "{outcome}");
+    let error = outcome["archive"]["error"].as_str().expect("a reason");
+    assert!(error.contains("spool_reset_archives"), "{error}");
+    assert_ne!(outcome["session"]["session_id"], created["session_id"]);
+    // No archive was recorded, so none is listed.
+    assert_eq!(ok_in(cwd.path(), &url, &["export", KEY, "--archive"]), "");
+}

@@ -616,14 +616,14 @@ fn test_thread_plan_and_commit_turn_rotate_with_one_notice() {
 
 #[test]
 fn test_commit_turn_reads_entries_from_stdin() {
-    let (dir, db) = temp_db();
+    let (_dir, db) = temp_db();
     ok(&db, &["create", KEY]);
     let out = std::process::Command::new("sh")
         .arg("-c")
         .arg("printf '%s' \"$1\" | \"$0\" --db \"$2\" thread commit-turn agent:main:main --agent codex --thread t-1 --entries - --json")
         .arg(env!("CARGO_BIN_EXE_spool"))
         .arg(r#"[{"role":"user","content":"from stdin"}]"#)
-        .arg(dir.path().join("spool.db"))
+        .arg(&db)
         .env("SPOOL_CACHE_DIR", crate::common::cache_dir())
         .output()
         .expect("run spool");

@@ -1,16 +1,19 @@
-//! The scenario vectors run through the wasmtime component on SQLite: every
-//! `spool::Command` through its typed WIT export (`Instance::execute`).
+//! The scenario vectors run through the wasmtime component on SQLite, and on
+//! PostgreSQL (straight and through PgBouncer): every `spool::Command` through its
+//! typed WIT export (`Instance::execute`).
 
 #[path = "../../../tests/vectors/mod.rs"]
 mod vectors;
 
 use serde_json::Value;
 use spool::Command;
-use spool_host::{ArchiveDir, Error, Instance, Runtime, SqliteStorage};
+use spool_host::{ArchiveDir, Error, Instance, PostgresStorage, Runtime, SqliteStorage};
+
+use crate::common::postgres::{self as server, Via};
 
 struct Component {
     instance: Instance,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 fn json<T: serde::Serialize>(result: Result<T, Error>) -> Result<Value, vectors::Failure> {
@@ -40,7 +43,19 @@ fn fresh() -> Component {
     let runtime = Runtime::shared().expect("load the component");
     Component {
         instance: runtime.instantiate(storage, archives).expect("instantiate"),
-        _dir: dir,
+        _dir: Some(dir),
+    }
+}
+
+/// A fresh database on the server, its archives kept in it.
+fn fresh_postgres(via: Via) -> Component {
+    let url = server::url(&server::fresh_database("vectors"), via);
+    let storage = PostgresStorage::connect(&url).expect("connect");
+    let archives = storage.archives();
+    let runtime = Runtime::shared().expect("load the component");
+    Component {
+        instance: runtime.instantiate(storage, archives).expect("instantiate"),
+        _dir: None,
     }
 }
 
@@ -49,4 +64,20 @@ fn test_scenario_vectors_component() {
     let (ran, skipped) = vectors::block_on(vectors::run_all_counted(|| async { fresh() }));
     assert_eq!(skipped, 0, "every vector runs through the component");
     assert_eq!(ran, vectors::FILES.len(), "only {ran} vectors ran");
+}
+
+#[test]
+fn test_scenario_vectors_component_postgres() {
+    for via in [Via::Direct, Via::Pooler] {
+        let (ran, skipped) =
+            vectors::block_on(vectors::run_all_counted(
+                || async move { fresh_postgres(via) },
+            ));
+        assert_eq!(skipped, 0, "every vector runs on PostgreSQL ({via:?})");
+        assert_eq!(
+            ran,
+            vectors::FILES.len(),
+            "only {ran} vectors ran ({via:?})"
+        );
+    }
 }

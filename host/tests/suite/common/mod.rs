@@ -25,14 +25,30 @@ pub fn test_in_new_process(module: &str, test: &str) -> Command {
     command
 }
 
-/// An instance of the component on the SQLite database `db` (shared with other
-/// processes), archiving nothing.
+/// An instance of the component on the database `db` (a SQLite file or a PostgreSQL
+/// URL, shared with other processes), archiving nothing.
 pub fn instance_on(db: &Path) -> spool_host::Instance {
-    let storage = spool_host::SqliteStorage::open(db).expect("open the database");
-    spool_host::Runtime::shared()
-        .expect("runtime")
-        .instantiate(storage, spool::NoArchive)
-        .expect("instance")
+    let runtime = spool_host::Runtime::shared().expect("runtime");
+    match db.to_str().filter(|text| spool_host::is_postgres_url(text)) {
+        Some(url) => {
+            let storage = spool_host::PostgresStorage::connect(url).expect("connect");
+            runtime.instantiate(storage, spool::NoArchive)
+        }
+        None => {
+            let storage = spool_host::SqliteStorage::open(db).expect("open the database");
+            runtime.instantiate(storage, spool::NoArchive)
+        }
+    }
+    .expect("instance")
+}
+
+/// The storage of the test database `db` (a SQLite file or a PostgreSQL URL), for
+/// reading it through the core directly.
+pub fn storage_on(db: &Path) -> Box<dyn spool::Storage + Send> {
+    match db.to_str().filter(|text| spool_host::is_postgres_url(text)) {
+        Some(url) => Box::new(spool_host::PostgresStorage::connect(url).expect("connect")),
+        None => Box::new(spool_host::SqliteStorage::open(db).expect("open the database")),
+    }
 }
 
 /// One compiled-component cache for every CLI run of this test process.
@@ -114,10 +130,61 @@ pub fn usage_error(db: &Path, args: &[&str]) {
     );
 }
 
+/// A temporary directory and a fresh database for one test: a SQLite file in the
+/// directory, or, when `SPOOL_TEST_BACKEND=postgres` (the CLI suites' second run in
+/// `cargo xtask test`), a new database on the test server, as its URL.
 pub fn temp_db() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let db = dir.path().join("spool.db");
+    let db = if on_postgres() {
+        PathBuf::from(postgres::url(
+            &postgres::fresh_database("cli"),
+            postgres::Via::Direct,
+        ))
+    } else {
+        dir.path().join("spool.db")
+    };
     (dir, db)
+}
+
+/// Runs a statement on the rows of the test database `db` directly, bypassing Spool:
+/// `sqlite` on a SQLite file (table `kv`), `postgres` on a PostgreSQL database (table
+/// `spool_kv`); returns the rows it changed.
+pub fn execute_raw(db: &Path, sqlite: &str, postgres: &str) -> u64 {
+    match db.to_str().filter(|text| spool_host::is_postgres_url(text)) {
+        Some(url) => ::postgres::Client::connect(url, ::postgres::NoTls)
+            .expect("connect")
+            .execute(postgres, &[])
+            .expect("run the statement"),
+        None => rusqlite::Connection::open(db)
+            .expect("open")
+            .execute(sqlite, [])
+            .expect("run the statement") as u64,
+    }
+}
+
+/// The count a `SELECT count(*) …` query gives, run as [`execute_raw`] runs.
+pub fn count_raw(db: &Path, sqlite: &str, postgres: &str) -> i64 {
+    match db.to_str().filter(|text| spool_host::is_postgres_url(text)) {
+        Some(url) => ::postgres::Client::connect(url, ::postgres::NoTls)
+            .expect("connect")
+            .query_one(postgres, &[])
+            .expect("count")
+            .get(0),
+        None => rusqlite::Connection::open(db)
+            .expect("open")
+            .query_row(sqlite, [], |row| row.get(0))
+            .expect("count"),
+    }
+}
+
+/// Whether the tests' databases are on the PostgreSQL server
+/// (`SPOOL_TEST_BACKEND=postgres`).
+pub fn on_postgres() -> bool {
+    match std::env::var("SPOOL_TEST_BACKEND").as_deref() {
+        Ok("postgres") => true,
+        Ok("sqlite") | Err(_) => false,
+        Ok(other) => panic!("SPOOL_TEST_BACKEND={other}: expected sqlite or postgres"),
+    }
 }
 
 /// Every file under `dir` (any depth), temporary ones included; none for a missing
