@@ -73,6 +73,7 @@ impl Error {
         match self {
             Error::Spool { code, .. } => code,
             Error::Storage(StorageError::Corrupt { .. }) => "corruption",
+            Error::Storage(StorageError::Unknown(_)) => "unknown",
             Error::Storage(_) | Error::Sqlite { .. } | Error::Postgres { .. } => "storage",
             Error::Wasm { .. } => "internal",
             Error::ResourceLimit { .. } => "resource_limit",

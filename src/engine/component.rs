@@ -83,6 +83,7 @@ fn from_wit_error(error: types::StorageError) -> StorageError {
     match error {
         types::StorageError::Conflict(index) => StorageError::Conflict(index),
         types::StorageError::Backend(cause) => StorageError::Backend(cause),
+        types::StorageError::Unknown(cause) => StorageError::Unknown(cause),
         types::StorageError::Corrupt(c) => StorageError::Corrupt {
             key: c.key,
             detail: c.detail,
@@ -163,6 +164,7 @@ fn to_wit_error(error: crate::Error) -> wit::Error {
         "stale_epoch" => wit::ErrorCode::StaleEpoch,
         "corruption" => wit::ErrorCode::Corruption,
         "storage" => wit::ErrorCode::Storage,
+        "unknown" => wit::ErrorCode::Unknown,
         _ => wit::ErrorCode::Internal,
     };
     wit::Error {

@@ -49,6 +49,12 @@ pub enum Error {
         /// The backend's own message.
         cause: String,
     },
+    /// A commit's reply was lost ([`crate::StorageError::Unknown`]): it applied whole or
+    /// not at all, which only reading again tells. Reason code `unknown`.
+    Unknown {
+        /// The backend's own message.
+        cause: String,
+    },
     /// A provider fork cannot proceed as asked. Reason code `conflict`, like
     /// [`Error::Conflict`], with a machine-readable fork reason kept verbatim
     /// ([`Error::fork_reason`]): Spool's own (`request_changed`, `stale_transition`,
@@ -79,6 +85,7 @@ impl Error {
             Error::StaleEpoch { .. } => "stale_epoch",
             Error::Corruption { .. } => "corruption",
             Error::Storage { .. } => "storage",
+            Error::Unknown { .. } => "unknown",
             Error::Internal { .. } => "internal",
         }
     }
@@ -149,6 +156,11 @@ impl fmt::Display for Error {
                 write!(f, "corrupt record at {key}: {detail}")
             }
             Error::Storage { cause } => write!(f, "storage failed: {cause}"),
+            Error::Unknown { cause } => write!(
+                f,
+                "the outcome is unknown: the commit was sent but its reply was lost (it \
+                 applied whole or not at all; read again to tell): {cause}"
+            ),
             Error::Internal { detail } => write!(f, "internal error: {detail}"),
         }
     }

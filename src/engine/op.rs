@@ -254,6 +254,7 @@ impl Io {
 fn storage_error(error: StorageError) -> Error {
     match error {
         StorageError::Backend(cause) => Error::Storage { cause },
+        StorageError::Unknown(cause) => Error::Unknown { cause },
         StorageError::Corrupt { key, detail } => Error::Corruption {
             key: crate::storage::keys::display(&key),
             detail,

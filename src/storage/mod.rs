@@ -184,6 +184,10 @@ pub enum StorageError {
         /// What is wrong with it.
         detail: String,
     },
+    /// A commit was sent and its reply was lost (a server connection dropped): it was
+    /// applied whole or not at all, and the backend cannot tell which. The text is the
+    /// cause.
+    Unknown(String),
 }
 
 impl std::fmt::Display for StorageError {
@@ -191,6 +195,10 @@ impl std::fmt::Display for StorageError {
         match self {
             StorageError::Conflict(i) => write!(f, "precondition {i} failed"),
             StorageError::Backend(cause) => f.write_str(cause),
+            StorageError::Unknown(cause) => write!(
+                f,
+                "the commit was sent but its reply was lost, so whether it applied is unknown: {cause}"
+            ),
             StorageError::Corrupt { key, detail } => write!(
                 f,
                 "the value under {} is damaged: {detail}",

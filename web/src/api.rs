@@ -33,7 +33,7 @@ use crate::js;
 ///
 /// Open it with `await Spool.open(dbName)`. Every method returns a promise; a failure
 /// rejects it with an `Error` whose `message` says what went wrong and whose `code` is
-/// the reason code (`not_found`, `conflict`, `invalid_argument`, `stale_epoch`,
+/// the reason code (`not_found`, `conflict`, `invalid_argument`, `stale_epoch`, `unknown`,
 /// `corruption`, `storage` or `internal`). Records use the same `snake_case` fields as the
 /// CLI's JSON.
 #[wasm_bindgen]

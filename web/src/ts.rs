@@ -11,7 +11,7 @@ export type SessionStatus = "running" | "done" | "failed";
 export type Role = "user" | "assistant" | "tool" | "system";
 /** Reason code of a failed call. */
 export type SpoolErrorCode =
-  | "not_found" | "conflict" | "invalid_argument" | "stale_epoch"
+  | "not_found" | "conflict" | "invalid_argument" | "stale_epoch" | "unknown"
   | "corruption" | "storage" | "internal";
 /** The `Error` every promise rejects with. A fork conflict (code `conflict`) also carries
  * its fork reason in `reason` (`request_changed`, `stale_transition`, `turn_running`,

@@ -395,6 +395,25 @@ fn test_all() -> Result<(), String> {
     }
     on_server.env("SPOOL_TEST_BACKEND", "postgres");
     ci.tests("the CLI suites on PostgreSQL", on_server)?;
+    // Alone, as they restart the server under every connection.
+    let mut restarts = cargo(
+        &toolchain,
+        &[
+            "test",
+            "--package",
+            "spool-host",
+            "--test",
+            "suite",
+            "postgres_restart",
+            "--",
+            "--ignored",
+            "--test-threads=1",
+        ],
+    );
+    for (name, value) in servers.env() {
+        restarts.env(name, value);
+    }
+    ci.tests("PostgreSQL restarted under the host (alone)", restarts)?;
     drop(servers);
     ci.timed("demo, twice on a fresh database", |_| {
         demo_twice(&toolchain)

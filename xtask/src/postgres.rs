@@ -9,7 +9,9 @@
 //! loopback; the tests create a database for each case), `SPOOL_TEST_PGBOUNCER` the
 //! pooler's (transaction pooling, every database name passed through), and
 //! `SPOOL_TEST_POSTGRES_PASSWORD_USER` a role that must log in with a password
-//! (`user:password`), for the failed-authentication tests.
+//! (`user:password`), for the failed-authentication tests, and
+//! `SPOOL_TEST_POSTGRES_RESTART` a shell command that restarts the server (for the
+//! tests that run alone, `--ignored`: a restart ends every connection).
 
 use std::path::{Path, PathBuf};
 
@@ -78,6 +80,15 @@ impl Servers {
             (
                 "SPOOL_TEST_POSTGRES_PASSWORD_USER",
                 format!("{}:{}", PASSWORD_ROLE.0, PASSWORD_ROLE.1),
+            ),
+            (
+                "SPOOL_TEST_POSTGRES_RESTART",
+                format!(
+                    "runuser -u postgres -- {} -w -t 60 -m fast -D {} -l {} restart",
+                    self.bin.join("pg_ctl").display(),
+                    self.data().display(),
+                    self.dir.join("postgres.log").display()
+                ),
             ),
         ]
     }

@@ -145,8 +145,8 @@ picks an isolated set of sessions inside it.
 Exit status:
   0  success
   1  the operation failed: `error[<code>]: <message>` on stderr (codes: not_found,
-     conflict, invalid_argument, stale_epoch, corruption, storage, resource_limit,
-     internal, io)
+     conflict, invalid_argument, stale_epoch, corruption, storage, unknown,
+     resource_limit, internal, io)
   2  usage error";
 
 /// `spool --help`: the description, usage, the subcommands by topic, the options, the

@@ -148,6 +148,7 @@ fn to_wit_storage_error(error: StorageError) -> types::StorageError {
     match error {
         StorageError::Conflict(index) => types::StorageError::Conflict(index),
         StorageError::Backend(cause) => types::StorageError::Backend(cause),
+        StorageError::Unknown(cause) => types::StorageError::Unknown(cause),
         StorageError::Corrupt { key, detail } => {
             types::StorageError::Corrupt(types::CorruptValue { key, detail })
         }
@@ -436,6 +437,7 @@ fn from_wit_error(error: wit::Error) -> Error {
         wit::ErrorCode::StaleEpoch => "stale_epoch",
         wit::ErrorCode::Corruption => "corruption",
         wit::ErrorCode::Storage => "storage",
+        wit::ErrorCode::Unknown => "unknown",
         wit::ErrorCode::Internal => "internal",
     };
     Error::Spool {

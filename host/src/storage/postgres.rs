@@ -273,7 +273,18 @@ impl PostgresStorage {
     fn with_client<T>(
         &self,
         retry: bool,
+        f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
+    ) -> Result<T, StorageError> {
+        self.with_client_or(retry, f, StorageError::Backend)
+    }
+
+    /// [`with_client`](Self::with_client), with the error a broken connection gives
+    /// made by `lost` (a commit's: its outcome may be unknown).
+    fn with_client_or<T>(
+        &self,
+        retry: bool,
         mut f: impl FnMut(&mut Client) -> Result<T, postgres::Error>,
+        lost: impl Fn(String) -> StorageError,
     ) -> Result<T, StorageError> {
         let mut slot = self.client.borrow_mut();
         let mut attempts = if retry { 2 } else { 1 };
@@ -300,6 +311,7 @@ impl PostgresStorage {
                         } else if attempts > 0 {
                             continue;
                         }
+                        return Err(lost(format!("PostgreSQL {}: {}", self.target, cause(&e))));
                     }
                     return Err(self.backend(&e));
                 }
@@ -329,12 +341,17 @@ impl PostgresStorage {
     }
 
     /// Ends the operation's transaction, if one is open: `COMMIT` (which PostgreSQL
-    /// turns into a rollback when a statement in it failed).
+    /// turns into a rollback when a statement in it failed). When its reply is lost,
+    /// whether the transaction's writes applied is unknown.
     fn end_transaction(&self) -> Result<(), StorageError> {
         if self.scope.get() != Scope::Locked {
             return Ok(());
         }
-        let result = self.with_client(false, |client| client.batch_execute("COMMIT"));
+        let result = self.with_client_or(
+            false,
+            |client| client.batch_execute("COMMIT"),
+            StorageError::Unknown,
+        );
         self.scope.set(Scope::Optimistic);
         result
     }
@@ -420,25 +437,37 @@ impl Storage for PostgresStorage {
             (&arrays.ends, Type::BYTEA_ARRAY),
         ];
         let mut retries = 0;
-        let outcome = self.with_client(false, |client| {
-            loop {
-                match client.query_typed_one(
-                    "SELECT spool_commit($1, $2, $3, $4, $5, $6, $7, $8)",
-                    &params,
-                ) {
-                    // Under `SERIALIZABLE`, a commit that lost to a concurrent one
-                    // wrote nothing and is tried again.
-                    Err(e)
-                        if self.isolation == Isolation::Serializable
-                            && e.code() == Some(&SqlState::T_R_SERIALIZATION_FAILURE)
-                            && retries < SERIALIZATION_RETRIES =>
-                    {
-                        retries += 1;
+        // Outside the operation's transaction the statement is its own transaction,
+        // so a lost reply leaves its outcome unknown; inside it, nothing applies
+        // before `COMMIT`, so a connection lost before that wrote nothing.
+        let lost = if self.scope.get() == Scope::Locked {
+            StorageError::Backend
+        } else {
+            StorageError::Unknown
+        };
+        let outcome = self.with_client_or(
+            false,
+            |client| {
+                loop {
+                    match client.query_typed_one(
+                        "SELECT spool_commit($1, $2, $3, $4, $5, $6, $7, $8)",
+                        &params,
+                    ) {
+                        // Under `SERIALIZABLE`, a commit that lost to a concurrent one
+                        // wrote nothing and is tried again.
+                        Err(e)
+                            if self.isolation == Isolation::Serializable
+                                && e.code() == Some(&SqlState::T_R_SERIALIZATION_FAILURE)
+                                && retries < SERIALIZATION_RETRIES =>
+                        {
+                            retries += 1;
+                        }
+                        result => return result.map(|row| row.get::<_, i32>(0)),
                     }
-                    result => return result.map(|row| row.get::<_, i32>(0)),
                 }
-            }
-        });
+            },
+            lost,
+        );
         // The operation's transaction ends with its commit, whatever its outcome.
         let ended = self.end_transaction();
         let failed = outcome?;

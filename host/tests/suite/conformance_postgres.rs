@@ -177,15 +177,26 @@ fn test_a_connection_the_server_ends_is_replaced_by_the_next_call() {
             reverse: false,
         };
         assert_eq!(storage.range("w", &all).expect("range").len(), 1);
-        // A commit is not retried (it may have applied), but the next call connects.
+        // A commit sent on the ended connection is not retried: its reply is lost, so
+        // its outcome is `unknown` (never a plain `storage` error, which says nothing
+        // was written), and it applied whole or not at all. The next call connects.
         server::terminate_connections(&database);
         let first = {
             let mut batch = Batch::default();
             batch.put(b"b".to_vec(), b"2".to_vec());
+            batch.put(b"b2".to_vec(), b"2".to_vec());
             storage.commit("w", batch)
         };
-        if let Err(e) = &first {
-            assert!(matches!(e, spool::StorageError::Backend(_)), "{e:?}");
+        let b = storage.get("w", b"b").expect("get");
+        assert_eq!(
+            b,
+            storage.get("w", b"b2").expect("get"),
+            "whole or not at all"
+        );
+        match &first {
+            Ok(()) => assert_eq!(b, Some(b"2".to_vec())),
+            Err(spool::StorageError::Unknown(cause)) => assert!(!cause.is_empty()),
+            Err(e) => panic!("{via:?}: a lost reply must be `unknown`, not {e:?}"),
         }
         put(&storage, b"c", b"3");
         assert_eq!(storage.get("w", b"c").expect("get"), Some(b"3".to_vec()));
@@ -257,5 +268,109 @@ fn test_writers_on_one_session_see_no_conflict() {
             .expect("get")
             .expect("the session");
         assert_eq!(session.entry_count, (WRITERS * EACH) as u64, "{via:?}");
+    }
+}
+
+/// The connection ended by the server while a commit waits in the server (here on the
+/// workspace's lock, held by another connection): the append fails with `unknown`,
+/// never with a success or a plain `conflict`, and it applied whole or not at all.
+#[test]
+fn test_a_commit_whose_connection_is_ended_mid_flight_is_reported_unknown() {
+    for via in [Via::Direct, Via::Pooler] {
+        let database = server::fresh_database("unknown_outcome");
+        let url = server::url(&database, via);
+        let mut spool = spool_host::Runtime::shared()
+            .expect("runtime")
+            .instantiate(
+                PostgresStorage::connect(&url).expect("connect"),
+                spool::NoArchive,
+            )
+            .expect("instance");
+        let append = |spool: &mut spool_host::Instance, text: &str| {
+            spool.call(
+                "w",
+                spool::ops::AppendEntry {
+                    key: "agent:a:main".into(),
+                    request: spool::AppendRequest::new(spool::Role::User, text),
+                    now_ms: 2,
+                },
+            )
+        };
+        spool
+            .call(
+                "w",
+                spool::ops::CreateSession {
+                    key: "agent:a:main".into(),
+                    session_id: "s-1".into(),
+                    now_ms: 1,
+                },
+            )
+            .expect("create");
+        append(&mut spool, "before").expect("append");
+        // Another connection holds the workspace's commit lock.
+        let mut holder = postgres::Client::connect(&server::admin_url(&database), postgres::NoTls)
+            .expect("connect");
+        holder
+            .execute("SELECT pg_advisory_lock(1397772108, hashtext('w'))", &[])
+            .expect("hold the lock");
+        let result = std::thread::scope(|scope| {
+            let waiting = scope.spawn(|| append(&mut spool, "in flight"));
+            // The commit waits on the lock: end its connection.
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+            loop {
+                let ended: i64 = server::admin()
+                    .query_one(
+                        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                         WHERE datname = $1 AND wait_event_type = 'Lock' \
+                         AND wait_event = 'advisory'",
+                        &[&database],
+                    )
+                    .expect("terminate")
+                    .get(0);
+                if ended > 0 {
+                    break;
+                }
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the commit never waited"
+                );
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            waiting.join().expect("the appending thread")
+        });
+        let err = result.expect_err("the commit's reply was lost");
+        assert_eq!(err.code(), "unknown", "{via:?}: {err}");
+        assert!(err.to_string().contains("reply was lost"), "{err}");
+        holder
+            .execute("SELECT pg_advisory_unlock_all()", &[])
+            .expect("let go");
+        // Whole or not at all (here: not at all, the transaction was ended before it
+        // committed), and the session carries on.
+        append(&mut spool, "after").expect("the next append works");
+        let page = spool
+            .call(
+                "w",
+                spool::ops::ReadPage {
+                    key: "agent:a:main".into(),
+                    request: spool::PageRequest {
+                        order: spool::Order::OldestFirst,
+                        cursor: None,
+                        limit: 10,
+                    },
+                },
+            )
+            .expect("read");
+        let texts: Vec<&str> = page.entries.iter().map(|e| e.content.as_str()).collect();
+        assert_eq!(texts, ["before", "after"], "{via:?}");
+        let session = spool
+            .call(
+                "w",
+                spool::ops::GetSession {
+                    key: "agent:a:main".into(),
+                },
+            )
+            .expect("get")
+            .expect("the session");
+        assert_eq!(session.entry_count, 2);
     }
 }

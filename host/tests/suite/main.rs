@@ -39,6 +39,7 @@ mod lifecycle_api;
 mod migration_fixture;
 mod order_processes;
 mod postgres_processes;
+mod postgres_restart;
 mod reset_archives;
 mod spool_api;
 mod surfaces;
