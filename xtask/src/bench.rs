@@ -85,8 +85,19 @@ const SIZE: (&str, &str) = (
 /// The goal for the browser package's wasm, gzipped, in bytes.
 const BROWSER_GZIP_GOAL: u64 = 400_000;
 
-/// The Python packages of the peers, from PyPI.
-const PEER_PACKAGES: &[&str] = &["openai-agents", "langgraph-checkpoint-sqlite"];
+/// The Python packages of the peers, from PyPI: on SQLite, and on PostgreSQL (the
+/// Agents SDK's `SQLAlchemySession` on asyncpg, LangGraph's `PostgresSaver` on psycopg).
+const PEER_PACKAGES: &[&str] = &[
+    "openai-agents",
+    "langgraph-checkpoint-sqlite",
+    "langgraph-checkpoint-postgres",
+    "psycopg[binary]",
+    "sqlalchemy[asyncio]",
+    "asyncpg",
+];
+
+/// The figure the PostgreSQL peers are compared with, and the goal for Spool/peer.
+const POSTGRES_APPENDS: (&str, f64) = ("postgres: appends", 2.0);
 
 /// What a figure must be.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -338,7 +349,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         ));
     }
     if peers && names.is_empty() {
-        // The peers are compared with the append figures: run those, not everything.
+        // The peers are compared with the append figures: run those, not everything
+        // (`bench postgres --peers` runs the PostgreSQL ones).
         names.push("append");
     }
     let toolchain = setup::run(&setup::Options { browser: false })?;
@@ -361,10 +373,16 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 },
                 _ => None,
             };
-            for (key, value) in servers.iter().flat_map(crate::postgres::Servers::env) {
-                step.env(key, value);
+            if let Some(servers) = &servers {
+                servers.apply(&mut step);
             }
             if let Err(e) = step.run_lines(&format!("bench: {what}"), collect(&mut lines)) {
+                failures.push(e);
+            }
+            // The peers on the same server, beside Spool's figures.
+            if let (true, Some(servers)) = (peers, &servers)
+                && let Err(e) = run_postgres_peers(servers, &mut lines)
+            {
                 failures.push(e);
             }
             drop(servers);
@@ -375,7 +393,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     {
         failures.push(e);
     }
-    if peers && let Err(e) = run_peers(&mut lines) {
+    if peers
+        && names.contains(&"append")
+        && let Err(e) = run_peers(&mut lines)
+    {
         failures.push(e);
     }
     println!("\n{}", table(&lines));
@@ -428,7 +449,8 @@ fn target_dir() -> PathBuf {
 
 /// The peers: a virtualenv under the target directory with the peers' packages from
 /// PyPI (installed once), then `host/benches/peers/append.py`.
-fn run_peers(lines: &mut Vec<Line>) -> Result<(), String> {
+/// The virtualenv's Python with the peers' packages, created and installed on first use.
+fn peers_python() -> Result<String, String> {
     let target = target_dir();
     let venv = target.join("peers-venv");
     let python = venv.join("bin").join("python");
@@ -440,7 +462,11 @@ fn run_peers(lines: &mut Vec<Line>) -> Result<(), String> {
     }
     let python = python.to_string_lossy().into_owned();
     let installed = Step::new(&python)
-        .args(["-c", "import agents, langgraph.checkpoint.sqlite"])
+        .args([
+            "-c",
+            "import agents, langgraph.checkpoint.sqlite, langgraph.checkpoint.postgres, \
+             psycopg, sqlalchemy.ext.asyncio, asyncpg, agents.extensions.memory.sqlalchemy_session",
+        ])
         .output()
         .is_some();
     if !installed {
@@ -452,7 +478,12 @@ fn run_peers(lines: &mut Vec<Line>) -> Result<(), String> {
                 PEER_PACKAGES.join(" ")
             ))?;
     }
-    let disk = target.join("peers-bench");
+    Ok(python)
+}
+
+fn run_peers(lines: &mut Vec<Line>) -> Result<(), String> {
+    let python = peers_python()?;
+    let disk = target_dir().join("peers-bench");
     std::fs::create_dir_all(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
     Step::new(&python)
         .arg(root().join("host/benches/peers/append.py"))
@@ -462,6 +493,51 @@ fn run_peers(lines: &mut Vec<Line>) -> Result<(), String> {
             "bench: peers, the same appends in the OpenAI Agents SDK and LangGraph",
             collect(lines),
         )
+}
+
+/// The postgres benchmark's appends in LangGraph's `PostgresSaver` and the Agents SDK's
+/// `SQLAlchemySession` on the same server; adds Spool/peer for each as a figure with
+/// its goal.
+fn run_postgres_peers(
+    servers: &crate::postgres::Servers,
+    lines: &mut Vec<Line>,
+) -> Result<(), String> {
+    let python = peers_python()?;
+    Step::new(&python)
+        .arg(root().join("host/benches/peers/append_postgres.py"))
+        .arg("--url")
+        .arg(servers.url())
+        .run_lines(
+            "bench: peers on PostgreSQL, LangGraph PostgresSaver and Agents SDK SQLAlchemySession",
+            collect(lines),
+        )?;
+    let (figure, goal) = POSTGRES_APPENDS;
+    let spool = lines.iter().find_map(|l| match l {
+        Line::Figure { name, value, .. } if name == figure => Some(*value),
+        _ => None,
+    });
+    let ratios: Vec<Line> = lines
+        .iter()
+        .filter_map(|l| match (l, spool) {
+            (
+                Line::Peer {
+                    name,
+                    value,
+                    against,
+                    ..
+                },
+                Some(spool),
+            ) if against == figure && *value > 0.0 => Some(Line::Figure {
+                name: format!("postgres: spool/{name}"),
+                value: spool / value,
+                unit: "ratio".into(),
+                goal: Goal::AtLeast(goal),
+            }),
+            _ => None,
+        })
+        .collect();
+    lines.extend(ratios);
+    Ok(())
 }
 
 #[cfg(test)]

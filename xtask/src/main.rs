@@ -63,7 +63,11 @@ Commands:
                         SPOOL_LADDER_SIZES=10M,100M skips the 1 GiB one. --peers (not in
                         CI) adds the same appends in the OpenAI Agents SDK and LangGraph
                         (a virtualenv under the target directory, packages from PyPI);
-                        alone it runs append and the peers.
+                        alone it runs append and the peers. postgres: Spool on a
+                        throwaway PostgreSQL (and PgBouncer) beside SQLite and a
+                        hand-written loop; `bench postgres --peers` adds LangGraph's
+                        PostgresSaver and the Agents SDK's SQLAlchemySession on the
+                        same server, with Spool/peer against the goal (>= 2).
   bench-web             The browser benchmarks in headless Chromium (release build):
                         appendEntry calls/s into IndexedDB (goal 1000/s), appendEntries of
                         eight and of 32 (entries/s, goal 5000/s), the newest page of a
@@ -378,9 +382,7 @@ fn test_all() -> Result<(), String> {
         &toolchain,
         &["test", "--workspace", "--exclude", "spool-web"],
     );
-    for (name, value) in servers.env() {
-        native.env(name, value);
-    }
+    servers.apply(&mut native);
     ci.tests(
         "native tests (core, host through the component on SQLite and PostgreSQL, xtask)",
         native,
@@ -390,9 +392,7 @@ fn test_all() -> Result<(), String> {
         &toolchain,
         &["test", "--package", "spool-host", "--test", "suite", "cli"],
     );
-    for (name, value) in servers.env() {
-        on_server.env(name, value);
-    }
+    servers.apply(&mut on_server);
     on_server.env("SPOOL_TEST_BACKEND", "postgres");
     ci.tests("the CLI suites on PostgreSQL", on_server)?;
     // Alone, as they restart the server under every connection.
@@ -410,9 +410,7 @@ fn test_all() -> Result<(), String> {
             "--test-threads=1",
         ],
     );
-    for (name, value) in servers.env() {
-        restarts.env(name, value);
-    }
+    servers.apply(&mut restarts);
     ci.tests("PostgreSQL restarted under the host (alone)", restarts)?;
     drop(servers);
     ci.timed("demo, twice on a fresh database", |_| {

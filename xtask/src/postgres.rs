@@ -63,13 +63,7 @@ impl Servers {
     /// The variables the tests read (see the module's documentation).
     pub(crate) fn env(&self) -> Vec<(&'static str, String)> {
         vec![
-            (
-                "SPOOL_TEST_POSTGRES",
-                format!(
-                    "postgres://postgres@127.0.0.1:{}/postgres",
-                    self.postgres_port
-                ),
-            ),
+            ("SPOOL_TEST_POSTGRES", self.url()),
             (
                 "SPOOL_TEST_PGBOUNCER",
                 format!(
@@ -91,6 +85,21 @@ impl Servers {
                 ),
             ),
         ]
+    }
+
+    /// The server's URL as its superuser, on its `postgres` database.
+    pub(crate) fn url(&self) -> String {
+        format!(
+            "postgres://postgres@127.0.0.1:{}/postgres",
+            self.postgres_port
+        )
+    }
+
+    /// Sets [`Servers::env`] on `step`.
+    pub(crate) fn apply(&self, step: &mut Step) {
+        for (name, value) in self.env() {
+            step.env(name, value);
+        }
     }
 
     fn data(&self) -> PathBuf {
@@ -250,8 +259,6 @@ pub(crate) fn with_servers(command: &[String]) -> Result<(), String> {
     let servers = Servers::start()?;
     let mut step = Step::new(program);
     step.args(args);
-    for (name, value) in servers.env() {
-        step.env(name, value);
-    }
+    servers.apply(&mut step);
     step.run(program)
 }

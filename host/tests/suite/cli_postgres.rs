@@ -6,19 +6,12 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::common::postgres::{self as server, Via};
-use crate::common::{cache_dir, files_under, stderr, stdout};
+use crate::common::{clean_env, stderr, stdout};
 
 /// `spool ARGS…` in the directory `cwd`, with `SPOOL_DB` set to `db` when given.
 fn spool_in(cwd: &Path, db: Option<&str>, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_spool"));
-    command
-        .current_dir(cwd)
-        .args(args)
-        .env("SPOOL_CACHE_DIR", cache_dir())
-        .env_remove("SPOOL_DB")
-        .env_remove("SPOOL_WORKSPACE")
-        .env_remove("SPOOL_ARCHIVE_DIR")
-        .env_remove("SPOOL_DURABILITY");
+    clean_env(command.current_dir(cwd).args(args));
     if let Some(db) = db {
         command.env("SPOOL_DB", db);
     }
@@ -55,13 +48,7 @@ fn test_a_url_selects_the_server_and_creates_nothing_locally() {
         let sessions = list["sessions"].as_array().expect("sessions");
         assert_eq!(sessions.len(), 1, "{list}");
         assert_eq!(sessions[0]["entry_count"], 1, "{list}");
-        assert_eq!(files_under(cwd.path()), Vec::<std::path::PathBuf>::new());
-        assert!(
-            std::fs::read_dir(cwd.path())
-                .expect("read")
-                .next()
-                .is_none()
-        );
+        assert!(server::is_empty_dir(cwd.path()));
     }
 }
 
@@ -70,11 +57,7 @@ fn test_a_server_that_cannot_be_used_is_a_storage_error_and_writes_nothing() {
     let host = server::host_port();
     let (user, _) = server::password_role();
     let missing = format!("spool_cli_missing_{}", std::process::id());
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
+    let port = server::closed_port();
     let cases = [
         (
             format!("postgres://postgres@{host}/{missing}"),
@@ -106,10 +89,7 @@ fn test_a_server_that_cannot_be_used_is_a_storage_error_and_writes_nothing() {
         );
         assert!(stdout(&out).is_empty());
         assert!(
-            std::fs::read_dir(cwd.path())
-                .expect("read")
-                .next()
-                .is_none(),
+            server::is_empty_dir(cwd.path()),
             "{url}: something was created locally"
         );
     }
@@ -223,12 +203,7 @@ fn test_reset_archives_go_to_the_database_page_by_page() {
             "{}",
             stderr(&other)
         );
-        assert!(
-            std::fs::read_dir(cwd.path())
-                .expect("read")
-                .next()
-                .is_none()
-        );
+        assert!(server::is_empty_dir(cwd.path()));
     }
 }
 

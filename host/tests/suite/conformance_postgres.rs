@@ -3,12 +3,14 @@
 //! schema's migrations, connection failures, a connection the server ends.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Mutex;
 
 use spool::{Batch, RangeQuery, Storage, SyncAdapter};
 use spool_host::{POSTGRES_SCHEMA_VERSION, PostgresStorage};
 
 use crate::common::postgres::{self as server, Via};
+use crate::common::{append_text, create_session, entry_count, instance_on};
 
 /// One database per case and way in, created at its first open.
 fn open(name: &str, via: Via) -> SyncAdapter<PostgresStorage> {
@@ -23,32 +25,23 @@ fn open(name: &str, via: Via) -> SyncAdapter<PostgresStorage> {
     SyncAdapter(PostgresStorage::connect(&server::url(&database, via)).expect("connect"))
 }
 
-mod direct {
-    struct Postgres;
+/// The server, reached one way.
+struct OnServer(Via);
 
-    impl crate::conformance::Backend for Postgres {
-        type Store = spool::SyncAdapter<spool_host::PostgresStorage>;
+impl crate::conformance::Backend for OnServer {
+    type Store = SyncAdapter<PostgresStorage>;
 
-        async fn open(&self, name: &str) -> Self::Store {
-            super::open(name, super::Via::Direct)
-        }
+    async fn open(&self, name: &str) -> Self::Store {
+        open(name, self.0)
     }
+}
 
-    crate::conformance_tests!(sync, Postgres);
+mod direct {
+    crate::conformance_tests!(sync, super::OnServer(super::Via::Direct));
 }
 
 mod pooled {
-    struct PgBouncer;
-
-    impl crate::conformance::Backend for PgBouncer {
-        type Store = spool::SyncAdapter<spool_host::PostgresStorage>;
-
-        async fn open(&self, name: &str) -> Self::Store {
-            super::open(name, super::Via::Pooler)
-        }
-    }
-
-    crate::conformance_tests!(sync, PgBouncer);
+    crate::conformance_tests!(sync, super::OnServer(super::Via::Pooler));
 }
 
 fn put(storage: &PostgresStorage, key: &[u8], value: &[u8]) {
@@ -141,11 +134,7 @@ fn test_connection_failures_are_storage_errors_naming_host_and_database() {
     PostgresStorage::connect(&format!("postgres://{user}:{password}@{host}/{owned}"))
         .expect("the right password");
     // A refused connection: nobody listens on this port.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port();
+    let port = server::closed_port();
     refused(
         &format!("postgres://postgres:the-right-password@127.0.0.1:{port}/db"),
         &format!("127.0.0.1:{port}/db"),
@@ -209,65 +198,30 @@ fn test_a_connection_the_server_ends_is_replaced_by_the_next_call() {
 fn test_writers_on_one_session_see_no_conflict() {
     const WRITERS: usize = 4;
     const EACH: usize = 40;
+    const KEY: &str = "agent:a:main";
     for via in [Via::Direct, Via::Pooler] {
-        let database = server::fresh_database("one_session_writers");
-        let url = server::url(&database, via);
-        let instance = || {
-            spool_host::Runtime::shared()
-                .expect("runtime")
-                .instantiate(
-                    PostgresStorage::connect(&url).expect("connect"),
-                    spool::NoArchive,
-                )
-                .expect("instance")
-        };
-        let mut setup = instance();
-        setup
-            .call(
-                "w",
-                spool::ops::CreateSession {
-                    key: "agent:a:main".into(),
-                    session_id: "s-1".into(),
-                    now_ms: 1,
-                },
-            )
-            .expect("create");
+        let url = server::url(&server::fresh_database("one_session_writers"), via);
+        let mut setup = instance_on(Path::new(&url));
+        create_session(&mut setup, "w", KEY);
         let barrier = std::sync::Barrier::new(WRITERS);
         std::thread::scope(|scope| {
             for writer in 0..WRITERS {
-                let (barrier, instance) = (&barrier, &instance);
+                let (barrier, url) = (&barrier, &url);
                 scope.spawn(move || {
-                    let mut spool = instance();
+                    let mut spool = instance_on(Path::new(url));
                     barrier.wait();
                     for i in 0..EACH {
-                        let request = spool::AppendRequest::new(
-                            spool::Role::User,
-                            format!("writer {writer} entry {i}"),
-                        );
-                        spool
-                            .call(
-                                "w",
-                                spool::ops::AppendEntry {
-                                    key: "agent:a:main".into(),
-                                    request,
-                                    now_ms: 2,
-                                },
-                            )
+                        append_text(&mut spool, "w", KEY, &format!("writer {writer} entry {i}"))
                             .expect("an append never fails with a conflict");
                     }
                 });
             }
         });
-        let session = setup
-            .call(
-                "w",
-                spool::ops::GetSession {
-                    key: "agent:a:main".into(),
-                },
-            )
-            .expect("get")
-            .expect("the session");
-        assert_eq!(session.entry_count, (WRITERS * EACH) as u64, "{via:?}");
+        assert_eq!(
+            entry_count(&mut setup, "w", KEY),
+            (WRITERS * EACH) as u64,
+            "{via:?}"
+        );
     }
 }
 
@@ -276,37 +230,12 @@ fn test_writers_on_one_session_see_no_conflict() {
 /// never with a success or a plain `conflict`, and it applied whole or not at all.
 #[test]
 fn test_a_commit_whose_connection_is_ended_mid_flight_is_reported_unknown() {
+    const KEY: &str = "agent:a:main";
     for via in [Via::Direct, Via::Pooler] {
         let database = server::fresh_database("unknown_outcome");
-        let url = server::url(&database, via);
-        let mut spool = spool_host::Runtime::shared()
-            .expect("runtime")
-            .instantiate(
-                PostgresStorage::connect(&url).expect("connect"),
-                spool::NoArchive,
-            )
-            .expect("instance");
-        let append = |spool: &mut spool_host::Instance, text: &str| {
-            spool.call(
-                "w",
-                spool::ops::AppendEntry {
-                    key: "agent:a:main".into(),
-                    request: spool::AppendRequest::new(spool::Role::User, text),
-                    now_ms: 2,
-                },
-            )
-        };
-        spool
-            .call(
-                "w",
-                spool::ops::CreateSession {
-                    key: "agent:a:main".into(),
-                    session_id: "s-1".into(),
-                    now_ms: 1,
-                },
-            )
-            .expect("create");
-        append(&mut spool, "before").expect("append");
+        let mut spool = instance_on(Path::new(&server::url(&database, via)));
+        create_session(&mut spool, "w", KEY);
+        append_text(&mut spool, "w", KEY, "before").expect("append");
         // Another connection holds the workspace's commit lock.
         let mut holder = postgres::Client::connect(&server::admin_url(&database), postgres::NoTls)
             .expect("connect");
@@ -314,7 +243,7 @@ fn test_a_commit_whose_connection_is_ended_mid_flight_is_reported_unknown() {
             .execute("SELECT pg_advisory_lock(1397772108, hashtext('w'))", &[])
             .expect("hold the lock");
         let result = std::thread::scope(|scope| {
-            let waiting = scope.spawn(|| append(&mut spool, "in flight"));
+            let waiting = scope.spawn(|| append_text(&mut spool, "w", KEY, "in flight"));
             // The commit waits on the lock: end its connection.
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
             loop {
@@ -346,12 +275,12 @@ fn test_a_commit_whose_connection_is_ended_mid_flight_is_reported_unknown() {
             .expect("let go");
         // Whole or not at all (here: not at all, the transaction was ended before it
         // committed), and the session carries on.
-        append(&mut spool, "after").expect("the next append works");
+        append_text(&mut spool, "w", KEY, "after").expect("the next append works");
         let page = spool
             .call(
                 "w",
                 spool::ops::ReadPage {
-                    key: "agent:a:main".into(),
+                    key: KEY.into(),
                     request: spool::PageRequest {
                         order: spool::Order::OldestFirst,
                         cursor: None,
@@ -362,15 +291,6 @@ fn test_a_commit_whose_connection_is_ended_mid_flight_is_reported_unknown() {
             .expect("read");
         let texts: Vec<&str> = page.entries.iter().map(|e| e.content.as_str()).collect();
         assert_eq!(texts, ["before", "after"], "{via:?}");
-        let session = spool
-            .call(
-                "w",
-                spool::ops::GetSession {
-                    key: "agent:a:main".into(),
-                },
-            )
-            .expect("get")
-            .expect("the session");
-        assert_eq!(session.entry_count, 2);
+        assert_eq!(entry_count(&mut spool, "w", KEY), 2);
     }
 }

@@ -47,16 +47,7 @@ fn instance(url: &str) -> Instance {
 }
 
 fn create(spool: &mut Instance, key: &str) {
-    spool
-        .call(
-            WS,
-            spool::ops::CreateSession {
-                key: key.to_owned(),
-                session_id: format!("s-{}", key.replace(':', "-")),
-                now_ms: 1,
-            },
-        )
-        .expect("create the session");
+    crate::common::create_session(spool, WS, key);
 }
 
 /// Waits for the file `name` in `dir`.

@@ -58,6 +58,61 @@ pub fn cache_dir() -> &'static Path {
         .path()
 }
 
+/// Gives a `spool` command the test process's component cache and none of the
+/// `SPOOL_*` settings of the environment it runs in.
+pub fn clean_env(cmd: &mut Command) -> &mut Command {
+    cmd.env("SPOOL_CACHE_DIR", cache_dir())
+        .env_remove("SPOOL_DB")
+        .env_remove("SPOOL_WORKSPACE")
+        .env_remove("SPOOL_ARCHIVE_DIR")
+        .env_remove("SPOOL_DURABILITY")
+}
+
+/// Creates the session `key` in workspace `ws` (session id from the key).
+pub fn create_session(spool: &mut spool_host::Instance, ws: &str, key: &str) {
+    spool
+        .call(
+            ws,
+            spool::ops::CreateSession {
+                key: key.to_owned(),
+                session_id: format!("s-{}", key.replace(':', "-")),
+                now_ms: 1,
+            },
+        )
+        .expect("create the session");
+}
+
+/// Appends a user message `text` to `key` in workspace `ws`.
+pub fn append_text(
+    spool: &mut spool_host::Instance,
+    ws: &str,
+    key: &str,
+    text: &str,
+) -> Result<spool::Entry, spool_host::Error> {
+    spool.call(
+        ws,
+        spool::ops::AppendEntry {
+            key: key.to_owned(),
+            request: spool::AppendRequest::new(spool::Role::User, text),
+            now_ms: 2,
+        },
+    )
+}
+
+/// The entry count of the session `key` in workspace `ws`.
+pub fn entry_count(spool: &mut spool_host::Instance, ws: &str, key: &str) -> u64 {
+    spool
+        .call(
+            ws,
+            spool::ops::GetSession {
+                key: key.to_owned(),
+            },
+        )
+        .expect("get the session")
+        .expect("the session exists")
+        .entry_count
+}
+
 /// Runs `spool --db DB ARGS…` under umask 022 with a clean environment.
 pub fn spool_with(db: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
     let mut cmd = Command::new("sh");
@@ -66,12 +121,8 @@ pub fn spool_with(db: &Path, args: &[&str], env: &[(&str, &Path)]) -> Output {
         .arg(env!("CARGO_BIN_EXE_spool"))
         .arg("--db")
         .arg(db)
-        .args(args)
-        .env("SPOOL_CACHE_DIR", cache_dir())
-        .env_remove("SPOOL_DB")
-        .env_remove("SPOOL_WORKSPACE")
-        .env_remove("SPOOL_ARCHIVE_DIR")
-        .env_remove("SPOOL_DURABILITY");
+        .args(args);
+    clean_env(&mut cmd);
     for (name, value) in env {
         cmd.env(name, value);
     }

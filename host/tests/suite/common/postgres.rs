@@ -43,6 +43,23 @@ pub fn password_role() -> (String, String) {
     (user.to_owned(), password.to_owned())
 }
 
+/// A loopback port nobody listens on (the system's choice, let go at once).
+pub fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port()
+}
+
+/// Whether the directory `dir` is empty (nothing was created in it).
+pub fn is_empty_dir(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir)
+        .expect("read the directory")
+        .next()
+        .is_none()
+}
+
 /// The server's `host:port`.
 pub fn host_port() -> String {
     let url = var("SPOOL_TEST_POSTGRES");
