@@ -15,7 +15,8 @@
 //!
 //! Needs a server: `cargo xtask bench postgres` starts one (and a PgBouncer) and sets
 //! `SPOOL_TEST_POSTGRES` / `SPOOL_TEST_PGBOUNCER`. `SPOOL_BENCH_N` sets the appends of
-//! parts 1 and 2 (default 2000).
+//! parts 1 and 2 (default 2000; 50 as a smoke test, `cargo test --benches`, which
+//! without a server says so and runs nothing).
 
 #[path = "support/figure.rs"]
 mod support;
@@ -270,10 +271,16 @@ fn contended(url: &str, isolation: Isolation, one_session: bool) -> (f64, u64) {
 }
 
 fn main() {
+    let benching = std::env::args().any(|a| a == "--bench");
+    if !benching && std::env::var_os("SPOOL_TEST_POSTGRES").is_none() {
+        // `cargo test --benches` without a server: nothing to run against.
+        println!("postgres: no server (SPOOL_TEST_POSTGRES unset): not run");
+        return;
+    }
     let n: usize = std::env::var("SPOOL_BENCH_N")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
+        .unwrap_or(if benching { 2000 } else { 50 });
     let key = "agent:bench:main";
 
     println!("== appends, one durable commit each (N={n})");

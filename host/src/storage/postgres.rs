@@ -25,21 +25,24 @@
 //!
 //! **Behind a pooler.** Nothing outlives a transaction: statements are unnamed
 //! (`query_typed`: parse, bind and execute in one message, no named prepared statement),
-//! locks are transaction-scoped, and no session setting is relied on. So PgBouncer in transaction pooling mode may hand every call to
-//! another server connection.
+//! locks are transaction-scoped, and no session setting is relied on. So PgBouncer in
+//! transaction pooling mode may hand every call to another server connection.
 //!
 //! **Schema** (`spool_schema_version`): numbered migrations, each applied once, in one
 //! transaction that first takes a transaction-scoped advisory lock ([`MIGRATION_LOCK`]):
 //! hosts that start at once wait for each other, and all but the first find nothing to
 //! do. A migration is transactional DDL only (no `CREATE INDEX CONCURRENTLY`, which
 //! cannot run in a transaction); a session-level lock would outlive its transaction
-//! behind a pooler, held by a server connection that another client gets next.
+//! behind a pooler, held by a server connection that another client gets next. A
+//! database whose schema is newer than this build's is refused, unchanged.
 //!
 //! **Connections.** One connection per storage. When the server closed it (a restart,
-//! `pg_terminate_backend`, an idle timeout), the call that found out fails with a
-//! `storage` error and the next call connects again. A read that fails because the
-//! connection was already closed is retried once on a new connection (a read changes
-//! nothing).
+//! `pg_terminate_backend`, an idle timeout), the connection is dropped and the next
+//! call connects again; a read (outside the operation's locked transaction) is retried
+//! once on the new connection, as a read changes nothing. A commit is never retried:
+//! when its connection breaks after it was sent, it fails with
+//! [`StorageError::Unknown`] (it applied whole or not at all), except inside the locked
+//! transaction before `COMMIT`, where nothing can have applied (`Backend`).
 
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
@@ -215,7 +218,10 @@ impl PostgresStorage {
             scope: Cell::default(),
         };
         let mut client = storage.open_connection()?;
-        migrate(&mut client).map_err(|e| storage.error(&e))?;
+        migrate(&mut client).map_err(|message| Error::Postgres {
+            target: storage.target.clone(),
+            message,
+        })?;
         *storage.client.borrow_mut() = Some(client);
         Ok(storage)
     }
@@ -558,7 +564,34 @@ impl<'a> Arrays<'a> {
 
 /// Brings the schema of the database `client` is connected to up to date, in one
 /// transaction under the migration lock.
-fn migrate(client: &mut Client) -> Result<(), postgres::Error> {
+fn migrate(client: &mut Client) -> Result<(), String> {
+    let newer = |version: i32| {
+        format!(
+            "its Spool schema is version {version}, newer than this build's \
+             {POSTGRES_SCHEMA_VERSION}: upgrade Spool to use it"
+        )
+    };
+    migrate_to(client).map_err(|e| match e {
+        Migration::Newer(version) => newer(version),
+        Migration::Failed(e) => cause(&e),
+    })
+}
+
+/// Why [`migrate`] stopped.
+enum Migration {
+    /// The database's schema is of this newer version.
+    Newer(i32),
+    /// A statement failed.
+    Failed(postgres::Error),
+}
+
+impl From<postgres::Error> for Migration {
+    fn from(e: postgres::Error) -> Self {
+        Migration::Failed(e)
+    }
+}
+
+fn migrate_to(client: &mut Client) -> Result<(), Migration> {
     let mut tx = client.transaction()?;
     tx.batch_execute(&format!(
         "SELECT pg_advisory_xact_lock({MIGRATION_LOCK}, 0);
@@ -572,6 +605,10 @@ fn migrate(client: &mut Client) -> Result<(), postgres::Error> {
         &[],
     )?;
     let current: i32 = row.get(0);
+    if current > POSTGRES_SCHEMA_VERSION as i32 {
+        // Not this build's to write: nothing is changed (the transaction rolls back).
+        return Err(Migration::Newer(current));
+    }
     for (index, migration) in MIGRATIONS.iter().enumerate().skip(current.max(0) as usize) {
         tx.batch_execute(migration)?;
         let version = index as i32 + 1;
@@ -580,7 +617,7 @@ fn migrate(client: &mut Client) -> Result<(), postgres::Error> {
             &[(&version, Type::INT4)],
         )?;
     }
-    tx.commit()
+    Ok(tx.commit()?)
 }
 
 /// `host:port[,host:port…]/database` of `config`: what messages name.
@@ -695,6 +732,13 @@ fn broken(e: &postgres::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn test_the_commit_function_takes_the_lock_the_storage_takes() {
+        assert!(MIGRATIONS[0].contains(&format!(
+            "pg_advisory_xact_lock({LOCK_CLASS}, hashtext(ws))"
+        )));
+    }
 
     #[test]
     fn test_urls_name_servers_and_paths_do_not() {

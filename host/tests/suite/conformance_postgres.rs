@@ -294,3 +294,29 @@ fn test_a_commit_whose_connection_is_ended_mid_flight_is_reported_unknown() {
         assert_eq!(entry_count(&mut spool, "w", KEY), 2);
     }
 }
+
+#[test]
+fn test_a_database_of_a_newer_spool_is_refused_unchanged() {
+    let database = server::fresh_database("newer_schema");
+    let url = server::url(&database, Via::Direct);
+    PostgresStorage::connect(&url).expect("connect");
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).expect("connect");
+    let newer = POSTGRES_SCHEMA_VERSION as i32 + 1;
+    client
+        .execute(
+            "INSERT INTO spool_schema_version (version) VALUES ($1)",
+            &[&newer],
+        )
+        .expect("a newer Spool's version");
+    let err = PostgresStorage::connect(&url).expect_err("refused");
+    assert_eq!(err.code(), "storage");
+    assert!(
+        err.to_string().contains(&format!("version {newer}, newer")),
+        "{err}"
+    );
+    let versions: i64 = client
+        .query_one("SELECT count(*) FROM spool_schema_version", &[])
+        .expect("count")
+        .get(0);
+    assert_eq!(versions, i64::from(newer));
+}
