@@ -10,8 +10,9 @@
 //! pooler's (transaction pooling, every database name passed through), and
 //! `SPOOL_TEST_POSTGRES_PASSWORD_USER` a role that must log in with a password
 //! (`user:password`), for the failed-authentication tests, and
-//! `SPOOL_TEST_POSTGRES_RESTART` a shell command that restarts the server (for the
-//! tests that run alone, `--ignored`: a restart ends every connection).
+//! `SPOOL_TEST_POSTGRES_CTL` the server's `pg_ctl` as a shell command to which `stop`,
+//! `start` or `restart` is added (for the tests that run alone, `--ignored`: they end
+//! every connection).
 
 use std::path::{Path, PathBuf};
 
@@ -76,9 +77,9 @@ impl Servers {
                 format!("{}:{}", PASSWORD_ROLE.0, PASSWORD_ROLE.1),
             ),
             (
-                "SPOOL_TEST_POSTGRES_RESTART",
+                "SPOOL_TEST_POSTGRES_CTL",
                 format!(
-                    "runuser -u postgres -- {} -w -t 60 -m fast -D {} -l {} restart",
+                    "runuser -u postgres -- {} -w -t 60 -m fast -D {} -l {}",
                     self.bin.join("pg_ctl").display(),
                     self.data().display(),
                     self.dir.join("postgres.log").display()
@@ -132,16 +133,24 @@ impl Servers {
         write(&self.data().join("pg_hba.conf"), hba)?;
         let port = free_port()?;
         let socket_dir = self.dir.display().to_string();
-        let options = format!(
-            "-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={socket_dir} \
-             -c max_connections=300 -c shared_buffers=128MB"
+        // In the configuration file, not on pg_ctl's command line, so that a test
+        // that stops and starts the server gets the same one back.
+        let settings = format!(
+            "listen_addresses = '127.0.0.1'\nport = {port}\n\
+             unix_socket_directories = '{socket_dir}'\nmax_connections = 300\n\
+             shared_buffers = 128MB\n"
         );
+        let conf = self.data().join("postgresql.conf");
+        let mut text =
+            std::fs::read_to_string(&conf).map_err(|e| format!("{}: {e}", conf.display()))?;
+        text.push_str(&settings);
+        write(&conf, &text)?;
         self.as_postgres("pg_ctl")
             .args(["-w", "-t", "60", "-D"])
             .arg(self.data())
             .arg("-l")
             .arg(self.dir.join("postgres.log"))
-            .args(["-o", &options, "start"])
+            .arg("start")
             .output_or_err("pg_ctl start")?;
         self.postgres_port = port;
         let create_role = format!(
@@ -170,6 +179,7 @@ impl Servers {
              pool_mode = transaction\n\
              max_client_conn = 1000\n\
              default_pool_size = 40\n\
+             server_login_retry = 1\n\
              logfile = {dir}/pgbouncer.log\n\
              pidfile = {dir}/pgbouncer.pid\n",
             postgres = self.postgres_port,

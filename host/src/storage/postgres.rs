@@ -36,16 +36,19 @@
 //! behind a pooler, held by a server connection that another client gets next. A
 //! database whose schema is newer than this build's is refused, unchanged.
 //!
-//! **Connections.** One connection per storage. When the server closed it (a restart,
+//! **Connections.** One connection per storage; a URL may name several hosts (libpq's
+//! `postgres://u@h1:p1,h2:p2/db?target_session_attrs=read-write`: the connection goes
+//! to whichever accepts writes). When the server closed it (a restart,
 //! `pg_terminate_backend`, an idle timeout), the connection is dropped and the next
-//! call connects again; a read (outside the operation's locked transaction) is retried
+//! call connects again, trying for up to [`RECONNECT_BUDGET`] while the server
+//! restarts or a standby is promoted; a read (outside the operation's locked transaction) is retried
 //! once on the new connection, as a read changes nothing. A commit is never retried:
 //! when its connection breaks after it was sent, it fails with
 //! [`StorageError::Unknown`] (it applied whole or not at all), except inside the locked
 //! transaction before `COMMIT`, where nothing can have applied (`Backend`).
 
 use std::cell::{Cell, RefCell};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::config::Host;
 use postgres::error::SqlState;
@@ -68,6 +71,12 @@ const MIGRATION_LOCK: i32 = 0x5350_4f4d;
 /// How long connecting may take before it fails (when the URL sets no
 /// `connect_timeout`).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a call keeps trying to connect again after its connection was lost (a
+/// restart or a failover takes seconds), and the pauses between its attempts.
+const RECONNECT_BUDGET: Duration = Duration::from_secs(20);
+const RECONNECT_FIRST_PAUSE: Duration = Duration::from_millis(50);
+const RECONNECT_MAX_PAUSE: Duration = Duration::from_secs(1);
 
 /// The schema migrations, in order: migration `n` (1-based) brings the schema to
 /// version `n`. Transactional DDL only.
@@ -260,6 +269,32 @@ impl PostgresStorage {
         Ok(client)
     }
 
+    /// A new connection after the last one was lost: tried again with a growing pause
+    /// (from [`RECONNECT_FIRST_PAUSE`], doubling, at most [`RECONNECT_MAX_PAUSE`]) while
+    /// the server restarts or a standby is promoted, for at most [`RECONNECT_BUDGET`];
+    /// then a `storage` error naming the hosts tried and the last cause. Nothing was
+    /// sent on a connection that did not open.
+    fn reconnect(&self) -> Result<Client, StorageError> {
+        let started = Instant::now();
+        let mut pause = RECONNECT_FIRST_PAUSE;
+        loop {
+            match self.open_connection() {
+                Ok(client) => return Ok(client),
+                Err(e) => {
+                    if started.elapsed() + pause > RECONNECT_BUDGET {
+                        return Err(StorageError::Backend(format!(
+                            "{e} (no connection to {} within {} s)",
+                            self.target,
+                            RECONNECT_BUDGET.as_secs()
+                        )));
+                    }
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(RECONNECT_MAX_PAUSE);
+                }
+            }
+        }
+    }
+
     fn error(&self, e: &postgres::Error) -> Error {
         Error::Postgres {
             target: self.target.clone(),
@@ -302,10 +337,7 @@ impl PostgresStorage {
             }
             let client = match &mut *slot {
                 Some(client) => client,
-                None => slot.insert(
-                    self.open_connection()
-                        .map_err(|e| StorageError::Backend(e.to_string()))?,
-                ),
+                None => slot.insert(self.reconnect()?),
             };
             match f(client) {
                 Ok(value) => return Ok(value),

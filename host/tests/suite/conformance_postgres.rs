@@ -320,3 +320,20 @@ fn test_a_database_of_a_newer_spool_is_refused_unchanged() {
         .get(0);
     assert_eq!(versions, i64::from(newer));
 }
+
+/// A URL naming several hosts (libpq's syntax): the first does not answer, the second
+/// is the server; with `target_session_attrs=read-write` the storage connects to the
+/// one that takes writes, and messages name every host.
+#[test]
+fn test_a_url_of_several_hosts_reaches_the_one_that_takes_writes() {
+    let database = server::fresh_database("several_hosts");
+    let url = format!(
+        "postgres://postgres@127.0.0.1:{},{}/{database}?target_session_attrs=read-write",
+        server::closed_port(),
+        server::host_port()
+    );
+    let storage = PostgresStorage::connect(&url).expect("connect to the second host");
+    assert!(storage.target().contains(','), "{}", storage.target());
+    put(&storage, b"k", b"v");
+    assert_eq!(storage.get("w", b"k").expect("get"), Some(b"v".to_vec()));
+}
