@@ -40,10 +40,12 @@ Commands:
   e2e-web               Drive the demo page end to end in headless Chromium (WebDriver),
                         every Spool method through its Operations panel; saves
                         screenshots in target/e2e/ and reports the cold start.
-  with-postgres CMD...  Start a throwaway PostgreSQL and a PgBouncer (transaction pooling)
+  with-postgres [--standby] CMD...
+                        Start a throwaway PostgreSQL and a PgBouncer (transaction pooling)
                         on loopback, run CMD with SPOOL_TEST_POSTGRES / SPOOL_TEST_PGBOUNCER
                         set to their URLs, then stop them: e.g. `cargo xtask with-postgres
-                        cargo test -p spool-host --test suite postgres`. Needs root (it
+                        cargo test -p spool-host --test suite postgres`; --standby adds a
+                        synchronous hot standby (the failover test). Needs root (it
                         installs Debian's postgresql and pgbouncer when missing).
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
@@ -99,7 +101,10 @@ fn main() -> ExitCode {
             println!("e2e: {} passed, {} failed", tally.passed, tally.failed);
             result
         }),
-        "with-postgres" => postgres::with_servers(rest),
+        "with-postgres" => match rest.split_first() {
+            Some((flag, command)) if flag == "--standby" => postgres::with_servers(command, true),
+            _ => postgres::with_servers(rest, false),
+        },
         "check-imports" => check_imports(),
         "test-browser" => setup::run(&setup::Options { browser: true }).and_then(|t| {
             let mut tally = Tally::default();
@@ -413,6 +418,28 @@ fn test_all() -> Result<(), String> {
     servers.apply(&mut restarts);
     ci.tests("PostgreSQL restarted under the host (alone)", restarts)?;
     drop(servers);
+    // A primary with a synchronous standby of its own: the failover test kills it.
+    let pair = postgres::Servers::start_with_standby()?;
+    let mut failover = cargo(
+        &toolchain,
+        &[
+            "test",
+            "--package",
+            "spool-host",
+            "--test",
+            "suite",
+            "postgres_failover",
+            "--",
+            "--ignored",
+            "--test-threads=1",
+        ],
+    );
+    pair.apply(&mut failover);
+    ci.tests(
+        "PostgreSQL failover to a synchronous standby (alone)",
+        failover,
+    )?;
+    drop(pair);
     ci.timed("demo, twice on a fresh database", |_| {
         demo_twice(&toolchain)
     })?;

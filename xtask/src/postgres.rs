@@ -27,6 +27,9 @@ pub(crate) struct Servers {
     bin: PathBuf,
     postgres_port: u16,
     pgbouncer_port: u16,
+    /// The port of a hot standby streaming from the server, when there is one
+    /// ([`Servers::start_with_standby`]).
+    standby_port: Option<u16>,
 }
 
 impl Servers {
@@ -39,7 +42,12 @@ impl Servers {
                 postgres_bin().ok_or("no initdb under /usr/lib/postgresql/*/bin after install")?
             }
         };
-        let dir = std::env::temp_dir().join(format!("spool-postgres-{}", std::process::id()));
+        static STARTED: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "spool-postgres-{}-{}",
+            std::process::id(),
+            STARTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         let mut servers = Servers {
@@ -47,6 +55,7 @@ impl Servers {
             bin,
             postgres_port: 0,
             pgbouncer_port: 0,
+            standby_port: None,
         };
         // From here on, a failure drops `servers`, which stops what did start.
         servers.start_postgres()?;
@@ -77,6 +86,10 @@ impl Servers {
                 format!("{}:{}", PASSWORD_ROLE.0, PASSWORD_ROLE.1),
             ),
             (
+                "SPOOL_TEST_POSTGRES_PID_FILE",
+                self.data().join("postmaster.pid").display().to_string(),
+            ),
+            (
                 "SPOOL_TEST_POSTGRES_CTL",
                 format!(
                     "runuser -u postgres -- {} -w -t 60 -m fast -D {} -l {}",
@@ -96,11 +109,88 @@ impl Servers {
         )
     }
 
+    /// The servers, and a hot standby of the PostgreSQL server: `pg_basebackup -R`, on
+    /// a port of its own, and the server made to wait for it at every commit
+    /// (`synchronous_standby_names = '*'`), so an acknowledged commit is on both. For
+    /// the failover tests, which kill the server: they get its own pair.
+    pub(crate) fn start_with_standby() -> Result<Self, String> {
+        let mut servers = Servers::start()?;
+        let standby = servers.dir.join("standby");
+        let primary = servers.postgres_port.to_string();
+        servers
+            .as_postgres("pg_basebackup")
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &primary,
+                "-U",
+                "postgres",
+                "-R",
+                "-X",
+                "stream",
+            ])
+            .arg("-D")
+            .arg(&standby)
+            .output_or_err("pg_basebackup")?;
+        let port = free_port()?;
+        let conf = standby.join("postgresql.conf");
+        let mut text =
+            std::fs::read_to_string(&conf).map_err(|e| format!("{}: {e}", conf.display()))?;
+        text.push_str(&format!("port = {port}\nhot_standby = on\n"));
+        write(&conf, &text)?;
+        servers.standby_port = Some(port);
+        servers
+            .as_postgres("pg_ctl")
+            .args(["-w", "-t", "60", "-D"])
+            .arg(&standby)
+            .arg("-l")
+            .arg(servers.dir.join("standby.log"))
+            .arg("start")
+            .output_or_err("pg_ctl start (standby)")?;
+        let socket_dir = servers.dir.display().to_string();
+        servers
+            .as_postgres("psql")
+            .args(["-h", &socket_dir, "-p", &primary, "-U", "postgres"])
+            .args(["-v", "ON_ERROR_STOP=1", "-q"])
+            .args(["-c", "ALTER SYSTEM SET synchronous_standby_names = '*'"])
+            .args(["-c", "SELECT pg_reload_conf()"])
+            .output_or_err("psql synchronous_standby_names")?;
+        eprintln!("postgres: hot standby on 127.0.0.1:{port}, synchronous");
+        Ok(servers)
+    }
+
     /// Sets [`Servers::env`] on `step`.
     pub(crate) fn apply(&self, step: &mut Step) {
-        for (name, value) in self.env() {
+        for (name, value) in self.all_env() {
             step.env(name, value);
         }
+    }
+
+    /// [`Servers::env`], and with a standby: `SPOOL_TEST_POSTGRES_FAILOVER` (the URL of
+    /// both, `target_session_attrs=read-write`) and `SPOOL_TEST_POSTGRES_PROMOTE` (the
+    /// shell command that promotes the standby).
+    fn all_env(&self) -> Vec<(&'static str, String)> {
+        let mut env = self.env();
+        if let Some(standby) = self.standby_port {
+            env.push((
+                "SPOOL_TEST_POSTGRES_FAILOVER",
+                format!(
+                    "postgres://postgres@127.0.0.1:{},127.0.0.1:{standby}/postgres\
+                     ?target_session_attrs=read-write",
+                    self.postgres_port
+                ),
+            ));
+            env.push((
+                "SPOOL_TEST_POSTGRES_PROMOTE",
+                format!(
+                    "runuser -u postgres -- {} -w -t 60 -D {} promote",
+                    self.bin.join("pg_ctl").display(),
+                    self.dir.join("standby").display()
+                ),
+            ));
+        }
+        env
     }
 
     fn data(&self) -> PathBuf {
@@ -129,6 +219,7 @@ impl Servers {
         // Loopback only: the superuser is trusted, every other role gives a password.
         let hba = "local all all trust\n\
                    host all postgres 127.0.0.1/32 trust\n\
+                   host replication postgres 127.0.0.1/32 trust\n\
                    host all all 127.0.0.1/32 scram-sha-256\n";
         write(&self.data().join("pg_hba.conf"), hba)?;
         let port = free_port()?;
@@ -213,13 +304,15 @@ impl Drop for Servers {
         if let Ok(pid) = std::fs::read_to_string(self.dir.join("pgbouncer.pid")) {
             let _ = Step::new("kill").arg(pid.trim()).output();
         }
-        if self.data().join("postmaster.pid").exists() {
-            let _ = self
-                .as_postgres("pg_ctl")
-                .args(["-w", "-t", "60", "-m", "fast", "-D"])
-                .arg(self.data())
-                .arg("stop")
-                .output();
+        for data in [self.data(), self.dir.join("standby")] {
+            if data.join("postmaster.pid").exists() {
+                let _ = self
+                    .as_postgres("pg_ctl")
+                    .args(["-w", "-t", "60", "-m", "immediate", "-D"])
+                    .arg(&data)
+                    .arg("stop")
+                    .output();
+            }
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
@@ -261,12 +354,17 @@ fn chown_postgres(dir: &Path) -> Result<(), String> {
         .map(|_| ())
 }
 
-/// Runs `command` with the servers' variables set, then stops them.
-pub(crate) fn with_servers(command: &[String]) -> Result<(), String> {
+/// Runs `command` with the servers' variables set, then stops them; `standby`: with a
+/// synchronous hot standby too ([`Servers::start_with_standby`]).
+pub(crate) fn with_servers(command: &[String], standby: bool) -> Result<(), String> {
     let Some((program, args)) = command.split_first() else {
-        return Err("usage: cargo xtask with-postgres <command> [args…]".into());
+        return Err("usage: cargo xtask with-postgres [--standby] <command> [args…]".into());
     };
-    let servers = Servers::start()?;
+    let servers = if standby {
+        Servers::start_with_standby()?
+    } else {
+        Servers::start()?
+    };
     let mut step = Step::new(program);
     step.args(args);
     servers.apply(&mut step);

@@ -38,6 +38,7 @@ mod index_backfill_memory;
 mod lifecycle_api;
 mod migration_fixture;
 mod order_processes;
+mod postgres_failover;
 mod postgres_processes;
 mod postgres_restart;
 mod reset_archives;
