@@ -254,20 +254,23 @@ fn e2e_web(toolchain: &setup::Toolchain, tally: &mut Tally) -> Result<(), String
     e2e::run(tally)
 }
 
+/// The host's test suite, the tests whose names hold `filter`; `alone`: only the
+/// ignored ones, one at a time (the tests that stop or kill a server).
+fn host_suite(toolchain: &setup::Toolchain, filter: &str, alone: bool) -> cmd::Step {
+    let mut step = cargo(
+        toolchain,
+        &["test", "--package", "spool-host", "--test", "suite", filter],
+    );
+    if alone {
+        step.args(["--", "--ignored", "--test-threads=1"]);
+    }
+    step
+}
+
 fn check_imports() -> Result<(), String> {
     let toolchain = setup::run(&setup::Options { browser: false })?;
-    cargo(
-        &toolchain,
-        &[
-            "test",
-            "--package",
-            "spool-host",
-            "--test",
-            "suite",
-            "component_imports::",
-        ],
-    )
-    .run("component imports only spool:engine interfaces")
+    host_suite(&toolchain, "component_imports::", false)
+        .run("component imports only spool:engine interfaces")
 }
 
 fn test_browser(toolchain: &setup::Toolchain, tally: &mut Tally) -> Result<(), String> {
@@ -393,47 +396,18 @@ fn test_all() -> Result<(), String> {
         native,
     )?;
     // The CLI suites again, every database on the server (`common::temp_db`).
-    let mut on_server = cargo(
-        &toolchain,
-        &["test", "--package", "spool-host", "--test", "suite", "cli"],
-    );
+    let mut on_server = host_suite(&toolchain, "cli", false);
     servers.apply(&mut on_server);
     on_server.env("SPOOL_TEST_BACKEND", "postgres");
     ci.tests("the CLI suites on PostgreSQL", on_server)?;
     // Alone, as they restart the server under every connection.
-    let mut restarts = cargo(
-        &toolchain,
-        &[
-            "test",
-            "--package",
-            "spool-host",
-            "--test",
-            "suite",
-            "postgres_restart",
-            "--",
-            "--ignored",
-            "--test-threads=1",
-        ],
-    );
+    let mut restarts = host_suite(&toolchain, "postgres_restart", true);
     servers.apply(&mut restarts);
     ci.tests("PostgreSQL restarted under the host (alone)", restarts)?;
     drop(servers);
     // A primary with a synchronous standby of its own: the failover test kills it.
     let pair = postgres::Servers::start_with_standby()?;
-    let mut failover = cargo(
-        &toolchain,
-        &[
-            "test",
-            "--package",
-            "spool-host",
-            "--test",
-            "suite",
-            "postgres_failover",
-            "--",
-            "--ignored",
-            "--test-threads=1",
-        ],
-    );
+    let mut failover = host_suite(&toolchain, "postgres_failover", true);
     pair.apply(&mut failover);
     ci.tests(
         "PostgreSQL failover to a synchronous standby (alone)",

@@ -10,7 +10,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
 
-use spool::{AppendRequest, Order, PageRequest, Role};
+use spool::{AppendRequest, Role};
 use spool_host::{Durability, Instance, Runtime, SqliteStorage};
 
 const DB: &str = "SPOOL_DURABILITY_DB";
@@ -119,28 +119,7 @@ fn test_appends_that_returned_under_normal_durability_survive_kill_9() {
     let storage = SqliteStorage::open(&db).expect("reopen");
     assert_eq!(storage.durability().expect("durability"), Durability::Full);
     let mut spool = instance(storage);
-    let mut entries = Vec::new();
-    let mut cursor = None;
-    loop {
-        let page = spool
-            .call(
-                WS,
-                spool::ops::ReadPage {
-                    key: KEY.to_owned(),
-                    request: PageRequest {
-                        order: Order::OldestFirst,
-                        cursor,
-                        limit: 100,
-                    },
-                },
-            )
-            .expect("read a page");
-        entries.extend(page.entries);
-        match page.next_cursor {
-            Some(next) => cursor = Some(next),
-            None => break,
-        }
-    }
+    let entries = crate::common::transcript(&mut spool, WS, KEY);
     assert!(
         entries.len() == acked || entries.len() == acked + 1,
         "{} entries after {acked} acknowledged appends",

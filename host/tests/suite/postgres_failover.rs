@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use spool::{AppendRequest, Role};
 
-use crate::common::{create_session, instance_on, test_in_new_process};
+use crate::common::{create_session, instance_on, sh, test_in_new_process};
 
 const ROLE: &str = "SPOOL_FAILOVER_ROLE";
 const WS: &str = "default";
@@ -95,19 +95,6 @@ fn lines(path: &Path) -> Vec<String> {
         .collect()
 }
 
-fn run(command: &str) {
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(command)
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{command}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 #[test]
 #[ignore = "kills the primary of its own pair: run alone with --ignored (cargo xtask test does)"]
 fn test_writers_carry_on_through_a_failover_and_lose_nothing_acknowledged() {
@@ -151,8 +138,8 @@ fn test_writers_carry_on_through_a_failover_and_lose_nothing_acknowledged() {
     }
     let pid = std::fs::read_to_string(var("SPOOL_TEST_POSTGRES_PID_FILE")).expect("the pid");
     let pid = pid.lines().next().expect("the postmaster's pid").trim();
-    run(&format!("kill -9 {pid}"));
-    run(&var("SPOOL_TEST_POSTGRES_PROMOTE"));
+    sh(&format!("kill -9 {pid}"));
+    sh(&var("SPOOL_TEST_POSTGRES_PROMOTE"));
     for (w, writer) in writers.into_iter().enumerate() {
         let out = writer.wait_with_output().expect("wait");
         assert!(
@@ -176,28 +163,10 @@ fn test_writers_carry_on_through_a_failover_and_lose_nothing_acknowledged() {
     }
     // What the new primary holds.
     let mut spool = instance_on(Path::new(&url));
-    let mut stored = Vec::new();
-    let mut cursor = None;
-    loop {
-        let page = spool
-            .call(
-                WS,
-                spool::ops::ReadPage {
-                    key: KEY.to_owned(),
-                    request: spool::PageRequest {
-                        order: spool::Order::OldestFirst,
-                        cursor,
-                        limit: 500,
-                    },
-                },
-            )
-            .expect("read the new primary");
-        stored.extend(page.entries.into_iter().map(|e| (e.id, e.message_id)));
-        cursor = page.next_cursor;
-        if cursor.is_none() {
-            break;
-        }
-    }
+    let stored: Vec<(u64, String)> = crate::common::transcript(&mut spool, WS, KEY)
+        .into_iter()
+        .map(|e| (e.id, e.message_id))
+        .collect();
     assert!(
         stored.windows(2).all(|p| p[0].0 < p[1].0),
         "ids strictly increase"

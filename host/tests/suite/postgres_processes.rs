@@ -158,30 +158,12 @@ fn finish(child: Child, what: &str) {
     );
 }
 
-/// Every entry of `key`, oldest first, read page by page: `(id, message id)`.
+/// Every entry of `key`, oldest first: `(id, message id)`.
 fn transcript(spool: &mut Instance, key: &str) -> Vec<(u64, String)> {
-    let mut all = Vec::new();
-    let mut cursor = None;
-    loop {
-        let page = spool
-            .call(
-                WS,
-                spool::ops::ReadPage {
-                    key: key.to_owned(),
-                    request: PageRequest {
-                        order: Order::OldestFirst,
-                        cursor,
-                        limit: 500,
-                    },
-                },
-            )
-            .expect("read a page");
-        all.extend(page.entries.into_iter().map(|e| (e.id, e.message_id)));
-        cursor = page.next_cursor;
-        if cursor.is_none() {
-            return all;
-        }
-    }
+    crate::common::transcript(spool, WS, key)
+        .into_iter()
+        .map(|e| (e.id, e.message_id))
+        .collect()
 }
 
 /// The acknowledged `(id, message id)` lines of an output file.

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::common::postgres::{self as server, Via};
-use crate::common::{append_text, create_session, entry_count, instance_on};
+use crate::common::{append_text, create_session, entry_count, instance_on, sh};
 
 const KEY: &str = "agent:a:main";
 
@@ -16,16 +16,7 @@ const KEY: &str = "agent:a:main";
 fn pg_ctl(action: &str) {
     let command = std::env::var("SPOOL_TEST_POSTGRES_CTL")
         .expect("SPOOL_TEST_POSTGRES_CTL is set (cargo xtask test)");
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{command} {action}"))
-        .output()
-        .expect("run pg_ctl");
-    assert!(
-        out.status.success(),
-        "pg_ctl {action}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    sh(&format!("{command} {action}"));
 }
 
 #[test]

@@ -99,6 +99,46 @@ pub fn append_text(
     )
 }
 
+/// Every entry of the session `key` in workspace `ws`, oldest first, read page by page.
+pub fn transcript(spool: &mut spool_host::Instance, ws: &str, key: &str) -> Vec<spool::Entry> {
+    let mut entries = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = spool
+            .call(
+                ws,
+                spool::ops::ReadPage {
+                    key: key.to_owned(),
+                    request: spool::PageRequest {
+                        order: spool::Order::OldestFirst,
+                        cursor,
+                        limit: 500,
+                    },
+                },
+            )
+            .expect("read a page");
+        entries.extend(page.entries);
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            return entries;
+        }
+    }
+}
+
+/// Runs `command` with `sh -c`, which must succeed.
+pub fn sh(command: &str) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .output()
+        .expect("run a shell command");
+    assert!(
+        out.status.success(),
+        "{command}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The entry count of the session `key` in workspace `ws`.
 pub fn entry_count(spool: &mut spool_host::Instance, ws: &str, key: &str) -> u64 {
     spool
