@@ -42,10 +42,14 @@
 //! `pg_terminate_backend`, an idle timeout), the connection is dropped and the next
 //! call connects again, trying for up to [`RECONNECT_BUDGET`] while the server
 //! restarts or a standby is promoted; a read (outside the operation's locked transaction) is retried
-//! once on the new connection, as a read changes nothing. A commit is never retried:
-//! when its connection breaks after it was sent, it fails with
-//! [`StorageError::Unknown`] (it applied whole or not at all), except inside the locked
-//! transaction before `COMMIT`, where nothing can have applied (`Backend`).
+//! once on the new connection, as a read changes nothing. A commit whose connection
+//! breaks after it was sent may or may not have applied: the storage reads back the
+//! keys it writes on a new connection ([`decide`]): all of them as the batch leaves
+//! them, it applied (success); its preconditions all still holding, one of them on a
+//! key it changes, it did not (it is committed again, once: its preconditions are
+//! checked again in its own transaction, so it cannot apply twice); otherwise
+//! [`StorageError::Unknown`]. Inside the operation's locked transaction a connection
+//! lost before `COMMIT` means nothing applied (`Backend`).
 
 use std::cell::{Cell, RefCell};
 use std::time::{Duration, Instant};
@@ -405,63 +409,9 @@ impl PostgresStorage {
     }
 }
 
-impl Storage for PostgresStorage {
-    fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-        self.read(workspace, |client| {
-            let row = client.query_typed_opt(
-                "SELECT value FROM spool_kv WHERE workspace = $1 AND key = $2",
-                &[(&workspace, Type::TEXT), (&key, Type::BYTEA)],
-            )?;
-            Ok(row.map(|row| row.get::<_, Vec<u8>>(0)))
-        })
-    }
-
-    fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
-        let order = if query.reverse { "DESC" } else { "ASC" };
-        let end = if query.range.end.is_some() {
-            "AND key < $4"
-        } else {
-            ""
-        };
-        // `LIMIT NULL` is no limit.
-        let limit = (query.limit > 0).then_some(i64::from(query.limit));
-        let sql = format!(
-            "SELECT key, value FROM spool_kv WHERE workspace = $1 AND key >= $2 {end} \
-             ORDER BY key {order} LIMIT $3"
-        );
-        let start = query.range.start.as_slice();
-        self.read(workspace, |client| {
-            let rows = match &query.range.end {
-                Some(end) => client.query_typed(
-                    &sql,
-                    &[
-                        (&workspace, Type::TEXT),
-                        (&start, Type::BYTEA),
-                        (&limit, Type::INT8),
-                        (&end.as_slice(), Type::BYTEA),
-                    ],
-                )?,
-                None => client.query_typed(
-                    &sql,
-                    &[
-                        (&workspace, Type::TEXT),
-                        (&start, Type::BYTEA),
-                        (&limit, Type::INT8),
-                    ],
-                )?,
-            };
-            Ok(rows
-                .into_iter()
-                .map(|row| Kv {
-                    key: row.get(0),
-                    value: row.get(1),
-                })
-                .collect())
-        })
-    }
-
-    fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
-        let arrays = Arrays::of(&batch);
+impl PostgresStorage {
+    /// One attempt at committing `arrays` (a batch) to `workspace`.
+    fn commit_once(&self, workspace: &str, arrays: &Arrays<'_>) -> Result<(), StorageError> {
         // Outside the operation's transaction, the function takes the lock itself.
         let lock = self.isolation == Isolation::AdvisoryLock && self.scope.get() != Scope::Locked;
         let params: [(&(dyn ToSql + Sync), Type); 8] = [
@@ -520,6 +470,116 @@ impl Storage for PostgresStorage {
         Err(StorageError::Conflict(failed as u32))
     }
 
+    /// After a commit's reply was lost: the batch's keys as they are now, read on a
+    /// new connection, and what they say ([`decide`]); `None` when they cannot be read.
+    fn read_back(&self, workspace: &str, batch: &Batch) -> Option<Lost> {
+        if batch
+            .mutations
+            .iter()
+            .any(|m| matches!(m, Mutation::DeleteRange(_)))
+        {
+            return Some(Lost::Undecided);
+        }
+        let keys: std::collections::BTreeSet<&[u8]> = batch
+            .preconditions
+            .iter()
+            .map(|p| match p {
+                Precondition::Absent(key) => key.as_slice(),
+                Precondition::Equals(kv) => kv.key.as_slice(),
+            })
+            .chain(batch.mutations.iter().filter_map(|m| match m {
+                Mutation::Put(kv) => Some(kv.key.as_slice()),
+                Mutation::Delete(key) => Some(key.as_slice()),
+                Mutation::DeleteRange(_) => None,
+            }))
+            .collect();
+        let keys: Vec<&[u8]> = keys.into_iter().collect();
+        let rows = self
+            .with_client(true, |client| {
+                client.query_typed(
+                    "SELECT key, value FROM spool_kv WHERE workspace = $1 AND key = ANY($2)",
+                    &[(&workspace, Type::TEXT), (&keys, Type::BYTEA_ARRAY)],
+                )
+            })
+            .ok()?;
+        let now: std::collections::HashMap<Vec<u8>, Vec<u8>> = rows
+            .into_iter()
+            .map(|row| (row.get(0), row.get(1)))
+            .collect();
+        Some(decide(batch, |key| now.get(key).map(Vec::as_slice)))
+    }
+}
+
+impl Storage for PostgresStorage {
+    fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
+        self.read(workspace, |client| {
+            let row = client.query_typed_opt(
+                "SELECT value FROM spool_kv WHERE workspace = $1 AND key = $2",
+                &[(&workspace, Type::TEXT), (&key, Type::BYTEA)],
+            )?;
+            Ok(row.map(|row| row.get::<_, Vec<u8>>(0)))
+        })
+    }
+
+    fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
+        let order = if query.reverse { "DESC" } else { "ASC" };
+        let end = if query.range.end.is_some() {
+            "AND key < $4"
+        } else {
+            ""
+        };
+        // `LIMIT NULL` is no limit.
+        let limit = (query.limit > 0).then_some(i64::from(query.limit));
+        let sql = format!(
+            "SELECT key, value FROM spool_kv WHERE workspace = $1 AND key >= $2 {end} \
+             ORDER BY key {order} LIMIT $3"
+        );
+        let start = query.range.start.as_slice();
+        self.read(workspace, |client| {
+            let rows = match &query.range.end {
+                Some(end) => client.query_typed(
+                    &sql,
+                    &[
+                        (&workspace, Type::TEXT),
+                        (&start, Type::BYTEA),
+                        (&limit, Type::INT8),
+                        (&end.as_slice(), Type::BYTEA),
+                    ],
+                )?,
+                None => client.query_typed(
+                    &sql,
+                    &[
+                        (&workspace, Type::TEXT),
+                        (&start, Type::BYTEA),
+                        (&limit, Type::INT8),
+                    ],
+                )?,
+            };
+            Ok(rows
+                .into_iter()
+                .map(|row| Kv {
+                    key: row.get(0),
+                    value: row.get(1),
+                })
+                .collect())
+        })
+    }
+
+    fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
+        let arrays = Arrays::of(&batch);
+        match self.commit_once(workspace, &arrays) {
+            // The reply was lost: read back what the batch writes and decide.
+            Err(StorageError::Unknown(cause)) => match self.read_back(workspace, &batch) {
+                Some(Lost::Applied) => Ok(()),
+                // Nothing applied: tried once more (its preconditions are checked
+                // again in its own transaction, so it cannot apply twice).
+                Some(Lost::NotApplied) => self.commit_once(workspace, &arrays),
+                Some(Lost::Undecided) | None => Err(StorageError::Unknown(cause)),
+            },
+            other => other,
+        }
+    }
+
     fn begin_operation(&self) {
         self.in_operation.set(true);
         self.scope.set(Scope::Optimistic);
@@ -530,6 +590,58 @@ impl Storage for PostgresStorage {
         let _ = self.end_transaction();
         self.in_operation.set(false);
         self.scope.set(Scope::Optimistic);
+    }
+}
+
+/// What a commit whose reply was lost did, told by the keys it writes as they are now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lost {
+    /// Every key the batch writes holds what the batch leaves there: it applied (or the
+    /// same writes were made, which no caller can tell apart).
+    Applied,
+    /// Every precondition still holds, and one of them is on a key the batch changes:
+    /// had it applied, that precondition would not hold.
+    NotApplied,
+    /// Neither (another writer came after it): only the caller can tell.
+    Undecided,
+}
+
+/// [`Lost`] of `batch` (no range deletes), given each key's value now.
+fn decide<'a>(batch: &Batch, now: impl Fn(&[u8]) -> Option<&'a [u8]>) -> Lost {
+    // What the batch leaves under each key it writes, the later write winning.
+    let mut leaves: std::collections::HashMap<&[u8], Option<&[u8]>> =
+        std::collections::HashMap::new();
+    for mutation in &batch.mutations {
+        match mutation {
+            Mutation::Put(kv) => {
+                leaves.insert(&kv.key, Some(&kv.value));
+            }
+            Mutation::Delete(key) => {
+                leaves.insert(key, None);
+            }
+            Mutation::DeleteRange(_) => return Lost::Undecided,
+        }
+    }
+    if leaves.iter().all(|(key, value)| now(key) == *value) {
+        return Lost::Applied;
+    }
+    let mut changes_a_checked_key = false;
+    for precondition in &batch.preconditions {
+        let (key, wanted) = match precondition {
+            Precondition::Absent(key) => (key.as_slice(), None),
+            Precondition::Equals(kv) => (kv.key.as_slice(), Some(kv.value.as_slice())),
+        };
+        if now(key) != wanted {
+            return Lost::Undecided;
+        }
+        if leaves.get(key).is_some_and(|left| *left != wanted) {
+            changes_a_checked_key = true;
+        }
+    }
+    if changes_a_checked_key {
+        Lost::NotApplied
+    } else {
+        Lost::Undecided
     }
 }
 
@@ -764,6 +876,48 @@ fn broken(e: &postgres::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An append's shape: the session record checked and replaced, the entry added.
+    fn append_batch() -> Batch {
+        let mut batch = Batch::default();
+        batch.require_equals(b"s".to_vec(), b"old".to_vec());
+        batch.require_absent(b"e1".to_vec());
+        batch.put(b"s".to_vec(), b"new".to_vec());
+        batch.put(b"e1".to_vec(), b"entry".to_vec());
+        batch
+    }
+
+    fn state<'a>(pairs: &'a [(&'a [u8], &'a [u8])]) -> impl Fn(&[u8]) -> Option<&'a [u8]> {
+        move |key| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
+    }
+
+    #[test]
+    fn test_a_lost_commit_is_applied_when_its_keys_hold_what_it_wrote() {
+        let now = state(&[(b"s", b"new"), (b"e1", b"entry")]);
+        assert_eq!(decide(&append_batch(), now), Lost::Applied);
+    }
+
+    #[test]
+    fn test_a_lost_commit_is_not_applied_when_its_preconditions_still_hold() {
+        let now = state(&[(b"s", b"old")]);
+        assert_eq!(decide(&append_batch(), now), Lost::NotApplied);
+    }
+
+    #[test]
+    fn test_a_lost_commit_after_another_writer_is_undecided() {
+        // Another writer replaced the session record: ours may be under it or not.
+        let now = state(&[(b"s", b"other"), (b"e1", b"entry")]);
+        assert_eq!(decide(&append_batch(), now), Lost::Undecided);
+        // Preconditions that hold but that the batch does not change prove nothing.
+        let mut batch = Batch::default();
+        batch.require_absent(b"a".to_vec());
+        batch.put(b"b".to_vec(), b"v".to_vec());
+        assert_eq!(decide(&batch, state(&[(b"b", b"w")])), Lost::Undecided);
+        // Range deletes are not read back.
+        let mut batch = append_batch();
+        batch.delete_range(spool::KeyRange::prefix(b"x"));
+        assert_eq!(decide(&batch, state(&[])), Lost::Undecided);
+    }
 
     #[test]
     fn test_the_commit_function_takes_the_lock_the_storage_takes() {
