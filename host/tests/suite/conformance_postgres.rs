@@ -331,3 +331,37 @@ fn test_a_url_of_several_hosts_reaches_the_one_that_takes_writes() {
     put(&storage, b"k", b"v");
     assert_eq!(storage.get("w", b"k").expect("get"), Some(b"v".to_vec()));
 }
+
+/// The server stalls (its process serving the connection stopped with `SIGSTOP`, as a
+/// network that stops carrying packets would): the call waits, and completes once it
+/// carries on (`SIGCONT`), nothing lost.
+#[test]
+fn test_a_call_during_a_stall_completes_when_the_server_carries_on() {
+    const KEY: &str = "agent:a:main";
+    let database = server::fresh_database("stall");
+    let mut spool = instance_on(Path::new(&server::url(&database, Via::Direct)));
+    create_session(&mut spool, "w", KEY);
+    append_text(&mut spool, "w", KEY, "before").expect("append");
+    let pid: i32 = server::admin()
+        .query_one(
+            "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND application_name = 'spool'",
+            &[&database],
+        )
+        .expect("the storage's connection")
+        .get(0);
+    crate::common::sh(&format!("kill -STOP {pid}"));
+    let started = std::time::Instant::now();
+    let appended = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(800));
+            crate::common::sh(&format!("kill -CONT {pid}"));
+        });
+        append_text(&mut spool, "w", KEY, "during the stall")
+    });
+    appended.expect("the call completes after the stall");
+    assert!(
+        started.elapsed() >= std::time::Duration::from_millis(700),
+        "it waited"
+    );
+    assert_eq!(entry_count(&mut spool, "w", KEY), 2);
+}
