@@ -2,8 +2,9 @@
 """The postgres benchmark's appends in two Python peers, on the same PostgreSQL server,
 for `cargo xtask bench postgres --peers`.
 
-N appends of the same ~100-byte messages as host/benches/postgres.rs, each its own
-commit, at each peer's default durability (the server's synchronous_commit=on):
+N appends of the same ~100-byte messages as host/benches/postgres.rs (append.py's),
+each its own commit, at each peer's default durability (the server's
+synchronous_commit=on):
 
 - LangGraph, `PostgresSaver.put(config, checkpoint, ...)` (langgraph-checkpoint-postgres,
   psycopg 3, autocommit connection): one upsert of a checkpoint row per append. Each
@@ -30,19 +31,10 @@ from agents.extensions.memory.sqlalchemy_session import SQLAlchemySession
 from langgraph.checkpoint.base import create_checkpoint, empty_checkpoint
 from langgraph.checkpoint.postgres import PostgresSaver
 
+# The messages of the SQLite peers' script (its directory is on sys.path).
+from append import message
+
 SPOOL_FIGURE = "postgres: appends"
-
-
-def content(i: int) -> str:
-    """The text of message i, the same as postgres.rs's."""
-    return (
-        f"message {i}: the parser drops the last element of nested lists; "
-        "moving the check after the push fixes it."
-    )
-
-
-def message(i: int) -> dict:
-    return {"role": "user" if i % 2 == 0 else "assistant", "content": content(i)}
 
 
 def fresh_database(url: str, name: str) -> str:
