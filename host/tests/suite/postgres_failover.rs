@@ -11,14 +11,15 @@
 //! `SPOOL_TEST_POSTGRES_PROMOTE`) and kills the primary.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
 use spool::{AppendRequest, Role};
 
-use crate::common::{create_session, instance_on, sh, test_in_new_process};
+use crate::common::{
+    complete_lines, create_session, instance_on, record_line, sh, test_in_new_process,
+};
 
 const ROLE: &str = "SPOOL_FAILOVER_ROLE";
 const WS: &str = "default";
@@ -68,8 +69,7 @@ fn write_entries(url: &str, dir: &Path, name: &str, count: u64, out: &Path) {
             }
             Err(e) => panic!("append {message_id}: {e}"),
         };
-        writeln!(out, "{line}").expect("record");
-        out.flush().expect("flush");
+        record_line(&mut out, &line);
     }
 }
 
@@ -85,14 +85,6 @@ fn spawn(url: &str, dir: &Path, name: &str, count: u64) -> Child {
         .stdout(std::process::Stdio::null())
         .spawn()
         .expect("start a writer")
-}
-
-fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_owned)
-        .collect()
 }
 
 #[test]
@@ -129,7 +121,7 @@ fn test_writers_carry_on_through_a_failover_and_lose_nothing_acknowledged() {
     // Mid-stream: the primary killed, the standby promoted.
     let deadline = Instant::now() + Duration::from_secs(60);
     while (0..WRITERS)
-        .map(|w| lines(&dir.join(format!("w{w}"))).len())
+        .map(|w| complete_lines(&dir.join(format!("w{w}"))).len())
         .sum::<usize>()
         < 150
     {
@@ -152,7 +144,7 @@ fn test_writers_carry_on_through_a_failover_and_lose_nothing_acknowledged() {
     // What the writers were told, by message id.
     let mut told: BTreeMap<String, String> = BTreeMap::new();
     for w in 0..WRITERS {
-        let outcomes = lines(&dir.join(format!("w{w}")));
+        let outcomes = complete_lines(&dir.join(format!("w{w}")));
         assert_eq!(outcomes.len() as u64, EACH, "writer {w} tried every append");
         for line in outcomes {
             let mut parts = line.split(' ');

@@ -5,7 +5,6 @@
 //! lost, nothing is there twice, order is strict, no caller ever sees a `conflict`.
 
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
@@ -14,7 +13,7 @@ use spool::{AppendRequest, Order, PageRequest, Role};
 use spool_host::Instance;
 
 use crate::common::postgres::{self as server, Via};
-use crate::common::{instance_on, test_in_new_process};
+use crate::common::{complete_lines, instance_on, record_line, test_in_new_process};
 
 const ROLE: &str = "SPOOL_PG_ROLE";
 const WS: &str = "default";
@@ -90,8 +89,7 @@ fn play(part: &Part) {
                     )
                     .unwrap_or_else(|e| panic!("append {name}-{j}: {e}"));
                 // Acknowledged: recorded before the next append begins.
-                writeln!(out, "{} {}", entry.id, entry.message_id).expect("record");
-                out.flush().expect("flush");
+                record_line(&mut out, &format!("{} {}", entry.id, entry.message_id));
             }
         }
         "reader" => {
@@ -128,7 +126,7 @@ fn play(part: &Part) {
                 }
             }
             let text: Vec<String> = ids.iter().map(u64::to_string).collect();
-            writeln!(out, "{}", text.join(" ")).expect("record");
+            record_line(&mut out, &text.join(" "));
         }
         other => panic!("unknown role {other}"),
     }
@@ -168,9 +166,8 @@ fn transcript(spool: &mut Instance, key: &str) -> Vec<(u64, String)> {
 
 /// The acknowledged `(id, message id)` lines of an output file.
 fn acknowledged(path: &Path) -> Vec<(u64, String)> {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
+    complete_lines(path)
+        .iter()
         .map(|line| {
             let (id, message_id) = line.split_once(' ').expect("id and message id");
             (id.parse().expect("id"), message_id.to_owned())

@@ -139,6 +139,22 @@ pub fn sh(command: &str) {
     );
 }
 
+/// Appends `line` and a newline to a record file in one write, so a process reading
+/// the file while it grows never sees part of a line as a whole one.
+pub fn record_line(out: &mut std::fs::File, line: &str) {
+    use std::io::Write;
+    out.write_all(format!("{line}\n").as_bytes())
+        .expect("record a line");
+}
+
+/// The complete lines of a record file another process may still be writing: a last
+/// line without its newline is not yet written, and left out.
+pub fn complete_lines(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    complete.lines().map(str::to_owned).collect()
+}
+
 /// The entry count of the session `key` in workspace `ws`.
 pub fn entry_count(spool: &mut spool_host::Instance, ws: &str, key: &str) -> u64 {
     spool
