@@ -6,6 +6,9 @@
 //!    minimally is: one transaction that inserts the entry's row and updates the
 //!    session's counter (`BEGIN`, `INSERT`, `UPDATE`, `COMMIT` with statements prepared
 //!    once). Goal: Spool on PostgreSQL >= 0.8 of the loop.
+//!    With `SPOOL_TEST_POSTGRES_SYNC_STANDBY` (the URL of a second server, which waits
+//!    for a synchronous standby at every commit), the same appends there, and their
+//!    ratio to the server alone: what an acknowledged commit on two machines costs.
 //! 2. **The newest page** (50 entries) of the appended session: the median of repeated
 //!    reads, on PostgreSQL and on SQLite.
 //! 3. **Serial commits per workspace: advisory lock or `SERIALIZABLE`.** Four threads,
@@ -40,18 +43,22 @@ fn with_database(url: &str, database: &str) -> String {
     format!("{base}/{database}")
 }
 
-/// A new empty database; its URL straight to the server and through the pooler.
-fn fresh_database(name: &str) -> (String, String) {
-    let admin = var("SPOOL_TEST_POSTGRES");
-    let mut client = postgres::Client::connect(&admin, postgres::NoTls).expect("connect");
+/// A new empty database on the server of `admin` (a superuser's URL); its URL.
+fn database_on(admin: &str, name: &str) -> String {
+    let mut client = postgres::Client::connect(admin, postgres::NoTls).expect("connect");
     let name = format!("bench_{name}_{}", std::process::id());
     client
         .batch_execute(&format!("CREATE DATABASE {name}"))
         .expect("create the database");
-    (
-        with_database(&admin, &name),
-        with_database(&var("SPOOL_TEST_PGBOUNCER"), &name),
-    )
+    with_database(admin, &name)
+}
+
+/// A new empty database; its URL straight to the server and through the pooler.
+fn fresh_database(name: &str) -> (String, String) {
+    let direct = database_on(&var("SPOOL_TEST_POSTGRES"), name);
+    let database = direct.rsplit_once('/').expect("a database").1;
+    let pooled = with_database(&var("SPOOL_TEST_PGBOUNCER"), database);
+    (direct, pooled)
 }
 
 fn request(i: usize) -> AppendRequest {
@@ -325,6 +332,27 @@ fn main() {
         "ratio",
         "-",
     );
+
+    // The same appends on a primary that waits for its synchronous standby at every
+    // commit (a second server pair, when `cargo xtask bench` started one).
+    if let Ok(admin) = std::env::var("SPOOL_TEST_POSTGRES_SYNC_STANDBY") {
+        let url = database_on(&admin, "synchronous");
+        let mut paired = instance(PostgresStorage::connect(&url).expect("connect"));
+        let paired_rate = appends_per_second(&mut paired, key, n);
+        println!("  Spool, synchronous standby   {paired_rate:>8.0} appends/s");
+        figure(
+            "postgres: appends, synchronous standby",
+            paired_rate,
+            "appends/s",
+            "-",
+        );
+        figure(
+            "postgres: synchronous standby/none",
+            paired_rate / pg_rate,
+            "ratio",
+            "-",
+        );
+    }
 
     println!("== the newest page of 50 entries (median of 200 reads)");
     let pg_page = newest_page(&mut pg, key);

@@ -70,7 +70,7 @@ pub(crate) const BENCHES: &[(&str, &str, &str)] = &[
     (
         "postgres",
         "spool-host",
-        "PostgreSQL: appends/s beside SQLite and a hand-written loop, the newest page, advisory lock vs SERIALIZABLE",
+        "PostgreSQL: appends/s beside SQLite, a hand-written loop and with a synchronous standby, the newest page, advisory lock vs SERIALIZABLE",
     ),
 ];
 
@@ -363,9 +363,13 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 &["bench", "--package", package, "--bench", name],
             );
             // The PostgreSQL benchmark runs on a throwaway server, stopped after it.
+            // Beside it, a primary with a synchronous standby: the cost of the second
+            // machine's acknowledgement.
             let servers = match *name {
-                "postgres" => match crate::postgres::Servers::start() {
-                    Ok(servers) => Some(servers),
+                "postgres" => match crate::postgres::Servers::start().and_then(|servers| {
+                    crate::postgres::Servers::start_with_standby().map(|pair| (servers, pair))
+                }) {
+                    Ok(both) => Some(both),
                     Err(e) => {
                         failures.push(e);
                         continue;
@@ -373,14 +377,15 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
                 },
                 _ => None,
             };
-            if let Some(servers) = &servers {
+            if let Some((servers, pair)) = &servers {
                 servers.apply(&mut step);
+                step.env("SPOOL_TEST_POSTGRES_SYNC_STANDBY", pair.url());
             }
             if let Err(e) = step.run_lines(&format!("bench: {what}"), collect(&mut lines)) {
                 failures.push(e);
             }
             // The peers on the same server, beside Spool's figures.
-            if let (true, Some(servers)) = (peers, &servers)
+            if let (true, Some((servers, _))) = (peers, &servers)
                 && let Err(e) = run_postgres_peers(servers, &mut lines)
             {
                 failures.push(e);

@@ -47,6 +47,10 @@ Commands:
                         cargo test -p spool-host --test suite postgres`; --standby adds a
                         synchronous hot standby (the failover test). Needs root (it
                         installs Debian's postgresql and pgbouncer when missing).
+  postgres-failover DIR Force one failover of the pair `with-postgres --standby` started
+                        in DIR: kill -9 the primary, promote the standby, rebuild the
+                        lost one as the new synchronous standby (the failover test
+                        runs it through SPOOL_TEST_POSTGRES_FAILOVER_NOW).
   check-imports         Check the component imports only Spool's own interfaces.
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
   bench [--peers] [NAME...]
@@ -104,6 +108,10 @@ fn main() -> ExitCode {
         "with-postgres" => match rest.split_first() {
             Some((flag, command)) if flag == "--standby" => postgres::with_servers(command, true),
             _ => postgres::with_servers(rest, false),
+        },
+        "postgres-failover" => match rest {
+            [dir] => postgres::failover(std::path::Path::new(dir)),
+            _ => Err("usage: cargo xtask postgres-failover DIR (the pair's directory)".into()),
         },
         "check-imports" => check_imports(),
         "test-browser" => setup::run(&setup::Options { browser: true }).and_then(|t| {

@@ -86,10 +86,6 @@ impl Servers {
                 format!("{}:{}", PASSWORD_ROLE.0, PASSWORD_ROLE.1),
             ),
             (
-                "SPOOL_TEST_POSTGRES_PID_FILE",
-                self.data().join("postmaster.pid").display().to_string(),
-            ),
-            (
                 "SPOOL_TEST_POSTGRES_CTL",
                 format!(
                     "runuser -u postgres -- {} -w -t 60 -m fast -D {} -l {}",
@@ -115,47 +111,14 @@ impl Servers {
     /// the failover tests, which kill the server: they get its own pair.
     pub(crate) fn start_with_standby() -> Result<Self, String> {
         let mut servers = Servers::start()?;
-        let standby = servers.dir.join("standby");
-        let primary = servers.postgres_port.to_string();
-        servers
-            .as_postgres("pg_basebackup")
-            .args([
-                "-h",
-                "127.0.0.1",
-                "-p",
-                &primary,
-                "-U",
-                "postgres",
-                "-R",
-                "-X",
-                "stream",
-            ])
-            .arg("-D")
-            .arg(&standby)
-            .output_or_err("pg_basebackup")?;
         let port = free_port()?;
-        let conf = standby.join("postgresql.conf");
-        let mut text =
-            std::fs::read_to_string(&conf).map_err(|e| format!("{}: {e}", conf.display()))?;
-        text.push_str(&format!("port = {port}\nhot_standby = on\n"));
-        write(&conf, &text)?;
+        let pair = Pair {
+            dir: servers.dir.clone(),
+            bin: servers.bin.clone(),
+        };
+        pair.make_standby(STANDBY, servers.postgres_port, port)?;
+        pair.require_synchronous_standby(servers.postgres_port)?;
         servers.standby_port = Some(port);
-        servers
-            .as_postgres("pg_ctl")
-            .args(["-w", "-t", "60", "-D"])
-            .arg(&standby)
-            .arg("-l")
-            .arg(servers.dir.join("standby.log"))
-            .arg("start")
-            .output_or_err("pg_ctl start (standby)")?;
-        let socket_dir = servers.dir.display().to_string();
-        servers
-            .as_postgres("psql")
-            .args(["-h", &socket_dir, "-p", &primary, "-U", "postgres"])
-            .args(["-v", "ON_ERROR_STOP=1", "-q"])
-            .args(["-c", "ALTER SYSTEM SET synchronous_standby_names = '*'"])
-            .args(["-c", "SELECT pg_reload_conf()"])
-            .output_or_err("psql synchronous_standby_names")?;
         eprintln!("postgres: hot standby on 127.0.0.1:{port}, synchronous");
         Ok(servers)
     }
@@ -168,8 +131,8 @@ impl Servers {
     }
 
     /// [`Servers::env`], and with a standby: `SPOOL_TEST_POSTGRES_FAILOVER` (the URL of
-    /// both, `target_session_attrs=read-write`) and `SPOOL_TEST_POSTGRES_PROMOTE` (the
-    /// shell command that promotes the standby).
+    /// both, `target_session_attrs=read-write`) and `SPOOL_TEST_POSTGRES_FAILOVER_NOW`
+    /// (the shell command that forces one failover, [`failover`]).
     fn all_env(&self) -> Vec<(&'static str, String)> {
         let mut env = self.env();
         if let Some(standby) = self.standby_port {
@@ -181,12 +144,13 @@ impl Servers {
                     self.postgres_port
                 ),
             ));
+            let xtask = std::env::current_exe().unwrap_or_else(|_| "xtask".into());
             env.push((
-                "SPOOL_TEST_POSTGRES_PROMOTE",
+                "SPOOL_TEST_POSTGRES_FAILOVER_NOW",
                 format!(
-                    "runuser -u postgres -- {} -w -t 60 -D {} promote",
-                    self.bin.join("pg_ctl").display(),
-                    self.dir.join("standby").display()
+                    "{} postgres-failover {}",
+                    xtask.display(),
+                    self.dir.display()
                 ),
             ));
         }
@@ -194,14 +158,11 @@ impl Servers {
     }
 
     fn data(&self) -> PathBuf {
-        self.dir.join("data")
+        self.dir.join(PRIMARY)
     }
 
     fn as_postgres(&self, program: &str) -> Step {
-        let mut step = Step::new("runuser");
-        step.args(["-u", "postgres", "--"])
-            .arg(self.bin.join(program));
-        step
+        as_postgres(&self.bin, program)
     }
 
     fn start_postgres(&mut self) -> Result<(), String> {
@@ -244,6 +205,7 @@ impl Servers {
             .arg("start")
             .output_or_err("pg_ctl start")?;
         self.postgres_port = port;
+        write(&self.dir.join(format!("{PRIMARY}.port")), &port.to_string())?;
         let create_role = format!(
             "CREATE ROLE {} LOGIN PASSWORD '{}'",
             PASSWORD_ROLE.0, PASSWORD_ROLE.1
@@ -304,7 +266,7 @@ impl Drop for Servers {
         if let Ok(pid) = std::fs::read_to_string(self.dir.join("pgbouncer.pid")) {
             let _ = Step::new("kill").arg(pid.trim()).output();
         }
-        for data in [self.data(), self.dir.join("standby")] {
+        for data in [self.data(), self.dir.join(STANDBY)] {
             if data.join("postmaster.pid").exists() {
                 let _ = self
                     .as_postgres("pg_ctl")
@@ -316,6 +278,172 @@ impl Drop for Servers {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The data directories of a pair under the servers' directory: the first server's,
+/// and its standby's. A failover swaps their roles; each keeps its port (in
+/// `NAME.port`).
+const PRIMARY: &str = "data";
+const STANDBY: &str = "standby";
+
+/// The two servers of [`Servers::start_with_standby`], for the steps that change their
+/// roles, in whichever process runs them.
+struct Pair {
+    dir: PathBuf,
+    bin: PathBuf,
+}
+
+impl Pair {
+    fn port(&self, node: &str) -> Result<u16, String> {
+        let path = self.dir.join(format!("{node}.port"));
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        text.trim()
+            .parse()
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    fn psql(&self, port: u16, sql: &str) -> Result<String, String> {
+        let socket_dir = self.dir.display().to_string();
+        as_postgres(&self.bin, "psql")
+            .args(["-h", &socket_dir, "-p", &port.to_string(), "-U", "postgres"])
+            .args(["-v", "ON_ERROR_STOP=1", "-q", "-A", "-t", "-c", sql])
+            .output_or_err("psql")
+            .map(|out| out.trim().to_owned())
+    }
+
+    /// `node` made a hot standby of the server on `primary`: `pg_basebackup -R` into
+    /// an empty directory, on `port`, then started.
+    fn make_standby(&self, node: &str, primary: u16, port: u16) -> Result<(), String> {
+        let data = self.dir.join(node);
+        as_postgres(&self.bin, "pg_basebackup")
+            .args(["-h", "127.0.0.1", "-p", &primary.to_string()])
+            // A fast checkpoint: a spread one waits for most of `checkpoint_timeout`.
+            .args([
+                "-U",
+                "postgres",
+                "-R",
+                "-X",
+                "stream",
+                "--checkpoint=fast",
+                "-D",
+            ])
+            .arg(&data)
+            .output_or_err("pg_basebackup")?;
+        let conf = data.join("postgresql.conf");
+        let mut text =
+            std::fs::read_to_string(&conf).map_err(|e| format!("{}: {e}", conf.display()))?;
+        // The last setting of a name wins: the copied port is the primary's.
+        text.push_str(&format!("port = {port}\nhot_standby = on\n"));
+        write(&conf, &text)?;
+        // Copied from a primary that waits for its standby: this server must not wait
+        // for one when it is promoted, until one is there (`require_synchronous_standby`).
+        let auto = data.join("postgresql.auto.conf");
+        let text =
+            std::fs::read_to_string(&auto).map_err(|e| format!("{}: {e}", auto.display()))?;
+        let kept: String = text
+            .lines()
+            .filter(|line| !line.starts_with("synchronous_standby_names"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        write(&auto, &kept)?;
+        write(&self.dir.join(format!("{node}.port")), &port.to_string())?;
+        as_postgres(&self.bin, "pg_ctl")
+            .args(["-w", "-t", "60", "-D"])
+            .arg(&data)
+            .arg("-l")
+            .arg(self.dir.join(format!("{node}.log")))
+            .arg("start")
+            .output_or_err("pg_ctl start (standby)")
+            .map(|_| ())
+    }
+
+    /// Makes the server on `primary` wait for its standby at every commit
+    /// (`synchronous_standby_names = '*'`), and returns once the standby is
+    /// synchronous and has flushed everything the server wrote before: from then on
+    /// every acknowledged commit is on both.
+    fn require_synchronous_standby(&self, primary: u16) -> Result<(), String> {
+        self.psql(primary, "ALTER SYSTEM SET synchronous_standby_names = '*'")?;
+        self.psql(primary, "SELECT pg_reload_conf()")?;
+        let written = self.psql(primary, "SELECT pg_current_wal_lsn()")?;
+        let caught_up = format!(
+            "SELECT count(*) FROM pg_stat_replication \
+             WHERE sync_state = 'sync' AND flush_lsn >= '{written}'::pg_lsn"
+        );
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while self.psql(primary, &caught_up)? != "1" {
+            if std::time::Instant::now() > deadline {
+                return Err(format!(
+                    "the standby of 127.0.0.1:{primary} was not synchronous at {written} \
+                     within 60 s"
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Ok(())
+    }
+}
+
+/// One forced failover of the pair under `dir` (`cargo xtask postgres-failover DIR`):
+/// the primary and every process of it killed at once with `kill -9` (a machine
+/// lost), the standby promoted (`pg_ctl promote`), and the lost server's directory
+/// rebuilt as the new primary's synchronous standby on its old port. Returns when that
+/// standby is synchronous, so a next failover loses no acknowledged commit either.
+pub(crate) fn failover(dir: &Path) -> Result<(), String> {
+    let pair = Pair {
+        dir: dir.to_owned(),
+        bin: postgres_bin().ok_or("PostgreSQL is not installed")?,
+    };
+    let (lost, promoted) = if dir.join(PRIMARY).join("standby.signal").exists() {
+        (STANDBY, PRIMARY)
+    } else {
+        (PRIMARY, STANDBY)
+    };
+    let started = std::time::Instant::now();
+    let pid_file = dir.join(lost).join("postmaster.pid");
+    let pid =
+        std::fs::read_to_string(&pid_file).map_err(|e| format!("{}: {e}", pid_file.display()))?;
+    let pid = pid.lines().next().unwrap_or_default().trim().to_owned();
+    let children = Step::new("pgrep")
+        .args(["-P", &pid])
+        .output()
+        .unwrap_or_default();
+    let mut kill = Step::new("kill");
+    kill.args(["-9", &pid]).args(children.split_whitespace());
+    kill.output_or_err("kill -9 the primary")?;
+    as_postgres(&pair.bin, "pg_ctl")
+        .args(["-w", "-t", "60", "-D"])
+        .arg(dir.join(promoted))
+        .arg("promote")
+        .output_or_err("pg_ctl promote")?;
+    let promoted_at = started.elapsed();
+    // The lost machine is replaced by a new one: its directory and the socket files
+    // its killed server left in the shared socket directory are gone.
+    let lost_dir = dir.join(lost);
+    std::fs::remove_dir_all(&lost_dir).map_err(|e| format!("{}: {e}", lost_dir.display()))?;
+    let lost_port = pair.port(lost)?;
+    for socket in [
+        format!(".s.PGSQL.{lost_port}"),
+        format!(".s.PGSQL.{lost_port}.lock"),
+    ] {
+        let _ = std::fs::remove_file(dir.join(socket));
+    }
+    let new_primary = pair.port(promoted)?;
+    pair.make_standby(lost, new_primary, lost_port)?;
+    pair.require_synchronous_standby(new_primary)?;
+    eprintln!(
+        "postgres: failover to 127.0.0.1:{new_primary}: promoted after {:.2} s, a \
+         synchronous standby again after {:.2} s",
+        promoted_at.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn as_postgres(bin: &Path, program: &str) -> Step {
+    let mut step = Step::new("runuser");
+    step.args(["-u", "postgres", "--"]).arg(bin.join(program));
+    step
 }
 
 /// The newest installed PostgreSQL's program directory.

@@ -192,6 +192,44 @@ fn test_a_connection_the_server_ends_is_replaced_by_the_next_call() {
     }
 }
 
+/// The server ends connections idle for longer than `idle_session_timeout` (as
+/// managed servers and firewalls do): each call after such a pause connects again and
+/// no call, a commit included, surfaces an error.
+#[test]
+fn test_connections_the_server_ends_when_idle_are_replaced_without_an_error() {
+    for via in [Via::Direct, Via::Pooler] {
+        let database = server::fresh_database("idle");
+        server::admin()
+            .batch_execute(&format!(
+                "ALTER DATABASE {database} SET idle_session_timeout = '100ms'"
+            ))
+            .expect("set the timeout");
+        let mut spool = instance_on(Path::new(&server::url(&database, via)));
+        create_session(&mut spool, "default", "agent:idle:main");
+        for i in 0..4 {
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            append_text(
+                &mut spool,
+                "default",
+                "agent:idle:main",
+                &format!("after idle {i}"),
+            )
+            .unwrap_or_else(|e| panic!("{via:?}: append {i} after an idle pause: {e}"));
+        }
+        assert_eq!(entry_count(&mut spool, "default", "agent:idle:main"), 4);
+        // The server did end them: one session stays open without the timeout; with
+        // it, the sessions it ended have counted themselves on their way out.
+        let sessions: i64 = server::admin()
+            .query_one(
+                "SELECT sessions FROM pg_stat_database WHERE datname = $1",
+                &[&database],
+            )
+            .expect("stats")
+            .get(0);
+        assert!(sessions >= 4, "{via:?}: {sessions} sessions");
+    }
+}
+
 /// Writers on one session, each with its own connection: every commit contends, the
 /// losers' operations run again under the workspace's lock, and no append fails.
 #[test]
