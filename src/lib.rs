@@ -56,7 +56,7 @@ pub use engine::{ops, validate, wit_map};
 pub use storage::{keys, record};
 
 pub use branch::{branch, lineage, list_children};
-pub use engine::error::Error;
+pub use engine::error::{Error, ErrorCode};
 pub use engine::op::{
     ArchiveInProgress, ArchivePart, ArchiveWriter, Archiver, MAX_ATTEMPTS, NoArchive, Operation,
     ReadRequest, ReadResult, Step, read_sync, run, run_async, run_with,

@@ -461,10 +461,7 @@ impl Spool {
     /// any recorded archive when this `Spool` keeps archives with a custom archiver.
     pub fn reset_archives(&mut self, key: &str) -> Result<Vec<spool::ResetArchive>, Error> {
         let records = self.archived_resets(key)?;
-        let corrupt = |message: String| Error::Spool {
-            code: "corruption".into(),
-            message,
-        };
+        let corrupt = |message: String| Error::spool(spool::ErrorCode::Corruption, message);
         let Some(archives) = &self.archives else {
             return match records.first() {
                 None => Ok(Vec::new()),
@@ -1531,15 +1528,15 @@ impl SpoolBuilder {
         if let Some(Database::Postgres(url)) = &self.db
             && self.durability != Durability::Full
         {
-            return Err(Error::Spool {
-                code: "invalid_argument".into(),
-                message: format!(
+            return Err(Error::spool(
+                spool::ErrorCode::InvalidArgument,
+                format!(
                     "durability `normal` is SQLite's `synchronous=NORMAL`; the commits of the \
                      PostgreSQL database {} are as durable as the server's \
                      `synchronous_commit` says",
                     redact(url)
                 ),
-            });
+            ));
         }
         // The database's own archive store, when it has one (PostgreSQL).
         let mut own_archives = None;

@@ -14,8 +14,8 @@ use spool::StorageError;
 pub enum Error {
     /// The component refused or failed the call (its WIT `error` record).
     Spool {
-        /// The reason code: `not_found`, `conflict`, `invalid_argument`, `stale_epoch`,
-        /// `corruption`, `storage` or `internal`.
+        /// The reason code: one of [`spool::ErrorCode`] (`not_found`, `conflict`, …),
+        /// or one of the CLI's own (`import_failed`, `summarizer`).
         code: String,
         /// Human-readable detail (key, field, cause).
         message: String,
@@ -66,6 +66,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// The component's refusal or failure with `code`.
+    pub fn spool(code: spool::ErrorCode, message: String) -> Self {
+        Error::Spool {
+            code: code.as_str().to_owned(),
+            message,
+        }
+    }
+
     /// The stable reason code: the component's own code for [`Error::Spool`], `storage`
     /// for [`Error::Storage`], [`Error::Sqlite`] and [`Error::Postgres`], `internal` for [`Error::Wasm`],
     /// `resource_limit` for [`Error::ResourceLimit`] and `io` for [`Error::Io`].

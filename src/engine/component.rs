@@ -156,19 +156,8 @@ impl Storage for HostStorage {
 }
 
 fn to_wit_error(error: crate::Error) -> wit::Error {
-    // By reason code, so that every error variant, present and future, keeps its code.
-    let code = match error.code() {
-        "not_found" => wit::ErrorCode::NotFound,
-        "conflict" => wit::ErrorCode::Conflict,
-        "invalid_argument" => wit::ErrorCode::InvalidArgument,
-        "stale_epoch" => wit::ErrorCode::StaleEpoch,
-        "corruption" => wit::ErrorCode::Corruption,
-        "storage" => wit::ErrorCode::Storage,
-        "unknown" => wit::ErrorCode::Unknown,
-        _ => wit::ErrorCode::Internal,
-    };
     wit::Error {
-        code,
+        code: error.error_code().into_wit(),
         message: error.to_string(),
     }
 }

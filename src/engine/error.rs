@@ -2,6 +2,65 @@
 
 use std::fmt;
 
+/// What kind of failure an [`Error`] is: the stable reason codes, one list for the WIT
+/// `error-code` enum (converted by `wit_map!`), the native host's errors, the CLI's
+/// `error[code]` and the JS API's `code` (`web/src/ts.rs`'s `ErrorCode`, checked
+/// against [`ErrorCode::ALL`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The session, entry or record does not exist.
+    NotFound,
+    /// The write conflicts with existing state, e.g. a duplicate create.
+    Conflict,
+    /// An argument is malformed or out of range.
+    InvalidArgument,
+    /// The write names an epoch older than the session's current one.
+    StaleEpoch,
+    /// A stored record could not be decoded.
+    Corruption,
+    /// The storage backend failed; nothing was written.
+    Storage,
+    /// A commit was sent and its reply lost: applied whole or not at all.
+    Unknown,
+    /// A bug inside Spool or its driver.
+    Internal,
+}
+
+impl ErrorCode {
+    /// Every code, in the WIT enum's order.
+    pub const ALL: [ErrorCode; 8] = [
+        ErrorCode::NotFound,
+        ErrorCode::Conflict,
+        ErrorCode::InvalidArgument,
+        ErrorCode::StaleEpoch,
+        ErrorCode::Corruption,
+        ErrorCode::Storage,
+        ErrorCode::Unknown,
+        ErrorCode::Internal,
+    ];
+
+    /// The code as the CLI and the JS API spell it (`not_found`, …).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::InvalidArgument => "invalid_argument",
+            ErrorCode::StaleEpoch => "stale_epoch",
+            ErrorCode::Corruption => "corruption",
+            ErrorCode::Storage => "storage",
+            ErrorCode::Unknown => "unknown",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A failed Spool operation.
 ///
 /// Every variant maps to a stable reason code ([`Error::code`]) shared by the
@@ -75,19 +134,24 @@ pub enum Error {
 }
 
 impl Error {
-    /// The stable reason code: `not_found`, `conflict`, `invalid_argument`,
-    /// `stale_epoch`, `corruption`, `storage` or `internal`.
-    pub fn code(&self) -> &'static str {
+    /// The stable reason code ([`ErrorCode`]).
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            Error::NotFound { .. } => "not_found",
-            Error::Conflict { .. } | Error::ForkConflict { .. } => "conflict",
-            Error::InvalidArgument { .. } => "invalid_argument",
-            Error::StaleEpoch { .. } => "stale_epoch",
-            Error::Corruption { .. } => "corruption",
-            Error::Storage { .. } => "storage",
-            Error::Unknown { .. } => "unknown",
-            Error::Internal { .. } => "internal",
+            Error::NotFound { .. } => ErrorCode::NotFound,
+            Error::Conflict { .. } | Error::ForkConflict { .. } => ErrorCode::Conflict,
+            Error::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            Error::StaleEpoch { .. } => ErrorCode::StaleEpoch,
+            Error::Corruption { .. } => ErrorCode::Corruption,
+            Error::Storage { .. } => ErrorCode::Storage,
+            Error::Unknown { .. } => ErrorCode::Unknown,
+            Error::Internal { .. } => ErrorCode::Internal,
         }
+    }
+
+    /// The stable reason code as text: `not_found`, `conflict`, `invalid_argument`,
+    /// `stale_epoch`, `corruption`, `storage`, `unknown` or `internal`.
+    pub fn code(&self) -> &'static str {
+        self.error_code().as_str()
     }
 
     /// Builds an [`Error::InvalidArgument`].

@@ -7,16 +7,19 @@
 //! so neither writes a conversion by hand.
 //!
 //! A record lists its fields; each field converts by its own type, so the list is all
-//! a record needs. The kinds:
-//! - `record Core => Wit { field, … }`: a struct, field by field; `field as json` marks
-//!   an `Option<serde_json::Value>` read as the core's JSON reads it (a JSON `null` is
-//!   `None`), for the records that crossed as that JSON before they were typed;
-//! - `enum Core => Wit { Case, … }`: a unit-only enum, case by case;
-//! - `variant Core => Wit { Case, Case(field, …) => Record, … }`: an enum with data, a
-//!   WIT variant: a unit case as a unit case, a struct case `Core::Case { field, … }` as
-//!   `Wit::Case(Record { field, … })`;
-//! - `text Core`: a unit-only enum the WIT carries as its name (`"running"`);
-//! - `json Core`: a value the WIT carries as JSON text.
+//! a record needs. Each type is one invocation of its kind (none recurses, so the
+//! list may grow without meeting the compiler's recursion limit):
+//! - `wit_map!(@record Core => Wit { field, … })`: a struct, field by field; `field as
+//!   json` marks an `Option<serde_json::Value>` read as the core's JSON reads it (a
+//!   JSON `null` is `None`), for the records that crossed as that JSON before they
+//!   were typed;
+//! - `wit_map!(@enum Core => Wit { Case, … })`: a unit-only enum, case by case;
+//! - `wit_map!(@variant Core => Wit { Case, Case(field, …) => Record, … })`: an enum
+//!   with data, a WIT variant: a unit case as a unit case, a struct case `Core::Case {
+//!   field, … }` as `Wit::Case(Record { field, … })`;
+//! - `wit_map!(@text Core)`: a unit-only enum the WIT carries as its name
+//!   (`"running"`);
+//! - `wit_map!(@json Core)`: a value the WIT carries as JSON text.
 //!
 //! Free-form JSON (`serde_json::Value`, string-keyed maps) always travels as JSON text.
 
@@ -81,268 +84,269 @@ macro_rules! wit_map {
 
         $crate::wit_map!(@json serde_json::Value);
 
-        $crate::wit_map! {
-            @entries
-            record $crate::Session => Session {
-                key, session_id, agent_id, status, epoch, created_at, updated_at,
-                entry_count, last_entry_id, total_tokens, ended_at, runtime_ms,
-                input_tokens, output_tokens, cache_read, cache_write, estimated_cost_usd,
-                total_cost_usd, billed_cost_usd, estimated_cost_component_usd, cost_source,
-                missing_cost_entries, compaction_count, model, channel, model_config,
-                metadata, last_state_id, message_index,
-            };
-            enum $crate::SessionStatus => SessionStatus { Running, Done, Failed };
-            record $crate::TurnUsage => TurnUsage {
-                model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
-            };
-            enum $crate::ToolStatus => ToolStatus { Ok, Error, Cancelled };
-            enum $crate::EntryKind => EntryKind { Context, Summary, Command };
-            record $crate::Attachment => Attachment { kind, media_type, size, sha256, source };
-            enum $crate::Role => Role { User, Assistant, Tool, System };
-            record $crate::Entry => Entry {
-                id, message_id, role, content, created_at, token_count, tool_calls,
-                tool_call_id, turn_id, turn_usage, tool_status, reasoning, attachments, kind,
-            };
-            record $crate::AppendRequest => AppendRequest {
-                role, content, token_count, message_id, tool_calls, tool_call_id, turn_id,
-                turn_usage, tool_status, reasoning, attachments, kind, expected_epoch,
-            };
-            enum $crate::Order => Order { OldestFirst, NewestFirst };
-            record $crate::PageRequest => PageRequest { order, cursor, limit };
-            record $crate::Page => Page { entries, next_cursor };
-            record $crate::SessionList => SessionList { sessions, next_cursor };
-            record $crate::Snippet => Snippet { field, text, highlights };
-            record $crate::SearchHit => SearchHit {
-                session_key, session_id, entry_id, message_id, role, created_at, score, snippet,
-            };
-            record $crate::SearchPage => SearchPage { hits, next_cursor, unindexed };
-            record $crate::IndexProgress => IndexProgress {
-                session_key, indexed_entries, pending_entries, sessions_checked, next_cursor,
-            };
-            enum $crate::Intent => Intent { Continue, NewChat, ResetSameKey };
-            record $crate::ArchiveStatus => ArchiveStatus { written, error };
-            record $crate::IntentOutcome => IntentOutcome { session, created, rotated, archive };
-            record $crate::UpdateRequest => UpdateRequest {
-                model, channel, model_config, metadata, expected_epoch,
-            };
-            enum $crate::FinishStatus => FinishStatus { Done, Failed };
-            record $crate::TruncateOutcome => TruncateOutcome {
-                truncated, before_count, after_count,
-            };
-            record $crate::ContextState => ContextState {
-                id, session_id, session_key, provider, model, state_kind, payload,
-                covered_through_id, created_at, expires_at, portable, cacheable, valid,
-                invalid_reason,
-            };
-            record $crate::NewContextState => NewContextState {
-                provider, model, state_kind, payload, covered_through_id, expires_at,
-                portable, cacheable,
-            };
-            record $crate::compaction::CompactionConfig => CompactionConfig {
-                safety_margin, coverage_blocking, protected_recent,
-            };
-            record $crate::compaction::CompactRequest => CompactRequest {
-                context_window_tokens, config, compaction_id, trigger_reason,
-                flush_receipt_status,
-            };
-            record $crate::compaction::Obligation => Obligation { kind, text, critical };
-            text $crate::compaction::ObligationKind;
-            record $crate::compaction::Prepared => Prepared {
-                skip_reason, input, obligations, removed_count, kept_count,
-                covered_through_id, tokens_before, preimage,
-            };
-            record $crate::compaction::CommitRequest => CommitRequest {
-                request, preimage, summary_text, summary_payload,
-            };
-            record $crate::compaction::PersistRequest => PersistRequest {
-                summary_text, kept_entries, compaction_id, trigger_reason,
-            };
-            record $crate::compaction::CompactionResult => CompactionResult {
-                summary, summary_source, summary_payload, removed_count, kept_entries,
-                tokens_before, tokens_after, chunks_processed, coverage_status,
-                missing_obligations, dropped_obligations, skip_reason, compaction_id,
-            };
-            record $crate::ArchivedReset => ArchivedReset {
-                session_key, session_id, epoch, archived_at, transcript_entries, summaries,
-            };
-            variant $crate::resume::rules::RoleStateChange => RoleStateChange {
-                Keep, Set(entry) => RoleStateSet, Clear,
-            };
-            record $crate::compaction::Summary => Summary {
-                compaction_id, compaction_index, session_id, session_key, summary_text,
-                summary_payload as json, summary_format, summary_source, coverage_status,
-                missing_obligations, dropped_obligations, critical_carry_forward,
-                trigger_reason, tokens_before, tokens_after, removed_count, kept_count,
-                chunk_count, covered_through_id, created_at, flush_receipt_status,
-                repair_status,
-            };
-            record $crate::RoleSession => RoleSession {
-                role_session_id, run_id, role_id, adapter_state, created_at, updated_at,
-            };
-            record $crate::ForkPoint => BranchForkPoint {
-                parent_session_id, parent_last_entry_id, before_message_id, before_position,
-                inherited_entries, inherited_summaries,
-            };
-            record $crate::BranchLineage => BranchLineage {
-                parent_session_key, spawn_depth, forked_from_parent, fork_point, fork_count,
-            };
-            record $crate::Branch => BranchInfo { session, lineage };
-            record $crate::BranchRequest => BranchRequest {
-                child_session_id, fork_transcript, fork_before_message_id, max_fork_tokens,
-            };
-            record $crate::LineageView => LineageView { node, children };
-            enum $crate::turns::TurnPhase => TurnPhase { Running, Settled, Interrupted };
-            record $crate::turns::Position => TurnPosition { created_at, entry_id };
-            record $crate::turns::Turn => Turn {
-                turn_id, seq, session_key, session_id, phase, provider_turn_id,
-                provider_binding as json, started_at, ended_at, boundary,
-            };
-            record $crate::turns::StartTurn => NewTurn {
-                turn_id, provider_turn_id, provider_binding as json, expected_epoch,
-            };
-            record $crate::turns::CloseTurn => CloseTurn {
-                provider_turn_id, provider_binding as json, expected_epoch,
-            };
-            record $crate::turns::SessionTurns => TurnSummary { latest, active };
-            record $crate::turns::TurnPageRequest => TurnPageRequest { order, cursor, limit };
-            record $crate::turns::TurnPage => TurnPage { turns, next_cursor };
-            record $crate::provider_fork::types::ForkRequest => ForkRequest {
-                request_id, target_key, target_session_id, through_turn_id, cwd,
-            };
-            enum $crate::provider_fork::types::ForkState => ForkState {
-                Prepared, Dispatching, ProviderAccepted, Committed, Failed, Unknown,
-            };
-            enum $crate::provider_fork::types::ForkStatus => ForkStatus {
-                Accepted, Committed, Failed, Unknown,
-            };
-            enum $crate::provider_fork::types::ForkPhase => ForkPhase { Frozen, Dispatching, Materializing };
-            enum $crate::provider_fork::types::ForkOrigin => ForkOrigin {
-                Prepared, SameRequest, BarrierHeld,
-            };
-            enum $crate::provider_fork::types::ForkPointKind => ForkPointKind { ThroughTurn, Session };
-            record $crate::provider_fork::types::ForkPoint => ForkPoint {
-                kind, turn_id, turn_seq, provider_turn_id, provider_binding as json,
-            };
-            record $crate::provider_fork::types::TargetContext => ForkTargetContext {
-                cwd, model, channel, model_config, metadata,
-            };
-            record $crate::provider_fork::ForkLineage => ForkLineage {
-                target_key, target_session_id, source_key, source_session_id, source_turn_id,
-                target_turn_id, operation_id, forked_at,
-            };
-            record $crate::provider_fork::types::ForkedSession => ForkedSession { session, forked_from };
-            enum $crate::provider_fork::types::ProviderStateBinding => ProviderStateBinding {
-                NotRequired, Pending, Claimed, Bound,
-            };
-            record $crate::provider_fork::types::ForkOperation => ForkOperation {
-                operation_id, request_id, request_hash, request, state, source_key,
-                source_session_id, source_provider, source_provider_session_id, point,
-                boundary, snapshot_copied, target_key, target_session_id, target_context,
-                target_provider_session_id, error, error_reason, session, lineage,
-                provider_state_binding, acknowledged_at, created_at, updated_at,
-            };
-            record $crate::provider_fork::types::ForkOperationView => ForkOperationView {
-                status, phase, source_turn_id, target_turn_id, acknowledged, origin, operation,
-            };
-            record $crate::provider_fork::types::DispatchPayload => DispatchPayload {
-                operation_id, source_key, source_session_id, source_provider,
-                source_provider_session_id, target_key, target_session_id, point,
-                target_context,
-            };
-            variant $crate::provider_fork::types::Disposition => Disposition {
-                Accepted(target_provider_session_id, bind_provider_state) => DispositionAccepted,
-                Rejected(error, reason) => DispositionRejected,
-                Unknown(error) => DispositionUnknown,
-            };
-            record $crate::provider_fork::types::RecoveryReport => RecoveryReport {
-                marked_unknown, to_dispatch, to_commit,
-            };
-            record $crate::provider_fork::types::ProviderBindingRequest => ProviderBindingRequest {
-                operation_id, provider, source_key, source_session_id, target_key,
-                target_session_id, source_provider_session_id, target_provider_session_id,
-            };
-            enum $crate::provider_fork::capabilities::ProjectionMode => ProjectionMode { Detail, List, Hydration };
-            record $crate::provider_fork::capabilities::LifecycleCapabilities => LifecycleCapabilities {
-                fork, fork_through_turn,
-            };
-            variant $crate::provider_fork::capabilities::ProbeOutcome => ProbeOutcome {
-                Capability(fork, through_turn) => ProbeCapability,
-                Forkable(available) => ProbeForkable,
-                Rejected(reason) => ProbeRejected,
-                Failed(error) => ProbeFailed,
-            };
-            record $crate::provider_fork::capabilities::ProbeRequest => ProbeRequest {
-                session_key, session_id, provider, provider_session_id, turn_id,
-                provider_turn_id, provider_binding as json,
-            };
-            record $crate::provider_fork::capabilities::ProbeAnswer => ProbeAnswer {
-                session_key, turn_id, outcome,
-            };
-            record $crate::provider_fork::capabilities::ProjectedTurn => ProjectedTurn {
-                turn, provider_fork_binding_available,
-            };
-            record $crate::provider_fork::capabilities::ProjectedSession => ProjectedSession {
-                key, session_id, forked_from, lifecycle_capabilities, latest_turn, active_turn,
-            };
-            record $crate::provider_fork::capabilities::ForkProjection => Projection { sessions, probes };
-            enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex, Spool };
-            record $crate::import::ImportedEntry => ImportedEntry {
-                message_id, parent_message_id, role, content, created_at, tool_calls as json,
-                tool_call_id, turn_usage, tool_status, reasoning, attachments, kind,
-                token_count, turn_id,
-            };
-            json Box<$crate::import::ImportedExport>;
-            record $crate::import::ImportedSpawn => ImportedSpawn { provider_session_id, tool_call_id };
-            record $crate::import::ImportedFork => ImportedFork {
-                provider_session_id, after_message_id,
-            };
-            record $crate::import::ImportedSession => ImportedSession {
-                provider_session_id, cwd, model, version, git_branch, started_at, fork_of,
-                spawned_by, title, exported, entries,
-            };
-            record $crate::import::ImportRequest => ImportRequest {
-                key, session_id, format, session, parent_key,
-            };
-            record $crate::import::AdjustedEntry => AdjustedEntry { message_id, action, reason };
-            record $crate::import::ImportOutcome => ImportOutcome {
-                created, imported, already_present, usage_updated, adjusted,
-                sanitized_provider_session_id, session,
-            };
-            record $crate::NewRoleSession => NewRoleSession {
-                role_session_id, run_id, role_id, adapter_state,
-            };
-            record $crate::NewRun => NewRun {
-                agent_type, project_id, session_id, task_id, status, role_session_id,
-                workspace_path, run_mode, metadata,
-            };
-            record $crate::resume::rules::RunRecord => RunRecord {
-                agent_type, project_id, session_id, status, updated_at, task_id,
-                role_session_id, workspace_path, run_mode, metadata,
-            };
-            record $crate::RunFilter => RunFilter { agent_type, project_id, role_session_id };
-            record $crate::RunList => RunList { runs, next_cursor };
-            record $crate::ResumeRequest => ResumeRequest {
-                agent_type, role_session_id, project_id, scope_id, preconfigured,
-                surviving_agents,
-            };
-            record $crate::resume::rules::ResumeDecision => ResumeDecision {
-                mode, session_id, set_metadata, remove_metadata, clear_role_state, rejected_token,
-            };
-            record $crate::resume::rules::TaskOutcome => TaskOutcome {
-                agent_type, task_id, status, token, resumed_from, from_stream,
-            };
-            record $crate::OutcomeRequest => OutcomeRequest {
-                role_session_id, project_id, outcome, workspace_path, run_mode, metadata,
-                surviving_agents,
-            };
-            record $crate::resume::rules::TaskOutcomeEffects => TaskOutcomeEffects {
-                role_state, set_metadata, remove_metadata,
-            };
-            record $crate::ThreadPlan => ThreadPlan { action, thread_id, replaces, notice };
-            record $crate::ThreadBinding => ThreadBinding { agent_type, thread_id, replaces };
-            record $crate::TurnCommit => TurnCommit { entries, thread, expected_epoch };
-            record $crate::TurnCommitted => TurnCommitted { entries, session };
-        }
+        $crate::wit_map!(@enum $crate::ErrorCode => ErrorCode {
+            NotFound, Conflict, InvalidArgument, StaleEpoch, Corruption, Storage, Unknown,
+            Internal,
+        });
+        $crate::wit_map!(@record $crate::Session => Session {
+            key, session_id, agent_id, status, epoch, created_at, updated_at,
+            entry_count, last_entry_id, total_tokens, ended_at, runtime_ms,
+            input_tokens, output_tokens, cache_read, cache_write, estimated_cost_usd,
+            total_cost_usd, billed_cost_usd, estimated_cost_component_usd, cost_source,
+            missing_cost_entries, compaction_count, model, channel, model_config,
+            metadata, last_state_id, message_index,
+        });
+        $crate::wit_map!(@enum $crate::SessionStatus => SessionStatus { Running, Done, Failed });
+        $crate::wit_map!(@record $crate::TurnUsage => TurnUsage {
+            model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens,
+        });
+        $crate::wit_map!(@enum $crate::ToolStatus => ToolStatus { Ok, Error, Cancelled });
+        $crate::wit_map!(@enum $crate::EntryKind => EntryKind { Context, Summary, Command });
+        $crate::wit_map!(@record $crate::Attachment => Attachment { kind, media_type, size, sha256, source });
+        $crate::wit_map!(@enum $crate::Role => Role { User, Assistant, Tool, System });
+        $crate::wit_map!(@record $crate::Entry => Entry {
+            id, message_id, role, content, created_at, token_count, tool_calls,
+            tool_call_id, turn_id, turn_usage, tool_status, reasoning, attachments, kind,
+        });
+        $crate::wit_map!(@record $crate::AppendRequest => AppendRequest {
+            role, content, token_count, message_id, tool_calls, tool_call_id, turn_id,
+            turn_usage, tool_status, reasoning, attachments, kind, expected_epoch,
+        });
+        $crate::wit_map!(@enum $crate::Order => Order { OldestFirst, NewestFirst });
+        $crate::wit_map!(@record $crate::PageRequest => PageRequest { order, cursor, limit });
+        $crate::wit_map!(@record $crate::Page => Page { entries, next_cursor });
+        $crate::wit_map!(@record $crate::SessionList => SessionList { sessions, next_cursor });
+        $crate::wit_map!(@record $crate::Snippet => Snippet { field, text, highlights });
+        $crate::wit_map!(@record $crate::SearchHit => SearchHit {
+            session_key, session_id, entry_id, message_id, role, created_at, score, snippet,
+        });
+        $crate::wit_map!(@record $crate::SearchPage => SearchPage { hits, next_cursor, unindexed });
+        $crate::wit_map!(@record $crate::IndexProgress => IndexProgress {
+            session_key, indexed_entries, pending_entries, sessions_checked, next_cursor,
+        });
+        $crate::wit_map!(@enum $crate::Intent => Intent { Continue, NewChat, ResetSameKey });
+        $crate::wit_map!(@record $crate::ArchiveStatus => ArchiveStatus { written, error });
+        $crate::wit_map!(@record $crate::IntentOutcome => IntentOutcome { session, created, rotated, archive });
+        $crate::wit_map!(@record $crate::UpdateRequest => UpdateRequest {
+            model, channel, model_config, metadata, expected_epoch,
+        });
+        $crate::wit_map!(@enum $crate::FinishStatus => FinishStatus { Done, Failed });
+        $crate::wit_map!(@record $crate::TruncateOutcome => TruncateOutcome {
+            truncated, before_count, after_count,
+        });
+        $crate::wit_map!(@record $crate::ContextState => ContextState {
+            id, session_id, session_key, provider, model, state_kind, payload,
+            covered_through_id, created_at, expires_at, portable, cacheable, valid,
+            invalid_reason,
+        });
+        $crate::wit_map!(@record $crate::NewContextState => NewContextState {
+            provider, model, state_kind, payload, covered_through_id, expires_at,
+            portable, cacheable,
+        });
+        $crate::wit_map!(@record $crate::compaction::CompactionConfig => CompactionConfig {
+            safety_margin, coverage_blocking, protected_recent,
+        });
+        $crate::wit_map!(@record $crate::compaction::CompactRequest => CompactRequest {
+            context_window_tokens, config, compaction_id, trigger_reason,
+            flush_receipt_status,
+        });
+        $crate::wit_map!(@record $crate::compaction::Obligation => Obligation { kind, text, critical });
+        $crate::wit_map!(@text $crate::compaction::ObligationKind);
+        $crate::wit_map!(@record $crate::compaction::Prepared => Prepared {
+            skip_reason, input, obligations, removed_count, kept_count,
+            covered_through_id, tokens_before, preimage,
+        });
+        $crate::wit_map!(@record $crate::compaction::CommitRequest => CommitRequest {
+            request, preimage, summary_text, summary_payload,
+        });
+        $crate::wit_map!(@record $crate::compaction::PersistRequest => PersistRequest {
+            summary_text, kept_entries, compaction_id, trigger_reason,
+        });
+        $crate::wit_map!(@record $crate::compaction::CompactionResult => CompactionResult {
+            summary, summary_source, summary_payload, removed_count, kept_entries,
+            tokens_before, tokens_after, chunks_processed, coverage_status,
+            missing_obligations, dropped_obligations, skip_reason, compaction_id,
+        });
+        $crate::wit_map!(@record $crate::ArchivedReset => ArchivedReset {
+            session_key, session_id, epoch, archived_at, transcript_entries, summaries,
+        });
+        $crate::wit_map!(@variant $crate::resume::rules::RoleStateChange => RoleStateChange {
+            Keep, Set(entry) => RoleStateSet, Clear,
+        });
+        $crate::wit_map!(@record $crate::compaction::Summary => Summary {
+            compaction_id, compaction_index, session_id, session_key, summary_text,
+            summary_payload as json, summary_format, summary_source, coverage_status,
+            missing_obligations, dropped_obligations, critical_carry_forward,
+            trigger_reason, tokens_before, tokens_after, removed_count, kept_count,
+            chunk_count, covered_through_id, created_at, flush_receipt_status,
+            repair_status,
+        });
+        $crate::wit_map!(@record $crate::RoleSession => RoleSession {
+            role_session_id, run_id, role_id, adapter_state, created_at, updated_at,
+        });
+        $crate::wit_map!(@record $crate::ForkPoint => BranchForkPoint {
+            parent_session_id, parent_last_entry_id, before_message_id, before_position,
+            inherited_entries, inherited_summaries,
+        });
+        $crate::wit_map!(@record $crate::BranchLineage => BranchLineage {
+            parent_session_key, spawn_depth, forked_from_parent, fork_point, fork_count,
+        });
+        $crate::wit_map!(@record $crate::Branch => BranchInfo { session, lineage });
+        $crate::wit_map!(@record $crate::BranchRequest => BranchRequest {
+            child_session_id, fork_transcript, fork_before_message_id, max_fork_tokens,
+        });
+        $crate::wit_map!(@record $crate::LineageView => LineageView { node, children });
+        $crate::wit_map!(@enum $crate::turns::TurnPhase => TurnPhase { Running, Settled, Interrupted });
+        $crate::wit_map!(@record $crate::turns::Position => TurnPosition { created_at, entry_id });
+        $crate::wit_map!(@record $crate::turns::Turn => Turn {
+            turn_id, seq, session_key, session_id, phase, provider_turn_id,
+            provider_binding as json, started_at, ended_at, boundary,
+        });
+        $crate::wit_map!(@record $crate::turns::StartTurn => NewTurn {
+            turn_id, provider_turn_id, provider_binding as json, expected_epoch,
+        });
+        $crate::wit_map!(@record $crate::turns::CloseTurn => CloseTurn {
+            provider_turn_id, provider_binding as json, expected_epoch,
+        });
+        $crate::wit_map!(@record $crate::turns::SessionTurns => TurnSummary { latest, active });
+        $crate::wit_map!(@record $crate::turns::TurnPageRequest => TurnPageRequest { order, cursor, limit });
+        $crate::wit_map!(@record $crate::turns::TurnPage => TurnPage { turns, next_cursor });
+        $crate::wit_map!(@record $crate::provider_fork::types::ForkRequest => ForkRequest {
+            request_id, target_key, target_session_id, through_turn_id, cwd,
+        });
+        $crate::wit_map!(@enum $crate::provider_fork::types::ForkState => ForkState {
+            Prepared, Dispatching, ProviderAccepted, Committed, Failed, Unknown,
+        });
+        $crate::wit_map!(@enum $crate::provider_fork::types::ForkStatus => ForkStatus {
+            Accepted, Committed, Failed, Unknown,
+        });
+        $crate::wit_map!(@enum $crate::provider_fork::types::ForkPhase => ForkPhase { Frozen, Dispatching, Materializing });
+        $crate::wit_map!(@enum $crate::provider_fork::types::ForkOrigin => ForkOrigin {
+            Prepared, SameRequest, BarrierHeld,
+        });
+        $crate::wit_map!(@enum $crate::provider_fork::types::ForkPointKind => ForkPointKind { ThroughTurn, Session });
+        $crate::wit_map!(@record $crate::provider_fork::types::ForkPoint => ForkPoint {
+            kind, turn_id, turn_seq, provider_turn_id, provider_binding as json,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::types::TargetContext => ForkTargetContext {
+            cwd, model, channel, model_config, metadata,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::ForkLineage => ForkLineage {
+            target_key, target_session_id, source_key, source_session_id, source_turn_id,
+            target_turn_id, operation_id, forked_at,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::types::ForkedSession => ForkedSession { session, forked_from });
+        $crate::wit_map!(@enum $crate::provider_fork::types::ProviderStateBinding => ProviderStateBinding {
+            NotRequired, Pending, Claimed, Bound,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::types::ForkOperation => ForkOperation {
+            operation_id, request_id, request_hash, request, state, source_key,
+            source_session_id, source_provider, source_provider_session_id, point,
+            boundary, snapshot_copied, target_key, target_session_id, target_context,
+            target_provider_session_id, error, error_reason, session, lineage,
+            provider_state_binding, acknowledged_at, created_at, updated_at,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::types::ForkOperationView => ForkOperationView {
+            status, phase, source_turn_id, target_turn_id, acknowledged, origin, operation,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::types::DispatchPayload => DispatchPayload {
+            operation_id, source_key, source_session_id, source_provider,
+            source_provider_session_id, target_key, target_session_id, point,
+            target_context,
+        });
+        $crate::wit_map!(@variant $crate::provider_fork::types::Disposition => Disposition {
+            Accepted(target_provider_session_id, bind_provider_state) => DispositionAccepted,
+            Rejected(error, reason) => DispositionRejected,
+            Unknown(error) => DispositionUnknown,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::types::RecoveryReport => RecoveryReport {
+            marked_unknown, to_dispatch, to_commit,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::types::ProviderBindingRequest => ProviderBindingRequest {
+            operation_id, provider, source_key, source_session_id, target_key,
+            target_session_id, source_provider_session_id, target_provider_session_id,
+        });
+        $crate::wit_map!(@enum $crate::provider_fork::capabilities::ProjectionMode => ProjectionMode { Detail, List, Hydration });
+        $crate::wit_map!(@record $crate::provider_fork::capabilities::LifecycleCapabilities => LifecycleCapabilities {
+            fork, fork_through_turn,
+        });
+        $crate::wit_map!(@variant $crate::provider_fork::capabilities::ProbeOutcome => ProbeOutcome {
+            Capability(fork, through_turn) => ProbeCapability,
+            Forkable(available) => ProbeForkable,
+            Rejected(reason) => ProbeRejected,
+            Failed(error) => ProbeFailed,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::capabilities::ProbeRequest => ProbeRequest {
+            session_key, session_id, provider, provider_session_id, turn_id,
+            provider_turn_id, provider_binding as json,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::capabilities::ProbeAnswer => ProbeAnswer {
+            session_key, turn_id, outcome,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::capabilities::ProjectedTurn => ProjectedTurn {
+            turn, provider_fork_binding_available,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::capabilities::ProjectedSession => ProjectedSession {
+            key, session_id, forked_from, lifecycle_capabilities, latest_turn, active_turn,
+        });
+        $crate::wit_map!(@record $crate::provider_fork::capabilities::ForkProjection => Projection { sessions, probes });
+        $crate::wit_map!(@enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex, Spool });
+        $crate::wit_map!(@record $crate::import::ImportedEntry => ImportedEntry {
+            message_id, parent_message_id, role, content, created_at, tool_calls as json,
+            tool_call_id, turn_usage, tool_status, reasoning, attachments, kind,
+            token_count, turn_id,
+        });
+        $crate::wit_map!(@json Box<$crate::import::ImportedExport>);
+        $crate::wit_map!(@record $crate::import::ImportedSpawn => ImportedSpawn { provider_session_id, tool_call_id });
+        $crate::wit_map!(@record $crate::import::ImportedFork => ImportedFork {
+            provider_session_id, after_message_id,
+        });
+        $crate::wit_map!(@record $crate::import::ImportedSession => ImportedSession {
+            provider_session_id, cwd, model, version, git_branch, started_at, fork_of,
+            spawned_by, title, exported, entries,
+        });
+        $crate::wit_map!(@record $crate::import::ImportRequest => ImportRequest {
+            key, session_id, format, session, parent_key,
+        });
+        $crate::wit_map!(@record $crate::import::AdjustedEntry => AdjustedEntry { message_id, action, reason });
+        $crate::wit_map!(@record $crate::import::ImportOutcome => ImportOutcome {
+            created, imported, already_present, usage_updated, adjusted,
+            sanitized_provider_session_id, session,
+        });
+        $crate::wit_map!(@record $crate::NewRoleSession => NewRoleSession {
+            role_session_id, run_id, role_id, adapter_state,
+        });
+        $crate::wit_map!(@record $crate::NewRun => NewRun {
+            agent_type, project_id, session_id, task_id, status, role_session_id,
+            workspace_path, run_mode, metadata,
+        });
+        $crate::wit_map!(@record $crate::resume::rules::RunRecord => RunRecord {
+            agent_type, project_id, session_id, status, updated_at, task_id,
+            role_session_id, workspace_path, run_mode, metadata,
+        });
+        $crate::wit_map!(@record $crate::RunFilter => RunFilter { agent_type, project_id, role_session_id });
+        $crate::wit_map!(@record $crate::RunList => RunList { runs, next_cursor });
+        $crate::wit_map!(@record $crate::ResumeRequest => ResumeRequest {
+            agent_type, role_session_id, project_id, scope_id, preconfigured,
+            surviving_agents,
+        });
+        $crate::wit_map!(@record $crate::resume::rules::ResumeDecision => ResumeDecision {
+            mode, session_id, set_metadata, remove_metadata, clear_role_state, rejected_token,
+        });
+        $crate::wit_map!(@record $crate::resume::rules::TaskOutcome => TaskOutcome {
+            agent_type, task_id, status, token, resumed_from, from_stream,
+        });
+        $crate::wit_map!(@record $crate::OutcomeRequest => OutcomeRequest {
+            role_session_id, project_id, outcome, workspace_path, run_mode, metadata,
+            surviving_agents,
+        });
+        $crate::wit_map!(@record $crate::resume::rules::TaskOutcomeEffects => TaskOutcomeEffects {
+            role_state, set_metadata, remove_metadata,
+        });
+        $crate::wit_map!(@record $crate::ThreadPlan => ThreadPlan { action, thread_id, replaces, notice });
+        $crate::wit_map!(@record $crate::ThreadBinding => ThreadBinding { agent_type, thread_id, replaces });
+        $crate::wit_map!(@record $crate::TurnCommit => TurnCommit { entries, thread, expected_epoch });
+        $crate::wit_map!(@record $crate::TurnCommitted => TurnCommitted { entries, session });
     };
 
     (@same $($t:ty),*) => {$(
@@ -369,11 +373,9 @@ macro_rules! wit_map {
         }
     };
 
-    (@entries) => {};
-
-    (@entries record $core:path => $w:ident {
+    (@record $core:path => $w:ident {
         $($field:ident $(as $json:ident)?),* $(,)?
-    }; $($rest:tt)*) => {
+    }) => {
         impl Wit for $core {
             type W = wit::$w;
             fn into_wit(self) -> wit::$w {
@@ -386,7 +388,6 @@ macro_rules! wit_map {
                 )),* })
             }
         }
-        $crate::wit_map!(@entries $($rest)*);
     };
 
     (@field json $value:expr) => {
@@ -397,7 +398,7 @@ macro_rules! wit_map {
         $value
     };
 
-    (@entries enum $core:path => $w:ident { $($case:ident),* $(,)? }; $($rest:tt)*) => {
+    (@enum $core:path => $w:ident { $($case:ident),* $(,)? }) => {
         impl Wit for $core {
             type W = wit::$w;
             fn into_wit(self) -> wit::$w {
@@ -407,12 +408,11 @@ macro_rules! wit_map {
                 Ok(match w { $(wit::$w::$case => Self::$case),* })
             }
         }
-        $crate::wit_map!(@entries $($rest)*);
     };
 
-    (@entries variant $core:path => $w:ident {
+    (@variant $core:path => $w:ident {
         $($case:ident $(($($field:ident),* $(,)?) => $record:ident)?),* $(,)?
-    }; $($rest:tt)*) => {
+    }) => {
         impl Wit for $core {
             type W = wit::$w;
             fn into_wit(self) -> wit::$w {
@@ -430,10 +430,9 @@ macro_rules! wit_map {
                 })
             }
         }
-        $crate::wit_map!(@entries $($rest)*);
     };
 
-    (@entries text $core:path; $($rest:tt)*) => {
+    (@text $core:path) => {
         impl Wit for $core {
             type W = String;
             fn into_wit(self) -> String {
@@ -443,13 +442,8 @@ macro_rules! wit_map {
                 $crate::wit_map::from_name(w, field)
             }
         }
-        $crate::wit_map!(@entries $($rest)*);
     };
 
-    (@entries json $core:path; $($rest:tt)*) => {
-        $crate::wit_map!(@json $core);
-        $crate::wit_map!(@entries $($rest)*);
-    };
 }
 
 /// A value as JSON text (a value that does not serialize, which the core's types

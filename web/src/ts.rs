@@ -524,6 +524,8 @@ export type Command =
   | { op: "get_entry"; key: string; message_id: string; }
   | { op: "truncate"; key: string; max_messages: number; expected_epoch?: number | null;
       now_ms: number; }
+  | { op: "rollback"; key: string; turns: number; expected_epoch?: number | null;
+      now_ms: number; }
   | { op: "save_state"; key: string; state: NewContextState; expected_epoch?: number | null;
       now_ms: number; }
   | { op: "list_states"; key: string; valid_only?: boolean; }

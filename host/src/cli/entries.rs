@@ -26,17 +26,19 @@ pub(crate) fn read_jsonl(path: &str) -> Result<Vec<AppendRequest>, Error> {
         if line.trim().is_empty() {
             continue;
         }
-        let request = serde_json::from_str(&line).map_err(|e| Error::Spool {
-            code: "invalid_argument".into(),
-            message: format!("{path} line {}: not an append request: {e}", index + 1),
+        let request = serde_json::from_str(&line).map_err(|e| {
+            Error::spool(
+                spool::ErrorCode::InvalidArgument,
+                format!("{path} line {}: not an append request: {e}", index + 1),
+            )
         })?;
         requests.push(request);
     }
     if requests.is_empty() {
-        return Err(Error::Spool {
-            code: "invalid_argument".into(),
-            message: format!("{path} holds no append request"),
-        });
+        return Err(Error::spool(
+            spool::ErrorCode::InvalidArgument,
+            format!("{path} holds no append request"),
+        ));
     }
     Ok(requests)
 }

@@ -95,10 +95,10 @@ fn write(
     };
     if args.archive {
         if args.format == Format::Markdown {
-            return Err(Error::Spool {
-                code: "invalid_argument".into(),
-                message: "--archive exports JSON Lines only".into(),
-            });
+            return Err(Error::spool(
+                spool::ErrorCode::InvalidArgument,
+                "--archive exports JSON Lines only".into(),
+            ));
         }
         for line in archive_lines(spool, &args.key)? {
             emit(line)?;
@@ -110,10 +110,10 @@ fn write(
 }
 
 fn json_error(e: &serde_json::Error) -> Error {
-    Error::Spool {
-        code: "internal".into(),
-        message: format!("cannot write JSON: {e}"),
-    }
+    Error::spool(
+        spool::ErrorCode::Internal,
+        format!("cannot write JSON: {e}"),
+    )
 }
 
 fn line(value: &impl Serialize) -> Result<String, Error> {

@@ -641,9 +641,11 @@ fn open(cli: &Cli) -> Result<Spool, Error> {
 }
 
 fn json_text(value: &impl Serialize) -> Result<String, Error> {
-    serde_json::to_string_pretty(value).map_err(|e| Error::Spool {
-        code: "internal".into(),
-        message: format!("cannot print JSON: {e}"),
+    serde_json::to_string_pretty(value).map_err(|e| {
+        Error::spool(
+            spool::ErrorCode::Internal,
+            format!("cannot print JSON: {e}"),
+        )
     })
 }
 
@@ -709,10 +711,7 @@ pub(crate) fn print_entries(
 
 /// A `not_found` failure raised by the CLI itself (e.g. `show` of a missing key).
 pub(crate) fn not_found(message: String) -> Error {
-    Error::Spool {
-        code: "not_found".into(),
-        message,
-    }
+    Error::spool(spool::ErrorCode::NotFound, message)
 }
 
 pub(crate) fn print_json(value: &impl Serialize) -> Result<(), Error> {
@@ -768,14 +767,14 @@ fn run(cli: Cli) -> Result<(), Error> {
                 || reasoning.is_some();
             if content.len() > 1 {
                 if single {
-                    return Err(Error::Spool {
-                        code: "invalid_argument".into(),
-                        message: "--token-count, --message-id, --tool-call-id, --tool-calls, \
+                    return Err(Error::spool(
+                        spool::ErrorCode::InvalidArgument,
+                        "--token-count, --message-id, --tool-call-id, --tool-calls, \
                                   --usage-model, --tool-status and --reasoning describe one \
                                   entry: give one --content, or each entry its own line with \
                                   --jsonl FILE"
                             .into(),
-                    });
+                    ));
                 }
                 let requests = content
                     .iter()

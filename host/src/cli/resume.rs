@@ -216,10 +216,10 @@ pub(crate) fn run(spool: &mut Spool, args: &ResumeArgs) -> Result<(), Error> {
             },
         ),
         // clap requires KEY when there is no subcommand.
-        (None, None) => Err(Error::Spool {
-            code: "invalid_argument".into(),
-            message: "`spool resume` needs a KEY or a subcommand".into(),
-        }),
+        (None, None) => Err(Error::spool(
+            spool::ErrorCode::InvalidArgument,
+            "`spool resume` needs a KEY or a subcommand".into(),
+        )),
     }
 }
 
@@ -343,10 +343,10 @@ fn role(spool: &mut Spool, command: &RoleCommand) -> Result<(), Error> {
         } => {
             // `save` replaces; `create` must not wipe an existing role's state.
             if spool.get_role_session(role_session_id)?.is_some() {
-                return Err(Error::Spool {
-                    code: "conflict".into(),
-                    message: format!("role session already exists: {role_session_id}"),
-                });
+                return Err(Error::spool(
+                    spool::ErrorCode::Conflict,
+                    format!("role session already exists: {role_session_id}"),
+                ));
             }
             let role = spool.save_role_session(NewRoleSession {
                 role_session_id: role_session_id.clone(),

@@ -67,13 +67,13 @@ fn parse_since(text: &str) -> Result<Since, String> {
 /// A flag's value as a query filter: one item, so it holds no space and no quote.
 fn filter(flag: &str, name: &str, value: &str) -> Result<String, Error> {
     if value.is_empty() || value.chars().any(|c| c.is_whitespace() || c == '"') {
-        return Err(Error::Spool {
-            code: "invalid_argument".into(),
-            message: format!(
+        return Err(Error::spool(
+            spool::ErrorCode::InvalidArgument,
+            format!(
                 "--{flag} {}: a search filter is one word (no spaces or quotes)",
                 quote(value)
             ),
-        });
+        ));
     }
     Ok(format!("{name}:{value}"))
 }

@@ -539,8 +539,10 @@ fn over_limit(store: &mut Store<HostState>, limits: ResourceLimits, trap: Error)
 
 /// The JSON text the component returned from `call`, as the core's type.
 fn decode<T: serde::de::DeserializeOwned>(call: &str, json: &str) -> Result<T, Error> {
-    serde_json::from_str(json).map_err(|e| Error::Spool {
-        code: "internal".to_owned(),
-        message: format!("the component returned a result of `{call}` that does not decode: {e}"),
+    serde_json::from_str(json).map_err(|e| {
+        Error::spool(
+            spool::ErrorCode::Internal,
+            format!("the component returned a result of `{call}` that does not decode: {e}"),
+        )
     })
 }

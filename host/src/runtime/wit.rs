@@ -378,13 +378,10 @@ macro_rules! calls {
                     (String, $(<$ty as Wit>::W,)*),
                     <$out as Wit>::W,
                 >(store, stringify!($name), (workspace.to_owned(), $(Wit::into_wit($field),)*))?;
-                <$out as Wit>::from_wit(answer, "result").map_err(|e| Error::Spool {
-                    code: "internal".to_owned(),
-                    message: format!(
+                <$out as Wit>::from_wit(answer, "result").map_err(|e| Error::spool(spool::ErrorCode::Internal, format!(
                         "the component returned a result of `{}` that does not decode: {e}",
                         stringify!($name)
-                    ),
-                })
+                    )))
             }
         }
     )*};
@@ -412,16 +409,10 @@ macro_rules! execute {
                         serde_json::to_value(self.call(workspace, spool::ops::$Op { $($field),* })?)
                     } )*
                     other => {
-                        return Err(Error::Spool {
-                            code: "invalid_argument".to_owned(),
-                            message: format!("`{}` has no typed export", other.name()),
-                        });
+                        return Err(Error::spool(spool::ErrorCode::InvalidArgument, format!("`{}` has no typed export", other.name())));
                     }
                 };
-                value.map_err(|e| Error::Spool {
-                    code: "internal".to_owned(),
-                    message: format!("a result does not serialize: {e}"),
-                })
+                value.map_err(|e| Error::spool(spool::ErrorCode::Internal, format!("a result does not serialize: {e}")))
             }
         }
     };
@@ -430,18 +421,7 @@ macro_rules! execute {
 spool::for_each_op!(execute);
 
 fn from_wit_error(error: wit::Error) -> Error {
-    let code = match error.code {
-        wit::ErrorCode::NotFound => "not_found",
-        wit::ErrorCode::Conflict => "conflict",
-        wit::ErrorCode::InvalidArgument => "invalid_argument",
-        wit::ErrorCode::StaleEpoch => "stale_epoch",
-        wit::ErrorCode::Corruption => "corruption",
-        wit::ErrorCode::Storage => "storage",
-        wit::ErrorCode::Unknown => "unknown",
-        wit::ErrorCode::Internal => "internal",
-    };
-    Error::Spool {
-        code: code.to_owned(),
-        message: error.message,
-    }
+    // An enum's conversion never fails.
+    let code = spool::ErrorCode::from_wit(error.code, "code").unwrap_or(spool::ErrorCode::Internal);
+    Error::spool(code, error.message)
 }

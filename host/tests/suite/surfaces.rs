@@ -1,6 +1,7 @@
 //! Every surface lists the same calls as the operation table (`spool::ops`): the WIT
-//! `api` interface, the `Command` enum, the native host's typed calls and the
-//! JavaScript class.
+//! `api` interface, the `Command` enum, the native host's typed calls, the JavaScript
+//! class and the TypeScript `Command` union; and the same reason codes as
+//! `spool::ErrorCode`: the WIT `error-code` enum and the TypeScript `SpoolErrorCode`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -140,4 +141,61 @@ fn test_the_javascript_class_has_a_method_for_every_call() {
     let methods = js_methods();
     let missing: Vec<String> = table().difference(&methods).cloned().collect();
     assert!(missing.is_empty(), "no JS method for {missing:?}");
+}
+
+/// The quoted names after `field` in each member of the TypeScript union `name`
+/// (`op: "append_entry"` → `append_entry`), or its members when they are bare strings.
+fn ts_union(name: &str, field: Option<&str>) -> BTreeSet<String> {
+    let ts = read("web/src/ts.rs");
+    let start = ts
+        .find(&format!("export type {name} ="))
+        .unwrap_or_else(|| panic!("no TypeScript type {name}"));
+    let end = start + ts[start..].find(";\n/**").expect("the union ends");
+    let union = &ts[start..end];
+    let quoted = |text: &str| text.split('"').nth(1).map(str::to_owned);
+    match field {
+        Some(field) => union
+            .split(&format!("{field}: "))
+            .skip(1)
+            .filter_map(quoted)
+            .collect(),
+        None => union.split('|').skip(1).filter_map(quoted).collect(),
+    }
+}
+
+#[test]
+fn test_the_typescript_command_union_has_every_call() {
+    assert_eq!(ts_union("Command", Some("op")), table());
+}
+
+#[test]
+fn test_error_codes_are_one_list_in_rust_wit_and_typescript() {
+    let codes: BTreeSet<String> = spool::ErrorCode::ALL
+        .iter()
+        .map(|c| c.as_str().to_owned())
+        .collect();
+    assert_eq!(codes.len(), spool::ErrorCode::ALL.len());
+    for code in spool::ErrorCode::ALL {
+        assert_eq!(
+            serde_json::to_value(code).expect("serialize"),
+            serde_json::Value::String(code.as_str().to_owned()),
+            "{code:?}: its JSON is its name"
+        );
+    }
+    let wit = read("wit/spool.wit");
+    let start = wit.find("enum error-code {").expect("the error-code enum");
+    let end = start + wit[start..].find('}').expect("the enum ends");
+    let wit_codes: BTreeSet<String> = wit[start..end]
+        .lines()
+        .skip(1)
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//") && !l.is_empty())
+        .map(|l| l.trim_end_matches(',').replace('-', "_"))
+        .collect();
+    assert_eq!(wit_codes, codes, "the WIT error-code enum");
+    assert_eq!(
+        ts_union("SpoolErrorCode", None),
+        codes,
+        "TypeScript's SpoolErrorCode"
+    );
 }
