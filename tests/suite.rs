@@ -38,6 +38,7 @@ mod order;
 mod resume_props;
 mod stored_data;
 mod ts_declarations;
+mod ts_table;
 mod vectors_core;
 mod workspace_isolation;
 

@@ -186,24 +186,17 @@ fn shape(name: &str, decls: &BTreeMap<String, String>, depth: usize) -> Option<S
 /// (`spool::ops::OUTPUTS`): the TypeScript name of its Rust result type (`Entry`,
 /// `Session | null` for an `Option`, `Entry[]` for a `Vec`); `None` for a primitive.
 fn returns() -> BTreeMap<String, Option<String>> {
-    fn ts(rust: &str) -> Option<String> {
-        let rust: String = rust.chars().filter(|c| !c.is_whitespace()).collect();
-        if let Some(inner) = rust
-            .strip_prefix("Option<")
-            .and_then(|r| r.strip_suffix('>'))
-        {
-            return ts(inner).map(|t| format!("{t} | null"));
-        }
-        if let Some(inner) = rust.strip_prefix("Vec<").and_then(|r| r.strip_suffix('>')) {
-            return ts(inner).map(|t| format!("{t}[]"));
-        }
-        let name = rust.rsplit("::").next().unwrap_or_default();
-        let primitive = matches!(name, "()" | "u64" | "u32" | "bool" | "String" | "JsonMap");
-        (!primitive).then(|| name.to_owned())
-    }
     spool::ops::OUTPUTS
         .iter()
-        .map(|(op, rust)| ((*op).to_owned(), ts(rust)))
+        .map(|(op, rust)| {
+            let ts = crate::ts_table::ts_type(rust);
+            let name = ts.trim_end_matches(" | null").trim_end_matches("[]");
+            let primitive = matches!(
+                name,
+                "void" | "number" | "boolean" | "string" | "AdapterState"
+            );
+            ((*op).to_owned(), (!primitive).then_some(ts))
+        })
         .collect()
 }
 

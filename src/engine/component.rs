@@ -182,7 +182,8 @@ struct Component;
 macro_rules! exports {
     // One entry of the table (see `for_each_op!`).
     ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
-        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
+        $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {
         impl wit::Guest for Component {
             $(
                 fn $name(

@@ -11,10 +11,14 @@
 //! - the component (`src/engine/component.rs`): one typed WIT export per call;
 //! - the native host (`host/src/runtime/wit.rs`): one typed call per struct through
 //!   `Instance::call`;
-//! - the browser (`web/src/api.rs`): the JavaScript class's methods.
+//! - the browser (`web/src/api/calls.rs`): the JavaScript class's methods, which fill
+//!   in what an entry's `fills(…)` names;
+//! - [`CALLS`]: every entry as data, from which `tests/ts_table.rs` generates the
+//!   TypeScript (`Command`, `CallArgs`, `CallResult`, the methods' signatures).
 //!
 //! Adding a call is its core function, one entry below, its line in `wit/spool.wit`
-//! and its tests.
+//! and its tests; `SPOOL_BLESS=1 cargo test -p spool --test suite ts_table` then
+//! writes its TypeScript into `web/src/ts.rs`.
 //!
 //! # Field conventions
 //! Arguments are named alike in every call, and documented once here:
@@ -78,8 +82,11 @@ impl<'a> Pass<'a, Option<&'a str>> for Slot<Option<String>> {
 ///
 /// ```text
 /// /// docs
-/// name jsName Struct { field: Type, … } -> Output = core_function;
+/// name jsName Struct { field: Type, … } fills(field, arg.field, …) -> Output = core_function;
 /// ```
+///
+/// `fills(…)` (optional) names what a host fills in when the caller leaves it out
+/// ([`Call::fills`]): `now_ms` from its clock, every other a fresh id.
 ///
 /// Types are full paths (`$crate::…`) so that the table expands in any crate.
 #[doc(hidden)]
@@ -89,19 +96,19 @@ macro_rules! for_each_op {
         $m! {
             /// Creates a session under `key`; a key in use is a `conflict`.
             create_session createSession CreateSession { key: String, session_id: String, now_ms: u64 }
-                -> $crate::Session = $crate::create_session;
+                fills(session_id, now_ms) -> $crate::Session = $crate::create_session;
             /// The session under `key`, or `None`.
             get_session getSession GetSession { key: String }
                 -> Option<$crate::Session> = $crate::get_session;
             /// Appends one entry to the session under `key`.
             append_entry appendEntry AppendEntry { key: String, request: $crate::AppendRequest, now_ms: u64 }
-                -> $crate::Entry = $crate::append_entry;
+                fills(now_ms) -> $crate::Entry = $crate::append_entry;
             /// Appends entries, in order, to the session under `key` in one commit.
             append_entries appendEntries AppendEntries {
                 key: String,
                 requests: Vec<$crate::AppendRequest>,
                 now_ms: u64,
-            } -> Vec<$crate::Entry> = $crate::append_entries;
+            } fills(now_ms) -> Vec<$crate::Entry> = $crate::append_entries;
             /// One page of the session's transcript.
             read_page readPage ReadPage { key: String, request: $crate::PageRequest }
                 -> $crate::Page = $crate::read_page;
@@ -134,31 +141,31 @@ macro_rules! for_each_op {
             } -> $crate::SessionList = $crate::ops::list_sessions;
             /// The session under `key`, created when missing (`created` says which).
             get_or_create getOrCreate GetOrCreate { key: String, session_id: String, now_ms: u64 }
-                -> $crate::IntentOutcome = $crate::get_or_create;
+                fills(session_id, now_ms) -> $crate::IntentOutcome = $crate::get_or_create;
             /// Applies an intent (continue, new chat, reset under the same key).
             apply_intent applyIntent ApplyIntent {
                 key: String, intent: $crate::Intent, session_id: String, now_ms: u64,
-            } -> $crate::IntentOutcome = $crate::apply_intent;
+            } fills(session_id, now_ms) -> $crate::IntentOutcome = $crate::apply_intent;
             /// Marks the session as in use now.
-            resume resume Resume { key: String, now_ms: u64 }
+            resume resume Resume { key: String, now_ms: u64 } fills(now_ms)
                 -> $crate::Session = $crate::resume;
             /// Changes the session's model, channel, model config and metadata.
             update update Update { key: String, request: $crate::UpdateRequest, now_ms: u64 }
-                -> $crate::Session = $crate::update;
+                fills(now_ms) -> $crate::Session = $crate::update;
             /// Ends the session with `status`.
             finish finish Finish {
                 key: String,
                 status: $crate::FinishStatus,
                 #[serde(default)] expected_epoch: Option<u64>,
                 now_ms: u64,
-            } -> $crate::Session = $crate::finish;
+            } fills(now_ms) -> $crate::Session = $crate::finish;
             /// Deletes the session and everything it owns.
             delete_session deleteSession DeleteSession {
                 key: String,
                 #[serde(default)] expected_epoch: Option<u64>,
             } -> () = $crate::delete_session;
             /// Deletes every session idle for more than `max_age_ms`; returns how many.
-            prune_stale pruneStale PruneStale { max_age_ms: u64, now_ms: u64 }
+            prune_stale pruneStale PruneStale { max_age_ms: u64, now_ms: u64 } fills(now_ms)
                 -> u64 = $crate::prune_stale;
             /// Keeps the `max` most recently updated sessions; returns how many went.
             cap_entries capEntries CapEntries { max: u64 } -> u64 = $crate::cap_entries;
@@ -173,7 +180,7 @@ macro_rules! for_each_op {
                 max_messages: u64,
                 #[serde(default)] expected_epoch: Option<u64>,
                 now_ms: u64,
-            } -> $crate::TruncateOutcome = $crate::truncate;
+            } fills(now_ms) -> $crate::TruncateOutcome = $crate::truncate;
             /// Drops the last `turns` turns of the session: every entry from the first
             /// user message of the earliest dropped turn on.
             rollback rollback Rollback {
@@ -181,14 +188,14 @@ macro_rules! for_each_op {
                 turns: u64,
                 #[serde(default)] expected_epoch: Option<u64>,
                 now_ms: u64,
-            } -> $crate::TruncateOutcome = $crate::rollback;
+            } fills(now_ms) -> $crate::TruncateOutcome = $crate::rollback;
             /// Saves a provider context state.
             save_state saveState SaveState {
                 key: String,
                 state: $crate::NewContextState,
                 #[serde(default)] expected_epoch: Option<u64>,
                 now_ms: u64,
-            } -> $crate::ContextState = $crate::save_state;
+            } fills(now_ms) -> $crate::ContextState = $crate::save_state;
             /// The session's context states (only valid ones unless `valid_only` is false).
             list_states listStates ListStates {
                 key: String,
@@ -200,10 +207,10 @@ macro_rules! for_each_op {
                 #[serde(default)] state_kind: Option<String>,
                 reason: String,
                 now_ms: u64,
-            } -> u64 = $crate::invalidate_states;
+            } fills(now_ms) -> u64 = $crate::invalidate_states;
             /// Compacts the session with the built-in summarizer.
             compact compact Compact { key: String, request: $crate::compaction::CompactRequest, now_ms: u64 }
-                -> $crate::compaction::CompactionResult = $crate::compaction::compact;
+                fills(now_ms) -> $crate::compaction::CompactionResult = $crate::compaction::compact;
             /// Plans a compaction and returns what a summarizer needs.
             prepare_compaction prepareCompaction PrepareCompaction {
                 key: String, request: $crate::compaction::CompactRequest,
@@ -211,11 +218,11 @@ macro_rules! for_each_op {
             /// Commits a prepared compaction with a summary.
             commit_compaction commitCompaction CommitCompaction {
                 key: String, commit: $crate::compaction::CommitRequest, now_ms: u64,
-            } -> $crate::compaction::CompactionResult = $crate::compaction::commit_compaction;
+            } fills(now_ms) -> $crate::compaction::CompactionResult = $crate::compaction::commit_compaction;
             /// Stores a compaction an external agent performed.
             persist_compaction_result persistCompactionResult PersistCompactionResult {
                 key: String, persist: $crate::compaction::PersistRequest, now_ms: u64,
-            } -> $crate::compaction::CompactionResult
+            } fills(now_ms) -> $crate::compaction::CompactionResult
                 = $crate::compaction::persist_compaction_result;
             /// The recorded reset archives of the session's key.
             list_reset_archives listResetArchives ListResetArchives { key: String }
@@ -241,7 +248,7 @@ macro_rules! for_each_op {
                 -> $crate::compaction::Summary = $crate::compaction::set_flush_receipt;
             /// Creates or replaces a role session.
             save_role_session saveRoleSession SaveRoleSession { role: $crate::NewRoleSession, now_ms: u64 }
-                -> $crate::RoleSession = $crate::save_role_session;
+                fills(now_ms) -> $crate::RoleSession = $crate::save_role_session;
             /// The role session, or `None`.
             get_role_session getRoleSession GetRoleSession { role_session_id: String }
                 -> Option<$crate::RoleSession> = $crate::get_role_session;
@@ -249,14 +256,14 @@ macro_rules! for_each_op {
             update_role_adapter_state updateRoleAdapterState UpdateRoleAdapterState {
                 role_session_id: String,
                 agent_type: String,
-                state: Option<$crate::ops::JsonMap>,
+                state: Option<$crate::ops::AdapterState>,
                 now_ms: u64,
-            } -> bool = $crate::update_role_adapter_state;
+            } fills(now_ms) -> bool = $crate::update_role_adapter_state;
             /// An agent type's adapter state, or `None`.
             get_role_adapter_state getRoleAdapterState GetRoleAdapterState { role_session_id: String, agent_type: String }
-                -> Option<$crate::ops::JsonMap> = $crate::get_role_adapter_state;
+                -> Option<$crate::ops::AdapterState> = $crate::get_role_adapter_state;
             /// Records one run of an external agent.
-            record_run recordRun RecordRun { run: $crate::NewRun, now_ms: u64 }
+            record_run recordRun RecordRun { run: $crate::NewRun, now_ms: u64 } fills(now_ms)
                 -> $crate::resume::rules::RunRecord = $crate::record_run;
             /// Runs passing `filter`, newest first, `limit` at a time.
             list_runs listRuns ListRuns {
@@ -269,7 +276,7 @@ macro_rules! for_each_op {
                 -> $crate::resume::rules::ResumeDecision = $crate::select_resume;
             /// Records what a task left behind and what that invalidates.
             record_task_outcome recordTaskOutcome RecordTaskOutcome { request: $crate::OutcomeRequest, now_ms: u64 }
-                -> $crate::resume::rules::TaskOutcomeEffects = $crate::record_task_outcome;
+                fills(now_ms) -> $crate::resume::rules::TaskOutcomeEffects = $crate::record_task_outcome;
             /// The provider thread the next turn of `agent_type` continues.
             plan_provider_thread planProviderThread PlanProviderThread {
                 key: String,
@@ -278,14 +285,14 @@ macro_rules! for_each_op {
             } -> $crate::ThreadPlan = $crate::plan_provider_thread;
             /// Commits one provider turn: its entries, usage and thread binding.
             commit_turn commitTurn CommitTurn { key: String, turn: $crate::TurnCommit, now_ms: u64 }
-                -> $crate::TurnCommitted = $crate::commit_turn;
+                fills(now_ms) -> $crate::TurnCommitted = $crate::commit_turn;
             /// Writes a parsed transcript as a new session.
             import_session importSession ImportSession { request: $crate::import::ImportRequest, now_ms: u64 }
-                -> $crate::import::ImportOutcome = $crate::import::import_session;
+                fills(request.session_id, now_ms) -> $crate::import::ImportOutcome = $crate::import::import_session;
             /// Branches `child_key` off `parent_key`.
             branch branch Branch {
                 parent_key: String, child_key: String, request: $crate::BranchRequest, now_ms: u64,
-            } -> $crate::Branch = $crate::branch;
+            } fills(request.child_session_id, now_ms) -> $crate::Branch = $crate::branch;
             /// The session's ancestry and what it inherits.
             lineage lineage Lineage { key: String } -> $crate::LineageView = $crate::lineage;
             /// The branches made from the session.
@@ -293,21 +300,21 @@ macro_rules! for_each_op {
                 -> Vec<$crate::Branch> = $crate::list_children;
             /// Starts a turn.
             start_turn startTurn StartTurn { key: String, request: $crate::turns::StartTurn, now_ms: u64 }
-                -> $crate::turns::Turn = $crate::start_turn;
+                fills(now_ms) -> $crate::turns::Turn = $crate::start_turn;
             /// Settles a running turn.
             settle_turn settleTurn SettleTurn {
                 key: String,
                 turn_id: String,
                 #[serde(default)] close: $crate::turns::CloseTurn,
                 now_ms: u64,
-            } -> $crate::turns::Turn = $crate::settle_turn;
+            } fills(now_ms) -> $crate::turns::Turn = $crate::settle_turn;
             /// Interrupts a running turn.
             interrupt_turn interruptTurn InterruptTurn {
                 key: String,
                 turn_id: String,
                 #[serde(default)] close: $crate::turns::CloseTurn,
                 now_ms: u64,
-            } -> $crate::turns::Turn = $crate::interrupt_turn;
+            } fills(now_ms) -> $crate::turns::Turn = $crate::interrupt_turn;
             /// The turn, or `None`.
             get_turn getTurn GetTurn { key: String, turn_id: String }
                 -> Option<$crate::turns::Turn> = $crate::get_turn;
@@ -325,36 +332,36 @@ macro_rules! for_each_op {
                 request: $crate::provider_fork::types::ForkRequest,
                 operation_id: String,
                 now_ms: u64,
-            } -> $crate::provider_fork::types::ForkOperationView = $crate::fork;
+            } fills(operation_id, now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::fork;
             /// Marks the fork as being dispatched; returns what to send the provider.
             begin_fork_dispatch beginForkDispatch BeginForkDispatch { operation_id: String, now_ms: u64 }
-                -> $crate::provider_fork::types::DispatchPayload = $crate::begin_fork_dispatch;
+                fills(now_ms) -> $crate::provider_fork::types::DispatchPayload = $crate::begin_fork_dispatch;
             /// Records the provider's answer.
             record_fork_disposition recordForkDisposition RecordForkDisposition {
                 operation_id: String,
                 disposition: $crate::provider_fork::types::Disposition,
                 now_ms: u64,
-            } -> $crate::provider_fork::types::ForkOperationView = $crate::record_fork_disposition;
+            } fills(now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::record_fork_disposition;
             /// Writes the fork's child session.
             commit_fork commitFork CommitFork { operation_id: String, now_ms: u64 }
-                -> $crate::provider_fork::types::ForkOperationView = $crate::commit_fork;
+                fills(now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::commit_fork;
             /// The fork operation.
             get_fork_operation getForkOperation GetForkOperation { operation_id: String }
                 -> $crate::provider_fork::types::ForkOperationView = $crate::get_fork_operation;
             /// Acknowledges a finished fork operation.
             acknowledge_fork_operation acknowledgeForkOperation AcknowledgeForkOperation { operation_id: String, now_ms: u64 }
-                -> $crate::provider_fork::types::ForkOperationView = $crate::acknowledge_fork_operation;
+                fills(now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::acknowledge_fork_operation;
             /// Moves every interrupted fork operation on.
             recover_fork_operations recoverForkOperations RecoverForkOperations { now_ms: u64 }
-                -> $crate::provider_fork::types::RecoveryReport = $crate::recover_fork_operations;
+                fills(now_ms) -> $crate::provider_fork::types::RecoveryReport = $crate::recover_fork_operations;
             /// Claims the provider binding a fork child still needs, if any.
             claim_fork_provider_binding claimForkProviderBinding ClaimForkProviderBinding { key: String, now_ms: u64 }
-                -> Option<$crate::provider_fork::types::ProviderBindingRequest>
+                fills(now_ms) -> Option<$crate::provider_fork::types::ProviderBindingRequest>
                 = $crate::claim_fork_provider_binding;
             /// Records that the fork child's provider binding is done.
             complete_fork_provider_binding completeForkProviderBinding CompleteForkProviderBinding {
                 operation_id: String, now_ms: u64,
-            } -> $crate::provider_fork::types::ForkOperationView = $crate::complete_fork_provider_binding;
+            } fills(now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::complete_fork_provider_binding;
             /// Where a fork child came from, or `None`.
             get_fork_lineage getForkLineage GetForkLineage { key: String }
                 -> Option<$crate::provider_fork::ForkLineage> = $crate::get_fork_lineage;
@@ -368,8 +375,8 @@ macro_rules! for_each_op {
     };
 }
 
-/// A free-form JSON object (adapter states).
-pub type JsonMap = std::collections::BTreeMap<String, serde_json::Value>;
+/// An adapter state: a free-form JSON object.
+pub type AdapterState = std::collections::BTreeMap<String, serde_json::Value>;
 
 /// `serde(default)` of `valid_only`.
 #[doc(hidden)]
@@ -421,12 +428,63 @@ pub fn search(
     )
 }
 
+/// One call of the table as data ([`CALLS`]): what a shell fills in and what the
+/// other surfaces' declarations (the TypeScript ones) are checked against.
+#[derive(Debug, Clone, Copy)]
+pub struct Call {
+    /// The call's name (`append_entry`).
+    pub name: &'static str,
+    /// Its JavaScript method's name (`appendEntry`).
+    pub js_name: &'static str,
+    /// Its documentation, one line per line.
+    pub doc: &'static str,
+    /// Its arguments, in order.
+    pub fields: &'static [Field],
+    /// What a host fills in when the caller leaves it out: `now_ms` from its clock,
+    /// every other a fresh id (a UUID); `request.child_session_id` is a field of the
+    /// `request` argument. The core itself reads no clock and draws no ids.
+    pub fills: &'static [&'static str],
+    /// The result type as written in the table.
+    pub output: &'static str,
+}
+
+/// One argument of a [`Call`].
+#[derive(Debug, Clone, Copy)]
+pub struct Field {
+    /// Its name (`now_ms`).
+    pub name: &'static str,
+    /// Its Rust type as written in the table (`Option < String >`).
+    pub ty: &'static str,
+    /// Its attributes as written in the table (`#[serde(default)]`).
+    pub attrs: &'static str,
+}
+
+impl Field {
+    /// Whether the core defaults the field when it is absent.
+    pub fn defaulted(&self) -> bool {
+        self.attrs.contains("default")
+    }
+}
+
+impl Call {
+    /// The call named `name`.
+    pub fn named(name: &str) -> Option<&'static Call> {
+        CALLS.iter().find(|call| call.name == name)
+    }
+
+    /// Whether a host fills in the argument `field` (a path: `request.session_id`).
+    pub fn fills(&self, field: &str) -> bool {
+        self.fills.contains(&field)
+    }
+}
+
 macro_rules! define_ops {
     // One entry of the table (see `for_each_op!`).
-    ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
-        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
+    ($( $(#[doc = $doc:literal])* $name:ident $js:ident $Op:ident {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
+        $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {
         $(
-            $(#[$doc])*
+            $(#[doc = $doc])*
             #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
             #[serde(deny_unknown_fields)]
             #[allow(missing_docs)] // fields are documented by the conventions above
@@ -460,7 +518,7 @@ macro_rules! define_ops {
         #[non_exhaustive]
         #[allow(missing_docs)] // fields are documented by the conventions above
         pub enum Command {
-            $( $(#[$doc])* $Op { $( $(#[$attr])* $field: $ty, )* }, )*
+            $( $(#[doc = $doc])* $Op { $( $(#[$attr])* $field: $ty, )* }, )*
         }
 
         /// The names of every call, in table order.
@@ -469,6 +527,20 @@ macro_rules! define_ops {
         /// Every call's name with its result type as written in the table (for checks
         /// of the other surfaces' declarations, e.g. the TypeScript one).
         pub const OUTPUTS: &[(&str, &str)] = &[$((stringify!($name), stringify!($out))),*];
+
+        /// Every call as data, in table order.
+        pub const CALLS: &[Call] = &[$(Call {
+            name: stringify!($name),
+            js_name: stringify!($js),
+            doc: concat!($($doc, "\n"),*),
+            fields: &[$(Field {
+                name: stringify!($field),
+                ty: stringify!($ty),
+                attrs: stringify!($(#[$attr])*),
+            }),*],
+            fills: &[$($(concat!(stringify!($fill) $(, ".", stringify!($sub))?)),*)?],
+            output: stringify!($out),
+        }),*];
 
         impl Command {
             /// The call's name.

@@ -498,6 +498,7 @@ export interface ImportOutcome {
   adjusted: AdjustedEntry[];
   sanitized_provider_session_id: string | null; session: Session;
 }
+/* BEGIN generated from the operation table by tests/ts_table.rs */
 /** Any core call as data (`execute`): the shape of the scenario vectors. Nothing is
  * defaulted: `now_ms` and ids are given. */
 export type Command =
@@ -534,7 +535,8 @@ export type Command =
   | { op: "compact"; key: string; request: CompactRequest; now_ms: number; }
   | { op: "prepare_compaction"; key: string; request: CompactRequest; }
   | { op: "commit_compaction"; key: string; commit: CommitRequest; now_ms: number; }
-  | { op: "persist_compaction_result"; key: string; persist: PersistRequest; now_ms: number; }
+  | { op: "persist_compaction_result"; key: string; persist: PersistRequest;
+      now_ms: number; }
   | { op: "list_reset_archives"; key: string; }
   | { op: "canonical_transcript"; key: string; }
   | { op: "list_summaries"; key: string; }
@@ -554,14 +556,16 @@ export type Command =
   | { op: "plan_provider_thread"; key: string; agent_type: string;
       dead_thread?: string | null; }
   | { op: "commit_turn"; key: string; turn: TurnCommit; now_ms: number; }
-  | { op: "import_session"; request: ImportRequest & { session_id: string; }; now_ms: number; }
+  | { op: "import_session"; request: ImportRequest & { session_id: string; };
+      now_ms: number; }
   | { op: "branch"; parent_key: string; child_key: string;
       request: BranchRequest & { child_session_id: string; }; now_ms: number; }
   | { op: "lineage"; key: string; }
   | { op: "list_children"; key: string; }
   | { op: "start_turn"; key: string; request: StartTurn; now_ms: number; }
   | { op: "settle_turn"; key: string; turn_id: string; close?: CloseTurn; now_ms: number; }
-  | { op: "interrupt_turn"; key: string; turn_id: string; close?: CloseTurn; now_ms: number; }
+  | { op: "interrupt_turn"; key: string; turn_id: string; close?: CloseTurn;
+      now_ms: number; }
   | { op: "get_turn"; key: string; turn_id: string; }
   | { op: "session_turns"; key: string; }
   | { op: "list_turns"; key: string; request?: TurnPageRequest; }
@@ -577,12 +581,333 @@ export type Command =
   | { op: "claim_fork_provider_binding"; key: string; now_ms: number; }
   | { op: "complete_fork_provider_binding"; operation_id: string; now_ms: number; }
   | { op: "get_fork_lineage"; key: string; }
-  | { op: "fork_projection"; keys: string[]; mode: ProjectionMode; answers?: ProbeAnswer[]; };
-/** The `args` of the table method of the call `Op` (`spool.appendEntry(workspace, args)`
- * takes `CallArgs<"append_entry">`): its `Command` without `op`. The shell fills in
- * `now_ms` (`Date.now()`) and a created `session_id` / `operation_id`
- * (`crypto.randomUUID()`) when they are absent. */
-export type CallArgs<Op extends Command["op"]> = Omit<Extract<Command, { op: Op }>, "op">;
+  | { op: "fork_projection"; keys: string[]; mode: ProjectionMode;
+      answers?: ProbeAnswer[]; };
+/** The `args` of each table method (`spool.appendEntry(workspace, args)`): the
+ * call's `Command` without `op`; what the shell fills in when absent is optional
+ * (`now_ms`: `Date.now()`; created ids: `crypto.randomUUID()`). */
+export interface CallArgsOf {
+  create_session: { key: string; session_id?: string; now_ms?: number; };
+  get_session: { key: string; };
+  append_entry: { key: string; request: AppendRequest; now_ms?: number; };
+  append_entries: { key: string; requests: AppendRequest[]; now_ms?: number; };
+  read_page: { key: string; request: PageRequest; };
+  read_canonical_page: { key: string; request: PageRequest; };
+  search: { query: string; limit?: number; cursor?: string | null; };
+  index_backfill: { cursor?: string | null; };
+  list_sessions: { limit: number; cursor?: string | null; agent_id?: string | null;
+    status?: SessionStatus | null; };
+  get_or_create: { key: string; session_id?: string; now_ms?: number; };
+  apply_intent: { key: string; intent: Intent; session_id?: string; now_ms?: number; };
+  resume: { key: string; now_ms?: number; };
+  update: { key: string; request: UpdateRequest; now_ms?: number; };
+  finish: { key: string; status: FinishStatus; expected_epoch?: number | null;
+    now_ms?: number; };
+  delete_session: { key: string; expected_epoch?: number | null; };
+  prune_stale: { max_age_ms: number; now_ms?: number; };
+  cap_entries: { max: number; };
+  count_entries: { key: string; };
+  get_entry: { key: string; message_id: string; };
+  truncate: { key: string; max_messages: number; expected_epoch?: number | null;
+    now_ms?: number; };
+  rollback: { key: string; turns: number; expected_epoch?: number | null;
+    now_ms?: number; };
+  save_state: { key: string; state: NewContextState; expected_epoch?: number | null;
+    now_ms?: number; };
+  list_states: { key: string; valid_only?: boolean; };
+  invalidate_states: { key: string; state_kind?: string | null; reason: string;
+    now_ms?: number; };
+  compact: { key: string; request: CompactRequest; now_ms?: number; };
+  prepare_compaction: { key: string; request: CompactRequest; };
+  commit_compaction: { key: string; commit: CommitRequest; now_ms?: number; };
+  persist_compaction_result: { key: string; persist: PersistRequest; now_ms?: number; };
+  list_reset_archives: { key: string; };
+  canonical_transcript: { key: string; };
+  list_summaries: { key: string; };
+  list_degraded_compactions: { agent_id?: string | null; };
+  compaction_preimage: { key: string; compaction_id: string; };
+  set_repair_status: { key: string; compaction_id: string; status: string; };
+  set_flush_receipt: { key: string; compaction_id: string; status: string; };
+  save_role_session: { role: NewRoleSession; now_ms?: number; };
+  get_role_session: { role_session_id: string; };
+  update_role_adapter_state: { role_session_id: string; agent_type: string;
+    state: AdapterState | null; now_ms?: number; };
+  get_role_adapter_state: { role_session_id: string; agent_type: string; };
+  record_run: { run: NewRun; now_ms?: number; };
+  list_runs: { filter?: RunFilter; limit: number; cursor?: string | null; };
+  select_resume: { request: ResumeRequest; };
+  record_task_outcome: { request: OutcomeRequest; now_ms?: number; };
+  plan_provider_thread: { key: string; agent_type: string; dead_thread?: string | null; };
+  commit_turn: { key: string; turn: TurnCommit; now_ms?: number; };
+  import_session: { request?: ImportRequest; now_ms?: number; };
+  branch: { parent_key: string; child_key: string; request?: BranchRequest;
+    now_ms?: number; };
+  lineage: { key: string; };
+  list_children: { key: string; };
+  start_turn: { key: string; request: StartTurn; now_ms?: number; };
+  settle_turn: { key: string; turn_id: string; close?: CloseTurn; now_ms?: number; };
+  interrupt_turn: { key: string; turn_id: string; close?: CloseTurn; now_ms?: number; };
+  get_turn: { key: string; turn_id: string; };
+  session_turns: { key: string; };
+  list_turns: { key: string; request?: TurnPageRequest; };
+  fork: { source_key: string; request: ForkRequest; operation_id?: string;
+    now_ms?: number; };
+  begin_fork_dispatch: { operation_id: string; now_ms?: number; };
+  record_fork_disposition: { operation_id: string; disposition: Disposition;
+    now_ms?: number; };
+  commit_fork: { operation_id: string; now_ms?: number; };
+  get_fork_operation: { operation_id: string; };
+  acknowledge_fork_operation: { operation_id: string; now_ms?: number; };
+  recover_fork_operations: { now_ms?: number; };
+  claim_fork_provider_binding: { key: string; now_ms?: number; };
+  complete_fork_provider_binding: { operation_id: string; now_ms?: number; };
+  get_fork_lineage: { key: string; };
+  fork_projection: { keys: string[]; mode: ProjectionMode; answers?: ProbeAnswer[]; };
+}
+/** The arguments of the call `Op`. */
+export type CallArgs<Op extends Command["op"]> = CallArgsOf[Op];
+/** What each call resolves to. */
+export interface CallResults {
+  create_session: Session;
+  get_session: Session | null;
+  append_entry: Entry;
+  append_entries: Entry[];
+  read_page: Page;
+  read_canonical_page: Page;
+  search: SearchPage;
+  index_backfill: IndexProgress;
+  list_sessions: SessionList;
+  get_or_create: IntentOutcome;
+  apply_intent: IntentOutcome;
+  resume: Session;
+  update: Session;
+  finish: Session;
+  delete_session: void;
+  prune_stale: number;
+  cap_entries: number;
+  count_entries: number;
+  get_entry: Entry | null;
+  truncate: TruncateOutcome;
+  rollback: TruncateOutcome;
+  save_state: ContextState;
+  list_states: ContextState[];
+  invalidate_states: number;
+  compact: CompactionResult;
+  prepare_compaction: Prepared;
+  commit_compaction: CompactionResult;
+  persist_compaction_result: CompactionResult;
+  list_reset_archives: ArchivedReset[];
+  canonical_transcript: Entry[];
+  list_summaries: Summary[];
+  list_degraded_compactions: Summary[];
+  compaction_preimage: Entry[];
+  set_repair_status: Summary;
+  set_flush_receipt: Summary;
+  save_role_session: RoleSession;
+  get_role_session: RoleSession | null;
+  update_role_adapter_state: boolean;
+  get_role_adapter_state: AdapterState | null;
+  record_run: RunRecord;
+  list_runs: RunList;
+  select_resume: ResumeDecision;
+  record_task_outcome: TaskOutcomeEffects;
+  plan_provider_thread: ThreadPlan;
+  commit_turn: TurnCommitted;
+  import_session: ImportOutcome;
+  branch: Branch;
+  lineage: LineageView;
+  list_children: Branch[];
+  start_turn: Turn;
+  settle_turn: Turn;
+  interrupt_turn: Turn;
+  get_turn: Turn | null;
+  session_turns: SessionTurns;
+  list_turns: TurnPage;
+  fork: ForkOperationView;
+  begin_fork_dispatch: DispatchPayload;
+  record_fork_disposition: ForkOperationView;
+  commit_fork: ForkOperationView;
+  get_fork_operation: ForkOperationView;
+  acknowledge_fork_operation: ForkOperationView;
+  recover_fork_operations: RecoveryReport;
+  claim_fork_provider_binding: ProviderBindingRequest | null;
+  complete_fork_provider_binding: ForkOperationView;
+  get_fork_lineage: ForkLineage | null;
+  fork_projection: ForkProjection;
+}
+/** What the call `Op` resolves to. */
+export type CallResult<Op extends Command["op"]> = CallResults[Op];
+/** The table methods of `Spool`, one per call: `args` is the call's `CallArgs`. */
+export interface Spool {
+  /** Creates a session under `key`; a key in use is a `conflict`. */
+  createSession(workspace: string, args: CallArgs<"create_session">): Promise<Session>;
+  /** The session under `key`, or `None`. */
+  getSession(workspace: string, args: CallArgs<"get_session">): Promise<Session | null>;
+  /** Appends one entry to the session under `key`. */
+  appendEntry(workspace: string, args: CallArgs<"append_entry">): Promise<Entry>;
+  /** Appends entries, in order, to the session under `key` in one commit. */
+  appendEntries(workspace: string, args: CallArgs<"append_entries">): Promise<Entry[]>;
+  /** One page of the session's transcript. */
+  readPage(workspace: string, args: CallArgs<"read_page">): Promise<Page>;
+  /** One page of the session's canonical transcript (archived entries too). */
+  readCanonicalPage(workspace: string, args: CallArgs<"read_canonical_page">):
+    Promise<Page>;
+  /** Full-text search of the workspace's transcripts: one page of hits, best
+   * first (`limit` 1 to 100, 20 when absent; `cursor` the previous page's
+   * `next_cursor`). The query language: `spool::search::query`.
+   */
+  search(workspace: string, args: CallArgs<"search">): Promise<SearchPage>;
+  /** Indexes one run of history written before the search index (the first
+   * session from `cursor` that needs one); call again with `next_cursor`
+   * until it is `None` (`spool::search::backfill`).
+   */
+  indexBackfill(workspace: string, args?: CallArgs<"index_backfill">):
+    Promise<IndexProgress>;
+  /** Sessions, most recently updated first, `limit` at a time, only those of
+   * `agent_id` and/or in `status` when given.
+   */
+  listSessions(workspace: string, args: CallArgs<"list_sessions">): Promise<SessionList>;
+  /** The session under `key`, created when missing (`created` says which). */
+  getOrCreate(workspace: string, args: CallArgs<"get_or_create">): Promise<IntentOutcome>;
+  /** Applies an intent (continue, new chat, reset under the same key). */
+  applyIntent(workspace: string, args: CallArgs<"apply_intent">): Promise<IntentOutcome>;
+  /** Marks the session as in use now. */
+  resume(workspace: string, args: CallArgs<"resume">): Promise<Session>;
+  /** Changes the session's model, channel, model config and metadata. */
+  update(workspace: string, args: CallArgs<"update">): Promise<Session>;
+  /** Ends the session with `status`. */
+  finish(workspace: string, args: CallArgs<"finish">): Promise<Session>;
+  /** Deletes the session and everything it owns. */
+  deleteSession(workspace: string, args: CallArgs<"delete_session">): Promise<void>;
+  /** Deletes every session idle for more than `max_age_ms`; returns how many. */
+  pruneStale(workspace: string, args: CallArgs<"prune_stale">): Promise<number>;
+  /** Keeps the `max` most recently updated sessions; returns how many went. */
+  capEntries(workspace: string, args: CallArgs<"cap_entries">): Promise<number>;
+  /** The number of entries in the session's transcript. */
+  countEntries(workspace: string, args: CallArgs<"count_entries">): Promise<number>;
+  /** The entry with `message_id`, or `None`. */
+  getEntry(workspace: string, args: CallArgs<"get_entry">): Promise<Entry | null>;
+  /** Keeps the newest `max_messages` entries. */
+  truncate(workspace: string, args: CallArgs<"truncate">): Promise<TruncateOutcome>;
+  /** Drops the last `turns` turns of the session: every entry from the first
+   * user message of the earliest dropped turn on.
+   */
+  rollback(workspace: string, args: CallArgs<"rollback">): Promise<TruncateOutcome>;
+  /** Saves a provider context state. */
+  saveState(workspace: string, args: CallArgs<"save_state">): Promise<ContextState>;
+  /** The session's context states (only valid ones unless `valid_only` is false). */
+  listStates(workspace: string, args: CallArgs<"list_states">): Promise<ContextState[]>;
+  /** Marks the session's states (of `state_kind`, or all) invalid for `reason`. */
+  invalidateStates(workspace: string, args: CallArgs<"invalidate_states">): Promise<number>;
+  /** Compacts the session with the built-in summarizer. */
+  compact(workspace: string, args: CallArgs<"compact">): Promise<CompactionResult>;
+  /** Plans a compaction and returns what a summarizer needs. */
+  prepareCompaction(workspace: string, args: CallArgs<"prepare_compaction">):
+    Promise<Prepared>;
+  /** Commits a prepared compaction with a summary. */
+  commitCompaction(workspace: string, args: CallArgs<"commit_compaction">):
+    Promise<CompactionResult>;
+  /** Stores a compaction an external agent performed. */
+  persistCompactionResult(workspace: string, args: CallArgs<"persist_compaction_result">):
+    Promise<CompactionResult>;
+  /** The recorded reset archives of the session's key. */
+  listResetArchives(workspace: string, args: CallArgs<"list_reset_archives">):
+    Promise<ArchivedReset[]>;
+  /** Every entry of the session as ever written, compacted ones included. */
+  canonicalTranscript(workspace: string, args: CallArgs<"canonical_transcript">):
+    Promise<Entry[]>;
+  /** The session's compaction summaries. */
+  listSummaries(workspace: string, args: CallArgs<"list_summaries">): Promise<Summary[]>;
+  /** Compactions whose coverage check failed (of `agent_id`'s sessions, or all). */
+  listDegradedCompactions(workspace: string, args?: CallArgs<"list_degraded_compactions">):
+    Promise<Summary[]>;
+  /** The entries a compaction replaced. */
+  compactionPreimage(workspace: string, args: CallArgs<"compaction_preimage">):
+    Promise<Entry[]>;
+  /** Records the repair status of a degraded compaction. */
+  setRepairStatus(workspace: string, args: CallArgs<"set_repair_status">): Promise<Summary>;
+  /** Records the flush receipt of a compaction. */
+  setFlushReceipt(workspace: string, args: CallArgs<"set_flush_receipt">): Promise<Summary>;
+  /** Creates or replaces a role session. */
+  saveRoleSession(workspace: string, args: CallArgs<"save_role_session">):
+    Promise<RoleSession>;
+  /** The role session, or `None`. */
+  getRoleSession(workspace: string, args: CallArgs<"get_role_session">):
+    Promise<RoleSession | null>;
+  /** Sets (or, with `None`, clears) an agent type's adapter state. */
+  updateRoleAdapterState(workspace: string, args: CallArgs<"update_role_adapter_state">):
+    Promise<boolean>;
+  /** An agent type's adapter state, or `None`. */
+  getRoleAdapterState(workspace: string, args: CallArgs<"get_role_adapter_state">):
+    Promise<AdapterState | null>;
+  /** Records one run of an external agent. */
+  recordRun(workspace: string, args: CallArgs<"record_run">): Promise<RunRecord>;
+  /** Runs passing `filter`, newest first, `limit` at a time. */
+  listRuns(workspace: string, args: CallArgs<"list_runs">): Promise<RunList>;
+  /** Which thread an external agent CLI resumes, if any. */
+  selectResume(workspace: string, args: CallArgs<"select_resume">): Promise<ResumeDecision>;
+  /** Records what a task left behind and what that invalidates. */
+  recordTaskOutcome(workspace: string, args: CallArgs<"record_task_outcome">):
+    Promise<TaskOutcomeEffects>;
+  /** The provider thread the next turn of `agent_type` continues. */
+  planProviderThread(workspace: string, args: CallArgs<"plan_provider_thread">):
+    Promise<ThreadPlan>;
+  /** Commits one provider turn: its entries, usage and thread binding. */
+  commitTurn(workspace: string, args: CallArgs<"commit_turn">): Promise<TurnCommitted>;
+  /** Writes a parsed transcript as a new session. */
+  importSession(workspace: string, args?: CallArgs<"import_session">):
+    Promise<ImportOutcome>;
+  /** Branches `child_key` off `parent_key`. */
+  branch(workspace: string, args: CallArgs<"branch">): Promise<Branch>;
+  /** The session's ancestry and what it inherits. */
+  lineage(workspace: string, args: CallArgs<"lineage">): Promise<LineageView>;
+  /** The branches made from the session. */
+  listChildren(workspace: string, args: CallArgs<"list_children">): Promise<Branch[]>;
+  /** Starts a turn. */
+  startTurn(workspace: string, args: CallArgs<"start_turn">): Promise<Turn>;
+  /** Settles a running turn. */
+  settleTurn(workspace: string, args: CallArgs<"settle_turn">): Promise<Turn>;
+  /** Interrupts a running turn. */
+  interruptTurn(workspace: string, args: CallArgs<"interrupt_turn">): Promise<Turn>;
+  /** The turn, or `None`. */
+  getTurn(workspace: string, args: CallArgs<"get_turn">): Promise<Turn | null>;
+  /** The session's turns. */
+  sessionTurns(workspace: string, args: CallArgs<"session_turns">): Promise<SessionTurns>;
+  /** One page of the session's turns. */
+  listTurns(workspace: string, args: CallArgs<"list_turns">): Promise<TurnPage>;
+  /** Starts (or finds again) a provider fork of `source_key`. */
+  fork(workspace: string, args: CallArgs<"fork">): Promise<ForkOperationView>;
+  /** Marks the fork as being dispatched; returns what to send the provider. */
+  beginForkDispatch(workspace: string, args: CallArgs<"begin_fork_dispatch">):
+    Promise<DispatchPayload>;
+  /** Records the provider's answer. */
+  recordForkDisposition(workspace: string, args: CallArgs<"record_fork_disposition">):
+    Promise<ForkOperationView>;
+  /** Writes the fork's child session. */
+  commitFork(workspace: string, args: CallArgs<"commit_fork">): Promise<ForkOperationView>;
+  /** The fork operation. */
+  getForkOperation(workspace: string, args: CallArgs<"get_fork_operation">):
+    Promise<ForkOperationView>;
+  /** Acknowledges a finished fork operation. */
+  acknowledgeForkOperation(workspace: string, args: CallArgs<"acknowledge_fork_operation">):
+    Promise<ForkOperationView>;
+  /** Moves every interrupted fork operation on. */
+  recoverForkOperations(workspace: string, args?: CallArgs<"recover_fork_operations">):
+    Promise<RecoveryReport>;
+  /** Claims the provider binding a fork child still needs, if any. */
+  claimForkProviderBinding(workspace: string, args: CallArgs<"claim_fork_provider_binding">):
+    Promise<ProviderBindingRequest | null>;
+  /** Records that the fork child's provider binding is done. */
+  completeForkProviderBinding(workspace: string, args: CallArgs<"complete_fork_provider_binding">):
+    Promise<ForkOperationView>;
+  /** Where a fork child came from, or `None`. */
+  getForkLineage(workspace: string, args: CallArgs<"get_fork_lineage">):
+    Promise<ForkLineage | null>;
+  /** What sessions look like to a provider that forks them. */
+  forkProjection(workspace: string, args: CallArgs<"fork_projection">):
+    Promise<ForkProjection>;
+}
+/* END generated from the operation table */
 /** One call of the operation table, as `spoolCalls()` lists it: its name, its method's
  * name, its doc and its fields (`optional`: the core defaults it or the shell fills it). */
 export interface SpoolCall {

@@ -212,6 +212,14 @@ async fn test_shell_supplies_time_and_session_id() {
     let entry = common::json(entry.expect("appendEntry without options"));
     assert!(entry["created_at"].as_f64().expect("created_at") >= created);
     assert_eq!(entry["message_id"], format!("{id}-1"));
+    // An id inside an object argument: the branch's `request.child_session_id`, with
+    // the `request` itself left out.
+    let args = a(json!({ "parent_key": KEY, "child_key": "agent:shell:child" }));
+    let branch = common::call(&spool, "branch", &[WS.into(), args]).await;
+    let branch = common::json(branch.expect("branch without a request"));
+    let child = branch["session_id"].as_str().expect("a child id");
+    assert_eq!(child.len(), 36, "{child} is not a UUID");
+    assert_ne!(child, id);
 }
 
 #[wasm_bindgen_test]

@@ -97,7 +97,8 @@ fn typed<T: serde::de::DeserializeOwned + serde::Serialize>(value: Value) -> Val
 fn retype(command: &Command) -> fn(Value) -> Value {
     macro_rules! retype {
         ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
-            $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
+            $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
+            $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {
             match command {
                 $( Command::$Op { .. } => typed::<$out>, )*
                 // `Command` is non-exhaustive; the table names every variant.

@@ -29,7 +29,8 @@ Commands:
   test                  Everything CI checks: fmt, clippy (native + wasm32), native
                         tests (with a throwaway PostgreSQL and PgBouncer for the server
                         backend's), component tests, docs, browser tests in headless
-                        Chromium.
+                        Chromium, the demo page end to end, the TypeScript declarations
+                        under tsc --strict.
   ci                    Same as test.
   build-wasm            Build and package the component; print its size.
   build-web [--no-opt]  Build the browser package @spool/engine into web/pkg: wasm-bindgen
@@ -52,6 +53,8 @@ Commands:
                         lost one as the new synchronous standby (the failover test
                         runs it through SPOOL_TEST_POSTGRES_FAILOVER_NOW).
   check-imports         Check the component imports only Spool's own interfaces.
+  typecheck-web         Type-check web/tests/typescript/use.ts against the browser
+                        package's declarations with tsc --strict (npm's typescript).
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
   bench [--peers] [NAME...]
                         Run the benchmarks (release build), or those named, then print one
@@ -114,6 +117,9 @@ fn main() -> ExitCode {
             _ => Err("usage: cargo xtask postgres-failover DIR (the pair's directory)".into()),
         },
         "check-imports" => check_imports(),
+        "typecheck-web" => {
+            setup::run(&setup::Options { browser: false }).and_then(|t| web::typecheck(&t))
+        }
         "test-browser" => setup::run(&setup::Options { browser: true }).and_then(|t| {
             let mut tally = Tally::default();
             test_browser(&t, &mut tally)?;
@@ -451,6 +457,11 @@ fn test_all() -> Result<(), String> {
     })?;
     ci.timed("demo page end to end in headless Chromium", |tally| {
         e2e_web(&toolchain, tally)
+    })?;
+    ci.timed("TypeScript declarations (tsc --strict)", |tally| {
+        web::typecheck(&toolchain)?;
+        tally.passed += 1;
+        Ok(())
     })?;
     eprintln!("\nstep timings:");
     for (name, secs) in &ci.timings {

@@ -103,6 +103,46 @@ pub(crate) fn build_if_needed(toolchain: &Toolchain) -> Result<(), String> {
     Ok(())
 }
 
+/// The TypeScript compiler the declarations are checked with (npm, installed in
+/// `target/tools/typescript` on first use).
+const TYPESCRIPT_NPM: &str = "typescript@5.9.3";
+
+/// Type-checks `web/tests/typescript/use.ts` against the package's `.d.ts` with `tsc
+/// --strict` (building the package when it is stale): the generated signatures of the
+/// table methods must accept what a caller writes and reject what it gets wrong (the
+/// file's `@ts-expect-error` lines fail when their line compiles).
+pub(crate) fn typecheck(toolchain: &Toolchain) -> Result<(), String> {
+    build_if_needed(toolchain)?;
+    let prefix = root().join("target/tools/typescript");
+    let tsc = prefix.join("node_modules/typescript/bin/tsc");
+    if !tsc.exists() {
+        Step::new("npm")
+            .args([
+                "install",
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                "--prefix",
+            ])
+            .arg(&prefix)
+            .arg(TYPESCRIPT_NPM)
+            .run(&format!("npm install {TYPESCRIPT_NPM}"))?;
+    }
+    Step::new("node")
+        .arg(&tsc)
+        .args([
+            "--noEmit",
+            "--strict",
+            "--target",
+            "es2022",
+            "--lib",
+            "esnext,dom",
+        ])
+        .args(["--module", "esnext", "--moduleResolution", "bundler"])
+        .arg(root().join("web/tests/typescript/use.ts"))
+        .run("tsc --strict web/tests/typescript/use.ts")
+}
+
 /// Prints the sizes of a build.
 pub(crate) fn report(built: &Built) {
     let kib = |n: u64| n as f64 / 1024.0;
@@ -260,7 +300,14 @@ fn check_declarations(out: &Path) -> Result<(), String> {
         std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
     };
     let glue = class_members(&read("spool_web.js")?, "Spool");
-    let declared = class_members(&read("spool_web.d.ts")?, "Spool");
+    // The class's own members, and the table methods' signatures generated from the
+    // operation table into an interface of the same name (`web/src/ts.rs`).
+    let dts = read("spool_web.d.ts")?;
+    let mut declared = class_members(&dts, "Spool");
+    // (wasm-bindgen may re-indent the custom section).
+    for indent in ["  ", "    "] {
+        declared.extend(members(&dts, "export interface Spool {", indent));
+    }
     if glue.is_empty() {
         return Err("spool_web.js exports no `Spool` methods: has the glue changed shape?".into());
     }
@@ -288,14 +335,18 @@ fn check_declarations(out: &Path) -> Result<(), String> {
 /// The member names of `export class <class>` in JS or `.d.ts` text: methods, statics
 /// and accessors at the class's own indentation (wasm-bindgen's `__` internals aside).
 pub(crate) fn class_members(text: &str, class: &str) -> BTreeSet<String> {
-    let header = format!("export class {class} {{");
+    members(text, &format!("export class {class} {{"), "    ")
+}
+
+/// The member names of the block that opens with the line `header`, at `indent`.
+fn members(text: &str, header: &str, indent: &str) -> BTreeSet<String> {
     let mut members = BTreeSet::new();
     let mut lines = text.lines().skip_while(|l| l.trim_end() != header).skip(1);
     for line in lines.by_ref() {
         if line.starts_with('}') {
             break;
         }
-        let Some(rest) = line.strip_prefix("    ") else {
+        let Some(rest) = line.strip_prefix(indent) else {
             continue;
         };
         if rest.starts_with([' ', '*', '/']) {

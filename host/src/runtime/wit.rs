@@ -365,7 +365,8 @@ pub trait Call: Op {
 macro_rules! calls {
     // One entry of the table (see `for_each_op!`).
     ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
-        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {$(
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
+        $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {$(
         impl Call for spool::ops::$Op {
             fn call(
                 self,
@@ -392,7 +393,8 @@ spool::for_each_op!(calls);
 macro_rules! execute {
     // One entry of the table (see `for_each_op!`).
     ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
-        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
+        $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {
         impl crate::runtime::Instance {
             /// Runs `command` (any API call given as data, e.g. parsed from JSON with
             /// [`spool::Command::from_json`]) in `workspace` through the component's

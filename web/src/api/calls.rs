@@ -22,50 +22,40 @@ use wasm_bindgen::prelude::*;
 use super::Spool;
 use crate::js;
 
-/// Calls whose `operation_id` names the operation they create (drawn when absent); every
-/// other call's `operation_id` names an existing operation and must be given.
-const CREATES_OPERATION: &[&str] = &["fork"];
-
-/// Ids inside a call's object argument that the shell draws when absent: `(call, field,
-/// id field)`. The object itself defaults to `{}`.
-const NESTED_IDS: &[(&str, &str, &str)] = &[
-    ("branch", "request", "child_session_id"),
-    ("import_session", "request", "session_id"),
-];
-
 /// Whether a field is absent (`undefined` and `null` read as absent).
 fn absent(args: &Map<String, Value>, field: &str) -> bool {
     args.get(field).is_none_or(Value::is_null)
 }
 
-/// Fills in the shell's defaults of the call `name`, whose fields are `fields`: `now_ms`,
-/// a created session's `session_id`, a created operation's `operation_id`, and the ids of
-/// [`NESTED_IDS`]. Only fields the call has are filled, so a misplaced one still rejects.
-fn defaults(name: &str, fields: &[Field], args: &mut Map<String, Value>) -> Result<(), Error> {
-    let has = |field: &str| fields.iter().any(|(name, _)| *name == field);
-    if has("now_ms") && absent(args, "now_ms") {
-        args.insert("now_ms".into(), js::now_ms().into());
-    }
-    if has("session_id") && absent(args, "session_id") {
-        args.insert("session_id".into(), js::random_uuid("session_id")?.into());
-    }
-    if CREATES_OPERATION.contains(&name) && absent(args, "operation_id") {
-        args.insert(
-            "operation_id".into(),
-            js::random_uuid("operation_id")?.into(),
-        );
-    }
-    for (call, field, id) in NESTED_IDS {
-        if *call != name {
-            continue;
-        }
-        if absent(args, field) {
-            args.insert((*field).to_owned(), Value::Object(Map::new()));
-        }
-        if let Some(object) = args.get_mut(*field).and_then(Value::as_object_mut)
-            && absent(object, id)
-        {
-            object.insert((*id).to_owned(), js::random_uuid(field)?.into());
+/// Fills in what the table says a host fills in for the call `name`
+/// ([`spool::ops::Call::fills`]) where the caller left it out: `now_ms` (`Date.now()`)
+/// and fresh ids (`crypto.randomUUID()`); for an id inside an object argument
+/// (`request.child_session_id`), the object itself defaults to `{}`.
+fn defaults(name: &str, args: &mut Map<String, Value>) -> Result<(), Error> {
+    let Some(call) = spool::ops::Call::named(name) else {
+        return Ok(());
+    };
+    for fill in call.fills {
+        let (object, field) = match fill.split_once('.') {
+            Some((outer, inner)) => {
+                if absent(args, outer) {
+                    args.insert(outer.to_owned(), Value::Object(Map::new()));
+                }
+                match args.get_mut(outer).and_then(Value::as_object_mut) {
+                    Some(object) => (object, inner),
+                    // Not an object: left for the call's own parsing to reject.
+                    None => continue,
+                }
+            }
+            None => (&mut *args, *fill),
+        };
+        if absent(object, field) {
+            let value = if field == "now_ms" {
+                js::now_ms().into()
+            } else {
+                js::random_uuid(field)?.into()
+            };
+            object.insert(field.to_owned(), value);
         }
     }
     Ok(())
@@ -94,7 +84,7 @@ fn operation<O: Op>(
     fill: Fill,
 ) -> Result<Operation<O::Output>, Error> {
     if fill == Fill::Defaults {
-        defaults(O::NAME, fields, &mut args)?;
+        defaults(O::NAME, &mut args)?;
     }
     for (field, defaulted) in fields {
         if !defaulted && !args.contains_key(*field) {
@@ -126,22 +116,20 @@ fn unparsed(fields: &[Field], at: Option<&str>, e: &serde_json::Error) -> Error 
 macro_rules! js_calls {
     // One entry of the table (see `for_each_op!`).
     ($( $(#[doc = $doc:literal])* $name:ident $js:ident $Op:ident {
-        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? } -> $out:ty = $f:path; )*) => {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
+        $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {
         #[wasm_bindgen]
         impl Spool {
             $(
                 $(#[doc = $doc])*
                 ///
                 /// `args`: the call's fields in `snake_case` (its `Command` JSON without
-                /// `op`); `now_ms` defaults to `Date.now()`, a created identity to
-                /// `crypto.randomUUID()`.
-                #[wasm_bindgen(js_name = $js, unchecked_return_type = "Promise<any>")]
-                pub fn $name(
-                    &self,
-                    #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
-                    #[wasm_bindgen(unchecked_optional_param_type = "Record<string, any>")]
-                    args: JsValue,
-                ) -> Promise {
+                /// `op`); what the table's `fills` names defaults to `Date.now()`
+                /// (`now_ms`) or `crypto.randomUUID()` (an id). Its TypeScript signature
+                /// is generated from the table into `web/src/ts.rs` (`CallArgs`,
+                /// `CallResults`).
+                #[wasm_bindgen(js_name = $js, skip_typescript)]
+                pub fn $name(&self, workspace: JsValue, args: JsValue) -> Promise {
                     let call = js::string(&workspace, "workspace").and_then(|workspace| {
                         Ok((workspace, js::args(args)?))
                     });
@@ -243,10 +231,11 @@ impl FieldInfo {
     /// The field `name` of the call `call`, of Rust type `ty` with attributes `attrs`.
     fn new(call: &str, name: &'static str, ty: &str, attrs: &str) -> FieldInfo {
         let ty = ty.replace("$crate :: ", "").replace(" :: ", "::");
-        let drawn = name == "now_ms"
-            || name == "session_id"
-            || (name == "operation_id" && CREATES_OPERATION.contains(&call))
-            || NESTED_IDS.iter().any(|(c, f, _)| *c == call && *f == name);
+        let drawn = spool::ops::Call::named(call).is_some_and(|call| {
+            call.fills
+                .iter()
+                .any(|fill| fill.split('.').next() == Some(name))
+        });
         let optional = drawn || attrs.contains("default") || ty.starts_with("Option");
         FieldInfo { name, ty, optional }
     }
