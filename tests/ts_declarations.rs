@@ -235,10 +235,6 @@ impl vectors::VectorHost for Recorder {
         self.results.borrow_mut().push((op, result.clone()));
         Ok(result)
     }
-
-    fn supports(&self, _feature: &str) -> bool {
-        true
-    }
 }
 
 #[test]
@@ -246,7 +242,7 @@ fn test_declared_result_types_match_the_core_json() {
     let decls = declarations();
     let returns = returns();
     let results = std::rc::Rc::default();
-    vectors::block_on(vectors::run_all_counted(|| {
+    vectors::block_on(vectors::run_all(|| {
         let results = std::rc::Rc::clone(&results);
         async move {
             Recorder {

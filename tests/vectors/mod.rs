@@ -11,9 +11,8 @@
 //!                "save": { "name": "/json/pointer" } } ] }  // optional
 //! ```
 //!
-//! A vector that needs an API some hosts do not map yet names it in `"requires": [..]`
-//! (e.g. `"branch"`); a host runs it only once it says it [`VectorHost::supports`] it.
-//! The native core supports everything and runs every vector.
+//! Every host (the native core, the component on SQLite and PostgreSQL, the browser)
+//! runs every vector.
 //!
 //! `ok` matches as a subset: every field the vector names must be equal, arrays must
 //! have the same length and match element by element, `null` must be `null`. A string
@@ -285,9 +284,6 @@ pub const FILES: &[(&str, &str)] = &[
 pub struct Vector {
     pub name: String,
     pub description: String,
-    /// APIs the vector needs beyond the ones every host maps (e.g. `branch`).
-    #[serde(default)]
-    pub requires: Vec<String>,
     pub steps: Vec<VectorStep>,
 }
 
@@ -369,13 +365,6 @@ pub trait VectorHost {
         workspace: &str,
         command: Command,
     ) -> impl Future<Output = Result<Value, Failure>>;
-
-    /// Whether the host maps the API `feature` that some vectors require (`branch`:
-    /// branch, lineage, list_children). Hosts that do not say so skip those vectors.
-    fn supports(&self, feature: &str) -> bool {
-        let _ = feature;
-        false
-    }
 }
 
 /// Runs a future that never waits: the vectors through a synchronous host (the native
@@ -495,33 +484,13 @@ pub async fn run<H: VectorHost>(host: &mut H, vector: &Vector) -> Result<(), Str
     Ok(())
 }
 
-/// Runs every vector the host supports, each on a fresh host from `fresh`; panics
-/// listing all failures. Returns how many vectors were handled: run, or skipped (and
-/// reported on stderr) because they require an API the host does not map yet.
-pub async fn run_all<H: VectorHost, F: Future<Output = H>>(fresh: impl FnMut() -> F) -> usize {
-    let (ran, skipped) = run_all_counted(fresh).await;
-    ran + skipped
-}
-
-/// Like [`run_all`], returning how many vectors ran and how many were skipped.
-pub async fn run_all_counted<H: VectorHost, F: Future<Output = H>>(
-    mut fresh: impl FnMut() -> F,
-) -> (usize, usize) {
+/// Runs every vector, each on a fresh host from `fresh`; panics listing all failures.
+/// Returns how many vectors ran.
+pub async fn run_all<H: VectorHost, F: Future<Output = H>>(mut fresh: impl FnMut() -> F) -> usize {
     let vectors = all();
     let mut failures = Vec::new();
-    let mut ran = 0;
-    let mut skipped = 0;
     for vector in &vectors {
         let mut host = fresh().await;
-        if let Some(missing) = vector.requires.iter().find(|f| !host.supports(f)) {
-            eprintln!(
-                "skipped {}: this host does not map `{missing}` yet",
-                vector.name
-            );
-            skipped += 1;
-            continue;
-        }
-        ran += 1;
         if let Err(e) = run(&mut host, vector).await {
             failures.push(e);
         }
@@ -532,5 +501,5 @@ pub async fn run_all_counted<H: VectorHost, F: Future<Output = H>>(
         failures.len(),
         failures.join("\n")
     );
-    (ran, skipped)
+    vectors.len()
 }
