@@ -158,23 +158,27 @@ fn ensure_wasm_opt() -> Option<PathBuf> {
             "setup: installing {BINARYEN_NPM} from npm into {}",
             binaryen_prefix().display()
         );
-        let installed = Step::new("npm")
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--no-save",
-                "--prefix",
-            ])
-            .arg(binaryen_prefix())
-            .arg(BINARYEN_NPM)
-            .run(&format!("npm install {BINARYEN_NPM}"));
-        if let Err(e) = installed {
+        if let Err(e) = npm_install(&binaryen_prefix(), BINARYEN_NPM) {
             eprintln!("setup: {e}; the component and the browser package ship without wasm-opt");
             return None;
         }
     }
     web::usable_wasm_opt(&npm_copy).then_some(npm_copy)
+}
+
+/// Installs the npm `package` (`name@version`) under the npm prefix `prefix`.
+pub(crate) fn npm_install(prefix: &std::path::Path, package: &str) -> Result<(), String> {
+    Step::new("npm")
+        .args([
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--no-save",
+            "--prefix",
+        ])
+        .arg(prefix)
+        .arg(package)
+        .run(&format!("npm install {package}"))
 }
 
 fn ensure_components() -> Result<(), String> {

@@ -116,17 +116,7 @@ pub(crate) fn typecheck(toolchain: &Toolchain) -> Result<(), String> {
     let prefix = root().join("target/tools/typescript");
     let tsc = prefix.join("node_modules/typescript/bin/tsc");
     if !tsc.exists() {
-        Step::new("npm")
-            .args([
-                "install",
-                "--no-audit",
-                "--no-fund",
-                "--no-save",
-                "--prefix",
-            ])
-            .arg(&prefix)
-            .arg(TYPESCRIPT_NPM)
-            .run(&format!("npm install {TYPESCRIPT_NPM}"))?;
+        crate::setup::npm_install(&prefix, TYPESCRIPT_NPM)?;
     }
     Step::new("node")
         .arg(&tsc)
