@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::{ok, rejection};
+
 use serde_json::json;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -27,14 +29,6 @@ async fn create(spool: &JsValue, key: &str) -> serde_json::Value {
     let args = a(json!({ "key": key, "session_id": "s1", "now_ms": 1000 }));
     let session = common::call(spool, "createSession", &[WS.into(), args]).await;
     common::json(session.expect("createSession"))
-}
-
-/// Awaits a call that must reject, returning the rejection's code and message.
-async fn rejection(spool: &JsValue, method: &str, args: &[JsValue]) -> (String, String) {
-    match common::call(spool, method, args).await {
-        Ok(value) => panic!("`{method}` resolved to {value:?}, expected a rejection"),
-        Err(error) => (common::code(&error), common::message(&error)),
-    }
 }
 
 #[wasm_bindgen_test]
@@ -336,17 +330,6 @@ fn at(key: &str, session_id: &str, now_ms: u64, more: serde_json::Value) -> JsVa
         args[field] = value.clone();
     }
     a(args)
-}
-
-async fn ok(spool: &JsValue, method: &str, args: &[JsValue]) -> serde_json::Value {
-    match common::call(spool, method, args).await {
-        Ok(value) => common::json(value),
-        Err(error) => panic!(
-            "`{method}` rejected: {} ({})",
-            common::code(&error),
-            common::message(&error)
-        ),
-    }
 }
 
 async fn append(spool: &JsValue, content: &str, now_ms: u64) -> serde_json::Value {

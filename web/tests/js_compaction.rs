@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::{ok, rejection};
+
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -16,25 +18,6 @@ const KEY: &str = "agent:main:main";
 
 async fn fresh(name: &str) -> JsValue {
     common::open(&common::db_name("js_compaction", name)).await
-}
-
-async fn ok(spool: &JsValue, method: &str, args: &[JsValue]) -> Value {
-    match common::call(spool, method, args).await {
-        Ok(value) => common::json(value),
-        Err(error) => panic!(
-            "`{method}` rejected: {} ({})",
-            common::code(&error),
-            common::message(&error)
-        ),
-    }
-}
-
-/// Awaits a call that must reject, returning the rejection's code and message.
-async fn rejection(spool: &JsValue, method: &str, args: &[JsValue]) -> (String, String) {
-    match common::call(spool, method, args).await {
-        Ok(value) => panic!("`{method}` resolved to {value:?}, expected a rejection"),
-        Err(error) => (common::code(&error), common::message(&error)),
-    }
 }
 
 /// The arguments naming `KEY` alone.

@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::ok;
+
 use js_sys::{Array, Function, Reflect};
 use serde_json::{Value, json};
 use wasm_bindgen::{JsCast, JsValue};
@@ -29,26 +31,6 @@ fn by_op(id: &str, now_ms: Option<u64>) -> JsValue {
         args["now_ms"] = now_ms.into();
     }
     common::js(&args)
-}
-
-/// Awaits a call that must resolve, as JSON.
-async fn ok(spool: &JsValue, method: &str, args: &[JsValue]) -> Value {
-    match common::call(spool, method, args).await {
-        Ok(value) => common::json(value),
-        Err(error) => panic!(
-            "`{method}` rejected with {}: {}",
-            common::code(&error),
-            common::message(&error)
-        ),
-    }
-}
-
-/// Awaits a call that must reject, returning the rejection.
-async fn rejection(spool: &JsValue, method: &str, args: &[JsValue]) -> JsValue {
-    match common::call(spool, method, args).await {
-        Ok(value) => panic!("`{method}` resolved to {value:?}, expected a rejection"),
-        Err(error) => error,
-    }
 }
 
 /// The fork reason a rejection carries (`reason`), if any.
@@ -178,7 +160,7 @@ async fn test_branch_before_unknown_message_writes_nothing() {
     let args = json!({ "parent_key": PARENT, "child_key": "agent:main:child",
         "request": request, "now_ms": 50 });
     let args = [WS.into(), common::js(&args)];
-    let error = rejection(&spool, "branch", &args).await;
+    let error = common::rejected(&spool, "branch", &args).await;
     assert_eq!(common::code(&error), "not_found");
     assert!(
         common::message(&error).contains("Transcript message not found"),
@@ -211,18 +193,18 @@ async fn test_branch_before_unknown_message_writes_nothing() {
     // misspelt field.
     let args = json!({ "parent_key": "agent:main:missing", "child_key": "agent:main:c2" });
     let args = [WS.into(), common::js(&args)];
-    let error = rejection(&spool, "branch", &args).await;
+    let error = common::rejected(&spool, "branch", &args).await;
     assert_eq!(common::code(&error), "not_found");
     let args = [
         WS.into(),
         common::js(&json!({ "parent_key": PARENT, "child_key": PARENT })),
     ];
-    let error = rejection(&spool, "branch", &args).await;
+    let error = common::rejected(&spool, "branch", &args).await;
     assert_eq!(common::code(&error), "conflict");
     let misspelt = json!({ "parent_key": PARENT, "child_key": "agent:main:c3",
         "request": { "forkTranscript": true } });
     let args = [WS.into(), common::js(&misspelt)];
-    let error = rejection(&spool, "branch", &args).await;
+    let error = common::rejected(&spool, "branch", &args).await;
     assert_eq!(common::code(&error), "invalid_argument");
 }
 
@@ -280,7 +262,7 @@ async fn test_lineage_and_children() {
 
     for method in ["lineage", "listChildren"] {
         let args = [WS.into(), common::on("agent:main:none", json!({}))];
-        let error = rejection(&spool, method, &args).await;
+        let error = common::rejected(&spool, method, &args).await;
         assert_eq!(common::code(&error), "not_found", "{method}");
     }
 }
@@ -344,7 +326,7 @@ async fn source(spool: &JsValue) {
     // One turn at a time.
     let again = json!({ "turn_id": "turn-x" });
     let args = common::on(SOURCE, json!({ "request": again, "now_ms": 3 }));
-    let error = rejection(spool, "startTurn", &[WS.into(), args]).await;
+    let error = common::rejected(spool, "startTurn", &[WS.into(), args]).await;
     assert_eq!(common::code(&error), "conflict");
     for (i, (role, content)) in [("user", "question"), ("assistant", "answer")]
         .into_iter()
@@ -396,7 +378,7 @@ async fn source(spool: &JsValue) {
     assert_eq!(listed["turns"].as_array().map(Vec::len), Some(1));
     assert_eq!(listed["next_cursor"], Value::Null);
     let args = common::on(SOURCE, json!({ "request": "newest_first" }));
-    let error = rejection(spool, "listTurns", &[WS.into(), args]).await;
+    let error = common::rejected(spool, "listTurns", &[WS.into(), args]).await;
     assert_eq!(common::code(&error), "invalid_argument");
 }
 
@@ -460,7 +442,7 @@ async fn test_provider_fork_accepted_end_to_end() {
     );
     assert_eq!(payload["target_context"]["cwd"], "/project");
     // Never dispatched twice.
-    let error = rejection(
+    let error = common::rejected(
         &spool,
         "beginForkDispatch",
         &[WS.into(), by_op("op-1", Some(11))],
@@ -594,7 +576,7 @@ async fn test_provider_fork_rejected_keeps_error_text() {
     assert_eq!(none, Value::Null, "no child");
 
     // Committing a failed operation is a fork conflict that keeps the provider's reason.
-    let error = rejection(&spool, "commitFork", &[WS.into(), by_op("op-r", Some(13))]).await;
+    let error = common::rejected(&spool, "commitFork", &[WS.into(), by_op("op-r", Some(13))]).await;
     assert_eq!(common::code(&error), "conflict");
     assert_eq!(reason(&error).as_deref(), Some("attachment_unsupported"));
     assert!(
@@ -607,11 +589,11 @@ async fn test_provider_fork_rejected_keeps_error_text() {
         WS.into(),
         fork_request("request-r", "agent:main:other", json!({})),
     ];
-    let error = rejection(&spool, "fork", &args).await;
+    let error = common::rejected(&spool, "fork", &args).await;
     assert_eq!(common::code(&error), "conflict");
     assert_eq!(reason(&error).as_deref(), Some("request_changed"));
     // Unknown operations are `not_found`, with no fork reason.
-    let error = rejection(
+    let error = common::rejected(
         &spool,
         "getForkOperation",
         &[WS.into(), by_op("op-none", None)],
@@ -720,11 +702,11 @@ async fn test_execute_runs_any_command() {
 
     // Errors keep their codes; a malformed command is invalid_argument.
     let command = common::js(&json!({ "op": "lineage", "key": "agent:main:none" }));
-    let error = rejection(&spool, "execute", &[WS.into(), command]).await;
+    let error = common::rejected(&spool, "execute", &[WS.into(), command]).await;
     assert_eq!(common::code(&error), "not_found");
     let command = common::js(&json!({ "op": "get_session", "key": "k", "bogus": 1 }));
-    let error = rejection(&spool, "execute", &[WS.into(), command]).await;
+    let error = common::rejected(&spool, "execute", &[WS.into(), command]).await;
     assert_eq!(common::code(&error), "invalid_argument");
-    let error = rejection(&spool, "execute", &[WS.into(), "get_session".into()]).await;
+    let error = common::rejected(&spool, "execute", &[WS.into(), "get_session".into()]).await;
     assert_eq!(common::code(&error), "invalid_argument");
 }

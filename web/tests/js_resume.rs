@@ -5,6 +5,8 @@
 
 mod common;
 
+use common::{ok, rejection};
+
 use serde_json::{Value, json};
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -32,26 +34,6 @@ fn role_and(role: &str, agent: &str, more: Value) -> JsValue {
         args[field] = value.clone();
     }
     a(args)
-}
-
-/// Awaits a call that must resolve, as JSON.
-async fn ok(spool: &JsValue, method: &str, args: &[JsValue]) -> Value {
-    match common::call(spool, method, args).await {
-        Ok(value) => common::json(value),
-        Err(error) => panic!(
-            "`{method}` rejected with {}: {}",
-            common::code(&error),
-            common::message(&error)
-        ),
-    }
-}
-
-/// Awaits a call that must reject, returning the rejection's code and message.
-async fn rejection(spool: &JsValue, method: &str, args: &[JsValue]) -> (String, String) {
-    match common::call(spool, method, args).await {
-        Ok(value) => panic!("`{method}` resolved to {value:?}, expected a rejection"),
-        Err(error) => (common::code(&error), common::message(&error)),
-    }
 }
 
 async fn save_role(spool: &JsValue, adapter_state: Value) -> Value {

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::ok;
+
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
@@ -70,17 +72,6 @@ async fn restore_dump(name: &str, text: &str, format_version: u32) {
         storage.commit(&workspace, batch).await.expect("restore");
     }
     storage.close();
-}
-
-async fn ok(spool: &JsValue, method: &str, args: &[JsValue]) -> serde_json::Value {
-    match common::call(spool, method, args).await {
-        Ok(value) => common::json(value),
-        Err(error) => panic!(
-            "`{method}` rejected: {} ({})",
-            common::code(&error),
-            common::message(&error)
-        ),
-    }
 }
 
 #[wasm_bindgen_test]

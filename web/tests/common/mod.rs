@@ -120,6 +120,32 @@ pub(crate) fn json(value: JsValue) -> serde_json::Value {
     serde_wasm_bindgen::from_value(value).expect("the result is JSON")
 }
 
+/// `spool[method](...args)`, which must resolve: its result as JSON.
+pub(crate) async fn ok(spool: &JsValue, method: &str, args: &[JsValue]) -> serde_json::Value {
+    match call(spool, method, args).await {
+        Ok(value) => json(value),
+        Err(error) => panic!(
+            "`{method}` rejected with {}: {}",
+            code(&error),
+            message(&error)
+        ),
+    }
+}
+
+/// `spool[method](...args)`, which must reject: the error it rejects with.
+pub(crate) async fn rejected(spool: &JsValue, method: &str, args: &[JsValue]) -> JsValue {
+    match call(spool, method, args).await {
+        Ok(value) => panic!("`{method}` resolved to {value:?}, expected a rejection"),
+        Err(error) => error,
+    }
+}
+
+/// `spool[method](...args)`, which must reject: its code and message.
+pub(crate) async fn rejection(spool: &JsValue, method: &str, args: &[JsValue]) -> (String, String) {
+    let error = rejected(spool, method, args).await;
+    (code(&error), message(&error))
+}
+
 /// The arguments of a table call on the session `key`: `{ key, ...more }` as JS.
 pub(crate) fn on(key: &str, more: serde_json::Value) -> JsValue {
     let mut args = serde_json::json!({ "key": key });
