@@ -78,7 +78,7 @@ pub use resume::{
 pub use search::backfill::{IndexProgress, index_backfill};
 pub use search::{SearchHit, SearchPage, SearchRequest, Snippet, search};
 pub use session::lifecycle::{
-    apply_intent, cap_entries, delete_session, finish, get_or_create, list_reset_archives,
+    apply_intent, cap_sessions, delete_session, finish, get_or_create, list_reset_archives,
     prune_stale, resume, update,
 };
 pub use session::states::{invalidate_states, list_states, save_state};

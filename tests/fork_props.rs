@@ -566,7 +566,7 @@ proptest! {
                     }
                 }
                 Action::Cap { max } => {
-                    let deleted = run(&storage, spool::cap_entries(WS, max.into())).expect("cap");
+                    let deleted = run(&storage, spool::cap_sessions(WS, max.into())).expect("cap");
                     // The most recently updated stay (ties: the recency index's key order).
                     let mut order: Vec<(u64, String, u8)> = models
                         .iter()

@@ -141,7 +141,7 @@ fn test_failed_writes_leave_everything_as_it_was() {
         run(&storage, spool::prune_stale(WS, 1, 100))
             .map(|_| ())
             .expect_err("prune"),
-        run(&storage, spool::cap_entries(WS, 0))
+        run(&storage, spool::cap_sessions(WS, 0))
             .map(|_| ())
             .expect_err("cap"),
         run(

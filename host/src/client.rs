@@ -512,8 +512,8 @@ impl Spool {
 
     /// Keeps the `max` most recently updated sessions and deletes the rest; returns how
     /// many were deleted.
-    pub fn cap_entries(&mut self, max: u64) -> Result<u64, Error> {
-        self.call(ops::CapEntries { max })
+    pub fn cap_sessions(&mut self, max: u64) -> Result<u64, Error> {
+        self.call(ops::CapSessions { max })
     }
 
     /// The number of transcript entries of the session under `key`.

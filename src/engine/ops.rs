@@ -168,7 +168,7 @@ macro_rules! for_each_op {
             prune_stale pruneStale PruneStale { max_age_ms: u64, now_ms: u64 } fills(now_ms)
                 -> u64 = $crate::prune_stale;
             /// Keeps the `max` most recently updated sessions; returns how many went.
-            cap_entries capEntries CapEntries { max: u64 } -> u64 = $crate::cap_entries;
+            cap_sessions capSessions CapSessions { max: u64 } -> u64 = $crate::cap_sessions;
             /// The number of entries in the session's transcript.
             count_entries countEntries CountEntries { key: String } -> u64 = $crate::count_entries;
             /// The entry with `message_id`, or `None`.

@@ -1,5 +1,5 @@
 //! Session lifecycle: get-or-create, intents (continue, new chat, reset), resume, update,
-//! finish, delete, and the cascading clean-ups `prune_stale` and `cap_entries`.
+//! finish, delete, and the cascading clean-ups `prune_stale` and `cap_sessions`.
 
 use std::collections::BTreeSet;
 
@@ -480,7 +480,7 @@ pub fn prune_stale(workspace: &str, max_age_ms: u64, now_ms: u64) -> Operation<u
 
 /// Keeps the `max` most recently updated sessions and deletes the rest with everything
 /// they own; returns how many were deleted.
-pub fn cap_entries(workspace: &str, max: u64) -> Operation<u64> {
+pub fn cap_sessions(workspace: &str, max: u64) -> Operation<u64> {
     if let Err(e) = validate::workspace(workspace).and_then(|()| validate::count("max", max)) {
         return Operation::failed(workspace, e);
     }

@@ -11,7 +11,7 @@
 //! compactions (a boundary, not a copy), resets, deletes and branches write a few
 //! records — except these, which grow with what they are given or remove:
 //! `persist_compaction_result` with many kept entries, `truncate` and `rollback` (a
-//! delete per removed entry's message index), `prune_stale` and `cap_entries` (every
+//! delete per removed entry's message index), `prune_stale` and `cap_sessions` (every
 //! doomed session in one commit), an import slice of large entries, and any write that
 //! must first copy shared history into its branches (`persist_compaction_result`,
 //! truncation and rollback of a session that branches read).

@@ -520,7 +520,7 @@ export type Command =
       now_ms: number; }
   | { op: "delete_session"; key: string; expected_epoch?: number | null; }
   | { op: "prune_stale"; max_age_ms: number; now_ms: number; }
-  | { op: "cap_entries"; max: number; }
+  | { op: "cap_sessions"; max: number; }
   | { op: "count_entries"; key: string; }
   | { op: "get_entry"; key: string; message_id: string; }
   | { op: "truncate"; key: string; max_messages: number; expected_epoch?: number | null;
@@ -605,7 +605,7 @@ export interface CallArgsOf {
     now_ms?: number; };
   delete_session: { key: string; expected_epoch?: number | null; };
   prune_stale: { max_age_ms: number; now_ms?: number; };
-  cap_entries: { max: number; };
+  cap_sessions: { max: number; };
   count_entries: { key: string; };
   get_entry: { key: string; message_id: string; };
   truncate: { key: string; max_messages: number; expected_epoch?: number | null;
@@ -684,7 +684,7 @@ export interface CallResults {
   finish: Session;
   delete_session: void;
   prune_stale: number;
-  cap_entries: number;
+  cap_sessions: number;
   count_entries: number;
   get_entry: Entry | null;
   truncate: TruncateOutcome;
@@ -782,7 +782,7 @@ export interface Spool {
   /** Deletes every session idle for more than `max_age_ms`; returns how many. */
   pruneStale(workspace: string, args: CallArgs<"prune_stale">): Promise<number>;
   /** Keeps the `max` most recently updated sessions; returns how many went. */
-  capEntries(workspace: string, args: CallArgs<"cap_entries">): Promise<number>;
+  capSessions(workspace: string, args: CallArgs<"cap_sessions">): Promise<number>;
   /** The number of entries in the session's transcript. */
   countEntries(workspace: string, args: CallArgs<"count_entries">): Promise<number>;
   /** The entry with `message_id`, or `None`. */

@@ -549,7 +549,7 @@ async fn test_lifecycle_calls_through_the_js_api() {
     )
     .await;
     assert_eq!(
-        ok(&spool, "capEntries", &[ws.clone(), a(json!({ "max": 1 }))]).await,
+        ok(&spool, "capSessions", &[ws.clone(), a(json!({ "max": 1 }))]).await,
         1
     );
     let args = a(json!({ "max_age_ms": 500, "now_ms": 10_000 }));
@@ -580,7 +580,7 @@ async fn test_bad_numbers_and_choices_are_invalid_argument() {
                 "pruneStale",
                 vec![ws.clone(), with_number(None, "max_age_ms", n)],
             ),
-            ("capEntries", vec![ws.clone(), with_number(None, "max", n)]),
+            ("capSessions", vec![ws.clone(), with_number(None, "max", n)]),
             (
                 "truncate",
                 vec![ws.clone(), with_number(Some(KEY), "max_messages", n)],

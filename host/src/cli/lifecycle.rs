@@ -237,7 +237,7 @@ pub(crate) fn prune(spool: &mut Spool, args: &PruneArgs) -> Result<(), Error> {
 
 /// `spool cap MAX`.
 pub(crate) fn cap(spool: &mut Spool, args: &CapArgs) -> Result<(), Error> {
-    let deleted = spool.cap_entries(args.max)?;
+    let deleted = spool.cap_sessions(args.max)?;
     if args.json {
         return print_json(&json!({ "deleted": deleted }));
     }

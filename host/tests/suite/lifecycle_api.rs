@@ -387,7 +387,7 @@ fn test_entries_states_and_cleanups_through_spool() {
         now.fetch_add(1_000, Ordering::SeqCst);
         spool.create_session(key).expect("create");
     }
-    assert_eq!(spool.cap_entries(3).expect("cap"), 1);
+    assert_eq!(spool.cap_sessions(3).expect("cap"), 1);
     assert_eq!(spool.get_session(KEY).expect("get"), None);
     now.fetch_add(10_000, Ordering::SeqCst);
     assert_eq!(spool.prune_stale(11_500).expect("prune"), 1);

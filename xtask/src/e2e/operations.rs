@@ -569,7 +569,7 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     p.ok("pruneStale", json!({ "max_age_ms": TEN_YEARS_MS }), |v| {
         *v == 0
     })?;
-    p.ok("capEntries", json!({ "max": 1000 }), |v| *v == 0)?;
+    p.ok("capSessions", json!({ "max": 1000 }), |v| *v == 0)?;
 
     // The raw execute method, and the execute box.
     p.ok(
