@@ -43,7 +43,7 @@ pub(crate) const BENCHES: &[(&str, &str, &str)] = &[
         "resume selection over 10k run rows, component on SQLite vs native core",
     ),
     (
-        "fork",
+        "branch",
         "spool-host",
         "branching parents of 100, 10k, 100k entries in the component on SQLite",
     ),

@@ -65,7 +65,7 @@ Commands:
                         compaction of 1k/10k/100k-entry sessions in the component
                         (compact) and in the native core (compact_core), continuity,
                         resume selection over 10k run rows (resume), branching parents of
-                        100/10k/100k entries (fork), search (search): the append cost
+                        100/10k/100k entries (branch), search (search): the append cost
                         of the index, its bytes per entry, query latency on 100k entries
                         beside SQLite FTS5, and the size ladder (size_ladder): every
                         operation on 10 MiB, 100 MiB and 1 GiB sessions;

@@ -8,7 +8,7 @@
 //!
 //! Each parent is built through the component with `commit_turn`, 1,000 entries per
 //! commit, in a database of its own; only the forks and the page reads are timed.
-//! `cargo bench -p spool-host --bench fork`; `SPOOL_BENCH_SIZES=100,10000` changes the
+//! `cargo bench -p spool-host --bench branch`; `SPOOL_BENCH_SIZES=100,10000` changes the
 //! sizes, `SPOOL_BENCH_FORKS` the number of forks per size.
 
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Branching in the native core on the in-memory storage: the time and the bytes a fork
 //! writes, for parents of 100, 10,000 and 100,000 entries. A fork shares the parent's
 //! history instead of copying it, so both must stay flat as the parent grows.
-//! `cargo bench -p spool --bench fork_core`.
+//! `cargo bench -p spool --bench branch_core`.
 
 // A benchmark times the core from outside: the clock rule is for the core itself.
 #![allow(clippy::disallowed_methods)]
