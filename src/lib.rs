@@ -7,10 +7,12 @@
 //! clock and never draws randomness: time (`now_ms`) and fresh ids are arguments.
 //!
 //! **Drain contract: call [`Operation::poll`]; answer each [`Step::Read`] with
-//! [`Operation::handle_read`] and each [`Step::Commit`] with
-//! [`Operation::handle_commit`], exactly once and in order; call `poll` again after
+//! [`Operation::handle_read`], each [`Step::Commit`] with [`Operation::handle_commit`]
+//! and each [`Step::Archive`] (a part of a reset's archive) with
+//! [`Operation::handle_archive`], exactly once and in order; call `poll` again after
 //! every answer, until it returns [`Step::Done`].** [`run`] (sync) and [`run_async`]
-//! (async) are that loop.
+//! (async) are that loop, with an [`Archiver`] for the archive parts
+//! ([`run_with`]).
 //!
 //! ```
 //! use spool::{AppendRequest, MemoryStorage, Role, run};
