@@ -218,7 +218,8 @@ macro_rules! for_each_op {
             /// Commits a prepared compaction with a summary.
             commit_compaction commitCompaction CommitCompaction {
                 key: String, commit: $crate::compaction::CommitRequest, now_ms: u64,
-            } fills(now_ms) -> $crate::compaction::CompactionResult = $crate::compaction::commit_compaction;
+            } fills(now_ms)
+                -> $crate::compaction::CompactionResult = $crate::compaction::commit_compaction;
             /// Stores a compaction an external agent performed.
             persist_compaction_result persistCompactionResult PersistCompactionResult {
                 key: String, persist: $crate::compaction::PersistRequest, now_ms: u64,
@@ -276,7 +277,8 @@ macro_rules! for_each_op {
                 -> $crate::resume::rules::ResumeDecision = $crate::select_resume;
             /// Records what a task left behind and what that invalidates.
             record_task_outcome recordTaskOutcome RecordTaskOutcome { request: $crate::OutcomeRequest, now_ms: u64 }
-                fills(now_ms) -> $crate::resume::rules::TaskOutcomeEffects = $crate::record_task_outcome;
+                fills(now_ms)
+                -> $crate::resume::rules::TaskOutcomeEffects = $crate::record_task_outcome;
             /// The provider thread the next turn of `agent_type` continues.
             plan_provider_thread planProviderThread PlanProviderThread {
                 key: String,
@@ -288,7 +290,8 @@ macro_rules! for_each_op {
                 fills(now_ms) -> $crate::TurnCommitted = $crate::commit_turn;
             /// Writes a parsed transcript as a new session.
             import_session importSession ImportSession { request: $crate::import::ImportRequest, now_ms: u64 }
-                fills(request.session_id, now_ms) -> $crate::import::ImportOutcome = $crate::import::import_session;
+                fills(request.session_id, now_ms)
+                -> $crate::import::ImportOutcome = $crate::import::import_session;
             /// Branches `child_key` off `parent_key`.
             branch branch Branch {
                 parent_key: String, child_key: String, request: $crate::BranchRequest, now_ms: u64,
@@ -332,28 +335,34 @@ macro_rules! for_each_op {
                 request: $crate::provider_fork::types::ForkRequest,
                 operation_id: String,
                 now_ms: u64,
-            } fills(operation_id, now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::fork;
+            } fills(operation_id, now_ms)
+                -> $crate::provider_fork::types::ForkOperationView = $crate::fork;
             /// Marks the fork as being dispatched; returns what to send the provider.
             begin_fork_dispatch beginForkDispatch BeginForkDispatch { operation_id: String, now_ms: u64 }
-                fills(now_ms) -> $crate::provider_fork::types::DispatchPayload = $crate::begin_fork_dispatch;
+                fills(now_ms)
+                -> $crate::provider_fork::types::DispatchPayload = $crate::begin_fork_dispatch;
             /// Records the provider's answer.
             record_fork_disposition recordForkDisposition RecordForkDisposition {
                 operation_id: String,
                 disposition: $crate::provider_fork::types::Disposition,
                 now_ms: u64,
-            } fills(now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::record_fork_disposition;
+            } fills(now_ms)
+                -> $crate::provider_fork::types::ForkOperationView = $crate::record_fork_disposition;
             /// Writes the fork's child session.
             commit_fork commitFork CommitFork { operation_id: String, now_ms: u64 }
-                fills(now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::commit_fork;
+                fills(now_ms)
+                -> $crate::provider_fork::types::ForkOperationView = $crate::commit_fork;
             /// The fork operation.
             get_fork_operation getForkOperation GetForkOperation { operation_id: String }
                 -> $crate::provider_fork::types::ForkOperationView = $crate::get_fork_operation;
             /// Acknowledges a finished fork operation.
             acknowledge_fork_operation acknowledgeForkOperation AcknowledgeForkOperation { operation_id: String, now_ms: u64 }
-                fills(now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::acknowledge_fork_operation;
+                fills(now_ms)
+                -> $crate::provider_fork::types::ForkOperationView = $crate::acknowledge_fork_operation;
             /// Moves every interrupted fork operation on.
             recover_fork_operations recoverForkOperations RecoverForkOperations { now_ms: u64 }
-                fills(now_ms) -> $crate::provider_fork::types::RecoveryReport = $crate::recover_fork_operations;
+                fills(now_ms)
+                -> $crate::provider_fork::types::RecoveryReport = $crate::recover_fork_operations;
             /// Claims the provider binding a fork child still needs, if any.
             claim_fork_provider_binding claimForkProviderBinding ClaimForkProviderBinding { key: String, now_ms: u64 }
                 fills(now_ms) -> Option<$crate::provider_fork::types::ProviderBindingRequest>
@@ -361,7 +370,8 @@ macro_rules! for_each_op {
             /// Records that the fork child's provider binding is done.
             complete_fork_provider_binding completeForkProviderBinding CompleteForkProviderBinding {
                 operation_id: String, now_ms: u64,
-            } fills(now_ms) -> $crate::provider_fork::types::ForkOperationView = $crate::complete_fork_provider_binding;
+            } fills(now_ms)
+                -> $crate::provider_fork::types::ForkOperationView = $crate::complete_fork_provider_binding;
             /// Where a fork child came from, or `None`.
             get_fork_lineage getForkLineage GetForkLineage { key: String }
                 -> Option<$crate::provider_fork::ForkLineage> = $crate::get_fork_lineage;

@@ -379,10 +379,15 @@ macro_rules! calls {
                     (String, $(<$ty as Wit>::W,)*),
                     <$out as Wit>::W,
                 >(store, stringify!($name), (workspace.to_owned(), $(Wit::into_wit($field),)*))?;
-                <$out as Wit>::from_wit(answer, "result").map_err(|e| Error::spool(spool::ErrorCode::Internal, format!(
-                        "the component returned a result of `{}` that does not decode: {e}",
-                        stringify!($name)
-                    )))
+                <$out as Wit>::from_wit(answer, "result").map_err(|e| {
+                    Error::spool(
+                        spool::ErrorCode::Internal,
+                        format!(
+                            "the component returned a result of `{}` that does not decode: {e}",
+                            stringify!($name)
+                        ),
+                    )
+                })
             }
         }
     )*};
@@ -411,10 +416,18 @@ macro_rules! execute {
                         serde_json::to_value(self.call(workspace, spool::ops::$Op { $($field),* })?)
                     } )*
                     other => {
-                        return Err(Error::spool(spool::ErrorCode::InvalidArgument, format!("`{}` has no typed export", other.name())));
+                        return Err(Error::spool(
+                            spool::ErrorCode::InvalidArgument,
+                            format!("`{}` has no typed export", other.name()),
+                        ));
                     }
                 };
-                value.map_err(|e| Error::spool(spool::ErrorCode::Internal, format!("a result does not serialize: {e}")))
+                value.map_err(|e| {
+                    Error::spool(
+                        spool::ErrorCode::Internal,
+                        format!("a result does not serialize: {e}"),
+                    )
+                })
             }
         }
     };
