@@ -10,19 +10,7 @@ use serde_json::Value;
 const KEY: &str = "agent:main:main";
 
 fn append(db: &Path, content: &str, tokens: u64) {
-    ok(
-        db,
-        &[
-            "append",
-            KEY,
-            "--role",
-            "user",
-            "--content",
-            content,
-            "--token-count",
-            &tokens.to_string(),
-        ],
-    );
+    crate::common::append_user(db, KEY, content, &["--token-count", &tokens.to_string()]);
 }
 
 /// A session of 20 entries of 200 tokens each (4,000 tokens, far over a 1,000 window).

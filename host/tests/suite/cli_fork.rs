@@ -6,21 +6,8 @@ use std::path::Path;
 use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
 
 fn append(db: &Path, key: &str, content: &str, message_id: &str) {
-    ok(
-        db,
-        &[
-            "append",
-            key,
-            "--role",
-            "user",
-            "--content",
-            content,
-            "--message-id",
-            message_id,
-            "--token-count",
-            "3",
-        ],
-    );
+    let extra = ["--message-id", message_id, "--token-count", "3"];
+    crate::common::append_user(db, key, content, &extra);
 }
 
 /// A session of `n` entries with message ids `m-1` … `m-n`.

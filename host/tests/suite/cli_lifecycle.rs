@@ -13,17 +13,7 @@ use serde_json::Value;
 const KEY: &str = "agent:main:main";
 
 fn append(db: &Path, key: &str, content: &str, extra: &[&str]) -> Value {
-    let mut args = vec![
-        "append",
-        key,
-        "--role",
-        "user",
-        "--content",
-        content,
-        "--json",
-    ];
-    args.extend_from_slice(extra);
-    ok_json(db, &args)
+    crate::common::append_user(db, key, content, extra)
 }
 
 fn mode(path: &Path) -> u32 {

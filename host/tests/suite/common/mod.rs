@@ -214,6 +214,22 @@ pub fn ok_json(db: &Path, args: &[&str]) -> Value {
         .unwrap_or_else(|e| panic!("spool {args:?} printed no JSON ({e}): {text}"))
 }
 
+/// `spool append KEY --role user --content CONTENT --json` with `extra` flags, which
+/// must succeed: the appended entry.
+pub fn append_user(db: &Path, key: &str, content: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "append",
+        key,
+        "--role",
+        "user",
+        "--content",
+        content,
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    ok_json(db, &args)
+}
+
 /// Asserts exit 1 with `error[<code>]: …` on stderr and nothing on stdout; returns stderr.
 pub fn fails(db: &Path, args: &[&str], code: &str) -> String {
     let out = spool(db, args);
