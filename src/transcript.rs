@@ -577,7 +577,7 @@ fn cut(
         let key = key.clone();
         async move {
             let loaded = require(&io, &key).await?;
-            crate::session::lifecycle::fence(&loaded, expected_epoch)?;
+            crate::session::fence(&loaded, expected_epoch)?;
             match cut {
                 Cut::KeepNewest(n) => truncate_body(&io, &key, loaded, n, now_ms).await,
                 Cut::DropTurns(n) => rollback_body(&io, &key, loaded, n, now_ms).await,
@@ -627,7 +627,7 @@ async fn truncate_body(
             kept.last().map(|kv| kv.key.clone())
         };
         let doomed = KeyRange { start, end };
-        for kv in crate::session::lifecycle::read_all(io, doomed.clone()).await? {
+        for kv in crate::session::read_all(io, doomed.clone()).await? {
             let entry = decode_entry(&kv.key, &kv.value, Some(session_id))?;
             batch.delete(keys::message(sid, &entry.message_id));
             removed += 1;

@@ -19,7 +19,7 @@ use serde_json::Value;
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::lifecycle::fence;
+use crate::session::fence;
 use crate::session::require;
 use crate::storage::keys;
 use crate::storage::record;
@@ -38,14 +38,7 @@ pub enum TurnPhase {
     Interrupted,
 }
 
-/// A transcript position: the `(created_at, entry id)` of an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Position {
-    /// The entry's `created_at`.
-    pub created_at: u64,
-    /// The entry's insertion id.
-    pub entry_id: u64,
-}
+pub use crate::types::Position;
 
 /// One turn of a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

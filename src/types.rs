@@ -183,7 +183,7 @@ impl std::str::FromStr for Role {
                 "role",
                 format!(
                     "{} is not one of user, assistant, tool, system",
-                    crate::engine::validate::quote(other)
+                    crate::engine::error::quote(other)
                 ),
             )),
         }
@@ -798,4 +798,13 @@ pub struct LineageView {
     pub node: Branch,
     /// The sessions branched from it (whose `parent_session_key` is its key).
     pub children: Vec<Branch>,
+}
+
+/// A transcript position: the `(created_at, entry id)` of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Position {
+    /// The entry's `created_at`.
+    pub created_at: u64,
+    /// The entry's insertion id.
+    pub entry_id: u64,
 }

@@ -33,7 +33,8 @@
 //! commit as the write. That copy is O(n) in the shared history. A session's own such
 //! writes materialize its own base first in the same way. The frozen snapshots of
 //! provider fork operations pinned on the identity (`P`) are copied in the same step
-//! (`provider_fork::keep_snapshots`); a retired source fails their commit anyway.
+//! ([`keep_snapshots`], over the operation records of `provider_fork::types`); a
+//! retired source fails their commit anyway.
 //!
 //! Why one pass suffices for chains: a session drops all its layers at once, and a
 //! branch of a session that still reads identity D reads D too (it copied the layer).
@@ -47,12 +48,11 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
-
-use crate::compaction::ArchivedEntry;
+use crate::compaction::types::ArchivedEntry;
 use crate::engine::error::Error;
 use crate::engine::op::{Abort, Io, OpResult};
-use crate::session::lifecycle::{CHUNK, read_all};
+use crate::provider_fork::types::{ForkOperation, load_op, write_op};
+use crate::session::{CHUNK, read_all};
 use crate::session::{Identity, Loaded, Tail, load, write_record};
 use crate::storage::entry_record::{decode_entry, encode_entry, generated_number};
 use crate::storage::keys;
@@ -60,56 +60,9 @@ use crate::storage::record;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
 use crate::types::{Entry, Order, Session};
 
-/// One identity a branched session reads, with the filter that gives its fork-time view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Layer {
-    /// The identity whose entries (`e`, `x`, `m`) are read: the name of its keys, a
-    /// minted data id or (identities created before record format 7) its session id.
-    pub(crate) data_id: String,
-    /// The session id of a minted identity (absent when `data_id` is the session id):
-    /// its entries' generated message ids carry it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) session_id: Option<String>,
-    /// Only entries with ids up to this one.
-    pub(crate) last_entry_id: u64,
-    /// Only archive entries of compactions with an index below this.
-    pub(crate) compactions: u64,
-    /// Only positions strictly below this `(created_at, id)` (a fork before a message).
-    #[serde(default)]
-    pub(crate) before: Option<(u64, u64)>,
-    /// Archived entries read as active ones (the canonical prefix of a fork before a
-    /// message is the branch's transcript).
-    #[serde(default)]
-    pub(crate) flatten: bool,
-    /// Whether the identity has a message-id index (format 2); otherwise lookups scan.
-    #[serde(default)]
-    pub(crate) indexed: bool,
-}
+pub(crate) use crate::session::Layer;
 
 impl Layer {
-    /// The layer that reads identity `identity`, up to entry `last_entry_id` and
-    /// compaction `compactions`, with no other filter.
-    pub(crate) fn of(identity: Identity<'_>, last_entry_id: u64, compactions: u64) -> Layer {
-        Layer {
-            data_id: identity.data_id.to_owned(),
-            session_id: (identity.data_id != identity.session_id)
-                .then(|| identity.session_id.to_owned()),
-            last_entry_id,
-            compactions,
-            before: None,
-            flatten: false,
-            indexed: false,
-        }
-    }
-
-    /// The identity it reads.
-    pub(crate) fn identity(&self) -> Identity<'_> {
-        Identity {
-            data_id: &self.data_id,
-            session_id: self.session_id.as_deref().unwrap_or(&self.data_id),
-        }
-    }
-
     fn below(&self) -> Option<Vec<u8>> {
         self.before.map(|(at, id)| keys::position(at, id))
     }
@@ -417,7 +370,7 @@ pub(crate) async fn tally(
                 std::iter::once(tokens).chain(
                     read.items
                         .iter()
-                        .map(|i| crate::compaction::entry_tokens(&i.entry)),
+                        .map(|i| crate::compaction::tokens::entry_tokens(&i.entry)),
                 ),
             );
             after = read.items.last().map(|i| i.position.clone());
@@ -1003,7 +956,7 @@ pub(crate) async fn release(
     // Provider fork snapshots frozen on this identity are copied the same way, once per
     // batch (the marker cannot be a session key: keys have no control characters).
     if done.insert(format!("\u{0}fork-snapshots:{data_id}")) {
-        crate::provider_fork::keep_snapshots(io, batch, identity).await?;
+        keep_snapshots(io, batch, identity).await?;
     }
     for (_, loaded) in readers(io, batch, data_id, done).await? {
         done.insert(loaded.session.key.clone());
@@ -1028,4 +981,81 @@ pub(crate) async fn confirm(io: &Io, loaded: &Loaded) -> OpResult<()> {
         Some(bytes) if bytes == loaded.bytes => Ok(()),
         _ => Err(Abort::Retry),
     }
+}
+
+/// The frozen history as the source holds it now: its canonical view (its own
+/// transcript and compaction archive, and what it reads through its shared base)
+/// through the boundary, each entry with its position. `None` when the source is no
+/// longer the identity the operation froze.
+pub(crate) async fn frozen_entries(
+    io: &Io,
+    op: &ForkOperation,
+) -> Result<Option<Vec<(Vec<u8>, Entry)>>, Error> {
+    let Some(source) = load(io, &op.source_key).await? else {
+        return Ok(None);
+    };
+    if source.session.session_id != op.source_session_id {
+        return Ok(None);
+    }
+    let Some(boundary) = op.boundary else {
+        return Ok(Some(Vec::new()));
+    };
+    // Exclusive: just past the boundary's position.
+    let mut below = keys::position(boundary.created_at, boundary.entry_id);
+    below.push(0);
+    let items = items(io, &View::of(&source), true, Some(&below)).await?;
+    Ok(Some(
+        items
+            .into_iter()
+            .map(|item| (item.position, item.entry))
+            .collect(),
+    ))
+}
+
+/// Copy-on-destroy for fork snapshots, called (by [`release`]) before any write other
+/// than an append changes the entries of `identity`: every active
+/// operation pinned on it gets its frozen history copied into `Q · operation_id`
+/// (guarded by its record, which is marked `snapshot_copied`), so its commit
+/// materializes exactly the snapshot whatever the source does meanwhile. Pins of
+/// operations that ended are dropped.
+pub(crate) async fn keep_snapshots(
+    io: &Io,
+    batch: &mut Batch,
+    identity: Identity<'_>,
+) -> Result<(), Error> {
+    // Pins name the source by its session id (what the operation records).
+    let prefix = keys::fork_pins(identity.session_id);
+    for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
+        let Some((id, _)) = keys::read_str(&kv.key, prefix.len()) else {
+            return Err(Error::Corruption {
+                key: keys::display(&kv.key),
+                detail: "not a fork pin key".into(),
+            });
+        };
+        let loaded = match load_op(io, &id).await? {
+            Some(l) if l.op.state.is_active() && l.op.source_session_id == identity.session_id => l,
+            _ => {
+                batch.delete(kv.key);
+                continue;
+            }
+        };
+        if loaded.op.snapshot_copied {
+            continue;
+        }
+        let copy = keys::fork_snapshot(&id);
+        let Some(frozen) = frozen_entries(io, &loaded.op).await? else {
+            // The source is not the frozen identity any more: the commit fails anyway.
+            continue;
+        };
+        // Snapshot keys hold canonical positions (`keys::entry_position`).
+        for (position, entry) in frozen {
+            let mut key = copy.clone();
+            key.extend_from_slice(&position);
+            batch.put(key, encode_entry(&entry, None)?);
+        }
+        let mut op = loaded.op.clone();
+        op.snapshot_copied = true;
+        write_op(batch, &loaded, &op)?;
+    }
+    Ok(())
 }

@@ -20,7 +20,7 @@ use crate::compaction::{Summary, boundaries_of, estimate, repair_key, summaries_
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::lifecycle::read_all;
+use crate::session::read_all;
 use crate::session::{Stored, Tail, load, require, write_record};
 use crate::storage::keys;
 use crate::storage::record;

@@ -17,7 +17,7 @@ pub mod plan;
 mod requests;
 pub mod summarize;
 pub mod tokens;
-mod types;
+pub(crate) mod types;
 
 pub use coverage::{Coverage, check};
 pub use obligations::{Facts, FileHistory, Obligation, ObligationKind, extract, facts};

@@ -37,7 +37,7 @@ use crate::branch::history::{Item, View};
 use crate::engine::error::Error;
 use crate::engine::op::{Abort, Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::lifecycle::read_all;
+use crate::session::read_all;
 use crate::session::{Loaded, Tail, require, write_record};
 use crate::storage::entry_record::{encode_entry, generated_message_id};
 use crate::storage::keys;

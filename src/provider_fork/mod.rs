@@ -19,8 +19,9 @@
 //! 4. [`commit_fork`] materializes the child from the frozen snapshot (not the live
 //!    source) and writes its lineage in the same atomic commit → `committed`. The
 //!    snapshot is pinned: a write that would change the source's entries other than by
-//!    an append copies the frozen entries into the operation first (`keep_snapshots`,
-//!    called by `branch::history::release`), and the commit reads that copy.
+//!    an append copies the frozen entries into the operation first
+//!    (`branch::history::keep_snapshots`, part of every release of shared history), and
+//!    the commit reads that copy.
 //! 5. [`get_fork_operation`] returns the operation (a committed one with its immutable
 //!    child and lineage, even after the child was deleted) and never acknowledges;
 //!    [`acknowledge_fork_operation`] does, once, and releases the barrier.
@@ -42,10 +43,11 @@ pub use types::*;
 
 use serde_json::Value;
 
+use crate::branch::history::frozen_entries;
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::lifecycle::read_all;
+use crate::session::read_all;
 use crate::session::{Identity, load, require};
 use crate::storage::entry_record::{decode_entry, encode_entry};
 use crate::storage::keys;
@@ -56,23 +58,6 @@ use crate::types::{Entry, Session};
 
 /// Longest prepared working directory, in bytes.
 const MAX_CWD_BYTES: usize = validate::MAX_PATH_BYTES;
-
-/// An operation record as read, with its bytes (the compare-and-set precondition).
-struct LoadedOp {
-    op: ForkOperation,
-    bytes: Vec<u8>,
-}
-
-async fn load_op(io: &Io, operation_id: &str) -> Result<Option<LoadedOp>, Error> {
-    let key = keys::fork_operation(operation_id);
-    Ok(match io.get(key.clone()).await? {
-        Some(bytes) => Some(LoadedOp {
-            op: record::decode(&key, &bytes)?,
-            bytes,
-        }),
-        None => None,
-    })
-}
 
 async fn require_op(io: &Io, operation_id: &str) -> Result<LoadedOp, Error> {
     load_op(io, operation_id)
@@ -99,14 +84,6 @@ async fn indexed_op(io: &Io, index_key: &[u8]) -> Result<Option<LoadedOp>, Error
             detail: format!("names operation `{id}`, which is missing"),
         }),
     }
-}
-
-/// Adds the compare-and-set write of `new` over `old` to `batch`.
-fn write_op(batch: &mut Batch, old: &LoadedOp, new: &ForkOperation) -> Result<(), Error> {
-    let key = keys::fork_operation(&new.operation_id);
-    batch.require_equals(key.clone(), old.bytes.clone());
-    batch.put(key, record::encode(new)?);
-    Ok(())
 }
 
 fn barrier_key(op: &ForkOperation) -> Vec<u8> {
@@ -610,89 +587,6 @@ async fn materialize_child(
     batch.put(keys::session(&child.key), bytes.clone());
     batch.put(keys::recency(child.updated_at, &child.key), bytes);
     Ok((child, child_data.to_owned()))
-}
-
-/// The frozen history as the source holds it now: its canonical view (its own
-/// transcript and compaction archive, and what it reads through its shared base)
-/// through the boundary, each entry with its position. `None` when the source is no
-/// longer the identity the operation froze.
-async fn frozen_entries(
-    io: &Io,
-    op: &ForkOperation,
-) -> Result<Option<Vec<(Vec<u8>, Entry)>>, Error> {
-    let Some(source) = load(io, &op.source_key).await? else {
-        return Ok(None);
-    };
-    if source.session.session_id != op.source_session_id {
-        return Ok(None);
-    }
-    let Some(boundary) = op.boundary else {
-        return Ok(Some(Vec::new()));
-    };
-    // Exclusive: just past the boundary's position.
-    let mut below = keys::position(boundary.created_at, boundary.entry_id);
-    below.push(0);
-    let items = crate::branch::history::items(
-        io,
-        &crate::branch::history::View::of(&source),
-        true,
-        Some(&below),
-    )
-    .await?;
-    Ok(Some(
-        items
-            .into_iter()
-            .map(|item| (item.position, item.entry))
-            .collect(),
-    ))
-}
-
-/// Copy-on-destroy for fork snapshots, called (by `branch::history::release`) before any write
-/// other than an append changes the entries of `identity`: every active
-/// operation pinned on it gets its frozen history copied into `Q · operation_id`
-/// (guarded by its record, which is marked `snapshot_copied`), so its commit
-/// materializes exactly the snapshot whatever the source does meanwhile. Pins of
-/// operations that ended are dropped.
-pub(crate) async fn keep_snapshots(
-    io: &Io,
-    batch: &mut Batch,
-    identity: Identity<'_>,
-) -> Result<(), Error> {
-    // Pins name the source by its session id (what the operation records).
-    let prefix = keys::fork_pins(identity.session_id);
-    for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
-        let Some((id, _)) = keys::read_str(&kv.key, prefix.len()) else {
-            return Err(Error::Corruption {
-                key: keys::display(&kv.key),
-                detail: "not a fork pin key".into(),
-            });
-        };
-        let loaded = match load_op(io, &id).await? {
-            Some(l) if l.op.state.is_active() && l.op.source_session_id == identity.session_id => l,
-            _ => {
-                batch.delete(kv.key);
-                continue;
-            }
-        };
-        if loaded.op.snapshot_copied {
-            continue;
-        }
-        let copy = keys::fork_snapshot(&id);
-        let Some(frozen) = frozen_entries(io, &loaded.op).await? else {
-            // The source is not the frozen identity any more: the commit fails anyway.
-            continue;
-        };
-        // Snapshot keys hold canonical positions (`keys::entry_position`).
-        for (position, entry) in frozen {
-            let mut key = copy.clone();
-            key.extend_from_slice(&position);
-            batch.put(key, encode_entry(&entry, None)?);
-        }
-        let mut op = loaded.op.clone();
-        op.snapshot_copied = true;
-        write_op(batch, &loaded, &op)?;
-    }
-    Ok(())
 }
 
 /// A committed operation after checking its identities against the live lineage.

@@ -24,7 +24,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::engine::error::Error;
-use crate::turns::Position;
+use crate::engine::op::Io;
+use crate::storage::{Batch, keys, record};
+use crate::types::Position;
 use crate::types::Session;
 
 /// The `model_config` key naming a session's provider (e.g. `codex`).
@@ -709,6 +711,35 @@ pub fn request_hash(source_key: &str, request: &ForkRequest) -> String {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{hash:016x}")
+}
+
+/// An operation record as read, with its bytes (the compare-and-set precondition).
+pub(crate) struct LoadedOp {
+    pub(crate) op: ForkOperation,
+    pub(crate) bytes: Vec<u8>,
+}
+
+pub(crate) async fn load_op(io: &Io, operation_id: &str) -> Result<Option<LoadedOp>, Error> {
+    let key = keys::fork_operation(operation_id);
+    Ok(match io.get(key.clone()).await? {
+        Some(bytes) => Some(LoadedOp {
+            op: record::decode(&key, &bytes)?,
+            bytes,
+        }),
+        None => None,
+    })
+}
+
+/// Adds the compare-and-set write of `new` over `old` to `batch`.
+pub(crate) fn write_op(
+    batch: &mut Batch,
+    old: &LoadedOp,
+    new: &ForkOperation,
+) -> Result<(), Error> {
+    let key = keys::fork_operation(&new.operation_id);
+    batch.require_equals(key.clone(), old.bytes.clone());
+    batch.put(key, record::encode(new)?);
+    Ok(())
 }
 
 #[cfg(test)]

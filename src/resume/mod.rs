@@ -661,9 +661,7 @@ pub fn list_runs(
 
 /// Every run row of `token` for `agent`.
 async fn rows_of(io: &Io, agent: &str, token: &str) -> Result<Vec<RunRecord>, Error> {
-    let pairs =
-        crate::session::lifecycle::read_all(io, KeyRange::prefix(&token_prefix(agent, token)))
-            .await?;
+    let pairs = crate::session::read_all(io, KeyRange::prefix(&token_prefix(agent, token))).await?;
     pairs
         .iter()
         .map(|kv| record::decode(&kv.key, &kv.value))

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::branch::history::Layer;
 use crate::engine::error::Error;
+use crate::session::Layer;
 use crate::storage::binary::{Reader, put_bytes, put_varint};
 use crate::storage::{keys, record};
 use crate::types::{BranchLineage, Session, SessionStatus};

@@ -9,7 +9,7 @@ use crate::branch::history;
 use crate::engine::error::Error;
 use crate::engine::op::{ArchivePart, Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::{Loaded, Tail, load, require, write_record, write_update};
+use crate::session::{Loaded, Tail, fence, load, read_all, require, write_record, write_update};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange, Kv, RangeQuery, prefix_end};
@@ -17,48 +17,6 @@ use crate::types::{
     ArchiveStatus, ArchivedReset, BranchLineage, ContextState, Entry, FinishStatus, Intent,
     IntentOutcome, ResetArchive, Session, SessionStatus, UpdateRequest,
 };
-
-/// How many records one range read asks for when an operation walks a whole range.
-pub(crate) const CHUNK: u32 = 1000;
-
-/// Fails with `stale_epoch` when the writer read an older (or other) epoch.
-pub(crate) fn fence(loaded: &Loaded, expected: Option<u64>) -> Result<(), Error> {
-    match expected {
-        Some(expected) if expected != loaded.session.epoch => Err(Error::StaleEpoch {
-            key: loaded.session.key.clone(),
-            expected,
-            actual: loaded.session.epoch,
-        }),
-        _ => Ok(()),
-    }
-}
-
-/// Every pair in `range`, read `CHUNK` at a time.
-pub(crate) async fn read_all(io: &Io, range: KeyRange) -> Result<Vec<Kv>, Error> {
-    let mut out: Vec<Kv> = Vec::new();
-    let mut start = range.start.clone();
-    loop {
-        let chunk = io
-            .range(RangeQuery {
-                range: KeyRange {
-                    start: start.clone(),
-                    end: range.end.clone(),
-                },
-                limit: CHUNK,
-                reverse: false,
-            })
-            .await?;
-        let full = chunk.len() == CHUNK as usize;
-        if let Some(last) = chunk.last() {
-            start = last.key.clone();
-            start.push(0);
-        }
-        out.extend(chunk);
-        if !full {
-            return Ok(out);
-        }
-    }
-}
 
 fn checked(workspace: &str, key: &str) -> Result<(), Error> {
     validate::workspace(workspace).and_then(|()| validate::session_key(key))

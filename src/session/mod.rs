@@ -4,16 +4,108 @@ mod codec;
 pub(crate) mod lifecycle;
 pub(crate) mod states;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use crate::branch::history::Layer;
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
 use crate::storage::keys;
 use crate::storage::record;
-use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
+use crate::storage::{Batch, KeyRange, Kv, RangeQuery, prefix_end};
 use crate::types::{BranchLineage, ListFilter, Session, SessionList};
+
+/// How many records one range read asks for when an operation walks a whole range.
+pub(crate) const CHUNK: u32 = 1000;
+
+/// Fails with `stale_epoch` when the writer read an older (or other) epoch.
+pub(crate) fn fence(loaded: &Loaded, expected: Option<u64>) -> Result<(), Error> {
+    match expected {
+        Some(expected) if expected != loaded.session.epoch => Err(Error::StaleEpoch {
+            key: loaded.session.key.clone(),
+            expected,
+            actual: loaded.session.epoch,
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// Every pair in `range`, read `CHUNK` at a time.
+pub(crate) async fn read_all(io: &Io, range: KeyRange) -> Result<Vec<Kv>, Error> {
+    let mut out: Vec<Kv> = Vec::new();
+    let mut start = range.start.clone();
+    loop {
+        let chunk = io
+            .range(RangeQuery {
+                range: KeyRange {
+                    start: start.clone(),
+                    end: range.end.clone(),
+                },
+                limit: CHUNK,
+                reverse: false,
+            })
+            .await?;
+        let full = chunk.len() == CHUNK as usize;
+        if let Some(last) = chunk.last() {
+            start = last.key.clone();
+            start.push(0);
+        }
+        out.extend(chunk);
+        if !full {
+            return Ok(out);
+        }
+    }
+}
+
+/// One identity a branched session reads, with the filter that gives its fork-time view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Layer {
+    /// The identity whose entries (`e`, `x`, `m`) are read: the name of its keys, a
+    /// minted data id or (identities created before record format 7) its session id.
+    pub(crate) data_id: String,
+    /// The session id of a minted identity (absent when `data_id` is the session id):
+    /// its entries' generated message ids carry it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) session_id: Option<String>,
+    /// Only entries with ids up to this one.
+    pub(crate) last_entry_id: u64,
+    /// Only archive entries of compactions with an index below this.
+    pub(crate) compactions: u64,
+    /// Only positions strictly below this `(created_at, id)` (a fork before a message).
+    #[serde(default)]
+    pub(crate) before: Option<(u64, u64)>,
+    /// Archived entries read as active ones (the canonical prefix of a fork before a
+    /// message is the branch's transcript).
+    #[serde(default)]
+    pub(crate) flatten: bool,
+    /// Whether the identity has a message-id index (format 2); otherwise lookups scan.
+    #[serde(default)]
+    pub(crate) indexed: bool,
+}
+
+impl Layer {
+    /// The layer that reads identity `identity`, up to entry `last_entry_id` and
+    /// compaction `compactions`, with no other filter.
+    pub(crate) fn of(identity: Identity<'_>, last_entry_id: u64, compactions: u64) -> Layer {
+        Layer {
+            data_id: identity.data_id.to_owned(),
+            session_id: (identity.data_id != identity.session_id)
+                .then(|| identity.session_id.to_owned()),
+            last_entry_id,
+            compactions,
+            before: None,
+            flatten: false,
+            indexed: false,
+        }
+    }
+
+    /// The identity it reads.
+    pub(crate) fn identity(&self) -> Identity<'_> {
+        Identity {
+            data_id: &self.data_id,
+            session_id: self.session_id.as_deref().unwrap_or(&self.data_id),
+        }
+    }
+}
 
 /// What a session record stores besides the [`Session`]: for a branched session its
 /// lineage and the shared history it reads (both omitted when empty), the identity's

@@ -4,7 +4,7 @@
 use crate::engine::error::Error;
 use crate::engine::op::Operation;
 use crate::engine::validate;
-use crate::session::lifecycle::{fence, read_all};
+use crate::session::{fence, read_all};
 use crate::session::{require, write_update};
 use crate::storage::keys;
 use crate::storage::record;

@@ -4,6 +4,8 @@
 mod bench;
 mod cmd;
 mod e2e;
+#[cfg(test)]
+mod layers;
 mod postgres;
 mod serve;
 mod setup;
