@@ -59,13 +59,12 @@ use sha2::{Digest, Sha256};
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
-use crate::session::Identity;
+use crate::session::{Identity, Layer};
 use crate::storage::entry_record::decode_entry;
 use crate::storage::keys;
 use crate::storage::{KeyRange, RangeQuery};
 use crate::types::{Entry, Role};
 
-use crate::branch::history::Layer;
 use index::Segment;
 use query::{Clause, Query, SessionFilter};
 use tokenize::{Token, tokenize};
