@@ -4,9 +4,7 @@
 
 use crate::engine::op::{ArchiveWriter, Archiver, Operation};
 use crate::engine::ops::Op;
-use crate::storage::{
-    Batch, KeyRange, Kv, Mutation, Precondition, RangeQuery, Storage, StorageError,
-};
+use crate::storage::{Batch, Kv, RangeQuery, Storage, StorageError};
 use crate::types::ResetArchive;
 
 wit_bindgen::generate!({
@@ -79,30 +77,10 @@ fn run<T: 'static>(op: Operation<T>) -> Result<T, wit::Error> {
 /// The host's storage, reached through the WIT imports.
 struct HostStorage;
 
+/// A storage error as the core's (the conversion cannot fail: every case has its own).
 fn from_wit_error(error: types::StorageError) -> StorageError {
-    match error {
-        types::StorageError::Conflict(index) => StorageError::Conflict(index),
-        types::StorageError::Backend(cause) => StorageError::Backend(cause),
-        types::StorageError::Unknown(cause) => StorageError::Unknown(cause),
-        types::StorageError::Corrupt(c) => StorageError::Corrupt {
-            key: c.key,
-            detail: c.detail,
-        },
-    }
-}
-
-fn to_wit_range(range: KeyRange) -> types::KeyRange {
-    types::KeyRange {
-        start: range.start,
-        end: range.end,
-    }
-}
-
-fn to_wit_kv(kv: Kv) -> types::Kv {
-    types::Kv {
-        key: kv.key,
-        value: kv.value,
-    }
+    StorageError::from_wit(error, "storage")
+        .unwrap_or_else(|e| StorageError::Backend(e.to_string()))
 }
 
 impl Storage for HostStorage {
@@ -111,47 +89,12 @@ impl Storage for HostStorage {
     }
 
     fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
-        let query = types::RangeQuery {
-            range: to_wit_range(query.range.clone()),
-            limit: query.limit,
-            reverse: query.reverse,
-        };
-        host::range(workspace, &query)
-            .map(|pairs| {
-                pairs
-                    .into_iter()
-                    .map(|kv| Kv {
-                        key: kv.key,
-                        value: kv.value,
-                    })
-                    .collect()
-            })
-            .map_err(from_wit_error)
+        let pairs = host::range(workspace, &query.clone().into_wit()).map_err(from_wit_error)?;
+        Vec::<Kv>::from_wit(pairs, "range").map_err(|e| StorageError::Backend(e.to_string()))
     }
 
     fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
-        let batch = types::Batch {
-            preconditions: batch
-                .preconditions
-                .into_iter()
-                .map(|p| match p {
-                    Precondition::Absent(key) => types::Precondition::Absent(key),
-                    Precondition::Equals(kv) => types::Precondition::Equals(to_wit_kv(kv)),
-                })
-                .collect(),
-            mutations: batch
-                .mutations
-                .into_iter()
-                .map(|m| match m {
-                    Mutation::Put(kv) => types::Mutation::Put(to_wit_kv(kv)),
-                    Mutation::Delete(key) => types::Mutation::Delete(key),
-                    Mutation::DeleteRange(range) => {
-                        types::Mutation::DeleteRange(to_wit_range(range))
-                    }
-                })
-                .collect(),
-        };
-        host::commit(workspace, &batch).map_err(from_wit_error)
+        host::commit(workspace, &batch.into_wit()).map_err(from_wit_error)
     }
 }
 

@@ -17,6 +17,9 @@
 //! - `wit_map!(@variant Core => Wit { Case, Case(field, …) => Record, … })`: an enum
 //!   with data, a WIT variant: a unit case as a unit case, a struct case `Core::Case {
 //!   field, … }` as `Wit::Case(Record { field, … })`;
+//! - `wit_map!(@record_in module, …)`, `wit_map!(@newtypes_in module, Core => Wit {
+//!   Case, … })`: a record, or an enum whose every case holds one value, of another
+//!   WIT interface than `api` (the storage contract's `types`);
 //! - `wit_map!(@text Core)`: a unit-only enum the WIT carries as its name
 //!   (`"running"`);
 //! - `wit_map!(@json Core)`: a value the WIT carries as JSON text.
@@ -83,6 +86,46 @@ macro_rules! wit_map {
         }
 
         $crate::wit_map!(@json serde_json::Value);
+
+        // The storage contract (the WIT interface `types`, in scope at the call site as
+        // `types`): what the component sends its host and what the host answers.
+        $crate::wit_map!(@record_in types, $crate::Kv => Kv { key, value });
+        $crate::wit_map!(@record_in types, $crate::KeyRange => KeyRange { start, end });
+        $crate::wit_map!(@record_in types, $crate::RangeQuery => RangeQuery {
+            range, limit, reverse,
+        });
+        $crate::wit_map!(@newtypes_in types, $crate::Precondition => Precondition {
+            Absent, Equals,
+        });
+        $crate::wit_map!(@newtypes_in types, $crate::Mutation => Mutation {
+            Put, Delete, DeleteRange,
+        });
+        $crate::wit_map!(@record_in types, $crate::Batch => Batch { preconditions, mutations });
+
+        impl Wit for $crate::StorageError {
+            type W = types::StorageError;
+            fn into_wit(self) -> types::StorageError {
+                match self {
+                    Self::Conflict(index) => types::StorageError::Conflict(index),
+                    Self::Backend(cause) => types::StorageError::Backend(cause),
+                    Self::Unknown(cause) => types::StorageError::Unknown(cause),
+                    Self::Corrupt { key, detail } => {
+                        types::StorageError::Corrupt(types::CorruptValue { key, detail })
+                    }
+                }
+            }
+            fn from_wit(w: types::StorageError, _: &'static str) -> Result<Self, $crate::Error> {
+                Ok(match w {
+                    types::StorageError::Conflict(index) => Self::Conflict(index),
+                    types::StorageError::Backend(cause) => Self::Backend(cause),
+                    types::StorageError::Unknown(cause) => Self::Unknown(cause),
+                    types::StorageError::Corrupt(c) => Self::Corrupt {
+                        key: c.key,
+                        detail: c.detail,
+                    },
+                })
+            }
+        }
 
         $crate::wit_map!(@enum $crate::ErrorCode => ErrorCode {
             NotFound, Conflict, InvalidArgument, StaleEpoch, Corruption, Storage, Unknown,
@@ -373,19 +416,35 @@ macro_rules! wit_map {
         }
     };
 
-    (@record $core:path => $w:ident {
+    (@record $core:path => $w:ident { $($fields:tt)* }) => {
+        $crate::wit_map!(@record_in wit, $core => $w { $($fields)* });
+    };
+
+    (@record_in $m:ident, $core:path => $w:ident {
         $($field:ident $(as $json:ident)?),* $(,)?
     }) => {
         impl Wit for $core {
-            type W = wit::$w;
-            fn into_wit(self) -> wit::$w {
+            type W = $m::$w;
+            fn into_wit(self) -> $m::$w {
                 let Self { $($field),* } = self;
-                wit::$w { $($field: Wit::into_wit($field)),* }
+                $m::$w { $($field: Wit::into_wit($field)),* }
             }
-            fn from_wit(w: wit::$w, _: &'static str) -> Result<$core, $crate::Error> {
+            fn from_wit(w: $m::$w, _: &'static str) -> Result<$core, $crate::Error> {
                 Ok(Self { $($field: $crate::wit_map!(
                     @field $($json)? Wit::from_wit(w.$field, stringify!($field))?
                 )),* })
+            }
+        }
+    };
+
+    (@newtypes_in $m:ident, $core:path => $w:ident { $($case:ident),* $(,)? }) => {
+        impl Wit for $core {
+            type W = $m::$w;
+            fn into_wit(self) -> $m::$w {
+                match self { $(Self::$case(value) => $m::$w::$case(value.into_wit())),* }
+            }
+            fn from_wit(w: $m::$w, field: &'static str) -> Result<$core, $crate::Error> {
+                Ok(match w { $($m::$w::$case(value) => Self::$case(Wit::from_wit(value, field)?)),* })
             }
         }
     };

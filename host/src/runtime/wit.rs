@@ -9,8 +9,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use spool::{
-    ArchiveInProgress, ArchivePart, Archiver, Batch, KeyRange, Kv, Mutation, Op, Precondition,
-    RangeQuery, ResetArchive, Storage, StorageError,
+    ArchiveInProgress, ArchivePart, Archiver, Batch, Op, RangeQuery, ResetArchive, Storage,
 };
 use wasmtime::Store;
 use wasmtime::component::{
@@ -98,7 +97,7 @@ impl host::Host for HostState {
         if let Ok(Some(value)) = &value {
             self.limits.read_bytes += value.len() as u64;
         }
-        Ok(value.map_err(to_wit_storage_error))
+        Ok(value.map_err(Wit::into_wit))
     }
 
     fn range(
@@ -106,10 +105,9 @@ impl host::Host for HostState {
         workspace: String,
         query: types::RangeQuery,
     ) -> wasmtime::Result<Result<Vec<types::Kv>, types::StorageError>> {
-        let query = RangeQuery {
-            range: from_wit_range(query.range),
-            limit: query.limit,
-            reverse: query.reverse,
+        let query = match RangeQuery::from_wit(query, "query") {
+            Ok(query) => query,
+            Err(e) => return Ok(Err(types::StorageError::Backend(e.to_string()))),
         };
         let pairs = self.storage.range(&workspace, &query);
         if let Ok(pairs) = &pairs {
@@ -119,17 +117,7 @@ impl host::Host for HostState {
                 .sum::<usize>();
             self.limits.read_bytes += bytes as u64;
         }
-        Ok(pairs
-            .map(|pairs| {
-                pairs
-                    .into_iter()
-                    .map(|kv| types::Kv {
-                        key: kv.key,
-                        value: kv.value,
-                    })
-                    .collect()
-            })
-            .map_err(to_wit_storage_error))
+        Ok(pairs.map(Wit::into_wit).map_err(Wit::into_wit))
     }
 
     fn commit(
@@ -137,57 +125,14 @@ impl host::Host for HostState {
         workspace: String,
         batch: types::Batch,
     ) -> wasmtime::Result<Result<(), types::StorageError>> {
+        let batch = match Batch::from_wit(batch, "batch") {
+            Ok(batch) => batch,
+            Err(e) => return Ok(Err(types::StorageError::Backend(e.to_string()))),
+        };
         Ok(self
             .storage
-            .commit(&workspace, from_wit_batch(batch))
-            .map_err(to_wit_storage_error))
-    }
-}
-
-fn to_wit_storage_error(error: StorageError) -> types::StorageError {
-    match error {
-        StorageError::Conflict(index) => types::StorageError::Conflict(index),
-        StorageError::Backend(cause) => types::StorageError::Backend(cause),
-        StorageError::Unknown(cause) => types::StorageError::Unknown(cause),
-        StorageError::Corrupt { key, detail } => {
-            types::StorageError::Corrupt(types::CorruptValue { key, detail })
-        }
-    }
-}
-
-fn from_wit_range(range: types::KeyRange) -> KeyRange {
-    KeyRange {
-        start: range.start,
-        end: range.end,
-    }
-}
-
-fn from_wit_kv(kv: types::Kv) -> Kv {
-    Kv {
-        key: kv.key,
-        value: kv.value,
-    }
-}
-
-fn from_wit_batch(batch: types::Batch) -> Batch {
-    Batch {
-        preconditions: batch
-            .preconditions
-            .into_iter()
-            .map(|p| match p {
-                types::Precondition::Absent(key) => Precondition::Absent(key),
-                types::Precondition::Equals(kv) => Precondition::Equals(from_wit_kv(kv)),
-            })
-            .collect(),
-        mutations: batch
-            .mutations
-            .into_iter()
-            .map(|m| match m {
-                types::Mutation::Put(kv) => Mutation::Put(from_wit_kv(kv)),
-                types::Mutation::Delete(key) => Mutation::Delete(key),
-                types::Mutation::DeleteRange(range) => Mutation::DeleteRange(from_wit_range(range)),
-            })
-            .collect(),
+            .commit(&workspace, batch)
+            .map_err(Wit::into_wit))
     }
 }
 
