@@ -1,4 +1,6 @@
-//! Transcript entries: append and paged reads.
+//! Transcript entries: append (one or several in one commit), paged reads (active and
+//! canonical), the entry count, lookups by message id, and the rewrites `truncate`
+//! (keep the newest messages) and `rollback` (drop the last turns).
 
 use std::collections::BTreeSet;
 

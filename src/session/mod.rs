@@ -1,4 +1,7 @@
-//! Session records: create, get, list by recency.
+//! The record layer (ARCHITECTURE.md, "Layers"): the session record (`Stored`, its
+//! `Tail`, the `Layer`s a branch reads through), loading and writing it, reading a whole
+//! range (`read_all`, `CHUNK` at a time) and the epoch fence; and the calls on records
+//! alone: create, get, list by recency.
 
 mod codec;
 pub(crate) mod lifecycle;
