@@ -2,7 +2,9 @@
 //! benchmarks that run on a server: Debian's packages (installed when missing),
 //! `initdb` on a temporary directory as the `postgres` user, loopback only, random
 //! ports. [`Servers`] stops both and removes the directory when dropped, so every exit
-//! path of a step that holds it (success, failure, a panic) stops them.
+//! path of a step that holds it (success, failure, a panic) stops them; a watchdog in a
+//! session of its own does the same once the process is gone without dropping it (a
+//! signal, `kill -9`; `xtask/tests/servers.rs`).
 //!
 //! The tests find them through the environment ([`Servers::env`]):
 //! `SPOOL_TEST_POSTGRES` is the server's URL as its superuser (`postgres`, trusted on
@@ -57,7 +59,9 @@ impl Servers {
             pgbouncer_port: 0,
             standby_port: None,
         };
-        // From here on, a failure drops `servers`, which stops what did start.
+        // From here on, a failure drops `servers`, which stops what did start; and if
+        // this process ends without dropping it (a signal, `kill -9`), its watchdog does.
+        servers.watch()?;
         servers.start_postgres()?;
         servers.start_pgbouncer()?;
         eprintln!(
@@ -261,22 +265,44 @@ impl Servers {
     }
 }
 
+impl Servers {
+    /// A shell script that stops whatever runs from the servers' directory (the pooler,
+    /// both servers of a pair, with `immediate`: nothing of them is kept) and removes it.
+    fn stop_script(&self) -> String {
+        let dir = self.dir.display();
+        let pg_ctl = self.bin.join("pg_ctl");
+        format!(
+            "[ -f {dir}/pgbouncer.pid ] && kill $(cat {dir}/pgbouncer.pid); \
+             for data in {dir}/{PRIMARY} {dir}/{STANDBY}; do \
+             [ -f $data/postmaster.pid ] && runuser -u postgres -- {pg_ctl} -w -t 60 \
+             -m immediate -D $data stop >/dev/null 2>&1; done; rm -rf {dir}",
+            pg_ctl = pg_ctl.display()
+        )
+    }
+
+    /// Starts a watchdog in a session of its own (so a signal to this process's group
+    /// does not reach it): once this process is gone, however it ended, it runs
+    /// [`Servers::stop_script`]. After a normal drop there is nothing left to stop.
+    fn watch(&self) -> Result<(), String> {
+        let script = format!(
+            "while kill -0 {pid} 2>/dev/null; do sleep 1; done; {stop}",
+            pid = std::process::id(),
+            stop = self.stop_script()
+        );
+        std::process::Command::new("setsid")
+            .args(["sh", "-c", &script])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map(|_| ())
+            .map_err(|e| format!("setsid: {e}: no watchdog for the servers"))
+    }
+}
+
 impl Drop for Servers {
     fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(self.dir.join("pgbouncer.pid")) {
-            let _ = Step::new("kill").arg(pid.trim()).output();
-        }
-        for data in [self.data(), self.dir.join(STANDBY)] {
-            if data.join("postmaster.pid").exists() {
-                let _ = self
-                    .as_postgres("pg_ctl")
-                    .args(["-w", "-t", "60", "-m", "immediate", "-D"])
-                    .arg(&data)
-                    .arg("stop")
-                    .output();
-            }
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let _ = Step::new("sh").args(["-c", &self.stop_script()]).output();
     }
 }
 
