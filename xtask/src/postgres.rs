@@ -148,12 +148,16 @@ impl Servers {
                     self.postgres_port
                 ),
             ));
+            // This program, by its path: when cargo rebuilt it while it runs (the
+            // workspace's tests build it too), Linux names the running one `… (deleted)`
+            // and the path holds the new build of the same code.
             let xtask = std::env::current_exe().unwrap_or_else(|_| "xtask".into());
+            let xtask = xtask.to_string_lossy();
             env.push((
                 "SPOOL_TEST_POSTGRES_FAILOVER_NOW",
                 format!(
                     "{} postgres-failover {}",
-                    xtask.display(),
+                    xtask.trim_end_matches(" (deleted)"),
                     self.dir.display()
                 ),
             ));
