@@ -77,42 +77,5 @@ pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn test_durations() {
-        assert_eq!(parse_duration_ms("1500"), Ok(1500));
-        assert_eq!(parse_duration_ms("45s"), Ok(45_000));
-        assert_eq!(parse_duration_ms("15m"), Ok(900_000));
-        assert_eq!(parse_duration_ms("12h"), Ok(43_200_000));
-        assert_eq!(parse_duration_ms("30d"), Ok(2_592_000_000));
-        assert_eq!(parse_duration_ms("250ms"), Ok(250));
-        for bad in [
-            "",
-            "d",
-            "-5",
-            "3w",
-            "1.5h",
-            "99999999999999999999",
-            "999999999999999999d",
-        ] {
-            assert!(parse_duration_ms(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn test_key_json() {
-        assert_eq!(
-            parse_key_json("t=0.5"),
-            Ok(("t".to_owned(), serde_json::json!(0.5)))
-        );
-        assert_eq!(
-            parse_key_json(r#"a={"x":"="}"#),
-            Ok(("a".to_owned(), serde_json::json!({"x": "="})))
-        );
-        assert!(parse_key_json("novalue").is_err());
-        assert!(parse_key_json("=1").is_err());
-        assert!(parse_key_json("k=text").is_err());
-    }
-}
+#[path = "tests/parse.rs"]
+mod tests;

@@ -1033,7 +1033,7 @@ fn test_imported_sessions_are_searchable() {
     let log = import::parse(
         ImportFormat::ClaudeCode,
         include_str!(
-            "../../tests/fixtures/import/claude-code/-home-dev-acme/6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f.jsonl"
+            "../../../tests/fixtures/import/claude-code/-home-dev-acme/6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f.jsonl"
         ),
     );
     let session = log.sessions.into_iter().next().expect("a session");
@@ -1066,7 +1066,7 @@ fn test_imported_sessions_are_searchable() {
     let log = import::parse(
         ImportFormat::ClaudeCode,
         include_str!(
-            "../../tests/fixtures/import/claude-code/-home-dev-acme/6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f.jsonl"
+            "../../../tests/fixtures/import/claude-code/-home-dev-acme/6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f.jsonl"
         ),
     );
     let session = log.sessions.into_iter().next().expect("a session");

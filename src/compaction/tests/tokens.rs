@@ -1,0 +1,45 @@
+use super::*;
+use crate::types::Role;
+
+fn entry(content: &str, token_count: Option<u64>) -> Entry {
+    Entry {
+        id: 1,
+        message_id: "m".into(),
+        role: Role::Assistant,
+        content: content.into(),
+        created_at: 0,
+        token_count,
+        tool_calls: None,
+        tool_call_id: None,
+        turn_id: None,
+        turn_usage: None,
+        tool_status: None,
+        reasoning: None,
+        attachments: Vec::new(),
+        kind: None,
+    }
+}
+
+#[test]
+fn test_estimate_rounds_up_per_four_chars() {
+    assert_eq!(estimate(""), 0);
+    assert_eq!(estimate("abcd"), 1);
+    assert_eq!(estimate("abcde"), 2);
+    assert_eq!(estimate("ééééé"), 2, "characters, not bytes");
+}
+
+#[test]
+fn test_given_count_wins_only_when_larger() {
+    assert_eq!(entry_tokens(&entry(&"x".repeat(400), Some(10))), 100);
+    assert_eq!(entry_tokens(&entry("hi", Some(250))), 250);
+}
+
+#[test]
+fn test_tool_call_arguments_count_even_when_under_reported() {
+    let mut e = entry("small visible answer", Some(1));
+    e.tool_calls = Some(serde_json::json!([{
+        "type": "tool_use", "id": "write-stale", "name": "write_file",
+        "input": {"path": "index.html", "content": "x".repeat(5000)}
+    }]));
+    assert!(entry_tokens(&e) > 1250, "{}", entry_tokens(&e));
+}
