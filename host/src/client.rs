@@ -4,29 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use spool::compaction::{
-    CommitRequest, CompactRequest, CompactionResult, PersistRequest, Prepared, Summary,
-};
-use std::collections::BTreeMap;
-
 use serde_json::Value;
-use spool::import::{ImportFormat, ImportOutcome, ImportRequest, ImportedLog, ImportedSession};
-use spool::resume::rules::{ResumeDecision, RunRecord, TaskOutcomeEffects};
+use spool::compaction::{CompactRequest, CompactionResult, Prepared};
+use spool::import::{ImportFormat, ImportedLog};
+use spool::provider_fork::{ForkOperationView, ForkRequest};
 use spool::{
-    AppendRequest, ArchivedReset, Archiver, ContextState, Entry, FinishStatus, IndexProgress,
-    Intent, IntentOutcome, ListFilter, NewContextState, NewRoleSession, NewRun, NoArchive, Order,
-    OutcomeRequest, Page, PageRequest, ResumeRequest, RoleSession, RunFilter, RunList, SearchPage,
-    SearchRequest, Session, SessionList, Storage, ThreadPlan, TruncateOutcome, TurnCommit,
-    TurnCommitted, UpdateRequest,
+    Archiver, BranchRequest, Entry, FinishStatus, Intent, IntentOutcome, NoArchive, Order,
+    PageRequest, Session, Storage,
 };
-
-use spool::provider_fork::capabilities::{ForkProjection, ProbeAnswer, ProjectionMode};
-use spool::provider_fork::{
-    DispatchPayload, Disposition, ForkLineage, ForkOperationView, ForkRequest,
-    ProviderBindingRequest, RecoveryReport,
-};
-use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPage, TurnPageRequest};
-use spool::{Branch, BranchRequest, LineageView};
 
 use crate::error::{CompactWithError, Error};
 use crate::provider::ForkProvider;
@@ -82,6 +67,14 @@ pub fn random_id() -> String {
 
 /// Sessions and transcripts in one workspace of one database.
 ///
+/// Every call of the operation table is a method named after it (generated from the
+/// table: see [`spool::ops`] for each call's fields), taking the call's fields but those
+/// a host fills in: the time comes from the clock, and what a call creates (a session,
+/// a branch, a fork operation) gets a fresh id. [`call`](Self::call) takes any call as
+/// given. A few methods go beyond the table: [`transcript`](Self::transcript),
+/// [`pages`](Self::pages), [`reset`](Self::reset), [`compact_with`](Self::compact_with),
+/// [`run_fork`](Self::run_fork), [`reset_archives`](Self::reset_archives).
+///
 /// ```
 /// use spool::{AppendRequest, Role};
 /// use spool_host::Spool;
@@ -89,10 +82,80 @@ pub fn random_id() -> String {
 /// let dir = tempfile::tempdir()?;
 /// let mut spool = Spool::open(dir.path().join("spool.db"))?;
 /// spool.create_session("agent:main:main")?;
-/// spool.append("agent:main:main", AppendRequest::new(Role::User, "fix the failing test"))?;
+/// spool.append_entry("agent:main:main", AppendRequest::new(Role::User, "fix the failing test"))?;
 /// let transcript = spool.transcript("agent:main:main")?;
 /// assert_eq!(transcript[0].content, "fix the failing test");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Intents: a created or reset session gets a fresh session id, and a reset archives
+/// the old generation (here in `<db dir>/spool-archives`).
+///
+/// ```
+/// use spool::Intent;
+/// use spool_host::Spool;
+///
+/// let dir = tempfile::tempdir()?;
+/// let mut spool = Spool::open(dir.path().join("spool.db"))?;
+/// let first = spool.apply_intent("agent:main:main", Intent::Continue)?;
+/// assert!(first.created);
+/// let err = spool.apply_intent("agent:main:main", Intent::NewChat).unwrap_err();
+/// assert!(err.message().contains("session_key conflict"));
+/// let reset = spool.apply_intent("agent:main:main", Intent::ResetSameKey)?;
+/// assert!(reset.rotated && reset.session.epoch == 1);
+/// assert!(reset.archive.expect("archived").written);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// Branches share their parent's history without copying it; the child's session id is
+/// fresh:
+///
+/// ```
+/// use spool::{AppendRequest, Role};
+/// use spool_host::{BranchOptions, Spool};
+///
+/// let mut spool = Spool::builder().open()?;
+/// spool.create_session("agent:main:main")?;
+/// for text in ["fix the test", "done: the test passes"] {
+///     spool.append_entry("agent:main:main", AppendRequest::new(Role::User, text))?;
+/// }
+/// let alt = spool.branch("agent:main:main", "agent:main:alt", BranchOptions::fork())?;
+/// assert_eq!((alt.session.entry_count, alt.lineage.spawn_depth), (2, 1));
+/// assert!(alt.lineage.forked_from_parent);
+/// // The branch's own writes stay its own.
+/// spool.append_entry("agent:main:alt", AppendRequest::new(Role::User, "try another way"))?;
+/// assert_eq!(spool.count_entries("agent:main:main")?, 2);
+/// assert_eq!(spool.list_children("agent:main:main")?.len(), 1);
+/// # Ok::<(), spool_host::Error>(())
+/// ```
+///
+/// Imports: a parsed session is written under a key, created with a fresh session id
+/// when missing; entries already held (by message id) are skipped.
+///
+/// ```
+/// use spool::import::{ImportFormat, ImportRequest};
+/// use spool_host::Spool;
+///
+/// let log = concat!(
+///     r#"{"type":"user","uuid":"u1","sessionId":"s-1","cwd":"/src/app","#,
+///     r#""timestamp":"2025-10-17T09:00:00Z","message":{"role":"user","content":"hi"}}"#,
+///     "\n",
+/// );
+/// let mut spool = Spool::builder().open()?;
+/// let parsed = spool.parse_import(ImportFormat::ClaudeCode, log)?;
+/// let session = parsed.sessions.into_iter().next().expect("one session");
+/// let request = ImportRequest {
+///     key: "import:claude_code:s-1".into(),
+///     session_id: String::new(), // filled in
+///     format: ImportFormat::ClaudeCode,
+///     session,
+///     parent_key: None,
+/// };
+/// let first = spool.import_session(request.clone())?;
+/// assert_eq!((first.created, first.imported), (true, 1));
+/// let again = spool.import_session(request)?;
+/// assert_eq!((again.imported, again.already_present), (0, 1));
+/// # Ok::<(), spool_host::Error>(())
 /// ```
 pub struct Spool {
     instance: Instance,
@@ -189,61 +252,11 @@ impl Spool {
         &self.workspace
     }
 
-    /// Performs one API call (any [`spool::ops`] struct) in this handle's workspace.
-    /// The methods below are this with the clock's time and fresh ids filled in.
+    /// Performs one API call (any [`spool::ops`] struct) in this handle's workspace,
+    /// as given. The methods named after the calls are this with the clock's time and
+    /// fresh ids filled in.
     pub fn call<O: Call>(&mut self, op: O) -> Result<O::Output, Error> {
         self.instance.call(&self.workspace, op)
-    }
-
-    /// Creates a session under `key` with a fresh session id; a key in use is a
-    /// `conflict`.
-    pub fn create_session(&mut self, key: &str) -> Result<Session, Error> {
-        let (id, now) = ((self.ids)(), (self.clock)());
-        self.call(ops::CreateSession {
-            key: key.to_owned(),
-            session_id: id,
-            now_ms: now,
-        })
-    }
-
-    /// The session under `key`, or `None`.
-    pub fn get_session(&mut self, key: &str) -> Result<Option<Session>, Error> {
-        self.call(ops::GetSession {
-            key: key.to_owned(),
-        })
-    }
-
-    /// Appends one entry to the session under `key`, stamped with the clock's time.
-    pub fn append(&mut self, key: &str, request: AppendRequest) -> Result<Entry, Error> {
-        let now = (self.clock)();
-        self.call(ops::AppendEntry {
-            key: key.to_owned(),
-            request,
-            now_ms: now,
-        })
-    }
-
-    /// Appends `requests`, in order, to the session under `key` in one commit (all of
-    /// them or none), stamped with the clock's time.
-    pub fn append_entries(
-        &mut self,
-        key: &str,
-        requests: Vec<AppendRequest>,
-    ) -> Result<Vec<Entry>, Error> {
-        let now = (self.clock)();
-        self.call(ops::AppendEntries {
-            key: key.to_owned(),
-            requests,
-            now_ms: now,
-        })
-    }
-
-    /// Reads one page of the transcript of the session under `key`.
-    pub fn read_page(&mut self, key: &str, request: PageRequest) -> Result<Page, Error> {
-        self.call(ops::ReadPage {
-            key: key.to_owned(),
-            request,
-        })
     }
 
     /// The whole transcript of the session under `key`, oldest entry first (held in
@@ -282,58 +295,6 @@ impl Spool {
         }
     }
 
-    /// Lists sessions, most recently updated first, `limit` (1 to 1000) at a time;
-    /// `cursor` is the previous page's `next_cursor`.
-    pub fn list_sessions(
-        &mut self,
-        limit: u32,
-        cursor: Option<&str>,
-    ) -> Result<SessionList, Error> {
-        self.list_sessions_where(limit, cursor, &ListFilter::default())
-    }
-
-    /// Like [`list_sessions`](Self::list_sessions), only the sessions passing `filter`
-    /// (agent id, status).
-    pub fn list_sessions_where(
-        &mut self,
-        limit: u32,
-        cursor: Option<&str>,
-        filter: &ListFilter,
-    ) -> Result<SessionList, Error> {
-        self.call(ops::ListSessions {
-            limit,
-            cursor: cursor.map(str::to_owned),
-            agent_id: filter.agent_id.clone(),
-            status: filter.status,
-        })
-    }
-
-    /// Full-text search of the workspace's transcripts: one page of hits, best first
-    /// (see [`spool::search`](mod@spool::search) for the query language, the ranking and what paging
-    /// guarantees). Pass the page's `next_cursor` back in `request.cursor`, with the same
-    /// query, for the next page; a bad query, limit or cursor is `invalid_argument`.
-    pub fn search(&mut self, request: SearchRequest) -> Result<SearchPage, Error> {
-        let SearchRequest {
-            query,
-            limit,
-            cursor,
-        } = request;
-        self.call(ops::Search {
-            query,
-            limit,
-            cursor,
-        })
-    }
-
-    /// Indexes one run of history written before the search index (see
-    /// [`spool::search::backfill`]): call again with the result's `next_cursor` until it
-    /// is `None`. Appends, from this process or others, go on beside it.
-    pub fn index_backfill(&mut self, cursor: Option<&str>) -> Result<IndexProgress, Error> {
-        self.call(ops::IndexBackfill {
-            cursor: cursor.map(str::to_owned),
-        })
-    }
-
     /// The directory reset archives are written to, when they go to an
     /// [`ArchiveDir`] (`None` with a custom archiver, none, or the PostgreSQL
     /// database's).
@@ -354,86 +315,12 @@ impl Spool {
         }
     }
 
-    /// The session under `key`, created with a fresh session id when missing.
-    pub fn get_or_create(&mut self, key: &str) -> Result<IntentOutcome, Error> {
-        let (id, now) = ((self.ids)(), (self.clock)());
-        self.call(ops::GetOrCreate {
-            key: key.to_owned(),
-            session_id: id,
-            now_ms: now,
-        })
-    }
-
-    /// Applies `intent` to `key`; a created or reset session gets a fresh session id.
-    ///
-    /// ```
-    /// use spool::Intent;
-    /// use spool_host::Spool;
-    ///
-    /// let dir = tempfile::tempdir()?;
-    /// let mut spool = Spool::open(dir.path().join("spool.db"))?;
-    /// let first = spool.apply_intent("agent:main:main", Intent::Continue)?;
-    /// assert!(first.created);
-    /// let err = spool.apply_intent("agent:main:main", Intent::NewChat).unwrap_err();
-    /// assert!(err.message().contains("session_key conflict"));
-    /// let reset = spool.apply_intent("agent:main:main", Intent::ResetSameKey)?;
-    /// assert!(reset.rotated && reset.session.epoch == 1);
-    /// // The old generation is in `<db dir>/spool-archives`.
-    /// assert!(reset.archive.expect("archived").written);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn apply_intent(&mut self, key: &str, intent: Intent) -> Result<IntentOutcome, Error> {
-        let (id, now) = ((self.ids)(), (self.clock)());
-        self.call(ops::ApplyIntent {
-            key: key.to_owned(),
-            intent,
-            session_id: id,
-            now_ms: now,
-        })
-    }
-
     /// Resets the session under `key` ([`Intent::ResetSameKey`]): the old generation is
     /// archived, then the identity rotates (epoch + 1, counters zeroed, transcript
     /// removed, context states invalidated). A failed archive is reported in the
     /// outcome and does not stop the reset.
     pub fn reset(&mut self, key: &str) -> Result<IntentOutcome, Error> {
         self.apply_intent(key, Intent::ResetSameKey)
-    }
-
-    /// Marks the session under `key` as in use now; a missing key is `not_found`.
-    pub fn resume(&mut self, key: &str) -> Result<Session, Error> {
-        let now = (self.clock)();
-        self.call(ops::Resume {
-            key: key.to_owned(),
-            now_ms: now,
-        })
-    }
-
-    /// Changes model, channel, model config and metadata of the session under `key`.
-    pub fn update(&mut self, key: &str, request: UpdateRequest) -> Result<Session, Error> {
-        let now = (self.clock)();
-        self.call(ops::Update {
-            key: key.to_owned(),
-            request,
-            now_ms: now,
-        })
-    }
-
-    /// Finishes the session under `key` now with `status` (fenced by
-    /// `expected_epoch` when given).
-    pub fn finish(
-        &mut self,
-        key: &str,
-        status: FinishStatus,
-        expected_epoch: Option<u64>,
-    ) -> Result<Session, Error> {
-        let now = (self.clock)();
-        self.call(ops::Finish {
-            key: key.to_owned(),
-            status,
-            expected_epoch,
-            now_ms: now,
-        })
     }
 
     /// Archives the session under `key`: finishes it as `done`.
@@ -445,22 +332,13 @@ impl Spool {
         self.finish(key, FinishStatus::Done, expected_epoch)
     }
 
-    /// The records of the archives the committed resets of `key` kept in this
-    /// workspace, oldest first. A reset that failed or was killed has none, whatever it
-    /// wrote; records outlive the session.
-    pub fn archived_resets(&mut self, key: &str) -> Result<Vec<ArchivedReset>, Error> {
-        self.call(ops::ListResetArchives {
-            key: key.to_owned(),
-        })
-    }
-
     /// The reset archives of `key` in this workspace, oldest first: the archive of every
-    /// committed reset ([`archived_resets`](Self::archived_resets)), read from the
+    /// committed reset ([`list_reset_archives`](Self::list_reset_archives)), read from the
     /// archive directory and checked against its record. A recorded archive whose file
     /// is missing, damaged or another archive is `corruption` naming the file; so is
     /// any recorded archive when this `Spool` keeps archives with a custom archiver.
     pub fn reset_archives(&mut self, key: &str) -> Result<Vec<spool::ResetArchive>, Error> {
-        let records = self.archived_resets(key)?;
+        let records = self.list_reset_archives(key)?;
         let corrupt = |message: String| Error::spool(spool::ErrorCode::Corruption, message);
         let Some(archives) = &self.archives else {
             return match records.first() {
@@ -492,173 +370,6 @@ impl Spool {
             .collect()
     }
 
-    /// Deletes the session under `key` and everything it owns.
-    pub fn delete_session(&mut self, key: &str, expected_epoch: Option<u64>) -> Result<(), Error> {
-        self.call(ops::DeleteSession {
-            key: key.to_owned(),
-            expected_epoch,
-        })
-    }
-
-    /// Deletes the sessions idle longer than `max_age_ms` (by the clock); returns how
-    /// many.
-    pub fn prune_stale(&mut self, max_age_ms: u64) -> Result<u64, Error> {
-        let now = (self.clock)();
-        self.call(ops::PruneStale {
-            max_age_ms,
-            now_ms: now,
-        })
-    }
-
-    /// Keeps the `max` most recently updated sessions and deletes the rest; returns how
-    /// many were deleted.
-    pub fn cap_sessions(&mut self, max: u64) -> Result<u64, Error> {
-        self.call(ops::CapSessions { max })
-    }
-
-    /// The number of transcript entries of the session under `key`.
-    pub fn count_entries(&mut self, key: &str) -> Result<u64, Error> {
-        self.call(ops::CountEntries {
-            key: key.to_owned(),
-        })
-    }
-
-    /// The entry with `message_id` in the transcript of the session under `key`.
-    pub fn get_entry(&mut self, key: &str, message_id: &str) -> Result<Option<Entry>, Error> {
-        self.call(ops::GetEntry {
-            key: key.to_owned(),
-            message_id: message_id.to_owned(),
-        })
-    }
-
-    /// Keeps the newest `max_messages` entries of the session under `key`.
-    pub fn truncate(
-        &mut self,
-        key: &str,
-        max_messages: u64,
-        expected_epoch: Option<u64>,
-    ) -> Result<TruncateOutcome, Error> {
-        let now = (self.clock)();
-        self.call(ops::Truncate {
-            key: key.to_owned(),
-            max_messages,
-            expected_epoch,
-            now_ms: now,
-        })
-    }
-
-    /// Saves a context state for the session under `key`.
-    pub fn save_state(
-        &mut self,
-        key: &str,
-        state: NewContextState,
-        expected_epoch: Option<u64>,
-    ) -> Result<ContextState, Error> {
-        let now = (self.clock)();
-        self.call(ops::SaveState {
-            key: key.to_owned(),
-            state,
-            expected_epoch,
-            now_ms: now,
-        })
-    }
-
-    /// The context states of the session under `key`; only valid ones unless
-    /// `valid_only` is false.
-    pub fn list_states(&mut self, key: &str, valid_only: bool) -> Result<Vec<ContextState>, Error> {
-        self.call(ops::ListStates {
-            key: key.to_owned(),
-            valid_only,
-        })
-    }
-
-    /// Invalidates the valid context states of the session under `key` (of
-    /// `state_kind` only, when given) with `reason`; returns how many.
-    pub fn invalidate_states(
-        &mut self,
-        key: &str,
-        state_kind: Option<&str>,
-        reason: &str,
-    ) -> Result<u64, Error> {
-        let now = (self.clock)();
-        self.call(ops::InvalidateStates {
-            key: key.to_owned(),
-            state_kind: state_kind.map(str::to_owned),
-            reason: reason.to_owned(),
-            now_ms: now,
-        })
-    }
-    /// Compacts the session under `key` with the built-in deterministic summarizer when
-    /// its transcript exceeds `request.context_window_tokens` (with the safety margin):
-    /// the oldest entries move to the canonical archive and a `structured_v1` summary is
-    /// stored. Below the trigger nothing is written and `skip_reason` says why.
-    ///
-    /// ```
-    /// use spool::compaction::CompactRequest;
-    /// use spool::{AppendRequest, Role};
-    /// use spool_host::Spool;
-    ///
-    /// let mut spool = Spool::builder().open()?;
-    /// spool.create_session("agent:main:main")?;
-    /// for i in 0..20 {
-    ///     let mut entry = AppendRequest::new(Role::User, format!("step {i}: {}", "work ".repeat(50)));
-    ///     entry.token_count = Some(200);
-    ///     spool.append("agent:main:main", entry)?;
-    /// }
-    /// let request: CompactRequest = serde_json::from_value(serde_json::json!({
-    ///     "context_window_tokens": 1000
-    /// }))?;
-    /// let result = spool.compact("agent:main:main", request)?;
-    /// assert!(result.removed_count > 0);
-    /// assert_eq!(result.summary_source, "fallback");
-    /// // Nothing is lost: the canonical transcript still has every entry.
-    /// assert_eq!(spool.canonical_transcript("agent:main:main")?.len(), 20);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn compact(
-        &mut self,
-        key: &str,
-        request: CompactRequest,
-    ) -> Result<CompactionResult, Error> {
-        let now = (self.clock)();
-        self.call(ops::Compact {
-            key: key.to_owned(),
-            request,
-            now_ms: now,
-        })
-    }
-
-    /// Phase one of a two-phase compaction: what an external summarizer must summarize
-    /// ([`Prepared::input`]), the obligations it must keep and the preimage token for
-    /// [`commit_compaction`](Self::commit_compaction). Writes nothing.
-    pub fn prepare_compaction(
-        &mut self,
-        key: &str,
-        request: CompactRequest,
-    ) -> Result<Prepared, Error> {
-        self.call(ops::PrepareCompaction {
-            key: key.to_owned(),
-            request,
-        })
-    }
-
-    /// Phase two: commits an external summary of the prepared cut. Nothing is written
-    /// when the transcript changed since the prepare (`stale_preimage`), the summary is
-    /// empty (`empty_summary`) or, in blocking mode, it misses a critical obligation
-    /// (`coverage_blocked`); otherwise missing obligations are back-filled.
-    pub fn commit_compaction(
-        &mut self,
-        key: &str,
-        commit: CommitRequest,
-    ) -> Result<CompactionResult, Error> {
-        let now = (self.clock)();
-        self.call(ops::CommitCompaction {
-            key: key.to_owned(),
-            commit,
-            now_ms: now,
-        })
-    }
-
     /// Compacts the session under `key` with any summarizer: prepares the compaction,
     /// hands the [`Prepared`] plan (its `input` and `obligations`) to `summarize`, and
     /// commits the text it returns. When no summary is needed (`skip_reason` set),
@@ -675,7 +386,7 @@ impl Spool {
     /// for i in 0..20 {
     ///     let mut entry = AppendRequest::new(Role::User, format!("Goal: ship v{i}. {}", "x ".repeat(100)));
     ///     entry.token_count = Some(200);
-    ///     spool.append("agent:main:main", entry)?;
+    ///     spool.append_entry("agent:main:main", entry)?;
     /// }
     /// let request: CompactRequest =
     ///     serde_json::from_value(serde_json::json!({ "context_window_tokens": 1000 }))?;
@@ -704,290 +415,10 @@ impl Spool {
         Ok(self.commit_compaction(key, commit)?)
     }
 
-    /// Stores a compaction an agent produced itself (an in-turn summary): `kept_entries`
-    /// replace the last `kept_entries.len()` active entries, the earlier ones move to the
-    /// archive (`summary_source` `external`). An empty summary touches nothing.
-    pub fn persist_compaction_result(
-        &mut self,
-        key: &str,
-        persist: PersistRequest,
-    ) -> Result<CompactionResult, Error> {
-        let now = (self.clock)();
-        self.call(ops::PersistCompactionResult {
-            key: key.to_owned(),
-            persist,
-            now_ms: now,
-        })
-    }
-
-    /// The canonical transcript of the session under `key`: archived and active entries
-    /// in original order — after any number of compactions, the transcript as appended.
-    pub fn canonical_transcript(&mut self, key: &str) -> Result<Vec<Entry>, Error> {
-        self.call(ops::CanonicalTranscript {
-            key: key.to_owned(),
-        })
-    }
-
-    /// The compaction summaries of the session under `key`, oldest first.
-    pub fn list_summaries(&mut self, key: &str) -> Result<Vec<Summary>, Error> {
-        self.call(ops::ListSummaries {
-            key: key.to_owned(),
-        })
-    }
-
-    /// The degraded compactions waiting for repair in this workspace (of one agent when
-    /// `agent_id` is given).
-    pub fn list_degraded_compactions(
-        &mut self,
-        agent_id: Option<&str>,
-    ) -> Result<Vec<Summary>, Error> {
-        self.call(ops::ListDegradedCompactions {
-            agent_id: agent_id.map(str::to_owned),
-        })
-    }
-
-    /// The entries the compaction `compaction_id` of the session under `key` archived.
-    pub fn compaction_preimage(
-        &mut self,
-        key: &str,
-        compaction_id: &str,
-    ) -> Result<Vec<Entry>, Error> {
-        self.call(ops::CompactionPreimage {
-            key: key.to_owned(),
-            compaction_id: compaction_id.to_owned(),
-        })
-    }
-
-    /// Sets the repair status of a compaction (e.g. `repaired`); it leaves the repair
-    /// queue.
-    pub fn set_repair_status(
-        &mut self,
-        key: &str,
-        compaction_id: &str,
-        status: &str,
-    ) -> Result<Summary, Error> {
-        self.call(ops::SetRepairStatus {
-            key: key.to_owned(),
-            compaction_id: compaction_id.to_owned(),
-            status: status.to_owned(),
-        })
-    }
-
-    /// Back-fills the flush receipt of a compaction (e.g. `safe`); one no longer
-    /// degraded leaves the repair queue.
-    pub fn set_flush_receipt(
-        &mut self,
-        key: &str,
-        compaction_id: &str,
-        status: &str,
-    ) -> Result<Summary, Error> {
-        self.call(ops::SetFlushReceipt {
-            key: key.to_owned(),
-            compaction_id: compaction_id.to_owned(),
-            status: status.to_owned(),
-        })
-    }
-
-    /// Creates or replaces a role session (its whole adapter state is replaced).
-    pub fn save_role_session(&mut self, role: NewRoleSession) -> Result<RoleSession, Error> {
-        let now = (self.clock)();
-        self.call(ops::SaveRoleSession { role, now_ms: now })
-    }
-
-    /// The role session `role_session_id`, or `None`.
-    pub fn get_role_session(
-        &mut self,
-        role_session_id: &str,
-    ) -> Result<Option<RoleSession>, Error> {
-        self.call(ops::GetRoleSession {
-            role_session_id: role_session_id.to_owned(),
-        })
-    }
-
-    /// Sets (latest wins) or, with `None`, clears the adapter state of `agent_type` in a
-    /// role session; `false` when the role session does not exist.
-    pub fn update_role_adapter_state(
-        &mut self,
-        role_session_id: &str,
-        agent_type: &str,
-        state: Option<&BTreeMap<String, Value>>,
-    ) -> Result<bool, Error> {
-        let now = (self.clock)();
-        self.call(ops::UpdateRoleAdapterState {
-            role_session_id: role_session_id.to_owned(),
-            agent_type: agent_type.to_owned(),
-            state: state.cloned(),
-            now_ms: now,
-        })
-    }
-
-    /// The adapter state of `agent_type` in a role session, or `None`.
-    pub fn get_role_adapter_state(
-        &mut self,
-        role_session_id: &str,
-        agent_type: &str,
-    ) -> Result<Option<BTreeMap<String, Value>>, Error> {
-        self.call(ops::GetRoleAdapterState {
-            role_session_id: role_session_id.to_owned(),
-            agent_type: agent_type.to_owned(),
-        })
-    }
-
-    /// Records an external agent run, stamped with the clock's time.
-    pub fn record_run(&mut self, run: NewRun) -> Result<RunRecord, Error> {
-        let now = (self.clock)();
-        self.call(ops::RecordRun { run, now_ms: now })
-    }
-
-    /// One page of external runs passing `filter` (`limit` 1 to 1000).
-    pub fn list_runs(
-        &mut self,
-        filter: &RunFilter,
-        limit: u32,
-        cursor: Option<&str>,
-    ) -> Result<RunList, Error> {
-        self.call(ops::ListRuns {
-            filter: filter.clone(),
-            limit,
-            cursor: cursor.map(str::to_owned),
-        })
-    }
-
-    /// Decides whether a new task resumes a provider session; applies the decision's
-    /// role-state clear.
-    ///
-    /// ```
-    /// use spool::{NewRun, ResumeRequest};
-    /// use spool_host::Spool;
-    ///
-    /// let mut spool = Spool::builder().open()?;
-    /// spool.record_run(NewRun {
-    ///     agent_type: "codex".into(),
-    ///     project_id: "p1".into(),
-    ///     session_id: "thread-abc".into(),
-    ///     task_id: "t1".into(),
-    ///     status: "done".into(),
-    ///     role_session_id: None,
-    ///     workspace_path: None,
-    ///     run_mode: None,
-    ///     metadata: Default::default(),
-    /// })?;
-    /// let decision = spool.select_resume(ResumeRequest {
-    ///     agent_type: "codex".into(),
-    ///     role_session_id: None,
-    ///     project_id: Some("p1".into()),
-    ///     scope_id: None,
-    ///     preconfigured: None,
-    ///     surviving_agents: None,
-    /// })?;
-    /// assert_eq!((decision.mode.as_str(), decision.session_id.as_str()), ("resume", "thread-abc"));
-    /// # Ok::<(), spool_host::Error>(())
-    /// ```
-    pub fn select_resume(&mut self, request: ResumeRequest) -> Result<ResumeDecision, Error> {
-        self.call(ops::SelectResume { request })
-    }
-
-    /// Records a task's outcome (its run row and the change to its role's adapter
-    /// state), stamped with the clock's time.
-    pub fn record_task_outcome(
-        &mut self,
-        request: OutcomeRequest,
-    ) -> Result<TaskOutcomeEffects, Error> {
-        let now = (self.clock)();
-        self.call(ops::RecordTaskOutcome {
-            request,
-            now_ms: now,
-        })
-    }
-
     /// Parses an agent log into the core's [`ImportedLog`]; see
     /// [`Instance::parse_import`].
     pub fn parse_import(&mut self, format: ImportFormat, text: &str) -> Result<ImportedLog, Error> {
         self.instance.parse_import(format, text)
-    }
-
-    /// Writes one parsed session (or a slice of at most
-    /// [`MAX_IMPORT_ENTRIES`](spool::import::MAX_IMPORT_ENTRIES) of its entries, in
-    /// order) under `key`, creating it with a fresh session id if it does not exist;
-    /// entries the session already holds (by message id) are skipped. See
-    /// [`spool::import::import_session`].
-    ///
-    /// ```
-    /// use spool::import::ImportFormat;
-    /// use spool_host::Spool;
-    ///
-    /// let log = concat!(
-    ///     r#"{"type":"user","uuid":"u1","sessionId":"s-1","cwd":"/src/app","#,
-    ///     r#""timestamp":"2025-10-17T09:00:00Z","message":{"role":"user","content":"hi"}}"#,
-    ///     "\n",
-    /// );
-    /// let mut spool = Spool::builder().open()?;
-    /// let parsed = spool.parse_import(ImportFormat::ClaudeCode, log)?;
-    /// let session = parsed.sessions.into_iter().next().expect("one session");
-    /// let key = "import:claude_code:s-1";
-    /// let first = spool.import_session(key, ImportFormat::ClaudeCode, session.clone())?;
-    /// assert_eq!((first.created, first.imported), (true, 1));
-    /// let again = spool.import_session(key, ImportFormat::ClaudeCode, session)?;
-    /// assert_eq!((again.imported, again.already_present), (0, 1));
-    /// # Ok::<(), spool_host::Error>(())
-    /// ```
-    pub fn import_session(
-        &mut self,
-        key: &str,
-        format: ImportFormat,
-        session: ImportedSession,
-    ) -> Result<ImportOutcome, Error> {
-        self.import_session_under(key, None, format, session)
-    }
-
-    /// [`Spool::import_session`] that links a session it creates to the existing session
-    /// under `parent_key` as its parent (a sub-agent's session to the one that spawned
-    /// it): `not_found` when there is none.
-    pub fn import_session_under(
-        &mut self,
-        key: &str,
-        parent_key: Option<&str>,
-        format: ImportFormat,
-        session: ImportedSession,
-    ) -> Result<ImportOutcome, Error> {
-        let request = ImportRequest {
-            key: key.to_owned(),
-            session_id: (self.ids)(),
-            format,
-            session,
-            parent_key: parent_key.map(str::to_owned),
-        };
-        let now = (self.clock)();
-        self.call(ops::ImportSession {
-            request,
-            now_ms: now,
-        })
-    }
-
-    /// Whether a new agent of `agent_type` resumes the thread bound to the session under
-    /// `key` or starts one (`dead_thread`: a thread the provider refused to resume).
-    pub fn plan_provider_thread(
-        &mut self,
-        key: &str,
-        agent_type: &str,
-        dead_thread: Option<&str>,
-    ) -> Result<ThreadPlan, Error> {
-        self.call(ops::PlanProviderThread {
-            key: key.to_owned(),
-            agent_type: agent_type.to_owned(),
-            dead_thread: dead_thread.map(str::to_owned),
-        })
-    }
-
-    /// Appends a turn's entries and records its provider thread in one commit, stamped
-    /// with the clock's time.
-    pub fn commit_turn(&mut self, key: &str, turn: TurnCommit) -> Result<TurnCommitted, Error> {
-        let now = (self.clock)();
-        self.call(ops::CommitTurn {
-            key: key.to_owned(),
-            turn,
-            now_ms: now,
-        })
     }
 }
 
@@ -1013,247 +444,6 @@ impl Spool {
         self.instance.execute(&self.workspace, command)
     }
 
-    /// Branches the session under `parent_key` into a new session under `child_key`
-    /// with a fresh session id; `options` say which history it shares (O(1) in the
-    /// parent's length). See [`spool::branch`].
-    ///
-    /// ```
-    /// use spool::{AppendRequest, Role};
-    /// use spool_host::{BranchOptions, Spool};
-    ///
-    /// let mut spool = Spool::builder().open()?;
-    /// spool.create_session("agent:main:main")?;
-    /// for text in ["fix the test", "done: the test passes"] {
-    ///     spool.append("agent:main:main", AppendRequest::new(Role::User, text))?;
-    /// }
-    /// let alt = spool.branch("agent:main:main", "agent:main:alt", BranchOptions::fork())?;
-    /// assert_eq!((alt.session.entry_count, alt.lineage.spawn_depth), (2, 1));
-    /// assert!(alt.lineage.forked_from_parent);
-    /// // The branch's own writes stay its own.
-    /// spool.append("agent:main:alt", AppendRequest::new(Role::User, "try another way"))?;
-    /// assert_eq!(spool.count_entries("agent:main:main")?, 2);
-    /// assert_eq!(spool.list_children("agent:main:main")?.len(), 1);
-    /// # Ok::<(), spool_host::Error>(())
-    /// ```
-    pub fn branch(
-        &mut self,
-        parent_key: &str,
-        child_key: &str,
-        options: BranchOptions,
-    ) -> Result<Branch, Error> {
-        let request = BranchRequest {
-            child_session_id: (self.ids)(),
-            fork_transcript: options.fork_transcript,
-            fork_before_message_id: options.fork_before_message_id,
-            max_fork_tokens: options.max_fork_tokens,
-        };
-        let now = (self.clock)();
-        self.call(ops::Branch {
-            parent_key: parent_key.to_owned(),
-            child_key: child_key.to_owned(),
-            request,
-            now_ms: now,
-        })
-    }
-
-    /// The session under `key` with its lineage and its direct branches.
-    pub fn lineage(&mut self, key: &str) -> Result<LineageView, Error> {
-        self.call(ops::Lineage {
-            key: key.to_owned(),
-        })
-    }
-
-    /// The direct branches of the session under `key`, in key order.
-    pub fn list_children(&mut self, key: &str) -> Result<Vec<Branch>, Error> {
-        self.call(ops::ListChildren {
-            key: key.to_owned(),
-        })
-    }
-
-    /// Starts a turn of the session under `key`, stamped with the clock's time.
-    pub fn start_turn(&mut self, key: &str, request: StartTurn) -> Result<Turn, Error> {
-        let now = (self.clock)();
-        self.call(ops::StartTurn {
-            key: key.to_owned(),
-            request,
-            now_ms: now,
-        })
-    }
-
-    /// Settles the running turn `turn_id` of the session under `key`.
-    pub fn settle_turn(
-        &mut self,
-        key: &str,
-        turn_id: &str,
-        close: CloseTurn,
-    ) -> Result<Turn, Error> {
-        let now = (self.clock)();
-        self.call(ops::SettleTurn {
-            key: key.to_owned(),
-            turn_id: turn_id.to_owned(),
-            close,
-            now_ms: now,
-        })
-    }
-
-    /// Interrupts the running turn `turn_id` of the session under `key`.
-    pub fn interrupt_turn(
-        &mut self,
-        key: &str,
-        turn_id: &str,
-        close: CloseTurn,
-    ) -> Result<Turn, Error> {
-        let now = (self.clock)();
-        self.call(ops::InterruptTurn {
-            key: key.to_owned(),
-            turn_id: turn_id.to_owned(),
-            close,
-            now_ms: now,
-        })
-    }
-
-    /// The turn `turn_id` of the session under `key`, or `None`.
-    pub fn get_turn(&mut self, key: &str, turn_id: &str) -> Result<Option<Turn>, Error> {
-        self.call(ops::GetTurn {
-            key: key.to_owned(),
-            turn_id: turn_id.to_owned(),
-        })
-    }
-
-    /// The latest and the active turn of the session under `key`.
-    pub fn session_turns(&mut self, key: &str) -> Result<SessionTurns, Error> {
-        self.call(ops::SessionTurns {
-            key: key.to_owned(),
-        })
-    }
-
-    /// A page of the turns of the session under `key`, in start order or its reverse.
-    pub fn list_turns(&mut self, key: &str, request: TurnPageRequest) -> Result<TurnPage, Error> {
-        self.call(ops::ListTurns {
-            key: key.to_owned(),
-            request,
-        })
-    }
-
-    /// Prepares a provider fork of the session under `source_key` (a fresh operation id
-    /// if the request is new); see [`spool::fork`] and [`run_fork`](Self::run_fork).
-    pub fn fork(
-        &mut self,
-        source_key: &str,
-        request: ForkRequest,
-    ) -> Result<ForkOperationView, Error> {
-        let (id, now) = ((self.ids)(), (self.clock)());
-        self.call(ops::Fork {
-            source_key: source_key.to_owned(),
-            request,
-            operation_id: id,
-            now_ms: now,
-        })
-    }
-
-    /// Records `dispatching` and returns the payload to send to the provider.
-    pub fn begin_fork_dispatch(&mut self, operation_id: &str) -> Result<DispatchPayload, Error> {
-        let now = (self.clock)();
-        self.call(ops::BeginForkDispatch {
-            operation_id: operation_id.to_owned(),
-            now_ms: now,
-        })
-    }
-
-    /// Records the provider's answer to a dispatched fork.
-    pub fn record_fork_disposition(
-        &mut self,
-        operation_id: &str,
-        disposition: Disposition,
-    ) -> Result<ForkOperationView, Error> {
-        let now = (self.clock)();
-        self.call(ops::RecordForkDisposition {
-            operation_id: operation_id.to_owned(),
-            disposition,
-            now_ms: now,
-        })
-    }
-
-    /// Materializes the child of a provider-accepted fork, with its lineage.
-    pub fn commit_fork(&mut self, operation_id: &str) -> Result<ForkOperationView, Error> {
-        let now = (self.clock)();
-        self.call(ops::CommitFork {
-            operation_id: operation_id.to_owned(),
-            now_ms: now,
-        })
-    }
-
-    /// The fork operation `operation_id`; never acknowledges.
-    pub fn get_fork_operation(&mut self, operation_id: &str) -> Result<ForkOperationView, Error> {
-        self.call(ops::GetForkOperation {
-            operation_id: operation_id.to_owned(),
-        })
-    }
-
-    /// Acknowledges a committed fork operation (once), releasing its turn barrier.
-    pub fn acknowledge_fork_operation(
-        &mut self,
-        operation_id: &str,
-    ) -> Result<ForkOperationView, Error> {
-        let now = (self.clock)();
-        self.call(ops::AcknowledgeForkOperation {
-            operation_id: operation_id.to_owned(),
-            now_ms: now,
-        })
-    }
-
-    /// Restart recovery of provider fork operations (`dispatching` → `unknown`).
-    pub fn recover_fork_operations(&mut self) -> Result<RecoveryReport, Error> {
-        let now = (self.clock)();
-        self.call(ops::RecoverForkOperations { now_ms: now })
-    }
-
-    /// Claims the one-time provider state binding of the fork child under `key`.
-    pub fn claim_fork_provider_binding(
-        &mut self,
-        key: &str,
-    ) -> Result<Option<ProviderBindingRequest>, Error> {
-        let now = (self.clock)();
-        self.call(ops::ClaimForkProviderBinding {
-            key: key.to_owned(),
-            now_ms: now,
-        })
-    }
-
-    /// Records that the claimed provider state binding of `operation_id` is done.
-    pub fn complete_fork_provider_binding(
-        &mut self,
-        operation_id: &str,
-    ) -> Result<ForkOperationView, Error> {
-        let now = (self.clock)();
-        self.call(ops::CompleteForkProviderBinding {
-            operation_id: operation_id.to_owned(),
-            now_ms: now,
-        })
-    }
-
-    /// The provider fork lineage of the session under `key`, if it is a fork's child.
-    pub fn get_fork_lineage(&mut self, key: &str) -> Result<Option<ForkLineage>, Error> {
-        self.call(ops::GetForkLineage {
-            key: key.to_owned(),
-        })
-    }
-
-    /// The fork capability projection of the sessions under `keys`; see
-    /// [`spool::provider_fork::capabilities::fork_projection`].
-    pub fn fork_projection(
-        &mut self,
-        keys: Vec<String>,
-        mode: ProjectionMode,
-        answers: Vec<ProbeAnswer>,
-    ) -> Result<ForkProjection, Error> {
-        self.call(ops::ForkProjection {
-            keys,
-            mode,
-            answers,
-        })
-    }
-
     /// Runs a whole provider fork operation with a fresh operation id, the clock read at
     /// each step: see [`Instance::run_fork`].
     ///
@@ -1264,7 +454,7 @@ impl Spool {
     ///
     /// let mut spool = Spool::builder().open()?;
     /// spool.create_session("agent:main:src")?;
-    /// spool.append("agent:main:src", AppendRequest::new(Role::User, "hello"))?;
+    /// spool.append_entry("agent:main:src", AppendRequest::new(Role::User, "hello"))?;
     /// let request = ForkRequest {
     ///     request_id: "request-1".into(),
     ///     target_key: "agent:main:child".into(),
@@ -1354,6 +544,19 @@ impl BranchOptions {
     pub fn max_tokens(mut self, max_fork_tokens: u64) -> Self {
         self.max_fork_tokens = Some(max_fork_tokens);
         self
+    }
+}
+
+/// The request of a branch with these options; its child session id is left empty
+/// for [`Spool::branch`] to fill in.
+impl Arg<BranchRequest> for BranchOptions {
+    fn arg(self) -> BranchRequest {
+        BranchRequest {
+            child_session_id: String::new(),
+            fork_transcript: self.fork_transcript,
+            fork_before_message_id: self.fork_before_message_id,
+            max_fork_tokens: self.max_fork_tokens,
+        }
     }
 }
 
@@ -1631,3 +834,101 @@ impl Archiver for BoxedArchiver {
         self.0.archive_writer(workspace, head)
     }
 }
+
+/// What a [`Spool`] method takes for an argument of type `T`: a `T`, a reference to
+/// one (cloned), or a `&str` for a `String`. Unlike `Into`, a number literal or a `None`
+/// is taken as the argument's own type.
+pub trait Arg<T> {
+    /// The argument.
+    fn arg(self) -> T;
+}
+
+impl<T> Arg<T> for T {
+    fn arg(self) -> T {
+        self
+    }
+}
+
+impl<T: Clone> Arg<T> for &T {
+    fn arg(self) -> T {
+        self.clone()
+    }
+}
+
+impl Arg<String> for &str {
+    fn arg(self) -> String {
+        self.to_owned()
+    }
+}
+
+/// One method of [`Spool`] per call of the operation table (`spool::for_each_op!`),
+/// named after the call. Its arguments are the call's fields but those the table's
+/// `fills(…)` names: `now_ms` comes from the clock and a created id from the id source;
+/// an id filled inside an argument (`request.child_session_id`) is filled when empty.
+macro_rules! methods {
+    // One entry of the table (see `for_each_op!`).
+    ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
+        $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
+        $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {
+        impl Spool {$(
+            method! {
+                [$(#[$doc])*] $name $Op -> $out;
+                fills [$($($fill $(. $sub)?),*)?];
+                args [];
+                fields [$($field)*];
+                rest [$($field: $ty,)*]
+            }
+        )*}
+    };
+}
+
+/// Sorts one call's fields into arguments and filled fields, then writes its method.
+macro_rules! method {
+    ([$($doc:tt)*] $name:ident $Op:ident -> $out:ty; fills [$($fill:ident $(. $sub:ident)?),*];
+        args [$($arg:ident: $aty:ty,)*]; fields [$($field:ident)*]; rest []) => {
+        $($doc)*
+        pub fn $name(&mut self, $($arg: impl Arg<$aty>),*) -> Result<$out, Error> {
+            $( #[allow(unused_mut)] let mut $arg: $aty = $arg.arg(); )*
+            #[allow(unused_variables)]
+            let (clock, ids) = (&mut self.clock, &mut self.ids);
+            $( fill!(clock ids; $fill $(. $sub)?); )*
+            self.call(ops::$Op { $($field),* })
+        }
+    };
+    ($head:tt $name:ident $Op:ident -> $out:ty; fills [$($fills:tt)*]; args [$($args:tt)*];
+        fields $fields:tt; rest [$field:ident: $ty:ty, $($rest:tt)*]) => {
+        filled! { $field [$($fills)*]
+            yes { method! { $head $name $Op -> $out; fills [$($fills)*]; args [$($args)*];
+                fields $fields; rest [$($rest)*] } }
+            no { method! { $head $name $Op -> $out; fills [$($fills)*];
+                args [$($args)* $field: $ty,]; fields $fields; rest [$($rest)*] } }
+        }
+    };
+}
+
+/// Expands `yes` when a fills list names the field itself, `no` otherwise.
+macro_rules! filled {
+    (now_ms [now_ms $($r:tt)*] yes {$($y:tt)*} no $n:tt) => { $($y)* };
+    (session_id [session_id $($r:tt)*] yes {$($y:tt)*} no $n:tt) => { $($y)* };
+    (operation_id [operation_id $($r:tt)*] yes {$($y:tt)*} no $n:tt) => { $($y)* };
+    ($f:ident [] yes $y:tt no {$($n:tt)*}) => { $($n)* };
+    ($f:ident [$a:ident . $b:ident $($r:tt)*] yes $y:tt no $n:tt) => {
+        filled! { $f [$($r)*] yes $y no $n }
+    };
+    ($f:ident [$a:tt $($r:tt)*] yes $y:tt no $n:tt) => { filled! { $f [$($r)*] yes $y no $n } };
+}
+
+/// Fills in one field the table names: the time, or a fresh id (inside an argument, only
+/// when left empty).
+macro_rules! fill {
+    (@value $clock:ident $ids:ident now_ms) => { $clock() };
+    (@value $clock:ident $ids:ident $id:ident) => { $ids() };
+    ($clock:ident $ids:ident; $arg:ident . $field:ident) => {
+        if $arg.$field.is_empty() {
+            $arg.$field = $ids();
+        }
+    };
+    ($clock:ident $ids:ident; $field:ident) => { let $field = fill!(@value $clock $ids $field); };
+}
+
+spool::for_each_op!(methods);

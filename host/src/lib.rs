@@ -26,7 +26,7 @@
 //! spool.create_session("agent:main:main")?;
 //! let mut reply = AppendRequest::new(Role::Assistant, "All tests pass now.");
 //! reply.token_count = Some(12);
-//! spool.append("agent:main:main", reply)?;
+//! spool.append_entry("agent:main:main", reply)?;
 //! let session = spool.get_session("agent:main:main")?.expect("just created");
 //! assert_eq!((session.entry_count, session.total_tokens), (1, 12));
 //!
@@ -58,7 +58,7 @@
 //!     let mut entry = AppendRequest::new(Role::User, text);
 //!     entry.token_count = Some(400);
 //!     entry.message_id = Some(format!("m-{i}"));
-//!     spool.append("agent:main:main", entry)?;
+//!     spool.append_entry("agent:main:main", entry)?;
 //! }
 //!
 //! // Compact with a custom summarizer: it sees the text and the obligations to keep.
@@ -121,7 +121,7 @@ mod runtime;
 mod storage;
 
 pub use client::{
-    BranchOptions, DEFAULT_WORKSPACE, Pages, Spool, SpoolBuilder, Transcript, random_id,
+    Arg, BranchOptions, DEFAULT_WORKSPACE, Pages, Spool, SpoolBuilder, Transcript, random_id,
     system_clock,
 };
 pub use command::CommandSummarizer;

@@ -10,7 +10,8 @@
 //!   scenario vectors) and its dispatch;
 //! - the component (`src/engine/component.rs`): one typed WIT export per call;
 //! - the native host (`host/src/runtime/wit.rs`): one typed call per struct through
-//!   `Instance::call`;
+//!   `Instance::call`; `host/src/client.rs`: one `Spool` method per call, taking the
+//!   fields but those an entry's `fills(…)` names, which it fills in;
 //! - the browser (`web/src/api/calls.rs`): the JavaScript class's methods, which fill
 //!   in what an entry's `fills(…)` names;
 //! - [`CALLS`]: every entry as data, from which `tests/ts_table.rs` generates the

@@ -381,7 +381,7 @@ pub(crate) fn summaries(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> 
 
 /// `spool repairs`: the degraded compactions waiting for repair.
 pub(crate) fn repairs(spool: &mut Spool, args: &RepairsArgs) -> Result<(), Error> {
-    let list = spool.list_degraded_compactions(args.agent.as_deref())?;
+    let list = spool.list_degraded_compactions(args.agent.clone())?;
     if args.json {
         return print_json(&list);
     }

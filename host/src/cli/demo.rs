@@ -187,7 +187,7 @@ pub(crate) fn run(spool: &mut Spool, db: &Path, json: bool) -> Result<(), Error>
     ));
     let mut entries = Vec::new();
     for request in script() {
-        let entry = spool.append(KEY, request)?;
+        let entry = spool.append_entry(KEY, request)?;
         say(format!("   {}\n", line(&entry)));
         entries.push(entry);
     }

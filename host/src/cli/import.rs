@@ -42,8 +42,8 @@ use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 use spool::import::{
-    AdjustedEntry, ImportFormat, ImportedFork, ImportedLog, ImportedSession, ImportedSpawn,
-    PlannedLink, PlannedSession, SpawnCalls,
+    AdjustedEntry, ImportFormat, ImportRequest, ImportedFork, ImportedLog, ImportedSession,
+    ImportedSpawn, PlannedLink, PlannedSession, SpawnCalls,
 };
 use spool_host::{BranchOptions, Durability, Error, Spool};
 
@@ -499,8 +499,13 @@ fn import_one(
                 entries: entries[start..end].to_vec(),
                 ..session.clone()
             };
-            let outcome =
-                spool.import_session_under(&key, parent.take().as_deref(), format, part)?;
+            let outcome = spool.import_session(ImportRequest {
+                key: key.clone(),
+                session_id: String::new(),
+                format,
+                session: part,
+                parent_key: parent.take(),
+            })?;
             report.created |= outcome.created;
             report.imported += outcome.imported;
             report.already_present += outcome.already_present;

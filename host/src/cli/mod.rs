@@ -45,7 +45,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
-use spool::{AppendRequest, ListFilter, Role, SessionStatus, TurnUsage};
+use spool::{AppendRequest, Role, SessionStatus, TurnUsage};
 use spool_host::{Durability, Error, Spool, Transcript};
 
 use crate::cli::compaction::{CompactArgs, CompactionIdArgs, PersistArgs, RepairsArgs, StatusArgs};
@@ -804,7 +804,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             request.turn_id = turn_id.clone();
             request.tool_call_id = tool_call_id.clone();
             request.tool_calls = tool_calls.clone();
-            let entry = open(&cli)?.append(key, request)?;
+            let entry = open(&cli)?.append_entry(key, request)?;
             if *json {
                 print_json(&entry)
             } else {
@@ -820,11 +820,8 @@ fn run(cli: Cli) -> Result<(), Error> {
             status,
             json,
         } => {
-            let filter = ListFilter {
-                agent_id: agent.clone(),
-                status: status.map(Into::into),
-            };
-            let list = open(&cli)?.list_sessions_where(*limit, cursor.as_deref(), &filter)?;
+            let status = status.map(Into::into);
+            let list = open(&cli)?.list_sessions(*limit, cursor.clone(), agent.clone(), status)?;
             if *json {
                 return print_json(&list);
             }

@@ -391,7 +391,7 @@ fn role(spool: &mut Spool, command: &RoleCommand) -> Result<(), Error> {
             state,
             json,
         } => {
-            if !spool.update_role_adapter_state(role_session_id, agent, Some(state))? {
+            if !spool.update_role_adapter_state(role_session_id, agent, Some(state.clone()))? {
                 return Err(not_found(format!(
                     "role session not found: {role_session_id}"
                 )));
@@ -455,7 +455,7 @@ pub(crate) fn runs(spool: &mut Spool, command: &RunsCommand) -> Result<(), Error
         project_id: project.clone(),
         role_session_id: role.clone(),
     };
-    let list = spool.list_runs(&filter, *limit, cursor.as_deref())?;
+    let list = spool.list_runs(filter, *limit, cursor.clone())?;
     if *json {
         return print_json(&list);
     }

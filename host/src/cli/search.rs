@@ -2,7 +2,7 @@
 
 use clap::Args;
 use spool::validate::{escape_invisible, quote};
-use spool::{SearchHit, SearchPage, SearchRequest};
+use spool::{SearchHit, SearchPage};
 use spool_host::{Error, Spool};
 
 use crate::cli::parse::parse_duration_ms;
@@ -103,11 +103,7 @@ pub(crate) fn query(args: &SearchArgs, now_ms: u64) -> Result<String, Error> {
 /// `spool search`.
 pub(crate) fn run(spool: &mut Spool, args: &SearchArgs, workspace: &str) -> Result<(), Error> {
     let now_ms = spool_host::system_clock();
-    let page = spool.search(SearchRequest {
-        query: query(args, now_ms)?,
-        limit: args.limit,
-        cursor: args.cursor.clone(),
-    })?;
+    let page = spool.search(query(args, now_ms)?, args.limit, args.cursor.clone())?;
     if args.json {
         return print_json(&page);
     }
@@ -164,7 +160,7 @@ pub(crate) fn index(spool: &mut Spool, args: &IndexArgs, workspace: &str) -> Res
     let mut cursor: Option<String> = None;
     let mut last_session: Option<String> = None;
     loop {
-        let progress = spool.index_backfill(cursor.as_deref())?;
+        let progress = spool.index_backfill(cursor.clone())?;
         totals.calls += 1;
         totals.indexed_entries += u64::from(progress.indexed_entries);
         if let Some(key) = &progress.session_key {

@@ -125,7 +125,7 @@ pub(crate) fn run(spool: &mut Spool, command: &StatesCommand) -> Result<(), Erro
             kind,
             json,
         } => {
-            let count = spool.invalidate_states(key, kind.as_deref(), reason)?;
+            let count = spool.invalidate_states(key, kind.clone(), reason)?;
             if *json {
                 return print_json(&json!({ "invalidated": count }));
             }

@@ -86,7 +86,7 @@ pub(crate) fn run(spool: &mut Spool, command: &ThreadCommand) -> Result<(), Erro
             dead,
             json,
         } => {
-            let plan = spool.plan_provider_thread(key, agent, dead.as_deref())?;
+            let plan = spool.plan_provider_thread(key, agent, dead.clone())?;
             if *json {
                 return print_json(&plan);
             }

@@ -557,11 +557,11 @@ fn session_with_a_long_goal(db: &Path, goal_bytes: usize) -> String {
     spool.create_session(KEY).expect("create");
     let mut first = spool::AppendRequest::new(spool::Role::User, goal.clone());
     first.token_count = Some(200);
-    spool.append(KEY, first).expect("append");
+    spool.append_entry(KEY, first).expect("append");
     for i in 0..4 {
         let mut entry = spool::AppendRequest::new(spool::Role::User, format!("step {i}"));
         entry.token_count = Some(200);
-        spool.append(KEY, entry).expect("append");
+        spool.append_entry(KEY, entry).expect("append");
     }
     goal
 }

@@ -23,7 +23,7 @@ fn open(db: &Path) -> Spool {
 /// One turn ([`rich_turn::rich_turn`]).
 fn turn(spool: &mut Spool, n: u64) {
     for (request, _) in rich_turn::rich_turn(n) {
-        spool.append(KEY, request).expect("append");
+        spool.append_entry(KEY, request).expect("append");
     }
 }
 

@@ -23,7 +23,7 @@ fn session() -> (Spool, Vec<String>) {
         };
         let mut entry = AppendRequest::new(Role::User, text.clone());
         entry.token_count = Some(200);
-        spool.append(KEY, entry).expect("append");
+        spool.append_entry(KEY, entry).expect("append");
         contents.push(text);
     }
     (spool, contents)
@@ -138,7 +138,7 @@ fn test_two_phase_by_hand_refuses_a_stale_preimage() {
         .expect("prepare");
     assert!(prepared.skip_reason.is_none());
     spool
-        .append(KEY, AppendRequest::new(Role::User, "a late append"))
+        .append_entry(KEY, AppendRequest::new(Role::User, "a late append"))
         .expect("append");
     let result = spool
         .commit_compaction(
@@ -167,7 +167,7 @@ fn test_flush_receipts_repairs_and_external_results() {
     assert!(queue[0].degraded());
     assert!(
         spool
-            .list_degraded_compactions(Some("other"))
+            .list_degraded_compactions(Some("other".to_owned()))
             .expect("queue")
             .is_empty()
     );

@@ -174,7 +174,7 @@ fn test_bytes_overwritten_in_the_file_never_give_a_short_transcript() {
         spool.create_session(KEY).expect("create");
         for i in 0..200 {
             spool
-                .append(
+                .append_entry(
                     KEY,
                     spool::AppendRequest::new(
                         spool::Role::User,

@@ -24,7 +24,7 @@ fn source(spool: &mut Spool) {
     spool.create_session(SRC).expect("create");
     for text in ["fix the test", "it passes"] {
         spool
-            .append(SRC, AppendRequest::new(Role::User, text))
+            .append_entry(SRC, AppendRequest::new(Role::User, text))
             .expect("append");
     }
 }

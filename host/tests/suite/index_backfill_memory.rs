@@ -59,7 +59,7 @@ fn test_backfill_of_a_20_mb_history_fits_in_8_mib_of_guest_memory() {
     let mut indexed = 0u64;
     loop {
         let progress = limited
-            .index_backfill(cursor.as_deref())
+            .index_backfill(cursor.clone())
             .unwrap_or_else(|e| panic!("backfill under {LIMIT} bytes: {e}"));
         indexed += u64::from(progress.indexed_entries);
         cursor = progress.next_cursor;
@@ -72,11 +72,7 @@ fn test_backfill_of_a_20_mb_history_fits_in_8_mib_of_guest_memory() {
     assert!((400 - (block - 1)..=400).contains(&indexed), "{indexed}");
     for n in [1, 150, 399, 400] {
         let page = limited
-            .search(spool::SearchRequest {
-                query: format!("marker{n}"),
-                limit: 5,
-                cursor: None,
-            })
+            .search(format!("marker{n}"), 5u32, None)
             .expect("search");
         assert_eq!(page.unindexed, 0);
         let ids: Vec<u64> = page.hits.iter().map(|h| h.entry_id).collect();

@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 use spool::{
-    AppendRequest, FinishStatus, Intent, ListFilter, NewContextState, Role, SessionStatus,
-    TurnUsage, UpdateRequest,
+    AppendRequest, FinishStatus, Intent, NewContextState, Role, SessionStatus, TurnUsage,
+    UpdateRequest,
 };
 use spool_host::{ArchiveDir, Spool};
 
@@ -70,7 +70,7 @@ fn test_reset_writes_one_private_archive_beside_the_database() {
     spool.create_session(KEY).expect("create");
     for text in ["first message", "second message"] {
         spool
-            .append(KEY, AppendRequest::new(Role::User, text))
+            .append_entry(KEY, AppendRequest::new(Role::User, text))
             .expect("append");
     }
     let state = NewContextState {
@@ -163,7 +163,7 @@ fn test_unwritable_archive_does_not_block_the_reset() {
         .expect("open");
     let before = spool.create_session(KEY).expect("create");
     spool
-        .append(KEY, AppendRequest::new(Role::User, "keep me?"))
+        .append_entry(KEY, AppendRequest::new(Role::User, "keep me?"))
         .expect("append");
     let reset = spool.reset(KEY).expect("the reset still succeeds");
     assert_ne!(reset.session.session_id, before.session_id);
@@ -284,14 +284,7 @@ fn test_intents_resume_update_finish_through_spool() {
     assert_eq!(done.status, SessionStatus::Done);
 
     let only_failed = spool
-        .list_sessions_where(
-            10,
-            None,
-            &ListFilter {
-                agent_id: None,
-                status: Some(SessionStatus::Failed),
-            },
-        )
+        .list_sessions(10, None, None, Some(SessionStatus::Failed))
         .expect("list");
     let keys: Vec<_> = only_failed
         .sessions
@@ -300,14 +293,7 @@ fn test_intents_resume_update_finish_through_spool() {
         .collect();
     assert_eq!(keys, [KEY]);
     let other_agent = spool
-        .list_sessions_where(
-            10,
-            None,
-            &ListFilter {
-                agent_id: Some("other".into()),
-                status: None,
-            },
-        )
+        .list_sessions(10, None, Some("other".to_owned()), None)
         .expect("list");
     assert_eq!(other_agent.sessions.len(), 1);
     assert_eq!(other_agent.sessions[0].key, "agent:other:main");
@@ -325,7 +311,7 @@ fn test_entries_states_and_cleanups_through_spool() {
         if i == 4 {
             request.turn_usage = Some(TurnUsage::new("gpt-5", 100, 20));
         }
-        ids.push(spool.append(KEY, request).expect("append").message_id);
+        ids.push(spool.append_entry(KEY, request).expect("append").message_id);
     }
     let session = spool.get_session(KEY).expect("get").expect("exists");
     assert_eq!(
@@ -372,7 +358,7 @@ fn test_entries_states_and_cleanups_through_spool() {
     );
     assert_eq!(
         spool
-            .invalidate_states(KEY, Some("a"), "manual")
+            .invalidate_states(KEY, Some("a".to_owned()), "manual")
             .expect("inv"),
         1
     );
@@ -391,7 +377,7 @@ fn test_entries_states_and_cleanups_through_spool() {
     assert_eq!(spool.get_session(KEY).expect("get"), None);
     now.fetch_add(10_000, Ordering::SeqCst);
     assert_eq!(spool.prune_stale(11_500).expect("prune"), 1);
-    let left = spool.list_sessions(10, None).expect("list");
+    let left = spool.list_sessions(10, None, None, None).expect("list");
     assert_eq!(left.sessions.len(), 2);
     spool
         .delete_session("agent:d:main", Some(0))

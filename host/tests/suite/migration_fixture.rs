@@ -57,7 +57,9 @@ fn test_format_1_database_opens_with_defaults_and_takes_new_writes() {
         .open()
         .expect("open the format-1 database");
 
-    let list = spool.list_sessions(10, None).expect("list default");
+    let list = spool
+        .list_sessions(10, None, None, None)
+        .expect("list default");
     let keys: Vec<&str> = list.sessions.iter().map(|s| s.key.as_str()).collect();
     assert_eq!(keys, [DEMO]);
     let demo = &list.sessions[0];
@@ -88,7 +90,7 @@ fn test_format_1_database_opens_with_defaults_and_takes_new_writes() {
     reply.message_id = Some("after-upgrade".into());
     reply.turn_usage = Some(TurnUsage::new("m", 30, 7));
     let appended = spool
-        .append(DEMO, reply)
+        .append_entry(DEMO, reply)
         .expect("append to a format-1 session");
     assert_eq!(appended.id, 7);
     assert_eq!(spool.count_entries(DEMO).expect("count"), 7);
@@ -105,7 +107,10 @@ fn test_format_1_database_opens_with_defaults_and_takes_new_writes() {
     let mut again = AppendRequest::new(Role::User, "dup");
     again.message_id = Some("after-upgrade".into());
     assert_eq!(
-        spool.append(DEMO, again).expect_err("duplicate").code(),
+        spool
+            .append_entry(DEMO, again)
+            .expect_err("duplicate")
+            .code(),
         "conflict"
     );
 

@@ -78,7 +78,7 @@ fn test_a_reset_whose_commit_fails_lists_no_archive() {
         .expect("open");
     let created = spool.create_session(KEY).expect("create");
     spool
-        .append(KEY, AppendRequest::new(Role::User, "keep me"))
+        .append_entry(KEY, AppendRequest::new(Role::User, "keep me"))
         .expect("append");
 
     fail.store(true, Ordering::SeqCst);
@@ -200,7 +200,7 @@ fn test_a_reset_that_fails_after_its_archive_began_leaves_no_file_behind() {
     let created = spool.create_session(KEY).expect("create");
     for text in ["one", "two", "three"] {
         spool
-            .append(KEY, AppendRequest::new(Role::User, text))
+            .append_entry(KEY, AppendRequest::new(Role::User, text))
             .expect("append");
     }
     // One entry record vanishes: the reset reads its first page (the archive has

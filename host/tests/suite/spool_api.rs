@@ -29,14 +29,14 @@ fn test_clock_and_ids_are_supplied_to_the_component() {
     assert_eq!((a.session_id.as_str(), a.created_at), ("id-1", 1_000));
     assert_eq!((b.session_id.as_str(), b.created_at), ("id-2", 1_001));
     let entry = spool
-        .append("agent:a:main", AppendRequest::new(Role::User, "hi"))
+        .append_entry("agent:a:main", AppendRequest::new(Role::User, "hi"))
         .expect("append");
     assert_eq!(
         (entry.created_at, entry.message_id.as_str()),
         (1_002, "id-1-1")
     );
     // a was updated last, so it is listed first.
-    let list = spool.list_sessions(10, None).expect("list");
+    let list = spool.list_sessions(10, None, None, None).expect("list");
     let keys: Vec<_> = list.sessions.iter().map(|s| s.key.as_str()).collect();
     assert_eq!(keys, ["agent:a:main", "agent:b:main"]);
 }
@@ -70,7 +70,7 @@ fn test_transcript_reads_every_page_in_order() {
     let total = spool::MAX_PAGE as usize + 5;
     for i in 0..total {
         spool
-            .append(
+            .append_entry(
                 "agent:a:main",
                 AppendRequest::new(Role::User, format!("m{i}")),
             )
@@ -117,7 +117,7 @@ fn test_workspaces_are_isolated_and_data_persists() {
             .expect("open");
         spool.create_session("agent:a:main").expect("create");
         spool
-            .append("agent:a:main", AppendRequest::new(Role::User, "kept"))
+            .append_entry("agent:a:main", AppendRequest::new(Role::User, "kept"))
             .expect("append");
     }
     let mut other = Spool::builder()
@@ -144,7 +144,7 @@ fn test_errors_carry_the_components_reason_codes() {
         "invalid_argument"
     );
     let err = spool
-        .append("agent:none:main", AppendRequest::new(Role::User, "x"))
+        .append_entry("agent:none:main", AppendRequest::new(Role::User, "x"))
         .expect_err("no such session");
     assert_eq!(err.code(), "not_found");
     spool.create_session("agent:a:main").expect("create");
@@ -152,7 +152,7 @@ fn test_errors_carry_the_components_reason_codes() {
     stale.expected_epoch = Some(7);
     assert_eq!(
         spool
-            .append("agent:a:main", stale)
+            .append_entry("agent:a:main", stale)
             .expect_err("stale")
             .code(),
         "stale_epoch"
@@ -189,7 +189,7 @@ fn test_builder_limits_fail_with_resource_limit_and_the_handle_recovers() {
         .expect("instantiating runs no guest code worth metering");
     for _ in 0..2 {
         let err = starved
-            .append("agent:a:main", AppendRequest::new(Role::User, "hi"))
+            .append_entry("agent:a:main", AppendRequest::new(Role::User, "hi"))
             .expect_err("out of fuel");
         assert_eq!(err.code(), "resource_limit", "{err}");
     }
@@ -202,10 +202,12 @@ fn test_builder_limits_fail_with_resource_limit_and_the_handle_recovers() {
         .open()
         .expect("open");
     let big = AppendRequest::new(Role::Tool, "x".repeat(4 * 1024 * 1024));
-    let err = capped.append("agent:a:main", big).expect_err("over memory");
+    let err = capped
+        .append_entry("agent:a:main", big)
+        .expect_err("over memory");
     assert_eq!(err.code(), "resource_limit", "{err}");
     let entry = capped
-        .append("agent:a:main", AppendRequest::new(Role::User, "small"))
+        .append_entry("agent:a:main", AppendRequest::new(Role::User, "small"))
         .expect("recovers");
     assert_eq!(entry.id, 1, "the failed calls wrote nothing");
 }
@@ -225,15 +227,10 @@ fn test_search_finds_entries_of_every_session_and_pages() {
             spool.create_session(key).expect("create");
         }
         spool
-            .append(key, AppendRequest::new(Role::User, text))
+            .append_entry(key, AppendRequest::new(Role::User, text))
             .expect("append");
     }
-    let request = |limit, cursor| spool::SearchRequest {
-        query: "parser".into(),
-        limit,
-        cursor,
-    };
-    let all = spool.search(request(10, None)).expect("search");
+    let all = spool.search("parser", 10, None).expect("search");
     let found: Vec<_> = all
         .hits
         .iter()
@@ -243,19 +240,13 @@ fn test_search_finds_entries_of_every_session_and_pages() {
     assert_eq!(all.hits[0].snippet.text, "parser fixed");
     assert_eq!(all.hits[0].snippet.highlights, [(0, 6)]);
     assert_eq!(all.next_cursor, None);
-    let first = spool.search(request(1, None)).expect("page 1");
+    let first = spool.search("parser", 1, None).expect("page 1");
     assert_eq!(first.hits, all.hits[..1]);
     let rest = spool
-        .search(request(1, first.next_cursor.clone()))
+        .search("parser", 1, first.next_cursor.clone())
         .expect("page 2");
     assert_eq!(rest.hits, all.hits[1..]);
     assert_eq!(rest.next_cursor, None);
-    let err = spool
-        .search(spool::SearchRequest {
-            query: "\"open".into(),
-            limit: 10,
-            cursor: None,
-        })
-        .expect_err("a bad query");
+    let err = spool.search("\"open", 10, None).expect_err("a bad query");
     assert_eq!(err.code(), "invalid_argument");
 }

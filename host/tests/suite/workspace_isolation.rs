@@ -288,7 +288,7 @@ fn test_the_same_reset_in_two_workspaces_keeps_two_archives() {
     for (spool, text) in spools.iter_mut().zip(["only in a", "only in b"]) {
         spool.create_session(KEY).expect("create");
         spool
-            .append(KEY, spool::AppendRequest::new(spool::Role::User, text))
+            .append_entry(KEY, spool::AppendRequest::new(spool::Role::User, text))
             .expect("append");
         let reset = spool.reset(KEY).expect("reset");
         assert!(reset.archive.expect("archived").written);
