@@ -57,7 +57,7 @@ mod types;
 pub use engine::{ops, validate, wit_map};
 pub use storage::{keys, record};
 
-pub use branch::{branch, lineage, list_children};
+pub use branch::{branch, edit_message, lineage, list_children};
 pub use engine::error::{Error, ErrorCode};
 pub use engine::op::{
     ArchiveInProgress, ArchivePart, ArchiveWriter, Archiver, MAX_ATTEMPTS, NoArchive, Operation,

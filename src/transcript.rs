@@ -303,6 +303,15 @@ pub(crate) struct Staged {
     clock: u64,
 }
 
+impl Staged {
+    /// Adds the staged entries to `batch` (a commit that also writes the session
+    /// record); returns the identity's entry clock after them.
+    pub(crate) fn put_into(self, batch: &mut Batch) -> u64 {
+        batch.extend(self.batch);
+        self.clock
+    }
+}
+
 /// Stages `requests` as the next entries of the session `loaded` (`updated` is its
 /// record as the commit will write it, advanced past them), checking each request's
 /// epoch fence and that its message id is not in the session's shared history.

@@ -105,6 +105,11 @@ fn calls_with_now_ms() -> BTreeMap<&'static str, Value> {
                    "request": {"child_session_id": "c1"}}),
         ),
         (
+            "edit_message",
+            json!({"key": KEY, "child_key": "agent:main:edit", "message_id": "m1",
+                   "request": {"role": "user", "content": "x"}, "child_session_id": "c2"}),
+        ),
+        (
             "start_turn",
             json!({"key": KEY, "request": {"turn_id": "t1"}}),
         ),

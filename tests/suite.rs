@@ -21,6 +21,7 @@ mod conformance_memory;
 mod continuity;
 mod crash_points;
 mod data_ids;
+mod edit_message;
 mod import;
 mod import_claude;
 mod import_codex;

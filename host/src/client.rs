@@ -906,10 +906,12 @@ macro_rules! method {
     };
 }
 
-/// Expands `yes` when a fills list names the field itself, `no` otherwise.
+/// Expands `yes` when a fills list names the field itself, `no` otherwise. A field the
+/// table fills at the top level needs an arm here (macros compare names only so).
 macro_rules! filled {
     (now_ms [now_ms $($r:tt)*] yes {$($y:tt)*} no $n:tt) => { $($y)* };
     (session_id [session_id $($r:tt)*] yes {$($y:tt)*} no $n:tt) => { $($y)* };
+    (child_session_id [child_session_id $($r:tt)*] yes {$($y:tt)*} no $n:tt) => { $($y)* };
     (operation_id [operation_id $($r:tt)*] yes {$($y:tt)*} no $n:tt) => { $($y)* };
     ($f:ident [] yes $y:tt no {$($n:tt)*}) => { $($n)* };
     ($f:ident [$a:ident . $b:ident $($r:tt)*] yes $y:tt no $n:tt) => {

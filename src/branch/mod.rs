@@ -20,12 +20,13 @@ use crate::compaction::{Summary, boundaries_of, estimate, repair_key, summaries_
 use crate::engine::error::Error;
 use crate::engine::op::{Io, OpResult, Operation};
 use crate::engine::validate;
+use crate::session::Loaded;
 use crate::session::read_all;
 use crate::session::{Stored, Tail, load, require, write_record};
 use crate::storage::keys;
 use crate::storage::record;
 use crate::storage::{Batch, KeyRange};
-use crate::transcript::{entry_clock, newest_position};
+use crate::transcript::{check_appends, entry_clock, newest_position, stage_appends};
 use crate::types::{
     Branch, BranchLineage, BranchRequest, ContextState, ForkPoint, LineageView, Session,
 };
@@ -47,7 +48,25 @@ pub fn branch(
     if let Err(e) = validate::now_ms(now_ms) {
         return Operation::failed(workspace, e);
     }
-    let checked = validate::workspace(workspace)
+    if let Err(e) = check(workspace, parent_key, child_key, &request) {
+        return Operation::failed(workspace, e);
+    }
+    let (parent_key, child_key) = (parent_key.to_owned(), child_key.to_owned());
+    Operation::new(workspace, move |io| {
+        let (parent_key, child_key, request) =
+            (parent_key.clone(), child_key.clone(), request.clone());
+        async move { branch_body(&io, &parent_key, &child_key, &request, now_ms).await }
+    })
+}
+
+/// The arguments of a branch, checked before anything is read.
+fn check(
+    workspace: &str,
+    parent_key: &str,
+    child_key: &str,
+    request: &BranchRequest,
+) -> Result<(), Error> {
+    validate::workspace(workspace)
         .and_then(|()| validate::session_key(parent_key))
         .and_then(|()| validate::new_session_key(child_key))
         .and_then(|()| validate::session_id(&request.child_session_id))
@@ -61,16 +80,7 @@ pub fn branch(
             request
                 .max_fork_tokens
                 .map_or(Ok(()), |max| validate::count("max_fork_tokens", max))
-        });
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
-    let (parent_key, child_key) = (parent_key.to_owned(), child_key.to_owned());
-    Operation::new(workspace, move |io| {
-        let (parent_key, child_key, request) =
-            (parent_key.clone(), child_key.clone(), request.clone());
-        async move { branch_body(&io, &parent_key, &child_key, &request, now_ms).await }
-    })
+        })
 }
 
 /// What a child inherits.
@@ -92,6 +102,25 @@ async fn branch_body(
     request: &BranchRequest,
     now_ms: u64,
 ) -> OpResult<Branch> {
+    let (mut batch, child) = stage_branch(io, parent_key, child_key, request, now_ms).await?;
+    put_child(&mut batch, &child, child.newest_entry_at.unwrap_or(0))?;
+    io.commit(batch).await?;
+    Ok(Branch {
+        session: child.session,
+        lineage: child.lineage,
+    })
+}
+
+/// Stages the branch `child_key` of `parent_key` in a batch: everything but the child's
+/// own record, which [`put_child`] writes once the caller has added to it; returns the
+/// batch and the child as it would be loaded.
+async fn stage_branch(
+    io: &Io,
+    parent_key: &str,
+    child_key: &str,
+    request: &BranchRequest,
+    now_ms: u64,
+) -> OpResult<(Batch, Loaded)> {
     let parent = require(io, parent_key).await?;
     if load(io, child_key).await?.is_some() {
         return Err(Error::Conflict {
@@ -185,22 +214,84 @@ async fn branch_body(
         lineage.forked_from_parent = true;
         lineage.fork_point = Some(inherited.point);
     }
-    let tail = Tail {
-        data_id: data_id.as_deref(),
-        lineage: &lineage,
-        base: &base,
+    batch.put(keys::child(parent_key, child_key), Vec::new());
+    let child = Loaded {
+        session: child,
+        data_id,
+        lineage,
+        base,
         newest_entry_at: Some(clock),
         active_from,
+        bytes: Vec::new(),
     };
-    let bytes = Stored::encode(&child, tail)?;
-    batch.require_absent(keys::session(child_key));
-    batch.put(keys::session(child_key), bytes.clone());
-    batch.put(keys::recency(child.updated_at, child_key), bytes);
-    batch.put(keys::child(parent_key, child_key), Vec::new());
-    io.commit(batch).await?;
-    Ok(Branch {
-        session: child,
-        lineage,
+    Ok((batch, child))
+}
+
+/// Writes the record of the new session `child` (as `session`, its entry clock
+/// `newest_entry_at`), on condition that its key is still free.
+fn put_child(batch: &mut Batch, child: &Loaded, newest_entry_at: u64) -> Result<(), Error> {
+    let key = &child.session.key;
+    let tail = Tail {
+        newest_entry_at: Some(newest_entry_at),
+        ..Tail::of(child)
+    };
+    let bytes = Stored::encode(&child.session, tail)?;
+    batch.require_absent(keys::session(key));
+    batch.put(keys::session(key), bytes.clone());
+    batch.put(keys::recency(child.session.updated_at, key), bytes);
+    Ok(())
+}
+
+/// Edits a message by branching: creates `child_key` as a branch of `key` holding the
+/// canonical prefix strictly before `message_id` (as [`branch`] with
+/// `fork_before_message_id`), and appends `request` (the edited message) to it, in one
+/// commit: the branch exists with the edit, or nothing was written. The session under
+/// `key` keeps its transcript.
+///
+/// Errors: those of [`branch`] and of [`crate::append_entry`] on the new branch; a
+/// `request.expected_epoch` fences the branch, which starts at epoch 0.
+pub fn edit_message(
+    workspace: &str,
+    key: &str,
+    child_key: &str,
+    message_id: &str,
+    request: crate::AppendRequest,
+    child_session_id: &str,
+    now_ms: u64,
+) -> Operation<Branch> {
+    let branch_request = BranchRequest {
+        fork_before_message_id: Some(message_id.to_owned()),
+        ..BranchRequest::empty(child_session_id)
+    };
+    let checked = validate::now_ms(now_ms)
+        .and_then(|()| check(workspace, key, child_key, &branch_request))
+        .and_then(|()| check_appends("request", std::slice::from_ref(&request)));
+    if let Err(e) = checked {
+        return Operation::failed(workspace, e);
+    }
+    let (key, child_key) = (key.to_owned(), child_key.to_owned());
+    Operation::new(workspace, move |io| {
+        let (key, child_key) = (key.clone(), child_key.clone());
+        let (branch_request, request) = (branch_request.clone(), request.clone());
+        async move {
+            let (mut batch, child) =
+                stage_branch(&io, &key, &child_key, &branch_request, now_ms).await?;
+            let mut updated = child.session.clone();
+            let staged =
+                stage_appends(&io, &child_key, &child, &mut updated, vec![request], now_ms).await?;
+            let clock = staged.put_into(&mut batch);
+            let lineage = child.lineage.clone();
+            let child = Loaded {
+                session: updated,
+                ..child
+            };
+            put_child(&mut batch, &child, clock)?;
+            io.commit(batch).await?;
+            Ok(Branch {
+                session: child.session,
+                lineage,
+            })
+        }
     })
 }
 

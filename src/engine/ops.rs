@@ -297,6 +297,16 @@ macro_rules! for_each_op {
             branch branch Branch {
                 parent_key: String, child_key: String, request: $crate::BranchRequest, now_ms: u64,
             } fills(request.child_session_id, now_ms) -> $crate::Branch = $crate::branch;
+            /// Edits a message by branching: `child_key` gets the history of `key`
+            /// before `message_id` and then `request`, in one commit.
+            edit_message editMessage EditMessage {
+                key: String,
+                child_key: String,
+                message_id: String,
+                request: $crate::AppendRequest,
+                child_session_id: String,
+                now_ms: u64,
+            } fills(child_session_id, now_ms) -> $crate::Branch = $crate::edit_message;
             /// The session's ancestry and what it inherits.
             lineage lineage Lineage { key: String } -> $crate::LineageView = $crate::lineage;
             /// The branches made from the session.

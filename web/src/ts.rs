@@ -560,6 +560,8 @@ export type Command =
       now_ms: number; }
   | { op: "branch"; parent_key: string; child_key: string;
       request: BranchRequest & { child_session_id: string; }; now_ms: number; }
+  | { op: "edit_message"; key: string; child_key: string; message_id: string;
+      request: AppendRequest; child_session_id: string; now_ms: number; }
   | { op: "lineage"; key: string; }
   | { op: "list_children"; key: string; }
   | { op: "start_turn"; key: string; request: StartTurn; now_ms: number; }
@@ -642,6 +644,8 @@ export interface CallArgsOf {
   import_session: { request?: ImportRequest; now_ms?: number; };
   branch: { parent_key: string; child_key: string; request?: BranchRequest;
     now_ms?: number; };
+  edit_message: { key: string; child_key: string; message_id: string;
+    request: AppendRequest; child_session_id?: string; now_ms?: number; };
   lineage: { key: string; };
   list_children: { key: string; };
   start_turn: { key: string; request: StartTurn; now_ms?: number; };
@@ -715,6 +719,7 @@ export interface CallResults {
   commit_turn: TurnCommitted;
   import_session: ImportOutcome;
   branch: Branch;
+  edit_message: Branch;
   lineage: LineageView;
   list_children: Branch[];
   start_turn: Turn;
@@ -859,6 +864,10 @@ export interface Spool {
     Promise<ImportOutcome>;
   /** Branches `child_key` off `parent_key`. */
   branch(workspace: string, args: CallArgs<"branch">): Promise<Branch>;
+  /** Edits a message by branching: `child_key` gets the history of `key`
+   * before `message_id` and then `request`, in one commit.
+   */
+  editMessage(workspace: string, args: CallArgs<"edit_message">): Promise<Branch>;
   /** The session's ancestry and what it inherits. */
   lineage(workspace: string, args: CallArgs<"lineage">): Promise<LineageView>;
   /** The branches made from the session. */

@@ -212,3 +212,30 @@ fn test_execute_keeps_codes_and_typed_branch_turn_calls() {
     assert!(projection.probes.is_empty());
     assert_eq!(projection.sessions.len(), 1);
 }
+
+#[test]
+fn test_an_edited_message_branches_with_a_fresh_id_through_the_component() {
+    let mut n = 0;
+    let mut spool = Spool::builder()
+        .ids(move || {
+            n += 1;
+            format!("sid-{n}")
+        })
+        .open()
+        .expect("open");
+    source(&mut spool);
+    let first = spool.transcript(SRC).expect("read")[1].message_id.clone();
+    let edited = AppendRequest::new(Role::User, "it fails");
+    let branch = spool
+        .edit_message(SRC, "agent:main:edit", &first, edited)
+        .expect("edit");
+    assert_eq!(branch.session.session_id, "sid-2");
+    let texts: Vec<String> = spool
+        .transcript("agent:main:edit")
+        .expect("read")
+        .into_iter()
+        .map(|e| e.content)
+        .collect();
+    assert_eq!(texts, ["fix the test", "it fails"]);
+    assert_eq!(spool.count_entries(SRC).expect("count"), 2);
+}

@@ -14,6 +14,7 @@ use crate::webdriver::Browser;
 /// The session the panel works on, and the keys it creates besides.
 const OPS: &str = "agent:e2e:ops";
 const BRANCH: &str = "agent:e2e:ops-branch";
+const EDITED: &str = "agent:e2e:ops-edited";
 const FORKED: &str = "agent:e2e:ops-fork";
 const IMPORTED: &str = "import:claude_code:ops-copy";
 /// An age no session of the test reaches: `pruneStale` must delete nothing.
@@ -407,6 +408,13 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     p.ok("listChildren", json!({}), |v| {
         len(v) == 1 && v[0]["key"] == BRANCH
     })?;
+    // An edit of the first message: a branch holding only the edited text.
+    p.ok(
+        "editMessage",
+        json!({ "child_key": EDITED, "message_id": "ops-m1",
+            "request": { "role": "user", "content": "Goal: keep src/ops.rs short." } }),
+        |v| v["key"] == EDITED && v["parent_session_key"] == OPS && v["entry_count"] == 1,
+    )?;
 
     // A provider fork through ops-t1, every step by hand, with a provider-state binding.
     let op = json!({ "operation_id": "ops-op-1" });
