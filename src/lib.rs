@@ -38,6 +38,16 @@
     forbid(unsafe_code)
 )]
 
+/// Returns, from a function that builds an [`Operation`], the operation that fails at
+/// once with the error of `$checked` (bad input found before any read).
+macro_rules! check {
+    ($workspace:expr, $checked:expr) => {
+        if let Err(e) = $checked {
+            return $crate::engine::op::Operation::failed($workspace, e);
+        }
+    };
+}
+
 mod branch;
 pub mod compaction;
 mod engine;

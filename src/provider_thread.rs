@@ -108,17 +108,16 @@ pub fn plan_provider_thread(
     agent_type: &str,
     dead_thread: Option<String>,
 ) -> Operation<ThreadPlan> {
-    let checked = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::id("agent_type", agent_type))
-        .and_then(|()| {
-            dead_thread
-                .as_deref()
-                .map_or(Ok(()), |t| validate::id("dead_thread", t))
-        });
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::keyed(workspace, key)
+            .and_then(|()| validate::id("agent_type", agent_type))
+            .and_then(|()| {
+                dead_thread
+                    .as_deref()
+                    .map_or(Ok(()), |t| validate::id("dead_thread", t))
+            })
+    );
     let (key, agent) = (key.to_owned(), agent_type.to_owned());
     Operation::new(workspace, move |io| {
         let (key, agent, dead) = (key.clone(), agent.clone(), dead_thread.clone());
@@ -183,15 +182,12 @@ pub fn commit_turn(
     turn: TurnCommit,
     now_ms: u64,
 ) -> Operation<TurnCommitted> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    let checked = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| check_turn(&turn));
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::keyed(workspace, key))
+            .and_then(|()| check_turn(&turn))
+    );
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let (key, turn) = (key.clone(), turn.clone());

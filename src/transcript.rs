@@ -26,15 +26,12 @@ pub fn append_entry(
     request: AppendRequest,
     now_ms: u64,
 ) -> Operation<Entry> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    let checked = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| check_append(&request));
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::keyed(workspace, key))
+            .and_then(|()| check_append(&request))
+    );
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let (key, request) = (key.clone(), request.clone());
@@ -226,21 +223,18 @@ pub fn append_entries(
     requests: Vec<AppendRequest>,
     now_ms: u64,
 ) -> Operation<Vec<Entry>> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    let checked = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| {
-            if requests.is_empty() {
-                Err(Error::invalid("requests", "appends at least one entry"))
-            } else {
-                check_appends("requests", &requests)
-            }
-        });
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::keyed(workspace, key))
+            .and_then(|()| {
+                if requests.is_empty() {
+                    Err(Error::invalid("requests", "appends at least one entry"))
+                } else {
+                    check_appends("requests", &requests)
+                }
+            })
+    );
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let (key, requests) = (key.clone(), requests.clone());
@@ -505,9 +499,7 @@ async fn page(
 
 /// The number of entries in the transcript of the session under `key`.
 pub fn count_entries(workspace: &str, key: &str) -> Operation<u64> {
-    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();
@@ -517,12 +509,10 @@ pub fn count_entries(workspace: &str, key: &str) -> Operation<u64> {
 
 /// The entry with `message_id` in the transcript of the session under `key`, or `None`.
 pub fn get_entry(workspace: &str, key: &str, message_id: &str) -> Operation<Option<Entry>> {
-    if let Err(e) = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::id("message_id", message_id))
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::keyed(workspace, key).and_then(|()| validate::id("message_id", message_id))
+    );
     let (key, message_id) = (key.to_owned(), message_id.to_owned());
     Operation::new(workspace, move |io| {
         let (key, message_id) = (key.clone(), message_id.clone());
@@ -576,13 +566,12 @@ fn cut(
         Cut::KeepNewest(n) => ("max_messages", n),
         Cut::DropTurns(n) => ("turns", n),
     };
-    if let Err(e) = validate::now_ms(now_ms)
-        .and_then(|()| validate::workspace(workspace))
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::count(field, count))
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::keyed(workspace, key))
+            .and_then(|()| validate::count(field, count))
+    );
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();

@@ -280,21 +280,18 @@ fn decode_position(key: &[u8], data_id: &str, at: usize) -> Result<Position, Err
 /// Starts a turn of the session under `key`. Fails with `conflict` while another turn
 /// runs or when the turn id is taken in this identity.
 pub fn start_turn(workspace: &str, key: &str, request: StartTurn, now_ms: u64) -> Operation<Turn> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::id("turn_id", &request.turn_id))
-        .and_then(|()| {
-            check_provider(
-                request.provider_turn_id.as_deref(),
-                request.provider_binding.as_ref(),
-            )
-        })
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::keyed(workspace, key))
+            .and_then(|()| validate::id("turn_id", &request.turn_id))
+            .and_then(|()| {
+                check_provider(
+                    request.provider_turn_id.as_deref(),
+                    request.provider_binding.as_ref(),
+                )
+            })
+    );
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let (key, request) = (key.clone(), request.clone());
@@ -361,9 +358,7 @@ pub fn settle_turn(
     close: CloseTurn,
     now_ms: u64,
 ) -> Operation<Turn> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     close_turn(workspace, key, turn_id, close, TurnPhase::Settled, now_ms)
 }
 
@@ -375,9 +370,7 @@ pub fn interrupt_turn(
     close: CloseTurn,
     now_ms: u64,
 ) -> Operation<Turn> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     close_turn(
         workspace,
         key,
@@ -396,18 +389,17 @@ fn close_turn(
     phase: TurnPhase,
     now_ms: u64,
 ) -> Operation<Turn> {
-    if let Err(e) = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::id("turn_id", turn_id))
-        .and_then(|()| {
-            check_provider(
-                close.provider_turn_id.as_deref(),
-                close.provider_binding.as_ref(),
-            )
-        })
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::keyed(workspace, key)
+            .and_then(|()| validate::id("turn_id", turn_id))
+            .and_then(|()| {
+                check_provider(
+                    close.provider_turn_id.as_deref(),
+                    close.provider_binding.as_ref(),
+                )
+            })
+    );
     let (key, turn_id) = (key.to_owned(), turn_id.to_owned());
     Operation::new(workspace, move |io| {
         let (key, turn_id, close) = (key.clone(), turn_id.clone(), close.clone());
@@ -466,12 +458,10 @@ pub(crate) fn not_found(key: &str, turn_id: &str) -> Error {
 
 /// The turn `turn_id` of the session under `key`, or `None`.
 pub fn get_turn(workspace: &str, key: &str, turn_id: &str) -> Operation<Option<Turn>> {
-    if let Err(e) = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::id("turn_id", turn_id))
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::keyed(workspace, key).and_then(|()| validate::id("turn_id", turn_id))
+    );
     let (key, turn_id) = (key.to_owned(), turn_id.to_owned());
     Operation::new(workspace, move |io| {
         let (key, turn_id) = (key.clone(), turn_id.clone());
@@ -486,9 +476,7 @@ pub fn get_turn(workspace: &str, key: &str, turn_id: &str) -> Operation<Option<T
 
 /// The latest and the active turn of the session under `key`.
 pub fn session_turns(workspace: &str, key: &str) -> Operation<SessionTurns> {
-    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();

@@ -233,22 +233,13 @@ fn plant_compacted(
     id: u64,
     content: &str,
 ) {
-    let entry = spool::Entry {
+    let mut entry = spool::Entry::from_request(
+        AppendRequest::new(Role::User, content),
         id,
-        message_id: format!("{session_id}-{id}"),
-        role: Role::User,
-        content: content.into(),
+        format!("{session_id}-{id}"),
         created_at,
-        token_count: None,
-        tool_calls: None,
-        tool_call_id: None,
-        turn_id: None,
-        turn_usage: None,
-        tool_status: None,
-        reasoning: None,
-        attachments: Vec::new(),
-        kind: None,
-    };
+    );
+    entry.token_count = None;
     let data_id = run(storage, spool::session_data_id(WS, KEY))
         .expect("read")
         .expect("session");

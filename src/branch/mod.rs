@@ -45,12 +45,8 @@ pub fn branch(
     request: BranchRequest,
     now_ms: u64,
 ) -> Operation<Branch> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = check(workspace, parent_key, child_key, &request) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
+    check!(workspace, check(workspace, parent_key, child_key, &request));
     let (parent_key, child_key) = (parent_key.to_owned(), child_key.to_owned());
     Operation::new(workspace, move |io| {
         let (parent_key, child_key, request) =
@@ -263,12 +259,12 @@ pub fn edit_message(
         fork_before_message_id: Some(message_id.to_owned()),
         ..BranchRequest::empty(child_session_id)
     };
-    let checked = validate::now_ms(now_ms)
-        .and_then(|()| check(workspace, key, child_key, &branch_request))
-        .and_then(|()| check_appends("request", std::slice::from_ref(&request)));
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| check(workspace, key, child_key, &branch_request))
+            .and_then(|()| check_appends("request", std::slice::from_ref(&request)))
+    );
     let (key, child_key) = (key.to_owned(), child_key.to_owned());
     Operation::new(workspace, move |io| {
         let (key, child_key) = (key.clone(), child_key.clone());
@@ -404,9 +400,7 @@ async fn before_message(
 
 /// The session under `key` with its lineage and its direct branches (in key order).
 pub fn lineage(workspace: &str, key: &str) -> Operation<LineageView> {
-    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();

@@ -772,12 +772,7 @@ where
     F: Fn(Io, String) -> Fut + 'static,
     Fut: std::future::Future<Output = OpResult<T>> + 'static,
 {
-    if let Err(e) = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and(checked)
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key).and(checked));
     let key = key.to_owned();
     Operation::new(workspace, move |io| body(io, key.clone()))
 }
@@ -790,9 +785,7 @@ pub fn compact(
     request: CompactRequest,
     now_ms: u64,
 ) -> Operation<CompactionResult> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     let checked = check_request(&request);
     op(workspace, key, checked, move |io, key| {
         let request = request.clone();
@@ -854,9 +847,7 @@ pub fn commit_compaction(
     commit: CommitRequest,
     now_ms: u64,
 ) -> Operation<CompactionResult> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     let checked = check_request(&commit.request)
         .and_then(|()| check_summary(&commit.summary_text, commit.summary_payload.as_ref()));
     op(workspace, key, checked, move |io, key| {
@@ -888,9 +879,7 @@ pub fn persist_compaction_result(
     persist: PersistRequest,
     now_ms: u64,
 ) -> Operation<CompactionResult> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     let request = CompactRequest {
         context_window_tokens: 0,
         config: Default::default(),
@@ -1070,9 +1059,7 @@ pub fn list_degraded_compactions(
     workspace: &str,
     agent_id: Option<&str>,
 ) -> Operation<Vec<Summary>> {
-    if let Err(e) = validate::workspace(workspace) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::workspace(workspace));
     let agent = agent_id.map(str::to_owned);
     Operation::new(workspace, move |io| {
         let agent = agent.clone();

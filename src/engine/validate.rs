@@ -119,6 +119,11 @@ pub fn workspace(value: &str) -> Result<(), Error> {
     name("workspace", value, MAX_WORKSPACE_BYTES)
 }
 
+/// The workspace and the key of a call on one session ([`workspace`], [`session_key`]).
+pub fn keyed(workspace: &str, key: &str) -> Result<(), Error> {
+    self::workspace(workspace).and_then(|()| session_key(key))
+}
+
 /// The key of a session that may exist: 1 to [`MAX_KEY_BYTES`] bytes, no control
 /// characters. Invisible characters are refused only in a key that names a new session
 /// ([`new_session_key`]), so a session stored before that rule stays reachable.

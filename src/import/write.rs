@@ -180,12 +180,12 @@ pub fn import_session(
     request: ImportRequest,
     now_ms: u64,
 ) -> Operation<ImportOutcome> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = validate::workspace(workspace).and_then(|()| check(&request)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::workspace(workspace))
+            .and_then(|()| check(&request))
+    );
     Operation::new(workspace, move |io| {
         let request = request.clone();
         async move { write(&io, request, now_ms).await }

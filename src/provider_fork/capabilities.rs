@@ -320,9 +320,7 @@ pub fn fork_projection(
         }
         keys.iter().try_for_each(|k| validate::session_key(k))
     });
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, checked);
     Operation::new(workspace, move |io| {
         let (keys, answers) = (keys.clone(), answers.clone());
         async move {

@@ -146,15 +146,13 @@ pub fn fork(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = validate::workspace(workspace)
-        .and_then(|()| check_request(source_key, &request))
-        .and_then(|()| check_id("operation_id", operation_id))
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::workspace(workspace))
+            .and_then(|()| check_request(source_key, &request))
+            .and_then(|()| check_id("operation_id", operation_id))
+    );
     let (source_key, operation_id) = (source_key.to_owned(), operation_id.to_owned());
     Operation::new(workspace, move |io| {
         let (source_key, request, operation_id) =
@@ -335,11 +333,10 @@ where
     F: Fn(Io, String) -> Fut + 'static,
     Fut: std::future::Future<Output = OpResult<T>> + 'static,
 {
-    if let Err(e) =
+    check!(
+        workspace,
         validate::workspace(workspace).and_then(|()| check_id("operation_id", operation_id))
-    {
-        return Operation::failed(workspace, e);
-    }
+    );
     let operation_id = operation_id.to_owned();
     Operation::new(workspace, move |io| body(io, operation_id.clone()))
 }
@@ -352,9 +349,7 @@ pub fn begin_fork_dispatch(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<DispatchPayload> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     by_id(workspace, operation_id, move |io, id| async move {
         let loaded = require_op(&io, &id).await?;
         let mut op = loaded.op.clone();
@@ -378,9 +373,7 @@ pub fn record_fork_disposition(
     disposition: Disposition,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     let (disposition, unknown_reason) = recorded_disposition(disposition);
     by_id(workspace, operation_id, move |io, id| {
         let disposition = disposition.clone();
@@ -430,9 +423,7 @@ pub fn commit_fork(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     by_id(workspace, operation_id, move |io, id| async move {
         let loaded = require_op(&io, &id).await?;
         match loaded.op.state {
@@ -626,9 +617,7 @@ pub fn acknowledge_fork_operation(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     by_id(workspace, operation_id, move |io, id| async move {
         let loaded = require_op(&io, &id).await?;
         if loaded.op.state != ForkState::Committed {
@@ -660,12 +649,10 @@ pub fn acknowledge_fork_operation(
 /// may not have forked; it is never retried automatically), `prepared` ones are returned
 /// for dispatch and `provider_accepted` ones for commit only. One commit.
 pub fn recover_fork_operations(workspace: &str, now_ms: u64) -> Operation<RecoveryReport> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = validate::workspace(workspace) {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms).and_then(|()| validate::workspace(workspace))
+    );
     Operation::new(workspace, move |io| async move {
         let active = read_all(&io, KeyRange::prefix(&[keys::FORK_ACTIVE])).await?;
         let mut report = RecoveryReport {
@@ -722,12 +709,10 @@ pub fn claim_fork_provider_binding(
     key: &str,
     now_ms: u64,
 ) -> Operation<Option<ProviderBindingRequest>> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms).and_then(|()| validate::keyed(workspace, key))
+    );
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();
@@ -769,9 +754,7 @@ pub fn complete_fork_provider_binding(
     operation_id: &str,
     now_ms: u64,
 ) -> Operation<ForkOperationView> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     by_id(workspace, operation_id, move |io, id| async move {
         let loaded = require_op(&io, &id).await?;
         match loaded.op.provider_state_binding {
@@ -797,9 +780,7 @@ pub fn complete_fork_provider_binding(
 
 /// The fork lineage of the session under `key` (`None`: not the child of a fork).
 pub fn get_fork_lineage(workspace: &str, key: &str) -> Operation<Option<ForkLineage>> {
-    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();

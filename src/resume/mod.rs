@@ -365,21 +365,19 @@ pub fn save_role_session(
     role: NewRoleSession,
     now_ms: u64,
 ) -> Operation<RoleSession> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    let checked = validate::workspace(workspace)
-        .and_then(|()| validate::id("role_session_id", &role.role_session_id))
-        .and_then(|()| {
-            check_ids(&[
-                ("run_id", role.run_id.as_deref()),
-                ("role_id", role.role_id.as_deref()),
-            ])
-        })
-        .and_then(|()| check_map("adapter_state", &role.adapter_state));
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::workspace(workspace))
+            .and_then(|()| validate::id("role_session_id", &role.role_session_id))
+            .and_then(|()| {
+                check_ids(&[
+                    ("run_id", role.run_id.as_deref()),
+                    ("role_id", role.role_id.as_deref()),
+                ])
+            })
+            .and_then(|()| check_map("adapter_state", &role.adapter_state))
+    );
     Operation::new(workspace, move |io| {
         let role = role.clone();
         async move {
@@ -402,11 +400,11 @@ pub fn save_role_session(
 
 /// The role session, or none.
 pub fn get_role_session(workspace: &str, role_session_id: &str) -> Operation<Option<RoleSession>> {
-    if let Err(e) = validate::workspace(workspace)
-        .and_then(|()| validate::id("role_session_id", role_session_id))
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::workspace(workspace)
+            .and_then(|()| validate::id("role_session_id", role_session_id))
+    );
     let id = role_session_id.to_owned();
     Operation::new(workspace, move |io| {
         let id = id.clone();
@@ -425,20 +423,18 @@ pub fn update_role_adapter_state(
     state: Option<BTreeMap<String, Value>>,
     now_ms: u64,
 ) -> Operation<bool> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    let checked = validate::workspace(workspace)
-        .and_then(|()| validate::id("role_session_id", role_session_id))
-        .and_then(|()| validate::id("agent_type", agent_type))
-        .and_then(|()| {
-            state
-                .as_ref()
-                .map_or(Ok(()), |s| check_map("adapter_state", s))
-        });
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::workspace(workspace))
+            .and_then(|()| validate::id("role_session_id", role_session_id))
+            .and_then(|()| validate::id("agent_type", agent_type))
+            .and_then(|()| {
+                state
+                    .as_ref()
+                    .map_or(Ok(()), |s| check_map("adapter_state", s))
+            })
+    );
     let (id, agent) = (role_session_id.to_owned(), agent_type.to_owned());
     Operation::new(workspace, move |io| {
         let (id, agent, state) = (id.clone(), agent.clone(), state.clone());
@@ -468,12 +464,12 @@ pub fn get_role_adapter_state(
     role_session_id: &str,
     agent_type: &str,
 ) -> Operation<Option<BTreeMap<String, Value>>> {
-    if let Err(e) = validate::workspace(workspace)
-        .and_then(|()| validate::id("agent_type", agent_type))
-        .and_then(|()| validate::id("role_session_id", role_session_id))
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::workspace(workspace)
+            .and_then(|()| validate::id("agent_type", agent_type))
+            .and_then(|()| validate::id("role_session_id", role_session_id))
+    );
     let agent = agent_type.to_owned();
     get_role_session(workspace, role_session_id)
         .map(move |role| role.and_then(|r| entry_of(&r, &agent)))
@@ -551,12 +547,12 @@ fn stamp(run: NewRun, now_ms: u64) -> RunRecord {
 /// Records an external run (one row per agent type, token, project and task; recording
 /// it again replaces the row), stamped `now_ms`.
 pub fn record_run(workspace: &str, run: NewRun, now_ms: u64) -> Operation<RunRecord> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = validate::workspace(workspace).and_then(|()| check_run(&run)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::workspace(workspace))
+            .and_then(|()| check_run(&run))
+    );
     Operation::new(workspace, move |io| {
         let run = stamp(run.clone(), now_ms);
         async move {
@@ -713,19 +709,19 @@ async fn history_for(
 /// over the stored role state and run history) and applies the decision's role-state
 /// clear in one commit.
 pub fn select_resume(workspace: &str, request: ResumeRequest) -> Operation<ResumeDecision> {
-    let checked = validate::workspace(workspace).and_then(|()| {
-        check_ids(&[
-            ("agent_type", Some(&request.agent_type)),
-            ("role_session_id", request.role_session_id.as_deref()),
-            ("project_id", request.project_id.as_deref()),
-            ("scope_id", request.scope_id.as_deref()),
-            ("preconfigured", request.preconfigured.as_deref()),
-        ])
-        .and_then(|()| check_agents(request.surviving_agents.as_deref()))
-    });
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::workspace(workspace).and_then(|()| {
+            check_ids(&[
+                ("agent_type", Some(&request.agent_type)),
+                ("role_session_id", request.role_session_id.as_deref()),
+                ("project_id", request.project_id.as_deref()),
+                ("scope_id", request.scope_id.as_deref()),
+                ("preconfigured", request.preconfigured.as_deref()),
+            ])
+            .and_then(|()| check_agents(request.surviving_agents.as_deref()))
+        })
+    );
     Operation::new(workspace, move |io| {
         let request = request.clone();
         async move { select(&io, request).await }
@@ -779,30 +775,28 @@ pub fn record_task_outcome(
     request: OutcomeRequest,
     now_ms: u64,
 ) -> Operation<TaskOutcomeEffects> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     let outcome = &request.outcome;
-    let checked = validate::workspace(workspace)
-        .and_then(|()| {
-            check_ids(&[
-                ("agent_type", Some(&outcome.agent_type)),
-                ("task_id", Some(&outcome.task_id)),
-                ("status", Some(&outcome.status)),
-                ("token", outcome.token.as_deref()),
-                ("resumed_from", outcome.resumed_from.as_deref()),
-                ("role_session_id", request.role_session_id.as_deref()),
-            ])
-        })
-        .and_then(|()| check_agents(request.surviving_agents.as_deref()))
-        .and_then(|()| {
-            rules::outcome_tokens(outcome)
-                .into_iter()
-                .try_for_each(|token| check_run(&run_of(&request, token)))
-        });
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::workspace(workspace)
+            .and_then(|()| {
+                check_ids(&[
+                    ("agent_type", Some(&outcome.agent_type)),
+                    ("task_id", Some(&outcome.task_id)),
+                    ("status", Some(&outcome.status)),
+                    ("token", outcome.token.as_deref()),
+                    ("resumed_from", outcome.resumed_from.as_deref()),
+                    ("role_session_id", request.role_session_id.as_deref()),
+                ])
+            })
+            .and_then(|()| check_agents(request.surviving_agents.as_deref()))
+            .and_then(|()| {
+                rules::outcome_tokens(outcome)
+                    .into_iter()
+                    .try_for_each(|token| check_run(&run_of(&request, token)))
+            })
+    );
     Operation::new(workspace, move |io| {
         let request = request.clone();
         async move { record_outcome(&io, request, now_ms).await }

@@ -63,9 +63,7 @@ pub fn index_backfill(workspace: &str, cursor: Option<&str>) -> Operation<IndexP
         Ok(start) => start,
         Err(e) => return Operation::failed(workspace, e),
     };
-    if let Err(e) = validate::workspace(workspace) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::workspace(workspace));
     Operation::new(workspace, move |io| {
         let start = start.clone();
         async move { run(&io, start).await }

@@ -18,10 +18,6 @@ use crate::types::{
     IntentOutcome, ResetArchive, Session, SessionStatus, UpdateRequest,
 };
 
-fn checked(workspace: &str, key: &str) -> Result<(), Error> {
-    validate::workspace(workspace).and_then(|()| validate::session_key(key))
-}
-
 /// Adds to `batch` the deletion of a session and everything it owns: its records, its
 /// identity (kept for the branches that still read it, [`history::retire`]), its
 /// back-references to shared history and its entry in its parent's lineage index.
@@ -74,12 +70,11 @@ pub fn apply_intent(
     session_id: &str,
     now_ms: u64,
 ) -> Operation<IntentOutcome> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = checked(workspace, key).and_then(|()| validate::session_id(session_id)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
+    check!(
+        workspace,
+        validate::keyed(workspace, key).and_then(|()| validate::session_id(session_id))
+    );
     let (key, session_id) = (key.to_owned(), session_id.to_owned());
     Operation::new(workspace, move |io| {
         let (key, session_id) = (key.clone(), session_id.clone());
@@ -253,9 +248,7 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
 /// The records of the archives the committed resets of `key` kept, oldest first (by
 /// `archived_at`). A key that is gone keeps its records: its archives outlive it.
 pub fn list_reset_archives(workspace: &str, key: &str) -> Operation<Vec<ArchivedReset>> {
-    if let Err(e) = checked(workspace, key) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let prefix = keys::reset_archives(key);
     Operation::new(workspace, move |io| {
         let prefix = prefix.clone();
@@ -277,9 +270,7 @@ fn modify(
     expected_epoch: Option<u64>,
     change: impl Fn(&mut Session) -> Result<(), Error> + 'static,
 ) -> Operation<Session> {
-    if let Err(e) = checked(workspace, key) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     let change = std::rc::Rc::new(change);
     Operation::new(workspace, move |io| {
@@ -299,9 +290,7 @@ fn modify(
 
 /// Marks the session under `key` as in use now (`updated_at`); missing → `not_found`.
 pub fn resume(workspace: &str, key: &str, now_ms: u64) -> Operation<Session> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     modify(workspace, key, None, move |s| {
         s.updated_at = now_ms;
         Ok(())
@@ -329,9 +318,7 @@ pub fn update(
     request: UpdateRequest,
     now_ms: u64,
 ) -> Operation<Session> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     let fields = [("model", &request.model), ("channel", &request.channel)];
     if let Some(Err(e)) = fields
         .iter()
@@ -340,11 +327,11 @@ pub fn update(
     {
         return Operation::failed(workspace, e);
     }
-    if let Err(e) = validate::session_map("model_config", &request.model_config)
-        .and_then(|()| validate::session_map("metadata", &request.metadata))
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::session_map("model_config", &request.model_config)
+            .and_then(|()| validate::session_map("metadata", &request.metadata))
+    );
     let expected = request.expected_epoch;
     modify(workspace, key, expected, move |s| {
         if let Some(model) = &request.model {
@@ -372,9 +359,7 @@ pub fn finish(
     expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> Operation<Session> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     modify(workspace, key, expected_epoch, move |s| {
         s.status = match status {
             FinishStatus::Done => SessionStatus::Done,
@@ -391,9 +376,7 @@ pub fn finish(
 /// compaction archive and summaries, context states). The records of its resets'
 /// archives stay, like the archives ([`list_reset_archives`]).
 pub fn delete_session(workspace: &str, key: &str, expected_epoch: Option<u64>) -> Operation<()> {
-    if let Err(e) = checked(workspace, key) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();
@@ -411,9 +394,7 @@ pub fn delete_session(workspace: &str, key: &str, expected_epoch: Option<u64>) -
 /// Deletes every session whose `updated_at` is older than `now_ms - max_age_ms`, with
 /// everything it owns; returns how many. Walks the recency index, never all records.
 pub fn prune_stale(workspace: &str, max_age_ms: u64, now_ms: u64) -> Operation<u64> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::now_ms(now_ms));
     if let Err(e) =
         validate::workspace(workspace).and_then(|()| validate::count("max_age_ms", max_age_ms))
     {
@@ -439,9 +420,10 @@ pub fn prune_stale(workspace: &str, max_age_ms: u64, now_ms: u64) -> Operation<u
 /// Keeps the `max` most recently updated sessions and deletes the rest with everything
 /// they own; returns how many were deleted.
 pub fn cap_sessions(workspace: &str, max: u64) -> Operation<u64> {
-    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::count("max", max)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::workspace(workspace).and_then(|()| validate::count("max", max))
+    );
     Operation::new(workspace, move |io| async move {
         let index = KeyRange::prefix(&[keys::RECENCY]);
         // The newest `max` entries stay; everything below the oldest of them goes.

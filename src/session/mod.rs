@@ -477,15 +477,12 @@ pub fn create_session(
     session_id: &str,
     now_ms: u64,
 ) -> Operation<Session> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    if let Err(e) = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::session_id(session_id))
-    {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::keyed(workspace, key))
+            .and_then(|()| validate::session_id(session_id))
+    );
     let (key, session_id) = (key.to_owned(), session_id.to_owned());
     Operation::new(workspace, move |io| {
         let (key, session_id) = (key.clone(), session_id.clone());
@@ -515,9 +512,7 @@ async fn create(io: &Io, key: String, session_id: String, now_ms: u64) -> OpResu
 
 /// The session under `key`, or `None`. Reads only.
 pub fn get_session(workspace: &str, key: &str) -> Operation<Option<Session>> {
-    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();
@@ -529,9 +524,7 @@ pub fn get_session(workspace: &str, key: &str) -> Operation<Option<Session>> {
 /// minted data id (record format 7), or its session id (an identity created before). One
 /// read. For tools and tests that read raw storage.
 pub fn session_data_id(workspace: &str, key: &str) -> Operation<Option<String>> {
-    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();

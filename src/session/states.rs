@@ -32,17 +32,14 @@ pub fn save_state(
     expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> Operation<ContextState> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    let checked = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::id("provider", &state.provider))
-        .and_then(|()| validate::id("state_kind", &state.state_kind))
-        .and_then(|()| check_state(&state));
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::keyed(workspace, key))
+            .and_then(|()| validate::id("provider", &state.provider))
+            .and_then(|()| validate::id("state_kind", &state.state_kind))
+            .and_then(|()| check_state(&state))
+    );
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let (key, state) = (key.clone(), state.clone());
@@ -80,9 +77,7 @@ pub fn save_state(
 /// The context states of the session under `key`, oldest first; only valid ones unless
 /// `valid_only` is false.
 pub fn list_states(workspace: &str, key: &str, valid_only: bool) -> Operation<Vec<ContextState>> {
-    if let Err(e) = validate::workspace(workspace).and_then(|()| validate::session_key(key)) {
-        return Operation::failed(workspace, e);
-    }
+    check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
         let key = key.clone();
@@ -109,16 +104,13 @@ pub fn invalidate_states(
     reason: &str,
     now_ms: u64,
 ) -> Operation<u64> {
-    if let Err(e) = validate::now_ms(now_ms) {
-        return Operation::failed(workspace, e);
-    }
-    let checked = validate::workspace(workspace)
-        .and_then(|()| validate::session_key(key))
-        .and_then(|()| validate::id("reason", reason))
-        .and_then(|()| state_kind.map_or(Ok(()), |k| validate::id("state_kind", k)));
-    if let Err(e) = checked {
-        return Operation::failed(workspace, e);
-    }
+    check!(
+        workspace,
+        validate::now_ms(now_ms)
+            .and_then(|()| validate::keyed(workspace, key))
+            .and_then(|()| validate::id("reason", reason))
+            .and_then(|()| state_kind.map_or(Ok(()), |k| validate::id("state_kind", k)))
+    );
     let (key, kind, reason) = (
         key.to_owned(),
         state_kind.map(str::to_owned),

@@ -347,24 +347,13 @@ fn written(message_id: &str) -> Entry {
         ("r", 2) => (2, 302_000, Role::Assistant, "r02 looks good".to_owned()),
         _ => panic!("the generator wrote no {message_id}"),
     };
-    Entry {
-        id,
-        message_id: message_id.to_owned(),
-        role,
-        content,
-        created_at,
-        token_count: Some(100),
-        tool_calls: (message_id == "m04").then(|| {
-            serde_json::json!([{"id": "call-1", "name": "read_file", "arguments": {"path": "src/lib.rs"}}])
-        }),
-        tool_call_id: (message_id == "m05").then(|| "call-1".to_owned()),
-        turn_id: None,
-        turn_usage: None,
-        tool_status: None,
-        reasoning: None,
-        attachments: Vec::new(),
-        kind: None,
-    }
+    let mut request = AppendRequest::new(role, content);
+    request.token_count = Some(100);
+    request.tool_calls = (message_id == "m04").then(|| {
+        serde_json::json!([{"id": "call-1", "name": "read_file", "arguments": {"path": "src/lib.rs"}}])
+    });
+    request.tool_call_id = (message_id == "m05").then(|| "call-1".to_owned());
+    Entry::from_request(request, id, message_id.to_owned(), created_at)
 }
 
 /// The entries `m{from}..=m{to}` as the generator wrote them.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::types::AppendRequest;
 
 /// The word detectors as they were before their fast paths: the fast ones must
 /// answer the same on every word.
@@ -100,22 +101,9 @@ fn test_word_detectors_answer_as_before_on_every_shape() {
 }
 
 fn e(role: Role, content: &str) -> Entry {
-    Entry {
-        id: 0,
-        message_id: String::new(),
-        role,
-        content: content.into(),
-        created_at: 0,
-        token_count: None,
-        tool_calls: None,
-        tool_call_id: None,
-        turn_id: None,
-        turn_usage: None,
-        tool_status: None,
-        reasoning: None,
-        attachments: Vec::new(),
-        kind: None,
-    }
+    let mut entry = Entry::from_request(AppendRequest::new(role, content), 0, String::new(), 0);
+    entry.token_count = None;
+    entry
 }
 
 fn texts(obligations: &[Obligation], kind: ObligationKind) -> Vec<&str> {

@@ -1,22 +1,10 @@
 use super::*;
+use crate::types::AppendRequest;
 
 fn e(role: Role, content: &str, tokens: u64) -> Entry {
-    Entry {
-        id: 0,
-        message_id: String::new(),
-        role,
-        content: content.into(),
-        created_at: 0,
-        token_count: Some(tokens),
-        tool_calls: None,
-        tool_call_id: None,
-        turn_id: None,
-        turn_usage: None,
-        tool_status: None,
-        reasoning: None,
-        attachments: Vec::new(),
-        kind: None,
-    }
+    let mut entry = Entry::from_request(AppendRequest::new(role, content), 0, String::new(), 0);
+    entry.token_count = Some(tokens);
+    entry
 }
 
 fn exact() -> CompactionConfig {

@@ -1,23 +1,11 @@
 use super::*;
-use crate::types::Role;
+use crate::types::{AppendRequest, Role};
 
 fn entry(content: &str, token_count: Option<u64>) -> Entry {
-    Entry {
-        id: 1,
-        message_id: "m".into(),
-        role: Role::Assistant,
-        content: content.into(),
-        created_at: 0,
-        token_count,
-        tool_calls: None,
-        tool_call_id: None,
-        turn_id: None,
-        turn_usage: None,
-        tool_status: None,
-        reasoning: None,
-        attachments: Vec::new(),
-        kind: None,
-    }
+    let request = AppendRequest::new(Role::Assistant, content);
+    let mut entry = Entry::from_request(request, 1, "m".into(), 0);
+    entry.token_count = token_count;
+    entry
 }
 
 #[test]

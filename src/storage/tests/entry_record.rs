@@ -1,22 +1,10 @@
 use super::*;
+use crate::types::AppendRequest;
 
 fn entry(id: u64, message_id: &str) -> Entry {
-    Entry {
-        id,
-        message_id: message_id.to_owned(),
-        role: Role::Assistant,
-        content: "the parser drops the last element".into(),
-        created_at: 1_700_000_000_123,
-        token_count: Some(300),
-        tool_calls: None,
-        tool_call_id: None,
-        turn_id: None,
-        turn_usage: None,
-        tool_status: None,
-        reasoning: None,
-        attachments: Vec::new(),
-        kind: None,
-    }
+    let mut request = AppendRequest::new(Role::Assistant, "the parser drops the last element");
+    request.token_count = Some(300);
+    Entry::from_request(request, id, message_id.to_owned(), 1_700_000_000_123)
 }
 
 fn key(e: &Entry) -> Vec<u8> {
