@@ -1,5 +1,7 @@
 use super::*;
-use crate::types::{AppendRequest, Role};
+use crate::storage::binary::{Reader, put_varint};
+use crate::storage::{Batch, KeyRange};
+use crate::types::{AppendRequest, Entry, Role, ToolStatus};
 use std::collections::BTreeSet;
 
 fn entry(id: u64, at: u64, text: &str) -> Entry {
