@@ -15,6 +15,7 @@ pub mod obligations;
 mod ops;
 pub mod plan;
 mod requests;
+mod stored;
 pub mod summarize;
 pub mod tokens;
 pub(crate) mod types;
@@ -22,13 +23,16 @@ pub(crate) mod types;
 pub use coverage::{Coverage, check};
 pub use obligations::{Facts, FileHistory, Obligation, ObligationKind, extract, facts};
 pub use ops::MAX_PREPARED_INPUT_BYTES;
-pub(crate) use ops::{Boundary, boundaries_of, repair_key, repairs, summaries_of, summary_key};
+pub(crate) use ops::{Boundary, boundaries_of, repair_key, repairs, summary_key};
 pub use ops::{
-    canonical_transcript, commit_compaction, compact, compaction_preimage,
-    list_degraded_compactions, list_summaries, persist_compaction_result, prepare_compaction,
-    render_input, set_flush_receipt, set_repair_status,
+    commit_compaction, compact, persist_compaction_result, prepare_compaction, render_input,
 };
 pub use plan::{CompactionConfig, Plan, Shape, plan, plan_shapes};
+pub(crate) use stored::summaries_of;
+pub use stored::{
+    canonical_transcript, compaction_preimage, list_degraded_compactions, list_summaries,
+    set_flush_receipt, set_repair_status,
+};
 pub use summarize::{render, summarize};
 pub use tokens::{entry_tokens, estimate};
 pub use types::{
