@@ -1,5 +1,7 @@
 //! [`Spool`]: the friendly API. It owns an [`Instance`] over a database, supplies the
-//! time and fresh session ids, and remembers the workspace.
+//! time and fresh session ids, and remembers the workspace. This file holds the handle,
+//! its builder and its one method per call of the table; the drivers of longer work sit
+//! beside what they drive (`provider.rs`: `run_fork`, `continue_fork`).
 
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -7,14 +9,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 use spool::compaction::{CompactRequest, CompactionResult, Prepared};
 use spool::import::{ImportFormat, ImportedLog};
-use spool::provider_fork::{ForkOperationView, ForkRequest};
 use spool::{
     Archiver, BranchRequest, Entry, FinishStatus, Intent, IntentOutcome, NoArchive, Order,
     PageRequest, Session, Storage,
 };
 
 use crate::error::{CompactWithError, Error};
-use crate::provider::ForkProvider;
 use crate::runtime::wit::Call;
 use crate::runtime::{Instance, ResourceLimits, Runtime};
 use crate::storage::archive::ArchiveDir;
@@ -158,12 +158,12 @@ pub fn random_id() -> String {
 /// # Ok::<(), spool_host::Error>(())
 /// ```
 pub struct Spool {
-    instance: Instance,
-    workspace: String,
+    pub(crate) instance: Instance,
+    pub(crate) workspace: String,
     /// Where reset archives are kept, when Spool reads them back itself.
     archives: Option<Archives>,
-    clock: Clock,
-    ids: Ids,
+    pub(crate) clock: Clock,
+    pub(crate) ids: Ids,
 }
 
 /// Which transcript [`Spool::pages`] reads.
@@ -442,72 +442,6 @@ impl Spool {
     /// result as JSON; see [`Instance::execute`].
     pub fn execute(&mut self, command: &spool::Command) -> Result<Value, Error> {
         self.instance.execute(&self.workspace, command)
-    }
-
-    /// Runs a whole provider fork operation with a fresh operation id, the clock read at
-    /// each step: see [`Instance::run_fork`].
-    ///
-    /// ```
-    /// use spool::provider_fork::{ForkRequest, ForkStatus};
-    /// use spool::{AppendRequest, Role};
-    /// use spool_host::{Spool, TestProvider};
-    ///
-    /// let mut spool = Spool::builder().open()?;
-    /// spool.create_session("agent:main:src")?;
-    /// spool.append_entry("agent:main:src", AppendRequest::new(Role::User, "hello"))?;
-    /// let request = ForkRequest {
-    ///     request_id: "request-1".into(),
-    ///     target_key: "agent:main:child".into(),
-    ///     target_session_id: "child-1".into(),
-    ///     through_turn_id: None,
-    ///     cwd: None,
-    /// };
-    /// let mut provider = TestProvider::accept_as("thread-child");
-    /// let done = spool.run_fork("agent:main:src", request, &mut provider)?;
-    /// assert_eq!(done.status, ForkStatus::Committed);
-    /// assert_eq!(provider.dispatched().len(), 1);
-    /// assert_eq!(spool.count_entries("agent:main:child")?, 1);
-    /// # Ok::<(), spool_host::Error>(())
-    /// ```
-    pub fn run_fork<P: ForkProvider + ?Sized>(
-        &mut self,
-        source_key: &str,
-        request: ForkRequest,
-        provider: &mut P,
-    ) -> Result<ForkOperationView, Error> {
-        let id = (self.ids)();
-        let Spool {
-            instance,
-            workspace,
-            clock,
-            ..
-        } = self;
-        crate::provider::drive(
-            instance,
-            workspace,
-            source_key,
-            request,
-            &id,
-            provider,
-            &mut || clock(),
-        )
-    }
-
-    /// Continues the fork operation `operation_id` after a restart; see
-    /// [`Instance::continue_fork`].
-    pub fn continue_fork<P: ForkProvider + ?Sized>(
-        &mut self,
-        operation_id: &str,
-        provider: &mut P,
-    ) -> Result<ForkOperationView, Error> {
-        let view = self.get_fork_operation(operation_id)?;
-        let Spool {
-            instance,
-            workspace,
-            clock,
-            ..
-        } = self;
-        crate::provider::advance(instance, workspace, view, provider, &mut || clock())
     }
 }
 

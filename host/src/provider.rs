@@ -15,6 +15,7 @@ use spool::provider_fork::{
     DispatchPayload, Disposition, ForkOperationView, ForkRequest, ForkStep,
 };
 
+use crate::client::Spool;
 use crate::command;
 use crate::error::Error;
 use crate::runtime::Instance;
@@ -163,6 +164,75 @@ impl ForkProvider for CommandProvider {
     fn fork(&mut self, payload: &DispatchPayload) -> Disposition {
         self.call(payload)
             .unwrap_or_else(|error| Disposition::Unknown { error })
+    }
+}
+
+/// The fork drivers of a [`Spool`]: its clock and ids, its workspace.
+impl Spool {
+    /// Runs a whole provider fork operation with a fresh operation id, the clock read at
+    /// each step: see [`Instance::run_fork`].
+    ///
+    /// ```
+    /// use spool::provider_fork::{ForkRequest, ForkStatus};
+    /// use spool::{AppendRequest, Role};
+    /// use spool_host::{Spool, TestProvider};
+    ///
+    /// let mut spool = Spool::builder().open()?;
+    /// spool.create_session("agent:main:src")?;
+    /// spool.append_entry("agent:main:src", AppendRequest::new(Role::User, "hello"))?;
+    /// let request = ForkRequest {
+    ///     request_id: "request-1".into(),
+    ///     target_key: "agent:main:child".into(),
+    ///     target_session_id: "child-1".into(),
+    ///     through_turn_id: None,
+    ///     cwd: None,
+    /// };
+    /// let mut provider = TestProvider::accept_as("thread-child");
+    /// let done = spool.run_fork("agent:main:src", request, &mut provider)?;
+    /// assert_eq!(done.status, ForkStatus::Committed);
+    /// assert_eq!(provider.dispatched().len(), 1);
+    /// assert_eq!(spool.count_entries("agent:main:child")?, 1);
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn run_fork<P: ForkProvider + ?Sized>(
+        &mut self,
+        source_key: &str,
+        request: ForkRequest,
+        provider: &mut P,
+    ) -> Result<ForkOperationView, Error> {
+        let id = (self.ids)();
+        let Spool {
+            instance,
+            workspace,
+            clock,
+            ..
+        } = self;
+        drive(
+            instance,
+            workspace,
+            source_key,
+            request,
+            &id,
+            provider,
+            &mut || clock(),
+        )
+    }
+
+    /// Continues the fork operation `operation_id` after a restart; see
+    /// [`Instance::continue_fork`].
+    pub fn continue_fork<P: ForkProvider + ?Sized>(
+        &mut self,
+        operation_id: &str,
+        provider: &mut P,
+    ) -> Result<ForkOperationView, Error> {
+        let view = self.get_fork_operation(operation_id)?;
+        let Spool {
+            instance,
+            workspace,
+            clock,
+            ..
+        } = self;
+        advance(instance, workspace, view, provider, &mut || clock())
     }
 }
 
