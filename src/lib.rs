@@ -108,9 +108,9 @@ pub use transcript::{
 };
 pub use turns::{get_turn, interrupt_turn, list_turns, session_turns, settle_turn, start_turn};
 pub use types::{
-    AppendRequest, ArchiveStatus, ArchivedReset, Attachment, Branch, BranchLineage, BranchRequest,
-    ContextState, Entry, EntryKind, FinishStatus, ForkPoint, Intent, IntentOutcome, LineageView,
-    ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role, Session,
-    SessionList, SessionStatus, ToolStatus, TruncateOutcome, TurnUsage, UpdateRequest,
+    AppendRequest, ArchiveStatus, ArchivedReset, Attachment, BranchInfo, BranchLineage,
+    BranchRequest, ContextState, Entry, EntryKind, FinishStatus, ForkPoint, Intent, IntentOutcome,
+    LineageView, ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role,
+    Session, SessionList, SessionStatus, ToolStatus, TruncateOutcome, TurnUsage, UpdateRequest,
 };
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

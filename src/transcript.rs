@@ -538,7 +538,7 @@ pub fn truncate(
     cut(
         workspace,
         key,
-        Cut::KeepNewest(max_messages),
+        Removal::KeepNewest(max_messages),
         expected_epoch,
         now_ms,
     )
@@ -546,7 +546,7 @@ pub fn truncate(
 
 /// What [`truncate`] and [`rollback`] remove.
 #[derive(Clone, Copy)]
-enum Cut {
+enum Removal {
     /// Everything but the newest `n` entries.
     KeepNewest(u64),
     /// The last `n` turns.
@@ -558,13 +558,13 @@ enum Cut {
 fn cut(
     workspace: &str,
     key: &str,
-    cut: Cut,
+    cut: Removal,
     expected_epoch: Option<u64>,
     now_ms: u64,
 ) -> Operation<TruncateOutcome> {
     let (field, count) = match cut {
-        Cut::KeepNewest(n) => ("max_messages", n),
-        Cut::DropTurns(n) => ("turns", n),
+        Removal::KeepNewest(n) => ("max_messages", n),
+        Removal::DropTurns(n) => ("turns", n),
     };
     check!(
         workspace,
@@ -579,8 +579,8 @@ fn cut(
             let loaded = require(&io, &key).await?;
             crate::session::fence(&loaded, expected_epoch)?;
             match cut {
-                Cut::KeepNewest(n) => truncate_body(&io, &key, loaded, n, now_ms).await,
-                Cut::DropTurns(n) => rollback_body(&io, &key, loaded, n, now_ms).await,
+                Removal::KeepNewest(n) => truncate_body(&io, &key, loaded, n, now_ms).await,
+                Removal::DropTurns(n) => rollback_body(&io, &key, loaded, n, now_ms).await,
             }
         }
     })
@@ -603,8 +603,8 @@ async fn truncate_body(
     }
     let owned = IdentityBuf::of(&loaded);
     let identity = owned.get();
-    let (sid, session_id) = (identity.data_id, identity.session_id);
-    let prefix = keys::entries(sid);
+    let (data_id, session_id) = (identity.data_id, identity.session_id);
+    let prefix = keys::entries(data_id);
     // What is archived (below the active start) stays.
     let start = active_start(&loaded);
     let mut batch = Batch::default();
@@ -629,7 +629,7 @@ async fn truncate_body(
         let doomed = KeyRange { start, end };
         for kv in crate::session::read_all(io, doomed.clone()).await? {
             let entry = decode_entry(&kv.key, &kv.value, Some(session_id))?;
-            batch.delete(keys::message(sid, &entry.message_id));
+            batch.delete(keys::message(data_id, &entry.message_id));
             removed += 1;
         }
         batch.delete_range(doomed);
@@ -644,11 +644,11 @@ async fn truncate_body(
         crate::branch::history::materialize(io, &mut batch, &loaded, &loaded.base, &done).await?;
         loaded.base.clear();
         for item in &items[..cut] {
-            batch.delete(keys::message(sid, &item.entry.message_id));
+            batch.delete(keys::message(data_id, &item.entry.message_id));
             removed += 1;
         }
         let end = match items.get(cut) {
-            Some(first_kept) => Some(keys::entry_at(sid, &first_kept.position)),
+            Some(first_kept) => Some(keys::entry_at(data_id, &first_kept.position)),
             None => prefix_end(&prefix),
         };
         batch.delete_range(KeyRange { start, end });
@@ -680,7 +680,7 @@ pub fn rollback(
     cut(
         workspace,
         key,
-        Cut::DropTurns(turns),
+        Removal::DropTurns(turns),
         expected_epoch,
         now_ms,
     )
@@ -713,7 +713,7 @@ async fn rollback_body(
     }
     let owned = IdentityBuf::of(&loaded);
     let identity = owned.get();
-    let (sid, session_id) = (identity.data_id, identity.session_id);
+    let (data_id, session_id) = (identity.data_id, identity.session_id);
     let mut batch = Batch::default();
     let mut done = BTreeSet::from([key.to_owned()]);
     // Newest first: entries up to and including the `turns`-th user message from the end.
@@ -721,7 +721,7 @@ async fn rollback_body(
     let mut users = 0u64;
     let mut cut = None;
     if loaded.base.is_empty() {
-        let mut end = prefix_end(&keys::entries(sid));
+        let mut end = prefix_end(&keys::entries(data_id));
         'pages: loop {
             let page = io
                 .range(RangeQuery {
@@ -754,7 +754,7 @@ async fn rollback_body(
         crate::branch::history::materialize(io, &mut batch, &loaded, &loaded.base, &done).await?;
         loaded.base.clear();
         for item in items.into_iter().rev() {
-            let entry_key = keys::entry_at(sid, &item.position);
+            let entry_key = keys::entry_at(data_id, &item.position);
             let user = item.entry.role == crate::types::Role::User;
             doomed.push((entry_key, item.entry));
             if user {
@@ -772,7 +772,7 @@ async fn rollback_body(
     doomed.truncate(cut);
     crate::branch::history::release(io, &mut batch, identity, &mut done).await?;
     for (entry_key, entry) in &doomed {
-        batch.delete(keys::message(sid, &entry.message_id));
+        batch.delete(keys::message(data_id, &entry.message_id));
         batch.delete(entry_key.clone());
     }
     let removed = u64::try_from(doomed.len()).unwrap_or(u64::MAX);

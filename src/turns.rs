@@ -73,7 +73,7 @@ pub struct Turn {
 /// What to start a turn with. Unknown fields are rejected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StartTurn {
+pub struct NewTurn {
     /// The turn id (unique within the session identity).
     pub turn_id: String,
     /// The provider's id of the turn, if already known.
@@ -104,7 +104,7 @@ pub struct CloseTurn {
 
 /// The turns a session projection shows.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SessionTurns {
+pub struct TurnSummary {
     /// The newest turn, whatever its phase.
     pub latest: Option<Turn>,
     /// The running turn, if any (then it is also the latest).
@@ -279,7 +279,7 @@ fn decode_position(key: &[u8], data_id: &str, at: usize) -> Result<Position, Err
 
 /// Starts a turn of the session under `key`. Fails with `conflict` while another turn
 /// runs or when the turn id is taken in this identity.
-pub fn start_turn(workspace: &str, key: &str, request: StartTurn, now_ms: u64) -> Operation<Turn> {
+pub fn start_turn(workspace: &str, key: &str, request: NewTurn, now_ms: u64) -> Operation<Turn> {
     check!(
         workspace,
         validate::now_ms(now_ms)
@@ -299,11 +299,11 @@ pub fn start_turn(workspace: &str, key: &str, request: StartTurn, now_ms: u64) -
     })
 }
 
-async fn start(io: &Io, key: &str, request: StartTurn, now_ms: u64) -> OpResult<Turn> {
+async fn start(io: &Io, key: &str, request: NewTurn, now_ms: u64) -> OpResult<Turn> {
     let loaded = require(io, key).await?;
     fence(&loaded, request.expected_epoch)?;
-    let sid = loaded.data_id().to_owned();
-    if load_turn(io, &sid, &request.turn_id).await?.is_some() {
+    let data_id = loaded.data_id().to_owned();
+    if load_turn(io, &data_id, &request.turn_id).await?.is_some() {
         return Err(Error::Conflict {
             reason: format!(
                 "turn `{}` already exists in session `{key}`",
@@ -312,7 +312,7 @@ async fn start(io: &Io, key: &str, request: StartTurn, now_ms: u64) -> OpResult<
         }
         .into());
     }
-    let latest = latest_turn(io, &sid).await?;
+    let latest = latest_turn(io, &data_id).await?;
     if let Some(running) = latest
         .as_ref()
         .filter(|l| l.turn.phase == TurnPhase::Running)
@@ -339,8 +339,8 @@ async fn start(io: &Io, key: &str, request: StartTurn, now_ms: u64) -> OpResult<
     };
     let mut batch = Batch::default();
     batch.require_equals(keys::session(key), loaded.bytes.clone());
-    let turn_key = keys::turn(&sid, turn.seq);
-    let index_key = keys::turn_id(&sid, &turn.turn_id);
+    let turn_key = keys::turn(&data_id, turn.seq);
+    let index_key = keys::turn_id(&data_id, &turn.turn_id);
     batch.require_absent(turn_key.clone());
     batch.require_absent(index_key.clone());
     batch.put(turn_key, record::encode(&turn)?);
@@ -406,8 +406,8 @@ fn close_turn(
         async move {
             let loaded = require(&io, &key).await?;
             fence(&loaded, close.expected_epoch)?;
-            let sid = loaded.data_id();
-            let Some(current) = load_turn(&io, sid, &turn_id).await? else {
+            let data_id = loaded.data_id();
+            let Some(current) = load_turn(&io, data_id, &turn_id).await? else {
                 return Err(not_found(&key, &turn_id).into());
             };
             if current.turn.phase != TurnPhase::Running {
@@ -475,7 +475,7 @@ pub fn get_turn(workspace: &str, key: &str, turn_id: &str) -> Operation<Option<T
 }
 
 /// The latest and the active turn of the session under `key`.
-pub fn session_turns(workspace: &str, key: &str) -> Operation<SessionTurns> {
+pub fn session_turns(workspace: &str, key: &str) -> Operation<TurnSummary> {
     check!(workspace, validate::keyed(workspace, key));
     let key = key.to_owned();
     Operation::new(workspace, move |io| {
@@ -559,8 +559,8 @@ async fn turn_page(
 }
 
 /// The latest and active turn of a session identity (one range read).
-pub(crate) async fn turns_of(io: &Io, session_id: &str) -> Result<SessionTurns, Error> {
+pub(crate) async fn turns_of(io: &Io, session_id: &str) -> Result<TurnSummary, Error> {
     let latest = latest_turn(io, session_id).await?.map(|l| l.turn);
     let active = latest.clone().filter(|t| t.phase == TurnPhase::Running);
-    Ok(SessionTurns { latest, active })
+    Ok(TurnSummary { latest, active })
 }

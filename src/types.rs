@@ -780,7 +780,7 @@ impl BranchRequest {
 /// A session with its lineage (the result of [`crate::branch`], an entry of
 /// [`crate::list_children`]). Serialized flat: the session's fields and the lineage's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Branch {
+pub struct BranchInfo {
     /// The session.
     #[serde(flatten)]
     pub session: Session,
@@ -795,9 +795,9 @@ pub struct Branch {
 pub struct LineageView {
     /// The session and its lineage.
     #[serde(flatten)]
-    pub node: Branch,
+    pub node: BranchInfo,
     /// The sessions branched from it (whose `parent_session_key` is its key).
-    pub children: Vec<Branch>,
+    pub children: Vec<BranchInfo>,
 }
 
 /// A transcript position: the `(created_at, entry id)` of an entry.

@@ -21,7 +21,7 @@ fn seeded() -> MemoryStorage {
     storage
 }
 
-fn edit(message_id: &str, text: &str) -> spool::Operation<spool::Branch> {
+fn edit(message_id: &str, text: &str) -> spool::Operation<spool::BranchInfo> {
     let request = AppendRequest::new(Role::User, text);
     spool::edit_message(WS, KEY, CHILD, message_id, request, "child-sid", 20)
 }

@@ -379,7 +379,7 @@ fn test_oversized_content_is_refused_before_any_read_or_write() {
 fn turns(storage: &impl Storage, n: u64) {
     for i in 1..=n {
         let id = format!("t{i}");
-        let start = spool::turns::StartTurn {
+        let start = spool::turns::NewTurn {
             turn_id: id.clone(),
             provider_turn_id: None,
             provider_binding: None,

@@ -6,7 +6,7 @@ use crate::support;
 use spool::provider_fork::{
     Disposition, ForkLineage, ForkOperation, ForkRequest, ForkState, ProviderStateBinding,
 };
-use spool::turns::{CloseTurn, StartTurn};
+use spool::turns::{CloseTurn, NewTurn};
 use spool::{
     AppendRequest, Error, MemoryStorage, Operation, Role, Step, Storage, keys, read_sync, record,
     run,
@@ -31,7 +31,7 @@ fn request(id: &str, target: &str, target_sid: &str) -> ForkRequest {
 fn source() -> MemoryStorage {
     let storage = MemoryStorage::new();
     run(&storage, spool::create_session(WS, SRC, "src-1", 1)).expect("ok");
-    let start = StartTurn {
+    let start = NewTurn {
         turn_id: "turn-1".into(),
         provider_turn_id: Some("provider-turn-1".into()),
         provider_binding: None,
@@ -650,7 +650,7 @@ fn test_provider_fork_of_a_branch_gets_the_history_it_shares() {
 #[test]
 fn test_provider_fork_through_a_turn_of_a_branch_gets_the_history_it_shares() {
     let storage = branched_source();
-    let start = StartTurn {
+    let start = NewTurn {
         turn_id: "turn-1".into(),
         provider_turn_id: None,
         provider_binding: None,

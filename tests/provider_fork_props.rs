@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 use spool::provider_fork::{Disposition, ForkOperation, ForkRequest, ForkState, holds_barrier};
-use spool::turns::{CloseTurn, StartTurn};
+use spool::turns::{CloseTurn, NewTurn};
 use spool::{AppendRequest, Error, MemoryStorage, Role, keys, record, run};
 
 const WS: &str = "default";
@@ -56,7 +56,7 @@ fn source() -> MemoryStorage {
     run(&storage, spool::create_session(WS, SRC, "src-1", 1)).expect("create");
     for (i, turn) in ["turn-1", "turn-2"].into_iter().enumerate() {
         let at = 10 * (i as u64 + 1);
-        let start = StartTurn {
+        let start = NewTurn {
             turn_id: turn.into(),
             provider_turn_id: None,
             provider_binding: None,

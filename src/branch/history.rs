@@ -587,13 +587,13 @@ fn position_of(key: &[u8], data_id: &str, prefix_len: usize) -> Result<Vec<u8>, 
 /// Looks an entry up by message id in the session's own identity (active or archived).
 async fn locate_own(io: &Io, view: &View<'_>, message_id: &str) -> Result<Option<Item>, Error> {
     let identity = view.identity;
-    let sid = identity.data_id;
+    let data_id = identity.data_id;
     if view.session.message_index {
-        let index_key = keys::message(sid, message_id);
+        let index_key = keys::message(data_id, message_id);
         let Some(position) = indexed_position(io, identity, message_id).await? else {
             return Ok(None);
         };
-        let entry_key = keys::entry_at(sid, &position);
+        let entry_key = keys::entry_at(data_id, &position);
         if let Some(bytes) = io.get(entry_key.clone()).await? {
             let entry = decode_entry(&entry_key, &bytes, Some(identity.session_id))?;
             indexed_as(&index_key, &entry, message_id)?;
@@ -605,7 +605,7 @@ async fn locate_own(io: &Io, view: &View<'_>, message_id: &str) -> Result<Option
             }));
         }
         // A compaction moved it to the canonical archive, at the same position.
-        let archived_key = keys::archived(sid, &position);
+        let archived_key = keys::archived(data_id, &position);
         let Some(bytes) = io.get(archived_key.clone()).await? else {
             // Every write that removes an entry removes its index entry too.
             return Err(Error::Corruption {
@@ -623,12 +623,12 @@ async fn locate_own(io: &Io, view: &View<'_>, message_id: &str) -> Result<Option
         }));
     }
     // An identity older than the index: scan its transcript.
-    let prefix = keys::entries(sid);
+    let prefix = keys::entries(data_id);
     for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
         let entry = decode_entry(&kv.key, &kv.value, Some(identity.session_id))?;
         if entry.message_id == message_id {
             return Ok(Some(Item {
-                position: position_of(&kv.key, sid, prefix.len())?,
+                position: position_of(&kv.key, data_id, prefix.len())?,
                 entry,
                 archived: false,
                 tag: None,
@@ -795,7 +795,7 @@ async fn copy_base(
     identity: Identity<'_>,
     base: &[Layer],
 ) -> Result<(), Error> {
-    let sid = identity.data_id;
+    let data_id = identity.data_id;
     for layer in base {
         let below = layer.below();
         for source in sources_of_layer(layer) {
@@ -808,7 +808,7 @@ async fn copy_base(
                 match item.tag {
                     None => {
                         batch.put(
-                            keys::entry_at(sid, &item.position),
+                            keys::entry_at(data_id, &item.position),
                             encode_entry(&item.entry, Some(identity.session_id))?,
                         );
                     }
@@ -819,7 +819,7 @@ async fn copy_base(
                             compaction_index,
                         };
                         batch.put(
-                            keys::archived(sid, &item.position),
+                            keys::archived(data_id, &item.position),
                             record::encode(&archived)?,
                         );
                     }

@@ -28,7 +28,7 @@ use crate::storage::record;
 use crate::storage::{Batch, KeyRange};
 use crate::transcript::{check_appends, entry_clock, newest_position, stage_appends};
 use crate::types::{
-    Branch, BranchLineage, BranchRequest, ContextState, ForkPoint, LineageView, Session,
+    BranchInfo, BranchLineage, BranchRequest, ContextState, ForkPoint, LineageView, Session,
 };
 
 /// Creates the session `child_key` as a branch of `parent_key` (see the module docs).
@@ -44,7 +44,7 @@ pub fn branch(
     child_key: &str,
     request: BranchRequest,
     now_ms: u64,
-) -> Operation<Branch> {
+) -> Operation<BranchInfo> {
     check!(workspace, validate::now_ms(now_ms));
     check!(workspace, check(workspace, parent_key, child_key, &request));
     let (parent_key, child_key) = (parent_key.to_owned(), child_key.to_owned());
@@ -97,11 +97,11 @@ async fn branch_body(
     child_key: &str,
     request: &BranchRequest,
     now_ms: u64,
-) -> OpResult<Branch> {
+) -> OpResult<BranchInfo> {
     let (mut batch, child) = stage_branch(io, parent_key, child_key, request, now_ms).await?;
     put_child(&mut batch, &child, child.newest_entry_at.unwrap_or(0))?;
     io.commit(batch).await?;
-    Ok(Branch {
+    Ok(BranchInfo {
         session: child.session,
         lineage: child.lineage,
     })
@@ -254,7 +254,7 @@ pub fn edit_message(
     request: crate::AppendRequest,
     child_session_id: &str,
     now_ms: u64,
-) -> Operation<Branch> {
+) -> Operation<BranchInfo> {
     let branch_request = BranchRequest {
         fork_before_message_id: Some(message_id.to_owned()),
         ..BranchRequest::empty(child_session_id)
@@ -283,7 +283,7 @@ pub fn edit_message(
             };
             put_child(&mut batch, &child, clock)?;
             io.commit(batch).await?;
-            Ok(Branch {
+            Ok(BranchInfo {
                 session: child.session,
                 lineage,
             })
@@ -408,7 +408,7 @@ pub fn lineage(workspace: &str, key: &str) -> Operation<LineageView> {
             let loaded = require(&io, &key).await?;
             let children = children_of(&io, &key).await?;
             Ok(LineageView {
-                node: Branch {
+                node: BranchInfo {
                     session: loaded.session,
                     lineage: loaded.lineage,
                 },
@@ -420,11 +420,11 @@ pub fn lineage(workspace: &str, key: &str) -> Operation<LineageView> {
 
 /// The sessions branched from the session under `key` (in key order); `not_found`
 /// when `key` has no session.
-pub fn list_children(workspace: &str, key: &str) -> Operation<Vec<Branch>> {
+pub fn list_children(workspace: &str, key: &str) -> Operation<Vec<BranchInfo>> {
     lineage(workspace, key).map(|view| view.children)
 }
 
-async fn children_of(io: &Io, key: &str) -> Result<Vec<Branch>, Error> {
+async fn children_of(io: &Io, key: &str) -> Result<Vec<BranchInfo>, Error> {
     let prefix = keys::children(key);
     let mut out = Vec::new();
     for kv in read_all(io, KeyRange::prefix(&prefix)).await? {
@@ -438,7 +438,7 @@ async fn children_of(io: &Io, key: &str) -> Result<Vec<Branch>, Error> {
         if let Some(child) = load(io, &child_key).await?
             && child.lineage.parent_session_key.as_deref() == Some(key)
         {
-            out.push(Branch {
+            out.push(BranchInfo {
                 session: child.session,
                 lineage: child.lineage,
             });

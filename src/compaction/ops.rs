@@ -141,7 +141,7 @@ async fn active_page(
 
 async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
     let loaded = require(io, key).await?;
-    let sid = loaded.data_id().to_owned();
+    let data_id = loaded.data_id().to_owned();
     let expected = usize::try_from(loaded.session.entry_count).unwrap_or(0);
     let reserve = expected.min(1 << 20);
     let mut shapes = Vec::with_capacity(reserve);
@@ -164,7 +164,7 @@ async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
     crate::branch::history::check_count(io, &loaded, shapes.len()).await?;
     let latest = io
         .range(RangeQuery {
-            range: KeyRange::prefix(&keys::identity(keys::SUMMARY, &sid)),
+            range: KeyRange::prefix(&keys::identity(keys::SUMMARY, &data_id)),
             limit: 1,
             reverse: true,
         })

@@ -87,8 +87,8 @@ pub fn compaction_preimage(
         let compaction_id = compaction_id.clone();
         async move {
             let loaded = require(&io, &key).await?;
-            let sid = loaded.data_id().to_owned();
-            let Some((_, summary)) = summaries_of(&io, &sid)
+            let data_id = loaded.data_id().to_owned();
+            let Some((_, summary)) = summaries_of(&io, &data_id)
                 .await?
                 .into_iter()
                 .find(|(_, s)| s.compaction_id == compaction_id)
@@ -101,7 +101,7 @@ pub fn compaction_preimage(
             };
             // A compaction of this build archived a range of positions; one of an
             // earlier build moved its entries to the archive range, tagged.
-            let boundary_key = keys::boundary(&sid, summary.compaction_index);
+            let boundary_key = keys::boundary(&data_id, summary.compaction_index);
             let boundary = io
                 .get(boundary_key.clone())
                 .await?

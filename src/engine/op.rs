@@ -102,17 +102,19 @@ type MakeBody = Box<dyn Fn(Io) -> BoxBody>;
 /// What [`Operation::map`] does to the outcome once the body finishes.
 type Finish = Box<dyn FnOnce(Outcome) -> Result<Outcome, Error>>;
 
+/// Where the operation and its host stand in one storage exchange.
 #[derive(Debug, Default)]
-enum Slot {
+enum Exchange {
     #[default]
     Idle,
-    Wants(Want),
+    Needs(Need),
     InFlight,
     Answered(Answer),
 }
 
+/// What the operation needs from its host next.
 #[derive(Debug)]
-enum Want {
+enum Need {
     Read(ReadRequest),
     Commit(Batch),
     Archive(ArchivePart),
@@ -127,7 +129,7 @@ enum Answer {
 
 #[derive(Debug, Default)]
 struct Shared {
-    slot: Slot,
+    exchange: Exchange,
     committed: bool,
 }
 
@@ -139,23 +141,23 @@ pub(crate) struct Io {
 
 struct Request {
     shared: Rc<RefCell<Shared>>,
-    want: Option<Want>,
+    need: Option<Need>,
 }
 
 impl Future for Request {
     type Output = Result<Answer, Error>;
 
     fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let want = self.want.take();
+        let need = self.need.take();
         let mut shared = self.shared.borrow_mut();
-        if let Some(want) = want {
-            shared.slot = Slot::Wants(want);
+        if let Some(need) = need {
+            shared.exchange = Exchange::Needs(need);
             return Poll::Pending;
         }
-        match std::mem::take(&mut shared.slot) {
-            Slot::Answered(answer) => Poll::Ready(Ok(answer)),
+        match std::mem::take(&mut shared.exchange) {
+            Exchange::Answered(answer) => Poll::Ready(Ok(answer)),
             other => {
-                shared.slot = other;
+                shared.exchange = other;
                 Poll::Ready(Err(Error::internal(
                     "operation resumed before its request was answered",
                 )))
@@ -165,10 +167,10 @@ impl Future for Request {
 }
 
 impl Io {
-    fn request(&self, want: Want) -> Request {
+    fn request(&self, need: Need) -> Request {
         Request {
             shared: self.shared.clone(),
-            want: Some(want),
+            need: Some(need),
         }
     }
 
@@ -176,7 +178,7 @@ impl Io {
         if self.shared.borrow().committed {
             return Err(Error::internal("read after the operation's commit"));
         }
-        match self.request(Want::Read(request)).await? {
+        match self.request(Need::Read(request)).await? {
             Answer::Read(result) => result.map_err(storage_error),
             _ => Err(Error::internal("a read was answered with something else")),
         }
@@ -203,7 +205,7 @@ impl Io {
         if self.shared.borrow().committed {
             return Err(Error::internal("archive after the operation's commit"));
         }
-        match self.request(Want::Archive(archive)).await? {
+        match self.request(Need::Archive(archive)).await? {
             Answer::Archive(result) => Ok(result),
             _ => Err(Error::internal(
                 "an archive was answered with something else",
@@ -242,7 +244,7 @@ impl Io {
             }
             shared.committed = true;
         }
-        match self.request(Want::Commit(batch)).await? {
+        match self.request(Need::Commit(batch)).await? {
             Answer::Commit(Ok(())) => Ok(Ok(())),
             Answer::Commit(Err(StorageError::Conflict(index))) => Ok(Err(index)),
             Answer::Commit(Err(error)) => Err(storage_error(error).into()),
@@ -428,10 +430,10 @@ impl Machine {
 
     fn answer(&mut self, answer: Answer) {
         let mut shared = self.shared.borrow_mut();
-        shared.slot = match shared.slot {
-            Slot::InFlight => Slot::Answered(answer),
+        shared.exchange = match shared.exchange {
+            Exchange::InFlight => Exchange::Answered(answer),
             // An answer nobody asked for: remember the misuse; `poll` reports it.
-            _ => Slot::Idle,
+            _ => Exchange::Idle,
         };
     }
 
@@ -442,26 +444,26 @@ impl Machine {
             }
             {
                 let mut shared = self.shared.borrow_mut();
-                match std::mem::take(&mut shared.slot) {
-                    Slot::Wants(Want::Read(request)) => {
-                        shared.slot = Slot::InFlight;
+                match std::mem::take(&mut shared.exchange) {
+                    Exchange::Needs(Need::Read(request)) => {
+                        shared.exchange = Exchange::InFlight;
                         return Step::Read(request);
                     }
-                    Slot::Wants(Want::Commit(batch)) => {
-                        shared.slot = Slot::InFlight;
+                    Exchange::Needs(Need::Commit(batch)) => {
+                        shared.exchange = Exchange::InFlight;
                         return Step::Commit(batch);
                     }
-                    Slot::Wants(Want::Archive(archive)) => {
-                        shared.slot = Slot::InFlight;
+                    Exchange::Needs(Need::Archive(archive)) => {
+                        shared.exchange = Exchange::InFlight;
                         return Step::Archive(archive);
                     }
-                    Slot::InFlight => {
+                    Exchange::InFlight => {
                         self.finished = true;
                         return Step::Done(Err(Error::internal(
                             "operation polled before its request was answered",
                         )));
                     }
-                    other => shared.slot = other,
+                    other => shared.exchange = other,
                 }
             }
             let body = match &mut self.body {
@@ -478,7 +480,7 @@ impl Machine {
             let mut cx = Context::from_waker(Waker::noop());
             match body.as_mut().poll(&mut cx) {
                 Poll::Pending => {
-                    if !matches!(self.shared.borrow().slot, Slot::Wants(_)) {
+                    if !matches!(self.shared.borrow().exchange, Exchange::Needs(_)) {
                         self.finished = true;
                         return Step::Done(Err(Error::internal(
                             "operation waited on something other than storage",

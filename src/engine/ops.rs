@@ -296,7 +296,7 @@ macro_rules! for_each_op {
             /// Branches `child_key` off `parent_key`.
             branch branch Branch {
                 parent_key: String, child_key: String, request: $crate::BranchRequest, now_ms: u64,
-            } fills(request.child_session_id, now_ms) -> $crate::Branch = $crate::branch;
+            } fills(request.child_session_id, now_ms) -> $crate::BranchInfo = $crate::branch;
             /// Edits a message by branching: `child_key` gets the history of `key`
             /// before `message_id` and then `request`, in one commit.
             edit_message editMessage EditMessage {
@@ -306,14 +306,14 @@ macro_rules! for_each_op {
                 request: $crate::AppendRequest,
                 child_session_id: String,
                 now_ms: u64,
-            } fills(child_session_id, now_ms) -> $crate::Branch = $crate::edit_message;
+            } fills(child_session_id, now_ms) -> $crate::BranchInfo = $crate::edit_message;
             /// The session's ancestry and what it inherits.
             lineage lineage Lineage { key: String } -> $crate::LineageView = $crate::lineage;
             /// The branches made from the session.
             list_children listChildren ListChildren { key: String }
-                -> Vec<$crate::Branch> = $crate::list_children;
+                -> Vec<$crate::BranchInfo> = $crate::list_children;
             /// Starts a turn.
-            start_turn startTurn StartTurn { key: String, request: $crate::turns::StartTurn, now_ms: u64 }
+            start_turn startTurn StartTurn { key: String, request: $crate::turns::NewTurn, now_ms: u64 }
                 fills(now_ms) -> $crate::turns::Turn = $crate::start_turn;
             /// Settles a running turn.
             settle_turn settleTurn SettleTurn {
@@ -334,7 +334,7 @@ macro_rules! for_each_op {
                 -> Option<$crate::turns::Turn> = $crate::get_turn;
             /// The session's turns.
             session_turns sessionTurns SessionTurns { key: String }
-                -> $crate::turns::SessionTurns = $crate::session_turns;
+                -> $crate::turns::TurnSummary = $crate::session_turns;
             /// One page of the session's turns.
             list_turns listTurns ListTurns {
                 key: String,
@@ -391,7 +391,7 @@ macro_rules! for_each_op {
                 keys: Vec<String>,
                 mode: $crate::provider_fork::capabilities::ProjectionMode,
                 #[serde(default)] answers: Vec<$crate::provider_fork::capabilities::ProbeAnswer>,
-            } -> $crate::provider_fork::capabilities::ForkProjection = $crate::provider_fork::capabilities::fork_projection;
+            } -> $crate::provider_fork::capabilities::Projection = $crate::provider_fork::capabilities::fork_projection;
         }
     };
 }

@@ -234,7 +234,7 @@ macro_rules! wit_map {
         $crate::wit_map!(@record $crate::BranchLineage => BranchLineage {
             parent_session_key, spawn_depth, forked_from_parent, fork_point, fork_count,
         });
-        $crate::wit_map!(@record $crate::Branch => BranchInfo { session, lineage });
+        $crate::wit_map!(@record $crate::BranchInfo => BranchInfo { session, lineage });
         $crate::wit_map!(@record $crate::BranchRequest => BranchRequest {
             child_session_id, fork_transcript, fork_before_message_id, max_fork_tokens,
         });
@@ -245,13 +245,13 @@ macro_rules! wit_map {
             turn_id, seq, session_key, session_id, phase, provider_turn_id,
             provider_binding as json, started_at, ended_at, boundary,
         });
-        $crate::wit_map!(@record $crate::turns::StartTurn => NewTurn {
+        $crate::wit_map!(@record $crate::turns::NewTurn => NewTurn {
             turn_id, provider_turn_id, provider_binding as json, expected_epoch,
         });
         $crate::wit_map!(@record $crate::turns::CloseTurn => CloseTurn {
             provider_turn_id, provider_binding as json, expected_epoch,
         });
-        $crate::wit_map!(@record $crate::turns::SessionTurns => TurnSummary { latest, active });
+        $crate::wit_map!(@record $crate::turns::TurnSummary => TurnSummary { latest, active });
         $crate::wit_map!(@record $crate::turns::TurnPageRequest => TurnPageRequest { order, cursor, limit });
         $crate::wit_map!(@record $crate::turns::TurnPage => TurnPage { turns, next_cursor });
         $crate::wit_map!(@record $crate::provider_fork::types::ForkRequest => ForkRequest {
@@ -332,7 +332,7 @@ macro_rules! wit_map {
         $crate::wit_map!(@record $crate::provider_fork::capabilities::ProjectedSession => ProjectedSession {
             key, session_id, forked_from, lifecycle_capabilities, latest_turn, active_turn,
         });
-        $crate::wit_map!(@record $crate::provider_fork::capabilities::ForkProjection => Projection { sessions, probes });
+        $crate::wit_map!(@record $crate::provider_fork::capabilities::Projection => Projection { sessions, probes });
         $crate::wit_map!(@enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex, Spool });
         $crate::wit_map!(@record $crate::import::ImportedEntry => ImportedEntry {
             message_id, parent_message_id, role, content, created_at, tool_calls as json,

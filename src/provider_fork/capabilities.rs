@@ -37,7 +37,7 @@ use crate::provider_fork::types::{
     ForkLineage, PROVIDER_KEY, PROVIDER_SESSION_ID_KEY, string_fact,
 };
 use crate::session::require;
-use crate::turns::{SessionTurns, Turn, turns_of};
+use crate::turns::{Turn, TurnSummary, turns_of};
 
 /// Which projection is being built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -135,7 +135,7 @@ pub struct SessionForkInput {
     /// Its lineage, if it is the child of a fork.
     pub lineage: Option<ForkLineage>,
     /// Its latest and active turns.
-    pub turns: SessionTurns,
+    pub turns: TurnSummary,
 }
 
 /// A turn with its provider forkability.
@@ -167,7 +167,7 @@ pub struct ProjectedSession {
 
 /// A projection and the probes it still needs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ForkProjection {
+pub struct Projection {
     /// The sessions, in the order asked; unanswered probes count as `false`.
     pub sessions: Vec<ProjectedSession>,
     /// Probes without an answer: ask the provider, then project again with the answers.
@@ -255,7 +255,7 @@ pub fn project(
     mode: ProjectionMode,
     inputs: &[SessionForkInput],
     answers: &[ProbeAnswer],
-) -> ForkProjection {
+) -> Projection {
     let mut answered: BTreeMap<ProbeKey, &ProbeOutcome> = BTreeMap::new();
     for answer in answers {
         answered
@@ -299,7 +299,7 @@ pub fn project(
             }
         })
         .collect();
-    ForkProjection { sessions, probes }
+    Projection { sessions, probes }
 }
 
 /// Reads what the projection of the sessions under `keys` needs — per session its
@@ -310,7 +310,7 @@ pub fn fork_projection(
     keys: Vec<String>,
     mode: ProjectionMode,
     answers: Vec<ProbeAnswer>,
-) -> Operation<ForkProjection> {
+) -> Operation<Projection> {
     let checked = validate::workspace(workspace).and_then(|()| {
         if keys.len() > validate::MAX_PAGE as usize {
             return Err(Error::invalid(

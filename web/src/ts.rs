@@ -302,9 +302,9 @@ export interface BranchLineage {
   fork_point: BranchForkPoint | null; fork_count: number;
 }
 /** A session with its lineage, flat (`branch`, `listChildren`). */
-export type Branch = Session & BranchLineage;
+export type BranchInfo = Session & BranchLineage;
 /** A session with its lineage and its direct branches in key order (`lineage`). */
-export type LineageView = Branch & { children: Branch[]; };
+export type LineageView = BranchInfo & { children: BranchInfo[]; };
 /** Where a turn stands. */
 export type TurnPhase = "running" | "settled" | "interrupted";
 /** A transcript position: the `(created_at, entry id)` of an entry. */
@@ -316,7 +316,7 @@ export interface Turn {
   ended_at: number | null; boundary: TurnPosition | null;
 }
 /** What `startTurn` starts. */
-export interface StartTurn {
+export interface NewTurn {
   turn_id: string; provider_turn_id?: string | null; provider_binding?: unknown;
   expected_epoch?: number | null;
 }
@@ -325,7 +325,7 @@ export interface CloseTurn {
   provider_turn_id?: string | null; provider_binding?: unknown; expected_epoch?: number | null;
 }
 /** The newest turn and the running one (`sessionTurns`). */
-export interface SessionTurns { latest: Turn | null; active: Turn | null; }
+export interface TurnSummary { latest: Turn | null; active: Turn | null; }
 /** Which page of a session's turns `listTurns` reads: `order` defaults to
  * "oldest_first" (start order), `limit` (1 to 1000) to 100. */
 export interface TurnPageRequest {
@@ -438,7 +438,7 @@ export interface ProjectedSession {
   latest_turn: ProjectedTurn | null; active_turn: ProjectedTurn | null;
 }
 /** A fork projection and the probes it still needs. */
-export interface ForkProjection { sessions: ProjectedSession[]; probes: ProbeRequest[]; }
+export interface Projection { sessions: ProjectedSession[]; probes: ProbeRequest[]; }
 /** Which agent wrote a log. */
 export type ImportFormat = "claude_code" | "codex" | "spool";
 /** One transcript entry read from a log. */
@@ -564,7 +564,7 @@ export type Command =
       request: AppendRequest; child_session_id: string; now_ms: number; }
   | { op: "lineage"; key: string; }
   | { op: "list_children"; key: string; }
-  | { op: "start_turn"; key: string; request: StartTurn; now_ms: number; }
+  | { op: "start_turn"; key: string; request: NewTurn; now_ms: number; }
   | { op: "settle_turn"; key: string; turn_id: string; close?: CloseTurn; now_ms: number; }
   | { op: "interrupt_turn"; key: string; turn_id: string; close?: CloseTurn;
       now_ms: number; }
@@ -648,7 +648,7 @@ export interface CallArgsOf {
     request: AppendRequest; child_session_id?: string; now_ms?: number; };
   lineage: { key: string; };
   list_children: { key: string; };
-  start_turn: { key: string; request: StartTurn; now_ms?: number; };
+  start_turn: { key: string; request: NewTurn; now_ms?: number; };
   settle_turn: { key: string; turn_id: string; close?: CloseTurn; now_ms?: number; };
   interrupt_turn: { key: string; turn_id: string; close?: CloseTurn; now_ms?: number; };
   get_turn: { key: string; turn_id: string; };
@@ -718,15 +718,15 @@ export interface CallResults {
   plan_provider_thread: ThreadPlan;
   commit_turn: TurnCommitted;
   import_session: ImportOutcome;
-  branch: Branch;
-  edit_message: Branch;
+  branch: BranchInfo;
+  edit_message: BranchInfo;
   lineage: LineageView;
-  list_children: Branch[];
+  list_children: BranchInfo[];
   start_turn: Turn;
   settle_turn: Turn;
   interrupt_turn: Turn;
   get_turn: Turn | null;
-  session_turns: SessionTurns;
+  session_turns: TurnSummary;
   list_turns: TurnPage;
   fork: ForkOperationView;
   begin_fork_dispatch: DispatchPayload;
@@ -738,7 +738,7 @@ export interface CallResults {
   claim_fork_provider_binding: ProviderBindingRequest | null;
   complete_fork_provider_binding: ForkOperationView;
   get_fork_lineage: ForkLineage | null;
-  fork_projection: ForkProjection;
+  fork_projection: Projection;
 }
 /** What the call `Op` resolves to. */
 export type CallResult<Op extends Command["op"]> = CallResults[Op];
@@ -863,15 +863,15 @@ export interface Spool {
   importSession(workspace: string, args?: CallArgs<"import_session">):
     Promise<ImportOutcome>;
   /** Branches `child_key` off `parent_key`. */
-  branch(workspace: string, args: CallArgs<"branch">): Promise<Branch>;
+  branch(workspace: string, args: CallArgs<"branch">): Promise<BranchInfo>;
   /** Edits a message by branching: `child_key` gets the history of `key`
    * before `message_id` and then `request`, in one commit.
    */
-  editMessage(workspace: string, args: CallArgs<"edit_message">): Promise<Branch>;
+  editMessage(workspace: string, args: CallArgs<"edit_message">): Promise<BranchInfo>;
   /** The session's ancestry and what it inherits. */
   lineage(workspace: string, args: CallArgs<"lineage">): Promise<LineageView>;
   /** The branches made from the session. */
-  listChildren(workspace: string, args: CallArgs<"list_children">): Promise<Branch[]>;
+  listChildren(workspace: string, args: CallArgs<"list_children">): Promise<BranchInfo[]>;
   /** Starts a turn. */
   startTurn(workspace: string, args: CallArgs<"start_turn">): Promise<Turn>;
   /** Settles a running turn. */
@@ -881,7 +881,7 @@ export interface Spool {
   /** The turn, or `None`. */
   getTurn(workspace: string, args: CallArgs<"get_turn">): Promise<Turn | null>;
   /** The session's turns. */
-  sessionTurns(workspace: string, args: CallArgs<"session_turns">): Promise<SessionTurns>;
+  sessionTurns(workspace: string, args: CallArgs<"session_turns">): Promise<TurnSummary>;
   /** One page of the session's turns. */
   listTurns(workspace: string, args: CallArgs<"list_turns">): Promise<TurnPage>;
   /** Starts (or finds again) a provider fork of `source_key`. */
@@ -913,8 +913,7 @@ export interface Spool {
   getForkLineage(workspace: string, args: CallArgs<"get_fork_lineage">):
     Promise<ForkLineage | null>;
   /** What sessions look like to a provider that forks them. */
-  forkProjection(workspace: string, args: CallArgs<"fork_projection">):
-    Promise<ForkProjection>;
+  forkProjection(workspace: string, args: CallArgs<"fork_projection">): Promise<Projection>;
 }
 /* END generated from the operation table */
 /** One call of the operation table, as `spoolCalls()` lists it: its name, its method's

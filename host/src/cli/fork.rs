@@ -13,8 +13,8 @@ use spool::Order;
 use spool::provider_fork::{
     ForkOperationView, ForkOrigin, ForkRequest, ForkStatus, RecoveryReport,
 };
-use spool::turns::{CloseTurn, SessionTurns, StartTurn, Turn, TurnPageRequest};
-use spool::{Branch, Session};
+use spool::turns::{CloseTurn, NewTurn, Turn, TurnPageRequest, TurnSummary};
+use spool::{BranchInfo, Session};
 use spool_host::{BranchOptions, CommandProvider, Error, ForkProvider, Spool, TestProvider};
 
 use crate::cli::lifecycle::{KeyArgs, plural};
@@ -239,7 +239,7 @@ pub(crate) fn branch(spool: &mut Spool, args: &BranchArgs) -> Result<(), Error> 
 
 /// How a session came to be, in a few words: `12 entries`, `forked before m-5, 4
 /// entries`, `branch without history, 0 entries`.
-fn describe(b: &Branch) -> String {
+fn describe(b: &BranchInfo) -> String {
     let n = b.session.entry_count;
     let entries = format!("{n} entr{}", if n == 1 { "y" } else { "ies" });
     if b.lineage.parent_session_key.is_none() {
@@ -259,7 +259,7 @@ fn describe(b: &Branch) -> String {
 #[derive(Debug, Serialize)]
 struct Node {
     #[serde(flatten)]
-    branch: Branch,
+    branch: BranchInfo,
     children: Vec<Node>,
 }
 
@@ -299,7 +299,7 @@ pub(crate) fn tree(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
 
 fn grow(
     spool: &mut Spool,
-    children: Vec<Branch>,
+    children: Vec<BranchInfo>,
     seen: &mut BTreeSet<String>,
 ) -> Result<Vec<Node>, Error> {
     let mut nodes = Vec::with_capacity(children.len());
@@ -535,7 +535,7 @@ pub(crate) fn turn(spool: &mut Spool, command: &TurnCommand) -> Result<(), Error
     let (turn, verb, json) = match command {
         TurnCommand::Start(args) => {
             let close = close_of(args);
-            let request = StartTurn {
+            let request = NewTurn {
                 turn_id: args.turn_id.clone(),
                 provider_turn_id: close.provider_turn_id,
                 provider_binding: close.provider_binding,
@@ -627,7 +627,7 @@ fn turn_line(t: &Turn) -> String {
 
 /// `spool turns KEY`: the latest and the active turn.
 pub(crate) fn turns(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
-    let turns: SessionTurns = spool.session_turns(&args.key)?;
+    let turns: TurnSummary = spool.session_turns(&args.key)?;
     if args.json {
         return print_json(&turns);
     }

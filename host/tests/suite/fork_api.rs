@@ -4,7 +4,7 @@
 
 use spool::provider_fork::capabilities::ProjectionMode;
 use spool::provider_fork::{Disposition, ForkRequest, ForkState, ForkStatus};
-use spool::turns::{CloseTurn, StartTurn};
+use spool::turns::{CloseTurn, NewTurn};
 use spool::{AppendRequest, Command, Role};
 use spool_host::{BranchOptions, Spool, SqliteStorage, TestProvider};
 
@@ -179,7 +179,7 @@ fn test_execute_keeps_codes_and_typed_branch_turn_calls() {
     let turn = spool
         .start_turn(
             SRC,
-            StartTurn {
+            NewTurn {
                 turn_id: "t1".into(),
                 provider_turn_id: None,
                 provider_binding: None,

@@ -23,7 +23,7 @@ fn input(latest: Option<Turn>, active: Option<Turn>) -> SessionForkInput {
         provider: Some("codex".into()),
         provider_session_id: Some("provider-session-1".into()),
         lineage: None,
-        turns: SessionTurns { latest, active },
+        turns: TurnSummary { latest, active },
     }
 }
 

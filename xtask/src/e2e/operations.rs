@@ -572,8 +572,10 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         json!({ "key": FORKED, "status": "failed" }),
         |v| v["status"] == "failed",
     )?;
-    p.ok("deleteSession", json!({ "key": BRANCH }), Value::is_null)?;
-    p.ok("getSession", json!({ "key": BRANCH }), Value::is_null)?;
+    for key in [BRANCH, EDITED] {
+        p.ok("deleteSession", json!({ "key": key }), Value::is_null)?;
+        p.ok("getSession", json!({ "key": key }), Value::is_null)?;
+    }
     p.ok("pruneStale", json!({ "max_age_ms": TEN_YEARS_MS }), |v| {
         *v == 0
     })?;

@@ -13,8 +13,8 @@
 use spool::compaction::{CompactRequest, CompactionConfig, CompactionResult};
 use spool::import::{ImportFormat, ImportRequest, ImportedEntry, ImportedSession};
 use spool::{
-    AppendRequest, Branch, BranchRequest, Entry, Intent, IntentOutcome, Order, Page, PageRequest,
-    Role, Session, TurnCommit, ops,
+    AppendRequest, BranchInfo, BranchRequest, Entry, Intent, IntentOutcome, Order, Page,
+    PageRequest, Role, Session, TurnCommit, ops,
 };
 use spool_host::{Error, Instance};
 
@@ -331,7 +331,7 @@ pub enum Output {
         session: Session,
     },
     /// [`Op::Branch`].
-    Branched(Branch),
+    Branched(BranchInfo),
     /// [`Op::DeleteParent`].
     Deleted,
     /// [`Op::Reset`].
