@@ -54,6 +54,12 @@ pub fn random_id() -> String {
     }
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    uuid_text(bytes)
+}
+
+/// 16 bytes in UUID text form (`8-4-4-4-12` lower-case hex digits).
+#[doc(hidden)]
+pub fn uuid_text(bytes: [u8; 16]) -> String {
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!(
         "{}-{}-{}-{}-{}",

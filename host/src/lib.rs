@@ -122,7 +122,7 @@ mod storage;
 
 pub use client::{
     Arg, BranchOptions, DEFAULT_WORKSPACE, Pages, Spool, SpoolBuilder, Transcript, random_id,
-    system_clock,
+    system_clock, uuid_text,
 };
 pub use command::CommandSummarizer;
 pub use error::{CompactWithError, Error};

@@ -88,17 +88,7 @@ pub fn compaction_preimage(
         async move {
             let loaded = require(&io, &key).await?;
             let data_id = loaded.data_id().to_owned();
-            let Some((_, summary)) = summaries_of(&io, &data_id)
-                .await?
-                .into_iter()
-                .find(|(_, s)| s.compaction_id == compaction_id)
-            else {
-                return Err(Error::NotFound {
-                    what: "compaction",
-                    key: compaction_id,
-                }
-                .into());
-            };
+            let (_, summary) = summary_of(&io, &data_id, &compaction_id).await?;
             // A compaction of this build archived a range of positions; one of an
             // earlier build moved its entries to the archive range, tagged.
             let boundary_key = keys::boundary(&data_id, summary.compaction_index);
@@ -153,17 +143,7 @@ fn amend(
         let (compaction_id, change) = (compaction_id.clone(), change.clone());
         async move {
             let loaded = require(&io, &key).await?;
-            let Some((record_key, before)) = summaries_of(&io, loaded.data_id())
-                .await?
-                .into_iter()
-                .find(|(_, s)| s.compaction_id == compaction_id)
-            else {
-                return Err(Error::NotFound {
-                    what: "compaction",
-                    key: compaction_id,
-                }
-                .into());
-            };
+            let (record_key, before) = summary_of(&io, loaded.data_id(), &compaction_id).await?;
             let mut after = before.clone();
             change(&mut after);
             let bytes = record::encode(&after)?;
@@ -210,4 +190,21 @@ pub fn set_flush_receipt(
     amend(workspace, key, compaction_id, checked, move |s| {
         s.flush_receipt_status = stored.clone()
     })
+}
+
+/// The summary of compaction `compaction_id` of identity `data_id` with its record's
+/// key; `not_found` when it has none.
+async fn summary_of(
+    io: &Io,
+    data_id: &str,
+    compaction_id: &str,
+) -> Result<(Vec<u8>, Summary), Error> {
+    summaries_of(io, data_id)
+        .await?
+        .into_iter()
+        .find(|(_, s)| s.compaction_id == compaction_id)
+        .ok_or_else(|| Error::NotFound {
+            what: "compaction",
+            key: compaction_id.to_owned(),
+        })
 }

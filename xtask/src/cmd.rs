@@ -53,13 +53,8 @@ impl Step {
         text
     }
 
-    /// Runs to completion; a non-zero exit is an error naming the step.
-    pub(crate) fn run(&mut self, name: &str) -> Result<(), String> {
-        eprintln!("\n==> {name}\n    $ {}", self.describe());
-        let status = self
-            .0
-            .status()
-            .map_err(|e| format!("{name}: cannot start `{}`: {e}", self.describe()))?;
+    /// `Ok` for a successful exit, else an error naming the step and the command.
+    fn exited(&self, name: &str, status: std::process::ExitStatus) -> Result<(), String> {
         if status.success() {
             Ok(())
         } else {
@@ -68,6 +63,16 @@ impl Step {
                 self.describe()
             ))
         }
+    }
+
+    /// Runs to completion; a non-zero exit is an error naming the step.
+    pub(crate) fn run(&mut self, name: &str) -> Result<(), String> {
+        eprintln!("\n==> {name}\n    $ {}", self.describe());
+        let status = self
+            .0
+            .status()
+            .map_err(|e| format!("{name}: cannot start `{}`: {e}", self.describe()))?;
+        self.exited(name, status)
     }
 
     /// Runs to completion like [`Step::run`], streaming stdout while it adds up the
@@ -105,14 +110,7 @@ impl Step {
         let status = child
             .wait()
             .map_err(|e| format!("{name}: waiting for `{}`: {e}", self.describe()))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!(
-                "{name}: `{}` exited with {status}",
-                self.describe()
-            ))
-        }
+        self.exited(name, status)
     }
 
     /// Runs quietly and returns stdout; a failure is an error naming the step, with

@@ -361,15 +361,10 @@ fn derived_id(workspace: &str, request_id: &str) -> String {
     );
     let b = (b & 0x3fff_ffff_ffff_ffff) | 0x8000_0000_0000_0000;
     let a = (a & 0xffff_ffff_ffff_0fff) | 0x0000_0000_0000_8000;
-    let hex = format!("{a:016x}{b:016x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&a.to_be_bytes());
+    bytes[8..].copy_from_slice(&b.to_be_bytes());
+    spool_host::uuid_text(bytes)
 }
 
 /// Runs a `fork` subcommand.
