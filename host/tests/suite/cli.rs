@@ -3,7 +3,7 @@
 use std::process::Command;
 
 use crate::common::{
-    cache_dir, fails, ok, ok_json, spool, spool_with, stderr, stdout, temp_db, usage_error,
+    cache_dir, fails, ok, ok_json, spool, spool_with, stderr, stdout, temp_db, usage_error, words,
 };
 
 use serde_json::Value;
@@ -140,14 +140,7 @@ fn test_show_unknown_key_is_not_found_exit_1() {
     );
     let out = spool(
         &db,
-        &[
-            "append",
-            "agent:nobody:main",
-            "--role",
-            "user",
-            "--content",
-            "x",
-        ],
+        &words("append agent:nobody:main --role user --content x"),
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -161,14 +154,7 @@ fn test_show_unknown_key_is_not_found_exit_1() {
 fn test_usage_errors_exit_2() {
     let (_dir, db) = temp_db();
     let cases: &[&[&str]] = &[
-        &[
-            "append",
-            "agent:a:main",
-            "--role",
-            "robot",
-            "--content",
-            "x",
-        ],
+        &words("append agent:a:main --role robot --content x"),
         &["append", "agent:a:main", "--content", "x"],
         &["append", "agent:a:main", "--role", "user"],
         &[
@@ -219,28 +205,12 @@ fn test_durability_normal_by_flag_or_environment_writes_like_full() {
     ok(&db, &["--durability", "normal", "create", "agent:a:main"]);
     ok(
         &db,
-        &[
-            "--durability",
-            "normal",
-            "append",
-            "agent:a:main",
-            "--role",
-            "user",
-            "--content",
-            "one",
-        ],
+        &words("--durability normal append agent:a:main --role user --content one"),
     );
     let normal = std::ffi::OsString::from("normal");
     let out = spool_with(
         &db,
-        &[
-            "append",
-            "agent:a:main",
-            "--role",
-            "user",
-            "--content",
-            "two",
-        ],
+        &words("append agent:a:main --role user --content two"),
         &[("SPOOL_DURABILITY", std::path::Path::new(&normal))],
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -420,18 +390,7 @@ fn test_append_several_contents_and_jsonl_write_one_commit_each() {
     ok(&db, &["create", "agent:a:main"]);
     let text = ok(
         &db,
-        &[
-            "append",
-            "agent:a:main",
-            "--role",
-            "user",
-            "--turn-id",
-            "t1",
-            "--content",
-            "first",
-            "--content",
-            "second",
-        ],
+        &words("append agent:a:main --role user --turn-id t1 --content first --content second"),
     );
     assert!(
         text.contains("appended #1–#2 (2 entries, one commit)"),
@@ -492,18 +451,7 @@ fn test_append_several_contents_and_jsonl_write_one_commit_each() {
     // Options of one entry with several contents are refused, not applied to each.
     let message = fails(
         &db,
-        &[
-            "append",
-            "agent:a:main",
-            "--role",
-            "tool",
-            "--tool-call-id",
-            "c9",
-            "--content",
-            "a",
-            "--content",
-            "b",
-        ],
+        &words("append agent:a:main --role tool --tool-call-id c9 --content a --content b"),
         "invalid_argument",
     );
     assert!(message.contains("--jsonl"), "{message}");

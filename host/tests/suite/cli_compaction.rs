@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db};
+use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, words};
 use serde_json::Value;
 
 const KEY: &str = "agent:main:main";
@@ -106,16 +106,9 @@ fn test_compact_human_output_reports_counts_tokens_coverage_and_summary() {
     big_session(&db);
     let text = ok(
         &db,
-        &[
-            "compact",
-            KEY,
-            "--window",
-            "1000",
-            "--compaction-id",
-            "cmp-first",
-            "--trigger-reason",
-            "context_overflow",
-        ],
+        &words(&format!(
+            "compact {KEY} --window 1000 --compaction-id cmp-first --trigger-reason context_overflow"
+        )),
     );
     assert!(
         text.starts_with("compacted agent:main:main (compaction cmp-first)"),
@@ -321,16 +314,9 @@ fn test_blocking_refuses_a_summary_that_drops_a_critical_obligation() {
     let before = active(&db);
     let result = ok_json(
         &db,
-        &[
-            "compact",
-            KEY,
-            "--window",
-            "300",
-            "--safety-margin",
-            "1.0",
-            "--blocking",
-            "--json",
-        ],
+        &words(&format!(
+            "compact {KEY} --window 300 --safety-margin 1.0 --blocking --json"
+        )),
     );
     assert_eq!(result["skip_reason"], "coverage_blocked", "{result}");
     assert_eq!(result["coverage_status"], "fail_blocked", "{result}");
@@ -351,15 +337,9 @@ fn test_blocking_refuses_a_summary_that_drops_a_critical_obligation() {
 
     let text = ok(
         &db,
-        &[
-            "compact",
-            KEY,
-            "--window",
-            "300",
-            "--safety-margin",
-            "1.0",
-            "--blocking",
-        ],
+        &words(&format!(
+            "compact {KEY} --window 300 --safety-margin 1.0 --blocking"
+        )),
     );
     assert!(
         text.starts_with("skipped agent:main:main: coverage_blocked"),
@@ -379,17 +359,9 @@ fn test_degraded_compactions_are_queued_until_their_receipt_or_repair() {
     ok(&db, &["create", "agent:other:main"]);
     let result = ok_json(
         &db,
-        &[
-            "compact",
-            KEY,
-            "--window",
-            "1000",
-            "--flush-receipt",
-            "unsafe",
-            "--compaction-id",
-            "cmp-unsafe",
-            "--json",
-        ],
+        &words(&format!(
+            "compact {KEY} --window 1000 --flush-receipt unsafe --compaction-id cmp-unsafe --json"
+        )),
     );
     assert_eq!(result["compaction_id"], "cmp-unsafe");
 
@@ -456,14 +428,7 @@ fn test_degraded_compactions_are_queued_until_their_receipt_or_repair() {
     );
     let summary = ok_json(
         &db,
-        &[
-            "repair",
-            KEY,
-            "cmp-unsafe",
-            "--status",
-            "repaired",
-            "--json",
-        ],
+        &words(&format!("repair {KEY} cmp-unsafe --status repaired --json")),
     );
     assert_eq!(summary["repair_status"], "repaired");
     assert_eq!(ok_json(&db, &["repairs", "--json"]), serde_json::json!([]));

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
+use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error, words};
 
 fn append(db: &Path, key: &str, content: &str, message_id: &str) {
     let extra = ["--message-id", message_id, "--token-count", "3"];
@@ -33,14 +33,7 @@ fn test_branch_and_tree_human_and_json() {
 
     let alt = ok_json(
         &db,
-        &[
-            "branch",
-            "agent:main:main",
-            "agent:main:alt",
-            "--before",
-            "m-5",
-            "--json",
-        ],
+        &words("branch agent:main:main agent:main:alt --before m-5 --json"),
     );
     assert_eq!(alt["key"], "agent:main:alt");
     assert_eq!(alt["parent_session_key"], "agent:main:main");
@@ -66,15 +59,7 @@ fn test_branch_and_tree_human_and_json() {
     ok(&db, &["branch", "agent:main:main", "agent:main:empty"]);
     let over = ok_json(
         &db,
-        &[
-            "branch",
-            "agent:main:main",
-            "agent:main:budget",
-            "--fork",
-            "--max-tokens",
-            "10",
-            "--json",
-        ],
+        &words("branch agent:main:main agent:main:budget --fork --max-tokens 10 --json"),
     );
     assert_eq!(over["forked_from_parent"], false);
     assert_eq!(over["entry_count"], 0);
@@ -113,13 +98,7 @@ fn test_branch_before_unknown_message_is_not_found_and_creates_nothing() {
     session(&db, "agent:main:main", 3);
     let out = spool(
         &db,
-        &[
-            "branch",
-            "agent:main:main",
-            "agent:main:alt",
-            "--before",
-            "no-such-message",
-        ],
+        &words("branch agent:main:main agent:main:alt --before no-such-message"),
     );
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
@@ -359,34 +338,15 @@ fn test_provider_fork_rejected_and_unknown_outcomes() {
     // Without a command: --reject and --accept.
     let text = ok(
         &db,
-        &[
-            "fork",
-            "run",
-            "agent:main:a",
-            "--target",
-            "agent:main:a3",
-            "--request-id",
-            "r-a3",
-            "--reject",
-            "no",
-            "--reason",
-            "policy",
-        ],
+        &words(
+            "fork run agent:main:a --target agent:main:a3 --request-id r-a3 --reject no --reason policy",
+        ),
     );
     assert!(text.contains(": failed"), "{text}");
     assert!(text.contains("error    no (policy)"), "{text}");
     let text = ok(
         &db,
-        &[
-            "fork",
-            "run",
-            "agent:main:a",
-            "--target",
-            "agent:main:a4",
-            "--request-id",
-            "r-a4",
-            "--accept",
-        ],
+        &words("fork run agent:main:a --target agent:main:a4 --request-id r-a4 --accept"),
     );
     assert!(text.contains(": committed"), "{text}");
     assert!(text.contains("child    2 entries"), "{text}");
@@ -394,31 +354,12 @@ fn test_provider_fork_rejected_and_unknown_outcomes() {
     // Exactly one provider: usage errors otherwise.
     let out = spool(
         &db,
-        &[
-            "fork",
-            "run",
-            "agent:main:a",
-            "--target",
-            "agent:main:x",
-            "--request-id",
-            "r-x",
-        ],
+        &words("fork run agent:main:a --target agent:main:x --request-id r-x"),
     );
     assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
     let out = spool(
         &db,
-        &[
-            "fork",
-            "run",
-            "agent:main:a",
-            "--target",
-            "agent:main:x",
-            "--request-id",
-            "r-x",
-            "--accept",
-            "--reject",
-            "no",
-        ],
+        &words("fork run agent:main:a --target agent:main:x --request-id r-x --accept --reject no"),
     );
     assert_eq!(out.status.code(), Some(2));
 }
@@ -518,15 +459,7 @@ fn test_turn_list_pages_newest_first_with_a_table_and_cursors() {
     assert!(rest["next_cursor"].is_null(), "{rest}");
     let oldest = ok_json(
         &db,
-        &[
-            "turn",
-            "list",
-            KEY,
-            "--limit",
-            "2",
-            "--oldest-first",
-            "--json",
-        ],
+        &words(&format!("turn list {KEY} --limit 2 --oldest-first --json")),
     );
     assert_eq!(listed(&oldest), ["t1", "t2"]);
 
@@ -682,18 +615,9 @@ fn test_fork_run_by_another_request_returns_the_held_operation_untouched() {
     );
     let text = ok(
         &db,
-        &[
-            "fork",
-            "run",
-            "agent:main:src",
-            "--target",
-            "agent:main:b",
-            "--request-id",
-            "r2",
-            "--through-turn",
-            "t1",
-            "--accept",
-        ],
+        &words(
+            "fork run agent:main:src --target agent:main:b --request-id r2 --through-turn t1 --accept",
+        ),
     );
     assert!(
         text.contains("another request holds this fork point"),

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
+use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error, words};
 use serde_json::Value;
 
 const CLAUDE_ID: &str = "6f1c2a7e-2b4d-4e8a-9d3f-1a2b3c4d5e6f";
@@ -229,15 +229,7 @@ fn test_import_codex_json_report_and_resume_selects_the_imported_thread() {
 
     let decision = ok_json(
         &db,
-        &[
-            "resume",
-            "select",
-            "--agent",
-            "codex",
-            "--project",
-            "webshop",
-            "--json",
-        ],
+        &words("resume select --agent codex --project webshop --json"),
     );
     assert_eq!(decision["mode"], "resume");
     assert_eq!(decision["session_id"], CODEX_ID);

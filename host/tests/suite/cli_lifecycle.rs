@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::common::{
-    fails, ok, ok_json, on_postgres, spool_with, stderr, stdout, temp_db, usage_error,
+    fails, ok, ok_json, on_postgres, spool_with, stderr, stdout, temp_db, usage_error, words,
 };
 
 use serde_json::Value;
@@ -321,25 +321,9 @@ fn test_count_entry_truncate_and_turn_usage() {
     );
     let with_usage = ok_json(
         &db,
-        &[
-            "append",
-            KEY,
-            "--role",
-            "assistant",
-            "--content",
-            "two",
-            "--message-id",
-            "m-2",
-            "--token-count",
-            "9",
-            "--usage-model",
-            "gpt-5",
-            "--input-tokens",
-            "120",
-            "--output-tokens",
-            "30",
-            "--json",
-        ],
+        &words(&format!(
+            "append {KEY} --role assistant --content two --message-id m-2 --token-count 9 --usage-model gpt-5 --input-tokens 120 --output-tokens 30 --json"
+        )),
     );
     assert_eq!(
         with_usage["turn_usage"],
@@ -361,29 +345,15 @@ fn test_count_entry_truncate_and_turn_usage() {
     assert!(header.contains("gpt-5 in 120 / out 30"), "{header}");
     usage_error(
         &db,
-        &[
-            "append",
-            KEY,
-            "--role",
-            "user",
-            "--content",
-            "x",
-            "--usage-model",
-            "m",
-        ],
+        &words(&format!(
+            "append {KEY} --role user --content x --usage-model m"
+        )),
     );
     usage_error(
         &db,
-        &[
-            "append",
-            KEY,
-            "--role",
-            "user",
-            "--content",
-            "x",
-            "--input-tokens",
-            "3",
-        ],
+        &words(&format!(
+            "append {KEY} --role user --content x --input-tokens 3"
+        )),
     );
 
     assert_eq!(ok(&db, &["count", KEY]).trim(), "3");
@@ -475,17 +445,9 @@ fn test_states_subcommands() {
     assert_eq!(saved["valid"], true);
     let text = ok(
         &db,
-        &[
-            "states",
-            "save",
-            KEY,
-            "--provider",
-            "openai",
-            "--kind",
-            "resp",
-            "--payload",
-            "42",
-        ],
+        &words(&format!(
+            "states save {KEY} --provider openai --kind resp --payload 42"
+        )),
     );
     assert!(text.starts_with("saved context state #2"), "{text}");
     usage_error(
@@ -511,16 +473,9 @@ fn test_states_subcommands() {
     assert_eq!(listed.as_array().map(Vec::len), Some(2));
     let count = ok_json(
         &db,
-        &[
-            "states",
-            "invalidate",
-            KEY,
-            "--reason",
-            "manual",
-            "--kind",
-            "resp",
-            "--json",
-        ],
+        &words(&format!(
+            "states invalidate {KEY} --reason manual --kind resp --json"
+        )),
     );
     assert_eq!(count, serde_json::json!({"invalidated": 1}));
     let valid = ok_json(&db, &["states", "list", KEY, "--json"]);

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error};
+use crate::common::{fails, ok, ok_json, spool, stderr, stdout, temp_db, usage_error, words};
 
 use serde_json::{Value, json};
 
@@ -29,17 +29,9 @@ fn test_done_pins_the_token_and_a_failed_run_does_not() {
     let (_dir, db) = temp_db();
     let created = ok_json(
         &db,
-        &[
-            "resume",
-            "role",
-            "create",
-            ROLE,
-            "--run-id",
-            "run-1",
-            "--role-id",
-            "cto",
-            "--json",
-        ],
+        &words(&format!(
+            "resume role create {ROLE} --run-id run-1 --role-id cto --json"
+        )),
     );
     assert_eq!(created["role_session_id"], ROLE);
     assert_eq!(created["run_id"], "run-1");
@@ -52,18 +44,9 @@ fn test_done_pins_the_token_and_a_failed_run_does_not() {
     // A done task with a usable token pins it for the role and agent.
     let effects = record(
         &db,
-        &[
-            "--agent",
-            "codex",
-            "--task",
-            "t1",
-            "--status",
-            "done",
-            "--token",
-            "thread-abc",
-            "--role",
-            ROLE,
-        ],
+        &words(&format!(
+            "--agent codex --task t1 --status done --token thread-abc --role {ROLE}"
+        )),
     );
     assert_eq!(effects["role_state"]["action"], "set");
     assert_eq!(
@@ -84,22 +67,9 @@ fn test_done_pins_the_token_and_a_failed_run_does_not() {
     // A failed run with another token never pins it (human output says so).
     let human = ok(
         &db,
-        &[
-            "resume",
-            "record",
-            "--project",
-            "p1",
-            "--agent",
-            "codex",
-            "--task",
-            "t2",
-            "--status",
-            "failed",
-            "--token",
-            "thread-b",
-            "--role",
-            ROLE,
-        ],
+        &words(&format!(
+            "resume record --project p1 --agent codex --task t2 --status failed --token thread-b --role {ROLE}"
+        )),
     );
     assert!(
         human.starts_with("recorded codex run of task t2 (failed, token thread-b)\n"),
@@ -114,19 +84,9 @@ fn test_done_pins_the_token_and_a_failed_run_does_not() {
     // The decision as JSON: the task metadata to set.
     let decision = ok_json(
         &db,
-        &[
-            "resume",
-            "select",
-            "--agent",
-            "codex",
-            "--role",
-            ROLE,
-            "--project",
-            "p1",
-            "--scope",
-            "scope-1",
-            "--json",
-        ],
+        &words(&format!(
+            "resume select --agent codex --role {ROLE} --project p1 --scope scope-1 --json"
+        )),
     );
     assert_eq!(decision["mode"], "resume");
     assert_eq!(decision["session_id"], "thread-abc");
@@ -172,16 +132,7 @@ fn test_a_terminally_failed_token_is_rejected_and_cleared() {
     );
     record(
         &db,
-        &[
-            "--agent",
-            "codex",
-            "--task",
-            "t2",
-            "--status",
-            "hard_timeout",
-            "--token",
-            "thread-x",
-        ],
+        &words("--agent codex --task t2 --status hard_timeout --token thread-x"),
     );
 
     let human = select(&db, &["--agent", "codex", "--role", ROLE]);
@@ -210,17 +161,7 @@ fn test_a_terminally_failed_token_is_rejected_and_cleared() {
     // Even when resume was preconfigured: mode `new`.
     let decision = ok_json(
         &db,
-        &[
-            "resume",
-            "select",
-            "--agent",
-            "codex",
-            "--project",
-            "p1",
-            "--preconfigured",
-            "thread-x",
-            "--json",
-        ],
+        &words("resume select --agent codex --project p1 --preconfigured thread-x --json"),
     );
     assert_eq!(decision["mode"], "new");
     assert_eq!(decision["session_id"], "");
@@ -239,14 +180,7 @@ fn test_a_terminally_failed_token_is_rejected_and_cleared() {
     assert_eq!(
         select(
             &db,
-            &[
-                "--agent",
-                "codex",
-                "--preconfigured",
-                "thread-x",
-                "--surviving",
-                "codex"
-            ]
+            &words("--agent codex --preconfigured thread-x --surviving codex")
         ),
         "resume thread-x (codex)\n"
     );
@@ -258,35 +192,15 @@ fn test_a_failed_resume_clears_the_pinned_token() {
     ok(&db, &["resume", "role", "create", ROLE]);
     record(
         &db,
-        &[
-            "--agent",
-            "codex",
-            "--task",
-            "t1",
-            "--status",
-            "done",
-            "--token",
-            "thread-abc",
-            "--role",
-            ROLE,
-        ],
+        &words(&format!(
+            "--agent codex --task t1 --status done --token thread-abc --role {ROLE}"
+        )),
     );
     let effects = record(
         &db,
-        &[
-            "--agent",
-            "codex",
-            "--task",
-            "t2",
-            "--status",
-            "failed",
-            "--token",
-            "thread-abc",
-            "--resumed-from",
-            "thread-abc",
-            "--role",
-            ROLE,
-        ],
+        &words(&format!(
+            "--agent codex --task t2 --status failed --token thread-abc --resumed-from thread-abc --role {ROLE}"
+        )),
     );
     assert_eq!(effects["role_state"], json!({"action": "clear"}));
     assert_eq!(
@@ -313,16 +227,7 @@ fn test_a_failed_resume_that_reported_no_token_of_its_own_ends_the_resumed_token
         let (_dir, db) = temp_db();
         record(
             &db,
-            &[
-                "--agent",
-                "codex",
-                "--task",
-                "t1",
-                "--status",
-                "done",
-                "--token",
-                "thread-old",
-            ],
+            &words("--agent codex --task t1 --status done --token thread-old"),
         );
         assert_eq!(
             select(&db, &["--agent", "codex"]),
@@ -340,15 +245,7 @@ fn test_a_failed_resume_that_reported_no_token_of_its_own_ends_the_resumed_token
         record(&db, &args);
         let decision = ok_json(
             &db,
-            &[
-                "resume",
-                "select",
-                "--project",
-                "p1",
-                "--agent",
-                "codex",
-                "--json",
-            ],
+            &words("resume select --project p1 --agent codex --json"),
         );
         assert_ne!(
             decision["session_id"], "thread-old",
@@ -357,17 +254,7 @@ fn test_a_failed_resume_that_reported_no_token_of_its_own_ends_the_resumed_token
         assert_ne!(decision["mode"], "resume", "{failure:?}: {decision}");
         let preconfigured = ok_json(
             &db,
-            &[
-                "resume",
-                "select",
-                "--project",
-                "p1",
-                "--agent",
-                "codex",
-                "--preconfigured",
-                "thread-old",
-                "--json",
-            ],
+            &words("resume select --project p1 --agent codex --preconfigured thread-old --json"),
         );
         assert_eq!(preconfigured["mode"], "new", "{failure:?}");
     }
@@ -387,20 +274,9 @@ fn test_runs_list_table_json_and_pages() {
     ] {
         record(
             &db,
-            &[
-                "--agent",
-                agent,
-                "--task",
-                task,
-                "--status",
-                status,
-                "--token",
-                token,
-                "--run-mode",
-                "exec",
-                "--workspace-path",
-                "/src/p1",
-            ],
+            &words(&format!(
+                "--agent {agent} --task {task} --status {status} --token {token} --run-mode exec --workspace-path /src/p1"
+            )),
         );
     }
 
@@ -505,15 +381,9 @@ fn test_thread_plan_and_commit_turn_rotate_with_one_notice() {
     // The provider refuses the bound thread: start fresh, with exactly one notice.
     let human = ok(
         &db,
-        &[
-            "thread",
-            "plan",
-            KEY,
-            "--agent",
-            "codex",
-            "--dead",
-            "thread-old",
-        ],
+        &words(&format!(
+            "thread plan {KEY} --agent codex --dead thread-old"
+        )),
     );
     assert_eq!(
         human,
@@ -522,16 +392,9 @@ fn test_thread_plan_and_commit_turn_rotate_with_one_notice() {
     );
     let plan = ok_json(
         &db,
-        &[
-            "thread",
-            "plan",
-            KEY,
-            "--agent",
-            "codex",
-            "--dead",
-            "thread-old",
-            "--json",
-        ],
+        &words(&format!(
+            "thread plan {KEY} --agent codex --dead thread-old --json"
+        )),
     );
     // The refusal is remembered: the binding is gone, so the same report again and a
     // plain plan both start a new thread, with no second notice.
@@ -785,15 +648,9 @@ fn test_role_get_set_clear_human_output() {
     assert_eq!(
         ok_json(
             &db,
-            &[
-                "resume",
-                "role",
-                "clear",
-                ROLE,
-                "--agent",
-                "claude_code",
-                "--json"
-            ]
+            &words(&format!(
+                "resume role clear {ROLE} --agent claude_code --json"
+            ))
         ),
         json!({"cleared": true})
     );

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use crate::common::{ok, ok_json, spool, stderr, stdout, temp_db};
+use crate::common::{ok, ok_json, spool, stderr, stdout, temp_db, words};
 use serde_json::Value;
 
 const KEY: &str = "agent:main:main";
@@ -74,14 +74,7 @@ fn write_workspace_a(dir: &Path, db: &Path) -> (Vec<String>, String, String) {
     append(db, KEY, "m-9");
     in_a(
         db,
-        &[
-            "turn",
-            "settle",
-            KEY,
-            "turn-1",
-            "--provider-turn-id",
-            "pt-1",
-        ],
+        &words(&format!("turn settle {KEY} turn-1 --provider-turn-id pt-1")),
     );
     let accept = dir.join("accept.sh");
     std::fs::write(
@@ -112,22 +105,9 @@ fn write_workspace_a(dir: &Path, db: &Path) -> (Vec<String>, String, String) {
     in_a(db, &["resume", "role", "create", "role-a"]);
     in_a(
         db,
-        &[
-            "resume",
-            "record",
-            "--agent",
-            "codex",
-            "--task",
-            "t1",
-            "--status",
-            "done",
-            "--token",
-            "thread-token-a",
-            "--project",
-            "p1",
-            "--role",
-            "role-a",
-        ],
+        &words(
+            "resume record --agent codex --task t1 --status done --token thread-token-a --project p1 --role role-a",
+        ),
     );
     let turn = dir.join("turn.json");
     std::fs::write(

@@ -197,6 +197,11 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The words of a command line, split at white space (for arguments that hold none).
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 pub fn ok(db: &Path, args: &[&str]) -> String {
     let out = spool(db, args);
     assert_eq!(
