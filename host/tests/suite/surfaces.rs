@@ -1,6 +1,7 @@
 //! Every surface lists the same calls as the operation table (`spool::ops`): the WIT
-//! `api` interface, the `Command` enum, the native host's typed calls, the JavaScript
-//! class and the TypeScript `Command` union; and the same reason codes as
+//! `api` interface, the `Command` enum, the native host's typed calls (and the `Spool`
+//! methods know every field the table fills), the JavaScript class and the TypeScript
+//! `Command` union; and the same reason codes as
 //! `spool::ErrorCode`: the WIT `error-code` enum and the TypeScript `SpoolErrorCode`.
 
 use std::collections::BTreeSet;
@@ -134,6 +135,35 @@ fn test_command_names_are_the_table() {
         .collect();
     assert_eq!(from_json, table());
     assert!(spool::Command::from_json(r#"{"op":"no_such_call"}"#).is_err());
+}
+
+/// Every field the table fills at the top level has its arm in `filled!`
+/// (`host/src/client.rs`): without one, the generated `Spool` method would take the
+/// field as an argument and then overwrite it.
+#[test]
+fn test_the_native_methods_know_every_field_the_table_fills() {
+    let client = read("host/src/client.rs");
+    let start = client
+        .find("macro_rules! filled {")
+        .expect("the filled! macro");
+    let known: BTreeSet<&str> = client[start..]
+        .lines()
+        .take_while(|line| !line.starts_with('}'))
+        .filter_map(|line| {
+            let (name, rest) = line.trim().strip_prefix('(')?.split_once(" [")?;
+            rest.starts_with(&format!("{name} ")).then_some(name)
+        })
+        .collect();
+    assert!(known.contains("now_ms"), "arms read: {known:?}");
+    for call in spool::ops::CALLS {
+        for fill in call.fills.iter().filter(|f| !f.contains('.')) {
+            assert!(
+                known.contains(fill),
+                "`{}` fills `{fill}`, which `filled!` has no arm for",
+                call.name
+            );
+        }
+    }
 }
 
 #[test]
