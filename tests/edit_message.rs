@@ -118,3 +118,45 @@ fn test_an_edit_into_a_key_in_use_is_a_conflict() {
     assert_eq!(err.code(), "conflict");
     assert_eq!(dump(&storage, WS), before);
 }
+
+/// An append to the parent between the edit's first read and its commit: the edit
+/// starts again on the parent as it now is, and still writes the whole branch once.
+#[test]
+fn test_an_edit_that_races_an_append_to_its_parent_starts_again() {
+    let storage = seeded();
+    let mut op = edit("m2", "use the new parser");
+    match op.poll() {
+        spool::Step::Read(request) => {
+            let answer = spool::read_sync(&storage, WS, &request);
+            op.handle_read(answer);
+        }
+        other => panic!("expected a read, got {other:?}"),
+    }
+    let late = AppendRequest::new(Role::User, "a late message");
+    run(&storage, spool::append_entry(WS, KEY, late, 40)).expect("append");
+    let (mut reads, mut commits) = (0, 0);
+    let branch = loop {
+        match op.poll() {
+            spool::Step::Read(request) => {
+                reads += 1;
+                op.handle_read(spool::read_sync(&storage, WS, &request));
+            }
+            spool::Step::Commit(batch) => {
+                commits += 1;
+                op.handle_commit(spool::Storage::commit(&storage, WS, batch));
+            }
+            spool::Step::Archive(_) => op.handle_archive(Err("none".into())),
+            spool::Step::Done(outcome) => break outcome.expect("the edit"),
+        }
+    };
+    // The first commit is refused (the parent record changed) and the edit runs again.
+    assert_eq!(commits, 2, "reads {reads}");
+    assert_eq!(
+        contents(&storage, CHILD),
+        ["fix the test", "use the new parser"]
+    );
+    assert_eq!(branch.session.entry_count, 2);
+    assert_eq!(contents(&storage, KEY).len(), 4);
+    let parent = run(&storage, spool::lineage(WS, KEY)).expect("lineage");
+    assert_eq!(parent.children.len(), 1);
+}
