@@ -7,8 +7,15 @@
 //! workspace of its own; only the `compact` call is timed. The window is half the
 //! session's tokens, so about three quarters of the entries move to the archive.
 //!
+//! Beside each, the same compaction of the same entries in the native core on its
+//! in-memory storage (`native ms`): what the component path costs over the core's own
+//! work, measured in the same run.
+//!
 //! `cargo bench -p spool-host --bench compact`; `SPOOL_BENCH_SIZES=1000,10000` changes
 //! the sizes.
+
+// A benchmark times the core from outside: the clock rule is for the core itself.
+#![allow(clippy::disallowed_methods)]
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -66,6 +73,40 @@ struct Run {
     tokens: (u64, u64),
 }
 
+/// The compaction the benchmark times: the window is half the session's tokens.
+fn request(n: usize) -> CompactRequest {
+    CompactRequest {
+        context_window_tokens: n as u64 * TOKENS / 2,
+        config: CompactionConfig::default(),
+        compaction_id: None,
+        trigger_reason: Some("bench".into()),
+        flush_receipt_status: None,
+    }
+}
+
+/// The same session compacted in the native core on the in-memory storage: the time of
+/// the `compact` call alone.
+fn native(n: usize) -> Duration {
+    let storage = spool::MemoryStorage::new();
+    spool::run(&storage, spool::create_session("bench", KEY, "s", 1)).expect("create");
+    for i in 0..n {
+        spool::run(
+            &storage,
+            spool::append_entry("bench", KEY, entry(i), 2 + i as u64),
+        )
+        .expect("append");
+    }
+    let start = Instant::now();
+    let result = spool::run(
+        &storage,
+        spool::compaction::compact("bench", KEY, request(n), 10 + n as u64),
+    )
+    .expect("native compact");
+    let time = start.elapsed();
+    assert_eq!(result.removed_count as usize + result.kept_entries.len(), n);
+    time
+}
+
 fn run(spool: &mut Instance, n: usize) -> Result<Run, Error> {
     let workspace = format!("bench-{n}");
     spool
@@ -92,19 +133,12 @@ fn run(spool: &mut Instance, n: usize) -> Result<Run, Error> {
             .expect("append");
     }
     let build = start.elapsed();
-    let request = CompactRequest {
-        context_window_tokens: n as u64 * TOKENS / 2,
-        config: CompactionConfig::default(),
-        compaction_id: None,
-        trigger_reason: Some("bench".into()),
-        flush_receipt_status: None,
-    };
     let start = Instant::now();
     let result = spool.call(
         &workspace,
         spool::ops::Compact {
             key: KEY.to_owned(),
-            request,
+            request: request(n),
             now_ms: 10 + n as u64,
         },
     )?;
@@ -162,8 +196,15 @@ fn main() {
     );
     println!("window = half the session's tokens; only `compact` is timed:");
     println!(
-        "{:>9}  {:>10}  {:>14}  {:>9}  {:>21}  {:>10}",
-        "N", "compact ms", "ms / 1k entries", "removed", "tokens before → after", "build s"
+        "{:>9}  {:>10}  {:>14}  {:>9}  {:>8}  {:>9}  {:>21}  {:>10}",
+        "N",
+        "compact ms",
+        "ms / 1k entries",
+        "native ms",
+        "×native",
+        "removed",
+        "tokens before → after",
+        "build s"
     );
     for n in sizes {
         let r = match measure(runtime, dir.path(), n, memory) {
@@ -182,11 +223,14 @@ fn main() {
             Err(e) => panic!("compact of {n} entries failed: {e}"),
         };
         let ms = r.compact.as_secs_f64() * 1e3;
+        let native_ms = native(n).as_secs_f64() * 1e3;
         println!(
-            "{:>9}  {:>10.1}  {:>14.2}  {:>9}  {:>21}  {:>10.1}",
+            "{:>9}  {:>10.1}  {:>14.2}  {:>9.1}  {:>8.2}  {:>9}  {:>21}  {:>10.1}",
             r.entries,
             ms,
             ms * 1000.0 / r.entries as f64,
+            native_ms,
+            ms / native_ms,
             r.removed,
             format!("{} → {}", r.tokens.0, r.tokens.1),
             r.build.as_secs_f64()

@@ -52,9 +52,12 @@ pub fn check(
     if obligations.is_empty() {
         return verdict("unknown", Vec::new(), Vec::new());
     }
+    let texts: Vec<&str> = obligations.iter().map(|o| o.text.as_str()).collect();
+    let held = super::contained::contained(text, &texts);
     let missing: Vec<&Obligation> = obligations
         .iter()
-        .filter(|o| !text.contains(o.text.as_str()))
+        .zip(held)
+        .filter_map(|(o, held)| (!held).then_some(o))
         .collect();
     let described: Vec<String> = missing.iter().map(|o| o.describe()).collect();
     let all: Vec<usize> = (0..missing.len()).collect();

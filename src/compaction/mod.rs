@@ -10,6 +10,7 @@
 //! - [`mod@coverage`]: the check, back-fill and blocking decision.
 
 pub mod calls;
+mod contained;
 pub mod coverage;
 pub mod obligations;
 mod ops;

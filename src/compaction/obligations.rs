@@ -478,14 +478,11 @@ impl Extractor {
         if obligation.text.is_empty() {
             return;
         }
-        let critical = self
+        let seen = self
             .seen
-            .get(&(obligation.kind, obligation.text.clone()))
-            .is_some_and(|(_, c)| *c);
-        self.seen.insert(
-            (obligation.kind, obligation.text),
-            (self.next, critical || obligation.critical),
-        );
+            .entry((obligation.kind, obligation.text))
+            .or_insert((self.next, false));
+        *seen = (self.next, seen.1 || obligation.critical);
         self.next += 1;
     }
 

@@ -56,6 +56,11 @@ fn prose_line(line: &str) -> bool {
 /// (fenced in ```, or a run of six or more lines that do not read as prose) replaced by
 /// a one-line marker.
 pub(super) fn compress(text: &str) -> String {
+    // Fewer lines than a pasted run needs and no fence: nothing to replace.
+    if !text.contains("```") && !text.contains('\r') && text.lines().nth(PASTED_LINES - 1).is_none()
+    {
+        return text.trim().to_owned();
+    }
     let lines: Vec<&str> = text.lines().collect();
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
@@ -184,7 +189,17 @@ fn starts_one(bytes: &[u8], words: &[&str], by_first: &[u64; 256]) -> bool {
 const CONSTRAINT_FIRST: [u64; 256] = by_first_byte(CONSTRAINT_WORDS);
 
 fn constraint(sentence: &str) -> bool {
-    let lower = sentence.to_lowercase();
+    // ASCII text lowers in place of a copy per sentence (the common case).
+    let mut ascii = [0u8; 400];
+    let lower: std::borrow::Cow<'_, str> = match ascii.get_mut(..sentence.len()) {
+        Some(buf) if sentence.is_ascii() => {
+            buf.copy_from_slice(sentence.as_bytes());
+            buf.make_ascii_lowercase();
+            // ASCII in, ASCII out.
+            std::str::from_utf8(buf).map_or_else(|_| sentence.to_lowercase().into(), Into::into)
+        }
+        _ => sentence.to_lowercase().into(),
+    };
     // One pass over the word starts, each tried against the words (a search per word
     // would read every sentence of every removed request fifty times).
     let mut uses = false;

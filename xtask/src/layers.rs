@@ -23,6 +23,7 @@ const LAYERS: &[(u8, &[&str])] = &[
             "compaction::tokens",
             "compaction::calls",
             "compaction::coverage",
+            "compaction::contained",
             "compaction::obligations",
             "compaction::plan",
             "compaction::requests",
