@@ -100,7 +100,7 @@ pub use session::{
 pub use storage::memory::MemoryStorage;
 pub use storage::{
     AsyncStorage, Batch, KeyRange, Kv, MAX_BATCH_BYTES, MAX_BATCH_MUTATIONS, Mutation,
-    Precondition, RangeQuery, Storage, StorageError, SyncAdapter, prefix_end,
+    Precondition, Progress, RangeQuery, Storage, StorageError, SyncAdapter, prefix_end,
 };
 pub use transcript::{
     MAX_APPEND_ENTRIES, append_entries, append_entry, count_entries, get_entry,

@@ -263,3 +263,49 @@ fn test_an_agent_summary_replaces_a_tail_larger_than_a_page() {
         assert_eq!(found, None, "{message}");
     }
 }
+
+/// The progress of one phase, as reported: (done, total) in order.
+fn phase(storage: &Recording, name: &str) -> Vec<(u64, u64)> {
+    storage
+        .progress
+        .borrow()
+        .iter()
+        .filter(|p| p.phase == name)
+        .map(|p| (p.done, p.total))
+        .collect()
+}
+
+#[test]
+fn test_a_compaction_and_a_reset_report_their_progress_a_page_at_a_time() {
+    // 600 entries of 4 KiB: pages stop at about a megabyte, so each pass reads several.
+    let storage = session(600, 4_000);
+    let result = compact(&storage, PARENT, 9_000);
+    assert!(result.removed_count > 0, "{:?}", result.skip_reason);
+    for name in ["compact: plan", "compact: read"] {
+        let seen = phase(&storage, name);
+        assert!(seen.len() >= 3, "{name}: one report a page, got {seen:?}");
+        assert!(
+            seen.windows(2).all(|w| w[0].0 < w[1].0),
+            "{name} goes forward: {seen:?}"
+        );
+        assert!(
+            seen.iter().all(|&(_, total)| total == 600),
+            "{name}: {seen:?}"
+        );
+        assert_eq!(seen.last().map(|p| p.0), Some(600), "{name} ends done");
+    }
+    storage.progress.borrow_mut().clear();
+    run(
+        &storage,
+        spool::apply_intent(WS, PARENT, Intent::ResetSameKey, "p2", 9_001),
+    )
+    .expect("reset");
+    let archived = phase(&storage, "reset: archive");
+    // The canonical transcript: the entries the compaction archived and those it kept.
+    assert_eq!(archived.last(), Some(&(600, 0)), "{archived:?}");
+    assert!(archived.len() >= 3, "{archived:?}");
+    // A short call reports nothing.
+    storage.progress.borrow_mut().clear();
+    run(&storage, spool::get_session(WS, PARENT)).expect("get");
+    assert!(storage.progress.borrow().is_empty());
+}

@@ -439,6 +439,15 @@ impl Spool {
         (self.clock)()
     }
 
+    /// Calls `report` with the progress of this handle's long calls while they run (a
+    /// compaction's passes, a reset's archive: [`spool::Progress`]), replacing any
+    /// earlier one; see [`Instance::set_progress`].
+    pub fn on_progress(&mut self, mut report: impl FnMut(&spool::Progress) + Send + 'static) {
+        self.instance.set_progress(Some(Box::new(
+            move |_workspace: &str, p: &spool::Progress| report(p),
+        )));
+    }
+
     /// The underlying instance (explicit workspace, time and ids).
     pub fn instance(&mut self) -> &mut Instance {
         &mut self.instance

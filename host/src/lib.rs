@@ -128,7 +128,7 @@ pub use command::CommandSummarizer;
 pub use error::{CompactWithError, Error};
 pub use provider::{CommandProvider, ForkProvider, TestProvider};
 pub use runtime::cache::{CacheStatus, default_cache_dir};
-pub use runtime::wit::Call;
+pub use runtime::wit::{Call, ProgressSink};
 pub use runtime::{
     DEFAULT_FUEL_LIMIT, DEFAULT_FUEL_PER_BYTE_READ, DEFAULT_MAX_FUEL_PER_CALL,
     DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime,

@@ -155,6 +155,7 @@ async fn snapshot(io: &Io, key: &str) -> OpResult<Snapshot> {
             ids.push(item.entry.id);
             rendered.push(u32::try_from(render_entry(&item.entry).len()).unwrap_or(u32::MAX));
         }
+        io.progress("compact: plan", shapes.len() as u64, expected as u64);
         cursor = items.last().map(|i| i.position.clone());
         if !more || cursor.is_none() {
             break;
@@ -261,6 +262,7 @@ impl Snapshot {
                 }
                 index += 1;
             }
+            io.progress("compact: read", index as u64, self.shapes.len() as u64);
             if !more || cursor.is_none() {
                 break;
             }

@@ -4,7 +4,7 @@
 
 use crate::engine::op::{ArchiveWriter, Archiver, Operation};
 use crate::engine::ops::Op;
-use crate::storage::{Batch, Kv, RangeQuery, Storage, StorageError};
+use crate::storage::{Batch, Kv, Progress, RangeQuery, Storage, StorageError};
 use crate::types::ResetArchive;
 
 wit_bindgen::generate!({
@@ -13,7 +13,7 @@ wit_bindgen::generate!({
 });
 
 use exports::spool::engine::api as wit;
-use spool::engine::{archive as host_archive, storage as host, types};
+use spool::engine::{archive as host_archive, progress as host_progress, storage as host, types};
 
 /// The host's reset-archive store, reached through the WIT imports: it keeps an archive
 /// as its parts arrive.
@@ -95,6 +95,10 @@ impl Storage for HostStorage {
 
     fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
         host::commit(workspace, &batch.into_wit()).map_err(from_wit_error)
+    }
+
+    fn progress(&self, workspace: &str, progress: &Progress) {
+        host_progress::report(workspace, &progress.phase, progress.done, progress.total);
     }
 }
 

@@ -34,7 +34,7 @@ use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 
 use crate::engine::error::Error;
-use crate::storage::{AsyncStorage, Batch, Kv, RangeQuery, Storage, StorageError};
+use crate::storage::{AsyncStorage, Batch, Kv, Progress, RangeQuery, Storage, StorageError};
 use crate::types::ResetArchive;
 
 /// How many times an operation is attempted when its commit keeps conflicting.
@@ -131,6 +131,8 @@ enum Answer {
 struct Shared {
     exchange: Exchange,
     committed: bool,
+    /// The progress reported since the driver last looked.
+    progress: Option<Progress>,
 }
 
 /// The handle an operation body uses to ask for reads and its commit.
@@ -182,6 +184,16 @@ impl Io {
             Answer::Read(result) => result.map_err(storage_error),
             _ => Err(Error::internal("a read was answered with something else")),
         }
+    }
+
+    /// Reports how far the operation has got: the driver hands it to the storage's
+    /// [`Storage::progress`] before it answers the next request.
+    pub(crate) fn progress(&self, phase: &str, done: u64, total: u64) {
+        self.shared.borrow_mut().progress = Some(Progress {
+            phase: phase.to_owned(),
+            done,
+            total,
+        });
     }
 
     /// The value under `key`.
@@ -389,6 +401,12 @@ impl<T> Operation<T> {
         &self.machine.workspace
     }
 
+    /// The progress the operation reported since this was last called (see
+    /// [`Storage::progress`]); a driver of its own asks after each [`Operation::poll`].
+    pub fn take_progress(&mut self) -> Option<Progress> {
+        self.machine.take_progress()
+    }
+
     /// Answers the last [`Step::Read`].
     pub fn handle_read(&mut self, result: Result<ReadResult, StorageError>) {
         self.machine.answer(Answer::Read(result));
@@ -406,6 +424,10 @@ impl<T> Operation<T> {
 }
 
 impl Machine {
+    fn take_progress(&mut self) -> Option<Progress> {
+        self.shared.borrow_mut().progress.take()
+    }
+
     fn new(workspace: &str, make: MakeBody) -> Self {
         Machine {
             workspace: workspace.to_owned(),
@@ -690,7 +712,11 @@ fn drive_with<S: Storage + ?Sized, A: Archiver + ?Sized>(
     let _scope = Scope(storage);
     let mut archive = ArchiveInProgress::default();
     loop {
-        match op.poll() {
+        let step = op.poll();
+        if let Some(progress) = op.take_progress() {
+            storage.progress(&op.workspace, &progress);
+        }
+        match step {
             Step::Archive(part) => {
                 let result = archive.handle(archiver, &op.workspace, part);
                 op.answer(Answer::Archive(result));
@@ -725,7 +751,11 @@ async fn drive_async<S: AsyncStorage + ?Sized>(
     // The browser's archive store takes an archive whole: it is gathered here.
     let mut gathered: Option<ResetArchive> = None;
     loop {
-        match op.poll() {
+        let step = op.poll();
+        if let Some(progress) = op.take_progress() {
+            storage.progress(&op.workspace, &progress);
+        }
+        match step {
             Step::Archive(part) => {
                 let not_begun = || "an archive part came before its head".to_owned();
                 let result = match part {

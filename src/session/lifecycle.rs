@@ -150,6 +150,8 @@ async fn reset(io: &Io, loaded: Loaded, session_id: &str, now_ms: u64) -> OpResu
         cursor = items.last().map(|i| i.position.clone());
         entries += items.len() as u64;
         active += items.iter().filter(|i| !i.archived).count();
+        // The canonical transcript's length is in no record: the total is unknown.
+        io.progress("reset: archive", entries, 0);
         if archived.is_ok() && !items.is_empty() {
             let page: Vec<Entry> = items.into_iter().map(|i| i.entry).collect();
             archived = io.archive(ArchivePart::Entries(page)).await?;

@@ -23,6 +23,7 @@ pub(crate) mod memory;
 pub mod record;
 mod value_de;
 
+use serde::{Deserialize, Serialize};
 use std::future::Future;
 
 /// The most mutations a backend must accept in one batch.
@@ -229,6 +230,25 @@ pub trait Storage {
     /// Says that the operation [`Storage::begin_operation`] announced is over (a
     /// snapshot its reads hold is let go). By default nothing.
     fn end_operation(&self) {}
+
+    /// Says how far a long operation has got, for a host to show (a compaction's
+    /// passes, a reset's archive): nothing depends on it. By default nothing.
+    fn progress(&self, _workspace: &str, _progress: &Progress) {}
+}
+
+/// How far a long operation has got: `done` of `total` units of its `phase` (entries
+/// read, for every phase the core reports), reported as the operation goes, at most
+/// once a page. `total` is what the session's record says there is: a damaged record
+/// may make `done` pass it, so show `done` whole and the ratio capped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    /// What the operation is doing: `compact: plan`, `compact: read` (the obligations,
+    /// the summary input, the kept entries), `reset: archive`.
+    pub phase: String,
+    /// Units done so far in this phase.
+    pub done: u64,
+    /// Units the phase has in all (0: not known).
+    pub total: u64,
 }
 
 /// An asynchronous storage backend (IndexedDB). Same contract as [`Storage`].
@@ -261,6 +281,10 @@ pub trait AsyncStorage {
     ) -> impl Future<Output = Result<(), String>> {
         std::future::ready(Err("this host keeps no reset archives".to_owned()))
     }
+
+    /// Says how far a long operation has got (see [`Storage::progress`]). By default
+    /// nothing.
+    fn progress(&self, _workspace: &str, _progress: &Progress) {}
 }
 
 /// Serves a synchronous [`Storage`] through the [`AsyncStorage`] interface, so one
@@ -280,6 +304,10 @@ impl<S: Storage> AsyncStorage for SyncAdapter<S> {
     async fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {
         self.0.commit(workspace, batch)
     }
+
+    fn progress(&self, workspace: &str, progress: &Progress) {
+        self.0.progress(workspace, progress);
+    }
 }
 
 impl<S: Storage + ?Sized> Storage for &S {
@@ -297,6 +325,9 @@ impl<S: Storage + ?Sized> Storage for &S {
     }
     fn end_operation(&self) {
         (**self).end_operation();
+    }
+    fn progress(&self, workspace: &str, progress: &Progress) {
+        (**self).progress(workspace, progress);
     }
 }
 

@@ -70,13 +70,14 @@ pub struct Written {
     pub bytes: usize,
 }
 
-/// Stores like the storage it wraps, and records every commit's size and the largest
-/// range answer (in bytes of values).
+/// Stores like the storage it wraps, and records every commit's size, the largest
+/// range answer (in bytes of values) and the progress reported.
 #[derive(Default)]
 pub struct Recording {
     pub inner: MemoryStorage,
     pub commits: std::cell::RefCell<Vec<Written>>,
     pub largest_range: std::cell::Cell<usize>,
+    pub progress: std::cell::RefCell<Vec<spool::Progress>>,
 }
 
 impl Recording {
@@ -104,5 +105,8 @@ impl Storage for Recording {
         self.inner.commit(ws, batch)?;
         self.commits.borrow_mut().push(written);
         Ok(())
+    }
+    fn progress(&self, _ws: &str, progress: &spool::Progress) {
+        self.progress.borrow_mut().push(progress.clone());
     }
 }

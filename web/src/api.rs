@@ -44,7 +44,12 @@ pub struct Spool {
     channel: Option<Rc<web_sys::BroadcastChannel>>,
     /// The `onChange` callback's listener, kept alive while it is set.
     on_change: std::cell::RefCell<Option<Listener>>,
+    /// The `onProgress` callback.
+    on_progress: Progress,
 }
+
+/// The `onProgress` callback, shared with the running operations.
+type Progress = Rc<std::cell::RefCell<Option<js_sys::Function>>>;
 
 /// The database connection a `Spool` and its running operations share.
 type Connection = Rc<std::cell::RefCell<Rc<IdbStorage>>>;
@@ -80,6 +85,7 @@ impl Spool {
             storage: Rc::new(std::cell::RefCell::new(Rc::new(storage))),
             channel,
             on_change: std::cell::RefCell::new(None),
+            on_progress: Progress::default(),
         })
     }
 
@@ -108,6 +114,28 @@ impl Spool {
         });
         channel.set_onmessage(Some(listener.as_ref().unchecked_ref()));
         *self.on_change.borrow_mut() = Some(listener);
+        Ok(())
+    }
+
+    /// Calls `callback({ workspace, phase, done, total })` while a long call of this
+    /// instance runs (a compaction's passes `compact: plan` and `compact: read`, a
+    /// reset's `reset: archive`), at most once per page of entries it reads: `done` of
+    /// `total` entries (`total` 0: not known). `null` stops. The callback runs inside
+    /// the call: keep it quick; what it throws is ignored.
+    #[wasm_bindgen(js_name = onProgress)]
+    pub fn on_progress(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "((progress: Progress) => void) | null")]
+        callback: JsValue,
+    ) -> Result<(), JsValue> {
+        let callback = if callback.is_null() || callback.is_undefined() {
+            None
+        } else {
+            Some(callback.dyn_into::<js_sys::Function>().map_err(|_| {
+                js::error(&Error::invalid("callback", "must be a function or null"))
+            })?)
+        };
+        *self.on_progress.borrow_mut() = callback;
         Ok(())
     }
 
@@ -252,6 +280,7 @@ impl Spool {
         Driver {
             connection: Rc::clone(&self.storage),
             channel: self.channel.clone(),
+            progress: Rc::clone(&self.on_progress),
         }
     }
 }
@@ -260,6 +289,7 @@ impl Spool {
 pub(crate) struct Driver {
     connection: Connection,
     channel: Option<Rc<web_sys::BroadcastChannel>>,
+    progress: Progress,
 }
 
 impl Driver {
@@ -295,10 +325,11 @@ impl Driver {
         let turn = lock.enter().await.map_err(|e| Error::Storage {
             cause: format!("waiting for the workspace lock: {}", js::describe(&e)),
         })?;
-        let attempt = match turn.known() {
+        let mut attempt = match turn.known() {
             Some(known) => storage.attempt_knowing(known),
             None => storage.attempt(),
         };
+        attempt.report_to(self.progress.borrow().clone());
         let result = spool::run_async(&attempt, op).await;
         if attempt.wrote()
             && let Some(channel) = &self.channel

@@ -25,6 +25,8 @@ mod schema;
 use std::cell::Cell;
 use std::rc::Rc;
 
+use serde::Serialize;
+
 use indexed_db_futures::cursor::CursorDirection;
 use indexed_db_futures::database::Database;
 use indexed_db_futures::internals::SystemRepr;
@@ -419,6 +421,8 @@ pub struct Attempt<'a> {
     /// Values known to be current from earlier operations, if the caller vouches for
     /// them ([`IdbStorage::attempt_knowing`]).
     known: Option<Rc<std::cell::RefCell<Known>>>,
+    /// The JS function the operation's progress goes to ([`Attempt::report_to`]).
+    progress: Option<js_sys::Function>,
 }
 
 /// Values read in one transaction, by workspace and key.
@@ -513,6 +517,7 @@ impl IdbStorage {
             seen: std::cell::RefCell::new(Seen::new()),
             wrote: Cell::new(false),
             known: None,
+            progress: None,
         }
     }
 
@@ -535,6 +540,12 @@ impl IdbStorage {
 }
 
 impl<'a> Attempt<'a> {
+    /// Calls `callback({ workspace, phase, done, total })` with the progress the
+    /// operation reports ([`spool::Progress`]); `None`: nothing.
+    pub fn report_to(&mut self, callback: Option<js_sys::Function>) {
+        self.progress = callback;
+    }
+
     /// Whether a commit through this attempt went through (the operation wrote).
     pub fn wrote(&self) -> bool {
         self.wrote.get()
@@ -608,6 +619,23 @@ impl AsyncStorage for Attempt<'_> {
 
     async fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {
         shared!(self, |tx| range_in(tx, workspace, query))
+    }
+
+    fn progress(&self, workspace: &str, progress: &spool::Progress) {
+        #[derive(Serialize)]
+        struct Report<'a> {
+            workspace: &'a str,
+            #[serde(flatten)]
+            progress: &'a spool::Progress,
+        }
+        if let Some(callback) = &self.progress
+            && let Ok(report) = crate::js::to_js(&Report {
+                workspace,
+                progress,
+            })
+        {
+            let _ = callback.call1(&JsValue::UNDEFINED, &report);
+        }
     }
 
     async fn commit(&self, workspace: &str, batch: Batch) -> Result<(), StorageError> {

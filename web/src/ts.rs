@@ -927,4 +927,10 @@ export interface TimeOptions { nowMs?: number; }
 /** Options of `archiveSession`: `nowMs` defaults to `Date.now()`; with `expectedEpoch` the
  * call rejects with `stale_epoch` unless the session is at that epoch. */
 export interface FenceOptions { nowMs?: number; expectedEpoch?: number; }
+/** What `onProgress` is called with while a long call runs: `done` of `total` entries
+ * of its `phase` (`total` 0: not known). */
+export interface Progress {
+  workspace: string; phase: "compact: plan" | "compact: read" | "reset: archive";
+  done: number; total: number;
+}
 "#;

@@ -513,3 +513,56 @@ async fn test_malformed_compaction_arguments_are_invalid_argument() {
     assert_eq!(session["compaction_count"], 0);
     assert_eq!(session["entry_count"], 20);
 }
+
+/// Calls `spool.onProgress(callback)`, which returns nothing.
+fn on_progress(spool: &JsValue, callback: &JsValue) {
+    let method: js_sys::Function = js_sys::Reflect::get(spool, &"onProgress".into())
+        .expect("lookup")
+        .into();
+    method.call1(spool, callback).expect("onProgress");
+}
+
+#[wasm_bindgen_test]
+async fn test_on_progress_sees_the_compaction_read_its_entries() {
+    let spool = fresh("progress").await;
+    twenty_long_entries(&spool).await;
+    let reports = js_sys::Array::new();
+    let push = js_sys::Function::new_with_args("p", "this.push(p)").bind(&reports);
+    on_progress(&spool, &push);
+    let args = common::on(
+        KEY,
+        json!({ "request": { "context_window_tokens": 1000 }, "now_ms": 9000 }),
+    );
+    let result = ok(&spool, "compact", &[WS.into(), args]).await;
+    assert!(result["removed_count"].as_u64() > Some(0), "{result}");
+    let seen = common::json(reports.clone().into());
+    for phase in ["compact: plan", "compact: read"] {
+        let last = seen
+            .as_array()
+            .expect("reports")
+            .iter()
+            .rfind(|p| p["phase"] == phase)
+            .unwrap_or_else(|| panic!("no {phase} in {seen}"));
+        assert_eq!(
+            (&last["workspace"], &last["done"], &last["total"]),
+            (&json!(WS), &json!(20), &json!(20)),
+            "{seen}"
+        );
+    }
+    // `null` stops it; a function is required otherwise.
+    on_progress(&spool, &JsValue::NULL);
+    reports.set_length(0);
+    let args = common::on(
+        KEY,
+        json!({ "request": { "context_window_tokens": 500 }, "now_ms": 9500 }),
+    );
+    ok(&spool, "compact", &[WS.into(), args]).await;
+    assert_eq!(reports.length(), 0);
+    let method: js_sys::Function = js_sys::Reflect::get(&spool, &"onProgress".into())
+        .expect("lookup")
+        .into();
+    let thrown = method
+        .call1(&spool, &JsValue::from(5))
+        .expect_err("a number");
+    assert_eq!(common::code(&thrown), "invalid_argument");
+}

@@ -248,6 +248,7 @@ function readAppendForm(form) {
 
 async function compact(window, blocking) {
   const request = { context_window_tokens: window, config: { coverage_blocking: blocking } };
+  $("progress").textContent = "";
   // What the summary must keep, as the engine extracted it (prepare writes nothing).
   const prepared = await spool.prepareCompaction(WORKSPACE, { key: current, request });
   const result = await spool.compact(WORKSPACE, { key: current, request });
@@ -569,6 +570,11 @@ const panelContext = {
 
 /** Another tab wrote: refresh what this one shows. */
 function listen() {
+  // A long call (a compaction's passes, a reset's archive) says how far it has got.
+  spool.onProgress((p) => {
+    const of = p.total ? ` of ${p.total}` : "";
+    $("progress").textContent = `${p.phase}: ${p.done}${of} entries`;
+  });
   spool.onChange((change) => {
     if (!change || change.workspace !== WORKSPACE) return;
     guarded(async () => {

@@ -11,10 +11,11 @@ import { h, json, describeError } from "./dom.js";
 
 /**
  * Members the panel does not call: the constructor, wasm-bindgen's internals (`__…`),
- * `free` (it destroys the instance the page runs on) and `onChange` (the page's own
- * cross-tab listener: an instance holds one, and replacing it would blind the page).
+ * `free` (it destroys the instance the page runs on), `onChange` (the page's own
+ * cross-tab listener: an instance holds one, and replacing it would blind the page) and
+ * `onProgress` (the page's progress line, likewise one per instance).
  */
-const NOT_CALLABLE = new Set(["constructor", "free", "onChange"]);
+const NOT_CALLABLE = new Set(["constructor", "free", "onChange", "onProgress"]);
 
 /** Parameter names (and fields of a table call's `args`) that take the page's current
  * workspace, session or database. */

@@ -295,6 +295,7 @@ fn compact(browser: &Browser) -> Result<Outcome, String> {
                   obligations: Number(f('obligations')), before: Number(f('tokens before')),\n\
                   after: Number(f('tokens after')), dropped: Number(f('dropped')),\n\
                   summary: (document.querySelector('#compact-report pre.summary') || {}).textContent || '',\n\
+                  progress: document.querySelector('#progress').textContent,\n\
                   compactions: document.querySelector('#session-usage [data-field=compactions]').textContent };",
         json!([]),
     )?;
@@ -305,6 +306,13 @@ fn compact(browser: &Browser) -> Result<Outcome, String> {
     ensure(report["removed"].as_u64().unwrap_or(0) > 0, || {
         format!("nothing removed: {report}")
     })?;
+    // The progress line shows the compaction's last pass over the session's entries.
+    ensure(
+        report["progress"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("compact: read: ") && p.ends_with(" entries")),
+        || format!("progress line: {report}"),
+    )?;
     ensure(report["obligations"].as_u64().unwrap_or(0) > 0, || {
         format!("no obligations: {report}")
     })?;

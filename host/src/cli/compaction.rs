@@ -150,8 +150,9 @@ pub(crate) fn compact(spool: &mut Spool, args: &CompactArgs) -> Result<(), Error
         trigger_reason: args.trigger_reason.clone(),
         flush_receipt_status: args.flush_receipt.clone(),
     };
+    let bar = crate::cli::progress::follow(spool);
     let result = match &args.summarizer_cmd {
-        None => spool.compact(&args.key, request)?,
+        None => spool.compact(&args.key, request),
         Some(cmd) => spool
             .compact_with(&args.key, request, |prepared| {
                 CommandSummarizer::new(cmd)
@@ -161,8 +162,10 @@ pub(crate) fn compact(spool: &mut Spool, args: &CompactArgs) -> Result<(), Error
             .map_err(|e| match e {
                 CompactWithError::Summarizer(message) => summarizer_failed(message),
                 CompactWithError::Spool(e) => e,
-            })?,
+            }),
     };
+    bar.finish_and_clear();
+    let result = result?;
     if args.json {
         return print_json(&result);
     }

@@ -39,7 +39,7 @@ use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use serde::Serialize;
 use spool::import::{
     AdjustedEntry, ImportFormat, ImportRequest, ImportedFork, ImportedLog, ImportedSession,
@@ -425,19 +425,11 @@ fn import_file(
 /// A progress bar on stderr, advancing per entry written; hidden unless stderr is a
 /// terminal.
 fn progress_bar(show: bool, path: &Path, total: u64) -> ProgressBar {
-    if !show {
-        return ProgressBar::hidden();
-    }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} entries") {
-        bar.set_style(style.progress_chars("=> "));
-    }
     let name = path.file_name().map_or_else(
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
-    bar.set_message(name);
-    bar
+    crate::cli::progress::bar(show, name, total)
 }
 
 /// Writes one planned session in its slices, linking it first as the plan says.

@@ -124,7 +124,10 @@ pub(crate) struct CapArgs {
 
 /// `spool reset KEY`.
 pub(crate) fn reset(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
-    let outcome = spool.reset(&args.key)?;
+    let bar = crate::cli::progress::follow(spool);
+    let outcome = spool.reset(&args.key);
+    bar.finish_and_clear();
+    let outcome = outcome?;
     if args.json {
         return print_json(&outcome);
     }

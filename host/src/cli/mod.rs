@@ -30,6 +30,7 @@ mod entries;
 mod fork;
 mod lifecycle;
 mod parse;
+mod progress;
 mod render;
 mod resume;
 mod search;

@@ -13,7 +13,7 @@ use wasmtime::{CallHook, Config, Engine, ResourceLimiter, Store, StoreContextMut
 
 use crate::error::Error;
 use cache::CacheStatus;
-use wit::{Call, Exports, HostState, Pre};
+use wit::{Call, Exports, HostState, Pre, ProgressSink};
 
 /// The default cap on an instance's linear memory: a runaway guest fails with an
 /// error instead of eating the machine.
@@ -284,6 +284,7 @@ fn new_store(
                 refused: None,
                 grown: 0,
             },
+            progress: None,
         },
     );
     store.limiter(|state| &mut state.limits);
@@ -414,13 +415,38 @@ impl Instance {
         self.retired_peak.max(self.store.data().limits.grown)
     }
 
+    /// Sends the progress of this instance's long calls (a compaction's passes, a
+    /// reset's archive: [`spool::Progress`]) to `sink`, with the call's workspace, while
+    /// they run; `None` stops it. A sink runs inside the call: keep it quick.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use spool::{NoArchive, ops};
+    /// use spool_host::{Runtime, SqliteStorage};
+    ///
+    /// let mut spool = Runtime::shared()?.instantiate(SqliteStorage::open_in_memory()?, NoArchive)?;
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = seen.clone();
+    /// spool.set_progress(Some(Box::new(move |_workspace: &str, p: &spool::Progress| {
+    ///     log.lock().unwrap().push(p.phase.clone());
+    /// })));
+    /// spool.call("default", ops::GetSession { key: "agent:main:main".into() })?;
+    /// assert!(seen.lock().unwrap().is_empty()); // a short call reports nothing
+    /// # Ok::<(), spool_host::Error>(())
+    /// ```
+    pub fn set_progress(&mut self, sink: Option<ProgressSink>) {
+        self.store.data_mut().progress = sink;
+    }
+
     /// Replaces a retired instance by a fresh one over the same storage and archiver.
     fn revive(&mut self) -> Result<(), Error> {
         self.retired_peak = self.peak_memory_bytes();
         let data = self.store.data_mut();
         let storage = std::mem::replace(&mut data.storage, Box::new(Detached));
         let archiver = std::mem::replace(&mut data.archiver, Box::new(NoArchive));
+        let progress = data.progress.take();
         self.store = new_store(storage, archiver, self.limits)?;
+        self.store.data_mut().progress = progress;
         let exports = self
             .pre
             .instantiate(&mut self.store)

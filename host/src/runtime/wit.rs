@@ -9,7 +9,8 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 
 use spool::{
-    ArchiveInProgress, ArchivePart, Archiver, Batch, Op, RangeQuery, ResetArchive, Storage,
+    ArchiveInProgress, ArchivePart, Archiver, Batch, Op, Progress, RangeQuery, ResetArchive,
+    Storage,
 };
 use wasmtime::Store;
 use wasmtime::component::{
@@ -29,7 +30,12 @@ mod bindings {
 }
 
 use bindings::exports::spool::engine::api as wit;
-use bindings::spool::engine::{archive as host_archive, storage as host, types};
+use bindings::spool::engine::{
+    archive as host_archive, progress as host_progress, storage as host, types,
+};
+
+/// What a host does with the progress a call reports: the workspace and how far.
+pub type ProgressSink = Box<dyn FnMut(&str, &Progress) + Send>;
 
 /// The data of a store: the storage and archive store the component's imports reach,
 /// and its limits.
@@ -39,6 +45,23 @@ pub struct HostState {
     /// The reset archive the guest is handing over, part by part.
     pub(crate) archive: ArchiveInProgress,
     pub(crate) limits: crate::runtime::GuestLimits,
+    /// Where reported progress goes (nowhere by default).
+    pub(crate) progress: Option<ProgressSink>,
+}
+
+impl host_progress::Host for HostState {
+    fn report(
+        &mut self,
+        workspace: String,
+        phase: String,
+        done: u64,
+        total: u64,
+    ) -> wasmtime::Result<()> {
+        if let Some(sink) = &mut self.progress {
+            sink(&workspace, &Progress { phase, done, total });
+        }
+        Ok(())
+    }
 }
 
 impl host_archive::Host for HostState {

@@ -206,3 +206,37 @@ fn test_flush_receipts_repairs_and_external_results() {
         20
     );
 }
+
+/// The progress a call reports crosses the component to `Spool::on_progress`, page by
+/// page, and stops reaching it once the instance's sink is taken away.
+#[test]
+fn test_on_progress_sees_a_compaction_read_its_pages() {
+    use std::sync::{Arc, Mutex};
+    let mut spool = Spool::builder().open().expect("open");
+    spool.create_session(KEY).expect("create");
+    // 300 entries of 8 KiB: pages stop at about a megabyte.
+    for i in 0..300 {
+        let mut entry = AppendRequest::new(Role::User, format!("{i} {}", "x".repeat(8_000)));
+        entry.token_count = Some(2_000);
+        spool.append_entry(KEY, entry).expect("append");
+    }
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&seen);
+    spool.on_progress(move |p| log.lock().expect("lock").push(p.clone()));
+    let result = spool.compact(KEY, request(100_000)).expect("compact");
+    assert!(result.removed_count > 0, "{:?}", result.skip_reason);
+    let reported = std::mem::take(&mut *seen.lock().expect("lock"));
+    for phase in ["compact: plan", "compact: read"] {
+        let done: Vec<u64> = reported
+            .iter()
+            .filter(|p| p.phase == phase && p.total == 300)
+            .map(|p| p.done)
+            .collect();
+        assert!(done.len() >= 2, "{phase}: {reported:?}");
+        assert!(done.windows(2).all(|w| w[0] < w[1]), "{phase}: {done:?}");
+        assert_eq!(done.last(), Some(&300), "{phase}");
+    }
+    spool.instance().set_progress(None);
+    spool.compact(KEY, request(50_000)).expect("compact again");
+    assert!(seen.lock().expect("lock").is_empty());
+}

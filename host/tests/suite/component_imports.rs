@@ -1,6 +1,6 @@
 //! The embedded component's world: it imports only Spool's storage contract (and the
-//! types it uses) and its reset-archive store, and exports Spool's API. No WASI, no
-//! other capability.
+//! types it uses), its reset-archive store and its progress report, and exports
+//! Spool's API. No WASI, no other capability.
 
 use wasmparser::{Parser, Payload};
 
@@ -39,16 +39,18 @@ fn top_level_names() -> (Vec<String>, Vec<String>) {
 }
 
 #[test]
-fn test_component_imports_only_spool_storage_and_archive() {
+fn test_component_imports_only_spool_storage_archive_and_progress() {
     let (imports, _) = top_level_names();
     assert_eq!(
         imports,
         vec![
             "spool:engine/archive@0.1.0".to_owned(),
+            "spool:engine/progress@0.1.0".to_owned(),
             "spool:engine/storage@0.1.0".to_owned(),
             "spool:engine/types@0.1.0".to_owned(),
         ],
-        "the component must import exactly Spool's storage and archive interfaces and types"
+        "the component must import exactly Spool's storage, archive and progress interfaces \
+         and types"
     );
     assert!(imports.iter().all(|name| !name.starts_with("wasi:")));
 }
