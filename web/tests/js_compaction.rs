@@ -527,7 +527,7 @@ async fn test_on_progress_sees_the_compaction_read_its_entries() {
     let spool = fresh("progress").await;
     twenty_long_entries(&spool).await;
     let reports = js_sys::Array::new();
-    let push = js_sys::Function::new_with_args("p", "this.push(p)").bind(&reports);
+    let push = js_sys::Function::new_with_args("p", "this.push(p)").bind0(&reports);
     on_progress(&spool, &push);
     let args = common::on(
         KEY,
