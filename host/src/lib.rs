@@ -118,6 +118,7 @@ mod command;
 mod error;
 mod provider;
 mod runtime;
+mod slices;
 mod storage;
 
 pub use client::{
@@ -133,6 +134,7 @@ pub use runtime::{
     DEFAULT_FUEL_LIMIT, DEFAULT_FUEL_PER_BYTE_READ, DEFAULT_MAX_FUEL_PER_CALL,
     DEFAULT_MEMORY_LIMIT, Instance, ResourceLimits, Runtime,
 };
+pub use slices::LineSlices;
 pub use storage::archive::{ArchiveDir, ArchiveFile, ArchiveReadError, DEFAULT_ARCHIVE_DIR_NAME};
 pub use storage::postgres::{
     Isolation, POSTGRES_SCHEMA_VERSION, PostgresStorage, display_database, is_postgres_url,

@@ -148,6 +148,32 @@ macro_rules! exports {
                     crate::engine::wit_map::from_name(format, "format").map_err(to_wit_error)?;
                 Ok(crate::engine::wit_map::to_json(&crate::import::parse(format, &text)))
             }
+
+            fn parse_import_slice(
+                format: String,
+                cursor: String,
+                text: String,
+                last: bool,
+            ) -> Result<(String, String), wit::Error> {
+                let format: crate::import::ImportFormat =
+                    crate::engine::wit_map::from_name(format, "format").map_err(to_wit_error)?;
+                let mut cursor: crate::import::ParseCursor = if cursor.is_empty() {
+                    Default::default()
+                } else {
+                    serde_json::from_str(&cursor).map_err(|e| {
+                        to_wit_error(crate::Error::invalid(
+                            "cursor",
+                            format!("not a cursor parse-import-slice returned: {e}"),
+                        ))
+                    })?
+                };
+                let log = crate::import::parse_slice(format, &mut cursor, &text, last)
+                    .map_err(to_wit_error)?;
+                Ok((
+                    crate::engine::wit_map::to_json(&log),
+                    crate::engine::wit_map::to_json(&cursor),
+                ))
+            }
         }
     };
 }

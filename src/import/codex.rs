@@ -61,10 +61,11 @@
 //! Rollout lines carry no message ids: an entry's id is `<thread id>:<line number>`,
 //! stable while the rollout only grows.
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{
-    ImportFormat, ImportedEntry, ImportedLog, ImportedSession, json_lines, str_field, text_of,
+    ImportFormat, ImportedEntry, ImportedLog, ImportedSession, JsonLines, str_field, text_of,
     u64_field,
 };
 use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
@@ -73,25 +74,28 @@ use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
 const UNNAMED: &str = "rollout";
 
 /// Which kind of line a prompt or compaction was read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 enum Source {
     Item,
     Event,
 }
 
 /// A prompt imported and not yet matched by its echo from the other source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 struct PendingPrompt {
     source: Source,
     /// The whole text and each text part.
     texts: Vec<String>,
 }
 
-/// The parse in progress.
-struct Rollout {
-    log: ImportedLog,
+/// What a parse carries from one slice of a rollout to the next
+/// ([`super::ParseCursor`]): the thread's header, what earlier lines left open, and the
+/// entry the next `token_count` goes on. Its size is that of a few lines, whatever the
+/// rollout's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct Carry {
+    /// The session's header (its entries are each slice's own).
     session: ImportedSession,
-    /// The entry a `token_count` belongs to: the last assistant entry without usage.
-    usage_target: Option<usize>,
     /// The `total_token_usage` of the last `token_count`.
     last_total: Option<Value>,
     prompt: Option<PendingPrompt>,
@@ -99,36 +103,79 @@ struct Rollout {
     compaction: Option<(Source, String)>,
     /// Call ids of the current turn without an output, in call order.
     open_calls: Vec<String>,
+    /// The message id of the last entry (the next one's parent).
+    last_message_id: Option<String>,
+    /// The last assistant entry without usage, when an earlier slice holds it: a
+    /// `token_count` puts its usage on it and imports it again (an import updates the
+    /// usage of an entry it already holds).
+    held: Option<ImportedEntry>,
+}
+
+impl Default for Carry {
+    fn default() -> Self {
+        Carry {
+            session: ImportedSession::new(String::new()),
+            last_total: None,
+            prompt: None,
+            compaction: None,
+            open_calls: Vec::new(),
+            last_message_id: None,
+            held: None,
+        }
+    }
+}
+
+/// The parse of one slice in progress.
+struct Rollout {
+    log: ImportedLog,
+    carry: Carry,
+    /// The entries of this slice.
+    entries: Vec<ImportedEntry>,
+    /// The entry a `token_count` belongs to, in this slice: the last assistant entry
+    /// without usage.
+    usage_target: Option<usize>,
 }
 
 /// Parses a Codex rollout.
 pub fn parse_codex(text: &str) -> ImportedLog {
-    let mut log = ImportedLog::new(ImportFormat::Codex);
-    let lines = json_lines(text, &mut log);
+    parse_codex_slice(&mut Carry::default(), 0, text)
+}
+
+/// Parses the lines of `text`, numbered from `first_line + 1`, continuing from `carry`
+/// (left as the next slice needs it). `text` ends with a newline unless it ends the
+/// rollout. The session holds this slice's entries (and an earlier one's entry whose
+/// usage this slice reported); it is listed when it has any.
+pub(super) fn parse_codex_slice(carry: &mut Carry, first_line: u64, text: &str) -> ImportedLog {
     let mut r = Rollout {
-        log,
-        session: ImportedSession::new(String::new()),
+        log: ImportedLog::new(ImportFormat::Codex),
+        carry: std::mem::take(carry),
+        entries: Vec::new(),
         usage_target: None,
-        last_total: None,
-        prompt: None,
-        compaction: None,
-        open_calls: Vec::new(),
     };
-    for (number, line) in lines {
-        r.line(number, &line);
+    let mut lines = JsonLines::new(text);
+    while let Some((number, line)) = lines.next(&mut r.log) {
+        r.line(first_line + number, &line);
     }
+    super::renumber(&mut r.log, first_line);
     let Rollout {
         mut log,
-        mut session,
-        ..
+        carry: mut kept,
+        entries,
+        usage_target,
     } = r;
+    if let Some(i) = usage_target {
+        kept.held = entries.get(i).cloned();
+    }
+    let mut session = kept.session.clone();
     if session.provider_session_id.is_empty() {
         // No session line: a fragment, still importable.
         session.provider_session_id = UNNAMED.into();
     }
+    session.entries = entries;
     if !session.entries.is_empty() {
         log.sessions.push(session);
     }
+    *carry = kept;
     log
 }
 
@@ -158,7 +205,7 @@ impl Rollout {
             "session_meta" => self.session_meta(payload, at),
             "turn_context" => {
                 if let Some(model) = str_field(payload, "model") {
-                    self.session.model = Some(model.to_owned());
+                    self.carry.session.model = Some(model.to_owned());
                 }
                 self.log.skip("turn_context");
             }
@@ -166,8 +213,8 @@ impl Rollout {
             "event_msg" => self.event(number, payload, at),
             "compacted" => {
                 let content = compaction_message(payload);
-                if matches!(&self.compaction, Some((Source::Event, c)) if *c == content) {
-                    self.compaction = None;
+                if matches!(&self.carry.compaction, Some((Source::Event, c)) if *c == content) {
+                    self.carry.compaction = None;
                     self.log.skip("compacted");
                     return;
                 }
@@ -178,7 +225,7 @@ impl Rollout {
     }
 
     fn session_meta(&mut self, payload: &Map<String, Value>, at: u64) {
-        let s = &mut self.session;
+        let s = &mut self.carry.session;
         if !s.provider_session_id.is_empty() {
             // A resumed or forked rollout can repeat a session line; the first names it.
             self.log.skip("session_meta");
@@ -225,7 +272,7 @@ impl Rollout {
                     .cloned()
                     .unwrap_or(Value::Null);
                 if let Some(id) = str_field(payload, "call_id") {
-                    self.open_calls.push(id.to_owned());
+                    self.carry.open_calls.push(id.to_owned());
                 }
                 let mut e = ImportedEntry::new("", Role::Assistant, String::new(), at);
                 e.tool_calls = Some(json!([{
@@ -250,7 +297,7 @@ impl Rollout {
                 e.content = output;
                 e.tool_call_id = str_field(payload, "call_id").map(str::to_owned);
                 if let Some(id) = &e.tool_call_id {
-                    self.open_calls.retain(|open| open != id);
+                    self.carry.open_calls.retain(|open| open != id);
                 }
                 e
             }
@@ -300,11 +347,11 @@ impl Rollout {
         let mut texts = vec![text.clone()];
         texts.extend(parts);
         if role == Role::User
-            && let Some(p) = &self.prompt
+            && let Some(p) = &self.carry.prompt
             && p.source == Source::Event
             && echoes(&p.texts[0], &texts)
         {
-            self.prompt = None;
+            self.carry.prompt = None;
             self.log.skip("response_item:message");
             return None;
         }
@@ -312,7 +359,7 @@ impl Rollout {
         e.kind = kind;
         e.attachments = self.images(content);
         if role == Role::User {
-            self.prompt = Some(PendingPrompt {
+            self.carry.prompt = Some(PendingPrompt {
                 source: Source::Item,
                 texts,
             });
@@ -329,8 +376,8 @@ impl Rollout {
             "user_message" => self.event_prompt(number, payload, at),
             "token_count" => self.token_count(payload),
             "context_compacted" => {
-                if matches!(self.compaction, Some((Source::Item, _))) {
-                    self.compaction = None;
+                if matches!(self.carry.compaction, Some((Source::Item, _))) {
+                    self.carry.compaction = None;
                     self.log.skip("event_msg:context_compacted");
                     return;
                 }
@@ -340,7 +387,7 @@ impl Rollout {
                 self.push_summary(number, content, at, Source::Event);
             }
             "turn_aborted" => {
-                let open = std::mem::take(&mut self.open_calls);
+                let open = std::mem::take(&mut self.carry.open_calls);
                 if open.is_empty() {
                     self.log.skip("event_msg:turn_aborted");
                     return;
@@ -363,7 +410,7 @@ impl Rollout {
                     other,
                     "task_started" | "turn_started" | "task_complete" | "turn_complete"
                 ) {
-                    self.open_calls.clear();
+                    self.carry.open_calls.clear();
                 }
                 self.log.skip(&format!("event_msg:{other}"));
             }
@@ -374,12 +421,13 @@ impl Rollout {
     fn event_prompt(&mut self, number: u64, payload: &Map<String, Value>, at: u64) {
         let message = str_field(payload, "message").unwrap_or_default().to_owned();
         let duplicate = self
+            .carry
             .prompt
             .as_ref()
             .is_some_and(|p| p.source == Source::Item && echoes(&message, &p.texts));
         if duplicate || is_context_block(&message) {
             if duplicate {
-                self.prompt = None;
+                self.carry.prompt = None;
             }
             self.log.skip("event_msg:user_message");
             return;
@@ -408,7 +456,7 @@ impl Rollout {
             }
         }
         self.push(number, None, e);
-        self.prompt = Some(PendingPrompt {
+        self.carry.prompt = Some(PendingPrompt {
             source: Source::Event,
             texts: vec![message],
         });
@@ -420,28 +468,35 @@ impl Rollout {
             .and_then(|i| i.get("last_token_usage"))
             .and_then(Value::as_object);
         let total = info.and_then(|i| i.get("total_token_usage")).cloned();
-        let repeat = total.is_some() && total == self.last_total;
+        let repeat = total.is_some() && total == self.carry.last_total;
         if total.is_some() {
-            self.last_total = total;
+            self.carry.last_total = total;
         }
-        let target = if repeat || last.is_none() {
-            None
-        } else {
-            self.usage_target.take()
-        };
-        match (last, target) {
-            (Some(usage), Some(i)) => {
-                let input = u64_field(usage, "input_tokens");
-                let cached = u64_field(usage, "cached_input_tokens");
-                let mut u = TurnUsage::new(
-                    self.session.model.clone().unwrap_or_default(),
-                    input.saturating_sub(cached),
-                    u64_field(usage, "output_tokens"),
-                );
-                u.cache_read_tokens = cached;
-                self.session.entries[i].turn_usage = Some(u);
+        let usage = match last {
+            Some(usage) if !repeat => usage,
+            _ => {
+                self.log.skip("event_msg:token_count");
+                return;
             }
-            _ => self.log.skip("event_msg:token_count"),
+        };
+        let input = u64_field(usage, "input_tokens");
+        let cached = u64_field(usage, "cached_input_tokens");
+        let mut u = TurnUsage::new(
+            self.carry.session.model.clone().unwrap_or_default(),
+            input.saturating_sub(cached),
+            u64_field(usage, "output_tokens"),
+        );
+        u.cache_read_tokens = cached;
+        if let Some(i) = self.usage_target.take() {
+            self.entries[i].turn_usage = Some(u);
+        } else if let Some(mut held) = self.carry.held.take() {
+            // An earlier slice's entry: imported again, first, with its usage.
+            held.turn_usage = Some(u);
+            self.entries.insert(0, held);
+            self.log.repeated += 1;
+            self.usage_target = None;
+        } else {
+            self.log.skip("event_msg:token_count");
         }
     }
 
@@ -449,27 +504,29 @@ impl Rollout {
         let mut e = ImportedEntry::new("", Role::System, content.clone(), at);
         e.kind = Some(EntryKind::Summary);
         self.push(number, None, e);
-        self.compaction = Some((source, content));
+        self.carry.compaction = Some((source, content));
     }
 
     /// Appends `entry` as the entry of line `number` (the `n`th of that line, when a line
     /// makes several).
     fn push(&mut self, number: u64, n: Option<usize>, mut entry: ImportedEntry) {
-        let name = super::recorded_provider_id(&self.session.provider_session_id);
+        let name = super::recorded_provider_id(&self.carry.session.provider_session_id);
         let name = if name.is_empty() { UNNAMED } else { &name };
         entry.message_id = match n {
             Some(n) => format!("{name}:{number}.{n}"),
             None => format!("{name}:{number}"),
         };
-        entry.parent_message_id = self.session.entries.last().map(|e| e.message_id.clone());
+        entry.parent_message_id = self.carry.last_message_id.clone();
+        self.carry.last_message_id = Some(entry.message_id.clone());
         if entry.role == Role::Assistant {
-            self.usage_target = Some(self.session.entries.len());
+            self.usage_target = Some(self.entries.len());
+            self.carry.held = None;
         }
         if matches!(entry.role, Role::Assistant | Role::Tool) {
-            self.prompt = None;
+            self.carry.prompt = None;
         }
         if entry.kind != Some(EntryKind::Summary) {
-            self.compaction = None;
+            self.carry.compaction = None;
         }
         self.log.attachments += entry.attachments.len() as u64;
         self.log.attachment_bytes_not_stored += entry
@@ -478,7 +535,7 @@ impl Rollout {
             .filter(|a| a.sha256.is_some())
             .map(|a| a.size)
             .sum::<u64>();
-        self.session.entries.push(entry);
+        self.entries.push(entry);
     }
 
     /// The `input_image` parts of a message's content.

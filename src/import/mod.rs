@@ -347,6 +347,11 @@ pub struct ImportedLog {
     /// files parsed after it ([`link_sub_agents`]).
     #[serde(default)]
     pub spawn_calls: SpawnCalls,
+    /// Entries of an earlier slice given again because this slice reported their usage
+    /// ([`parse_slice`]; an import updates them in place): counted in the sessions'
+    /// entries, not new ones.
+    #[serde(default)]
+    pub repeated: u64,
 }
 
 impl ImportedLog {
@@ -361,6 +366,7 @@ impl ImportedLog {
             attachments: 0,
             attachment_bytes_not_stored: 0,
             spawn_calls: SpawnCalls::default(),
+            repeated: 0,
         }
     }
 
@@ -369,26 +375,114 @@ impl ImportedLog {
     }
 }
 
+/// Moves the line numbers `log` recorded for a slice whose first line is line
+/// `first_line + 1` of its file.
+fn renumber(log: &mut ImportedLog, first_line: u64) {
+    for line in &mut log.invalid_lines {
+        *line += first_line;
+    }
+    if let Some(line) = &mut log.truncated_tail {
+        *line += first_line;
+    }
+}
+
+/// Where a log read a slice at a time stands between slices: the lines read so far and
+/// what the parser carries from one slice to the next (a few lines' worth, whatever the
+/// log's size). Start with `ParseCursor::default()` and hand each slice's cursor to the
+/// next; hosts keep it as the JSON text [`parse_slice`] returns, without reading it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ParseCursor {
+    /// Lines (ended by a newline) of the slices parsed so far.
+    pub lines: u64,
+    /// The Codex parser's carry.
+    #[serde(default)]
+    codex: Option<codex::Carry>,
+}
+
+/// Whether logs of `format` can be parsed a slice at a time ([`parse_slice`]): Codex
+/// rollouts can. A Claude Code log is one tree whose rewinds and parallel calls are
+/// told apart from later lines, and a Spool export ends with its summaries: both are
+/// parsed whole ([`parse`]).
+pub fn streams(format: ImportFormat) -> bool {
+    format == ImportFormat::Codex
+}
+
+/// Parses the next slice of a log of `format` (one that [`streams`]): `text` is whole
+/// lines, each ended by a newline, unless it is the `last` slice (the end of the file,
+/// which may be a line cut short: `truncated_tail`). Line numbers are the file's.
+/// The sessions hold the entries of this slice (and an entry of an earlier slice whose
+/// usage this one reported, again, which an import updates in place): imported slice
+/// after slice under the keys [`plan`] gives, they make what importing the whole file
+/// makes. One exception: a rollout whose `session_meta` comes only after a slice with
+/// entries has those entries under the unnamed thread's key (`rollout`).
+pub fn parse_slice(
+    format: ImportFormat,
+    cursor: &mut ParseCursor,
+    text: &str,
+    last: bool,
+) -> Result<ImportedLog, crate::Error> {
+    if !streams(format) {
+        return Err(crate::Error::invalid(
+            "format",
+            format!(
+                "{} logs are parsed whole, not a slice at a time",
+                format.agent_type()
+            ),
+        ));
+    }
+    if !last && !text.is_empty() && !text.ends_with('\n') {
+        return Err(crate::Error::invalid(
+            "text",
+            "a slice that is not the last must end with a newline (whole lines only)",
+        ));
+    }
+    let carry = cursor.codex.get_or_insert_with(Default::default);
+    let log = codex::parse_codex_slice(carry, cursor.lines, text);
+    cursor.lines += text.lines().count() as u64;
+    Ok(log)
+}
+
 /// Splits `text` into numbered JSON objects, recording blank, invalid and cut-off lines
 /// in `log`.
 fn json_lines(text: &str, log: &mut ImportedLog) -> Vec<(u64, serde_json::Map<String, Value>)> {
-    let ends_cleanly = text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
-    let last = lines.len();
-    let mut out = Vec::with_capacity(last);
-    for (i, line) in lines.into_iter().enumerate() {
-        let number = i as u64 + 1;
-        if line.trim().is_empty() {
-            continue;
-        }
-        log.lines += 1;
-        match serde_json::from_str::<Value>(line) {
-            Ok(Value::Object(map)) => out.push((number, map)),
-            _ if i + 1 == last && !ends_cleanly => log.truncated_tail = Some(number),
-            _ => log.invalid_lines.push(number),
+    let mut lines = JsonLines::new(text);
+    std::iter::from_fn(|| lines.next(log)).collect()
+}
+
+/// [`json_lines`] a line at a time: a streamed slice then holds one parsed line at a
+/// time, not all of them.
+struct JsonLines<'a> {
+    lines: std::iter::Peekable<std::iter::Enumerate<std::str::Lines<'a>>>,
+    ends_cleanly: bool,
+}
+
+impl<'a> JsonLines<'a> {
+    fn new(text: &'a str) -> Self {
+        JsonLines {
+            lines: text.lines().enumerate().peekable(),
+            ends_cleanly: text.ends_with('\n'),
         }
     }
-    out
+
+    /// The next object and its line number; blank, invalid and cut-off lines on the way
+    /// are recorded in `log`.
+    fn next(&mut self, log: &mut ImportedLog) -> Option<(u64, serde_json::Map<String, Value>)> {
+        while let Some((i, line)) = self.lines.next() {
+            let number = i as u64 + 1;
+            if line.trim().is_empty() {
+                continue;
+            }
+            log.lines += 1;
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(map)) => return Some((number, map)),
+                _ if self.lines.peek().is_none() && !self.ends_cleanly => {
+                    log.truncated_tail = Some(number);
+                }
+                _ => log.invalid_lines.push(number),
+            }
+        }
+        None
+    }
 }
 
 fn str_field<'a>(map: &'a serde_json::Map<String, Value>, key: &str) -> Option<&'a str> {

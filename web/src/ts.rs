@@ -468,6 +468,9 @@ export interface ImportedLog {
   attachments: number; attachment_bytes_not_stored: number;
   /** The tool calls that started sub-agents, for sub-agent files parsed after this log. */
   spawn_calls: unknown;
+  /** Entries of an earlier slice repeated to carry their usage (a slice-by-slice parse;
+   * 0 for a whole log). */
+  repeated: number;
 }
 /** How a planned session joins another: `branch` it from `parent_key` first (sharing
  * the history before `before_message_id`, all of it when null), or import it as a

@@ -63,6 +63,11 @@ pub(crate) const BENCHES: &[(&str, &str, &str)] = &[
         "the size ladder: every operation on 10 MiB, 100 MiB, 1 GiB sessions (SPOOL_LADDER_SIZES)",
     ),
     (
+        "import_stream",
+        "spool-host",
+        "a 200 MiB Codex rollout streamed in slices under a 64 MiB guest limit, vs the native parse",
+    ),
+    (
         "search",
         "spool-host",
         "search: append cost of the index, index bytes per entry, query latency on 100k entries vs SQLite FTS5",

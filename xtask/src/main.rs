@@ -70,7 +70,8 @@ Commands:
                         100/10k/100k entries (branch), search (search): the append cost
                         of the index, its bytes per entry, query latency on 100k entries
                         beside SQLite FTS5, and the size ladder (size_ladder): every
-                        operation on 10 MiB, 100 MiB and 1 GiB sessions;
+                        operation on 10 MiB, 100 MiB and 1 GiB sessions; a 200 MiB
+                        Codex rollout streamed in (import_stream);
                         SPOOL_LADDER_SIZES=10M,100M skips the 1 GiB one. --peers (not in
                         CI) adds the same appends in the OpenAI Agents SDK and LangGraph
                         (a virtualenv under the target directory, packages from PyPI);

@@ -50,9 +50,15 @@ use spool_host::{BranchOptions, Durability, Error, Spool};
 use crate::cli::lifecycle::plural;
 use crate::cli::print_json;
 
-/// The largest log file read: its whole text crosses into the component, which holds
-/// it, the parsed lines and the resulting JSON at once (about five times the file).
+/// The largest log file read whole (a Claude Code log, a Spool export): its whole text
+/// crosses into the component, which holds it, the parsed lines and the resulting JSON
+/// at once (about five times the file). A Codex rollout is read a slice at a time and
+/// has no limit.
 pub(crate) const MAX_FILE_BYTES: u64 = 128 * 1024 * 1024;
+
+/// The bytes of whole lines one slice of a streamed log holds (a longer line is read
+/// whole, alone): the component holds a slice, its parsed lines and their JSON at once.
+const SLICE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The component's memory limit while importing (the default, 256 MiB, parses logs of
 /// up to about 48 MiB).
@@ -378,6 +384,12 @@ fn import_file(
         path: path.to_owned(),
         ..FileReport::default()
     };
+    if spool::import::streams(format) {
+        if let Err(e) = import_streamed(spool, format, path, progress, &mut report) {
+            report.error = Some(Failure::from(&e));
+        }
+        return report;
+    }
     let parsed = read_log(path).and_then(|(text, lossy)| {
         report.lossy_utf8 = lossy;
         spool.parse_import(format, &text)
@@ -422,14 +434,106 @@ fn import_file(
     report
 }
 
+/// Imports a log that [`streams`](spool::import::streams) a slice of whole lines at a
+/// time: each slice is parsed and its entries written before the next is read, so the
+/// memory it takes is that of a slice (or of its longest line), whatever the file's
+/// size. A file still being written is read to its end as it is then: a line cut short
+/// there is its `truncated_tail`. A failed write stops the file (what was written
+/// stays; importing it again adds only the rest).
+fn import_streamed(
+    spool: &mut Spool,
+    format: ImportFormat,
+    path: &Path,
+    show: bool,
+    report: &mut FileReport,
+) -> Result<(), Error> {
+    let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
+    let size = file.metadata().map_err(|e| io_error(path, e))?.len();
+    let mut slices = spool_host::LineSlices::new(std::io::BufReader::new(file), SLICE_BYTES);
+    let bar = crate::cli::progress::bytes(show, name_of(path), size);
+    let hidden = ProgressBar::hidden();
+    let (mut cursor, mut entries) = (String::new(), 0u64);
+    let mut slice = Vec::new();
+    while let Some(last) = slices
+        .next_into(&mut slice)
+        .map_err(|e| io_error(path, e))?
+    {
+        let text = match std::str::from_utf8(&slice) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => {
+                report.lossy_utf8 = true;
+                String::from_utf8_lossy(&slice)
+            }
+        };
+        let (log, next) = spool.parse_import_slice(format, &cursor, &text, last)?;
+        cursor = next;
+        report.lines += log.lines;
+        for (kind, n) in log.skipped {
+            *report.skipped.entry(kind).or_default() += n;
+        }
+        report.invalid_lines.extend(log.invalid_lines);
+        report.attachments += log.attachments;
+        report.attachment_bytes_not_stored += log.attachment_bytes_not_stored;
+        let mut repeated = log.repeated;
+        for planned in spool::import::plan(format, log.sessions) {
+            let mut one = import_one(spool, format, planned, &hidden);
+            // An entry given again for its usage is not one more entry.
+            let again = repeated.min(one.entries).min(one.already_present);
+            (one.entries, one.already_present) = (one.entries - again, one.already_present - again);
+            repeated -= again;
+            entries += one.entries;
+            let failed = one.error.is_some();
+            merge(&mut report.sessions, one);
+            if failed {
+                bar.finish_and_clear();
+                return Ok(());
+            }
+        }
+        report.truncated_tail = log.truncated_tail.map(|line| Truncated {
+            line,
+            recovered_entries: entries,
+        });
+        bar.set_position(slices.read());
+    }
+    bar.finish_and_clear();
+    Ok(())
+}
+
+/// Adds what one slice did to a session to its report (a new one when it is the first).
+fn merge(reports: &mut Vec<SessionReport>, slice: SessionReport) {
+    let Some(report) = reports.iter_mut().find(|r| r.key == slice.key) else {
+        reports.push(slice);
+        return;
+    };
+    report.created |= slice.created;
+    report.entries += slice.entries;
+    report.imported += slice.imported;
+    report.already_present += slice.already_present;
+    report.usage_updated += slice.usage_updated;
+    report.adjusted.extend(slice.adjusted);
+    if slice.session_id.is_some() {
+        report.session_id = slice.session_id;
+    }
+    if slice.sanitized_provider_session_id.is_some() {
+        report.sanitized_provider_session_id = slice.sanitized_provider_session_id;
+    }
+    if report.error.is_none() {
+        report.error = slice.error;
+    }
+}
+
+/// The file name of `path`, as the bars show it.
+fn name_of(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// A progress bar on stderr, advancing per entry written; hidden unless stderr is a
 /// terminal.
 fn progress_bar(show: bool, path: &Path, total: u64) -> ProgressBar {
-    let name = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
-    crate::cli::progress::bar(show, name, total)
+    crate::cli::progress::bar(show, name_of(path), total)
 }
 
 /// Writes one planned session in its slices, linking it first as the plan says.

@@ -19,6 +19,22 @@ pub(crate) fn bar(show: bool, message: String, total: u64) -> ProgressBar {
     bar
 }
 
+/// A bar of the `total` bytes of a file read a slice at a time, named `message`;
+/// hidden unless `show`.
+pub(crate) fn bytes(show: bool, message: String, total: u64) -> ProgressBar {
+    if !show {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} [{bar:30}] {binary_bytes}/{binary_total_bytes}")
+    {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message(message);
+    bar
+}
+
 /// Sets the bar's length and the style that goes with it: a bar with a known total, a
 /// count without.
 fn restyle(bar: &ProgressBar, total: u64) {

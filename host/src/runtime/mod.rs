@@ -532,6 +532,25 @@ impl Instance {
         let json = self.enter(|e, s| e.parse_import(s, format, text))?;
         decode("parse-import", &json)
     }
+
+    /// Parses the next slice of a log that can be read a slice at a time
+    /// ([`spool::import::streams`]: Codex rollouts), so a log of any size is imported in
+    /// memory bounded by its slices: `text` is whole lines, each ended by a newline,
+    /// unless `last` (the end of the file, which may be a line cut short). `cursor` is
+    /// what the previous slice returned (`""` for the first); the answer is the slice's
+    /// [`ImportedLog`] (see [`spool::import::parse_slice`]) and the next cursor.
+    pub fn parse_import_slice(
+        &mut self,
+        format: ImportFormat,
+        cursor: &str,
+        text: &str,
+        last: bool,
+    ) -> Result<(ImportedLog, String), Error> {
+        let format = format.agent_type();
+        let (json, next) =
+            self.enter(|e, s| e.parse_import_slice(s, format, cursor, text, last))?;
+        Ok((decode("parse-import-slice", &json)?, next))
+    }
 }
 
 /// The error of a call that trapped: [`Error::ResourceLimit`] when it ran out of fuel

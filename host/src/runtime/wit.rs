@@ -189,7 +189,10 @@ impl Pre {
             .get_export(None, API)
             .ok_or_else(|| missing(API))?;
         let mut calls = HashMap::new();
-        for &name in spool::ops::NAMES.iter().chain(&["parse_import"]) {
+        for &name in spool::ops::NAMES
+            .iter()
+            .chain(&["parse_import", "parse_import_slice"])
+        {
             let export = name.replace('_', "-");
             let (_, index) = component
                 .get_export(Some(&api), &export)
@@ -313,6 +316,18 @@ impl Exports {
         text: &str,
     ) -> Result<String, Error> {
         self.invoke(store, "parse_import", (format, text))
+    }
+
+    /// `parse-import-slice`: the slice's `ImportedLog` and the next cursor, as JSON text.
+    pub(crate) fn parse_import_slice(
+        &self,
+        store: &mut Store<HostState>,
+        format: &str,
+        cursor: &str,
+        text: &str,
+        last: bool,
+    ) -> Result<(String, String), Error> {
+        self.invoke(store, "parse_import_slice", (format, cursor, text, last))
     }
 }
 

@@ -151,3 +151,42 @@ fn every_operation_fits_in_8_mib_of_guest_memory_on_a_50_mb_session() {
         failed.join("\n")
     );
 }
+
+/// A 52 MiB Codex rollout (outputs of 16 KiB, and one of 512 KiB: a line longer than a
+/// slice of 256 KiB) is streamed in a slice at a time under the same 8 MiB guest limit,
+/// and every entry is written.
+#[test]
+fn a_52_mib_rollout_streams_in_under_8_mib_of_guest_memory() {
+    use crate::common::rollout;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("rollout.jsonl");
+    let mut file = std::fs::File::create(&path).expect("create");
+    let mut turns = rollout::write(&mut file, 52 << 20, 16 << 10).expect("write");
+    std::io::Write::write_all(&mut file, rollout::turn(turns, 512 << 10).as_bytes())
+        .expect("write");
+    turns += 1;
+    drop(file);
+    let limit = limit();
+    let mut spool = Runtime::shared()
+        .expect("runtime")
+        .instantiate_with_memory_limit(
+            SqliteStorage::open(dir.path().join("spool.db")).expect("open"),
+            spool::NoArchive,
+            limit,
+        )
+        .expect("instantiate");
+    let started = Instant::now();
+    let done = rollout::import_file(&mut spool, "default", &path, 256 << 10, 1)
+        .unwrap_or_else(|e| panic!("the streamed import failed: {e}"));
+    println!(
+        "streamed {} of rollout in {} slices and {} imports, {:.1} s, guest peak {}",
+        workload::mib(std::fs::metadata(&path).expect("size").len()),
+        done.slices,
+        done.calls,
+        started.elapsed().as_secs_f64(),
+        workload::mib(spool.peak_memory_bytes() as u64)
+    );
+    assert_eq!(done.imported, 4 * turns);
+    assert!(done.slices > 100, "{done:?}");
+    assert!(spool.peak_memory_bytes() <= limit);
+}

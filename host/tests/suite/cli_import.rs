@@ -574,3 +574,62 @@ fn test_a_directory_imports_sub_agent_files_after_their_parent_linked_to_the_tas
     );
     assert_eq!(report["summary"]["failed_files"], 0);
 }
+
+/// A Codex rollout past several slices is read a slice at a time: the CLI writes every
+/// entry with its usage (a `token_count` whose entry came in the slice before updates
+/// it), counts each entry once, and reports the line a writer had not finished.
+#[test]
+fn test_a_rollout_of_several_slices_streams_in_as_the_whole_file_would() {
+    use crate::common::rollout;
+    let (dir, db) = temp_db();
+    let path = dir.path().join("rollout-big.jsonl");
+    let mut file = std::fs::File::create(&path).expect("create");
+    // About 10 MiB: three slices of 4 MiB.
+    let turns = rollout::write(&mut file, 10 << 20, 6_000).expect("write");
+    // The agent is still writing its next line.
+    std::io::Write::write_all(&mut file, b"{\"timestamp\":\"2025-10-17T05:5").expect("write");
+    drop(file);
+    let text = std::fs::read_to_string(&path).expect("read");
+    let lines = text.lines().count() as u64;
+    let whole = spool::import::parse_codex(&text);
+    let parsed = &whole.sessions[0].entries;
+    assert_eq!(parsed.len() as u64, 4 * turns);
+
+    let path = path.display().to_string();
+    let report = ok_json(&db, &["import", "codex", &path, "--json"]);
+    let file = &report["files"][0];
+    let session = &file["sessions"][0];
+    let key = format!("import:codex:{}", rollout::THREAD);
+    assert_eq!(session["key"], key.as_str(), "{report}");
+    assert_eq!(
+        (
+            &session["entries"],
+            &session["imported"],
+            &session["already_present"]
+        ),
+        (
+            &Value::from(4 * turns),
+            &Value::from(4 * turns),
+            &Value::from(0)
+        ),
+        "{session}"
+    );
+    assert_eq!(file["lines"], lines, "every line, the cut one too");
+    assert_eq!(file["truncated_tail"]["line"], lines, "{file}");
+    assert_eq!(file["skipped"]["turn_context"], 1, "{file}");
+    let stored = export(&db, &key);
+    assert_eq!(stored.len(), parsed.len());
+    for (stored, parsed) in stored.iter().zip(parsed) {
+        assert_eq!(stored["message_id"], parsed.message_id.as_str());
+        let usage = serde_json::to_value(&parsed.turn_usage).expect("usage");
+        assert_eq!(stored["turn_usage"], usage, "{}", parsed.message_id);
+    }
+    // Again: nothing new.
+    let again = ok_json(&db, &["import", "codex", &path, "--json"]);
+    let session = &again["files"][0]["sessions"][0];
+    assert_eq!(
+        (&session["imported"], &session["already_present"]),
+        (&Value::from(0), &Value::from(4 * turns)),
+        "{session}"
+    );
+}

@@ -108,9 +108,10 @@ fn snake(name: &str) -> String {
 }
 
 #[test]
-fn test_wit_exports_exactly_the_table_plus_parse_import() {
+fn test_wit_exports_exactly_the_table_plus_the_parsers() {
     let mut expected = table();
     expected.insert("parse_import".to_owned());
+    expected.insert("parse_import_slice".to_owned());
     assert_eq!(wit_functions(), expected);
 }
 

@@ -2,6 +2,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod postgres;
+pub mod rollout;
 pub mod workload;
 
 use std::path::{Path, PathBuf};
