@@ -17,29 +17,20 @@
 #[path = "../tests/suite/common/rollout.rs"]
 mod rollout;
 
+#[path = "support/status.rs"]
+mod support;
+
 use std::io::BufReader;
 use std::time::Instant;
 
 use spool::import::{ImportFormat, ParseCursor};
 use spool_host::{LineSlices, Runtime, SqliteStorage};
+use support::status_bytes;
 
 /// The bytes of whole lines a slice holds.
 const SLICE_BYTES: usize = 4 << 20;
 /// The guest memory limit the import runs under.
 const GUEST_MIB: usize = 64;
-
-/// A field of `/proc/self/status` in bytes (0 where there is none).
-fn status_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with(field))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb * 1024)
-}
 
 fn main() {
     let benching = std::env::args().any(|a| a == "--bench");
@@ -101,6 +92,6 @@ fn main() {
     println!(
         "  guest peak {:.1} MiB, host peak RSS {:.1} MiB",
         spool.peak_memory_bytes() as f64 / f64::from(1 << 20),
-        status_bytes("VmHWM:") as f64 / f64::from(1 << 20)
+        status_bytes("VmHWM") as f64 / f64::from(1 << 20)
     );
 }

@@ -1,8 +1,9 @@
 //! The size ladder (issue 17, every operation in bounded memory): sessions of 10 MiB,
 //! 100 MiB and 1 GiB of content, and on each the operations of the bounded-memory
 //! workload (`tests/suite/common/workload.rs`): append, the newest page, two compactions,
-//! export (the canonical transcript: there is no paged read of it), import of the
-//! export, a branch, deleting the parent while the branch reads its history, and a
+//! export (the canonical transcript, page by page into a file as `spool export` writes
+//! it, each entry checked as it comes), import of the export (read back line by line), a
+//! branch, deleting the parent while the branch reads its history, and a
 //! reset of the branch. Every operation runs through the component on `SqliteStorage`
 //! (a file in a temporary directory on disk), in a child process of its own (this
 //! binary again) and a fresh instance, and is checked for what it must have done.
@@ -33,6 +34,9 @@
 #[path = "../tests/suite/common/workload.rs"]
 mod workload;
 
+#[path = "support/status.rs"]
+mod support;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -44,7 +48,8 @@ use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 use spool::keys;
 use spool_host::{ArchiveDir, DEFAULT_MEMORY_LIMIT, Error, Runtime, SqliteStorage};
-use workload::{Before, OPS, Op, Output, Shape};
+use support::status_bytes;
+use workload::{Before, OPS, Op, Shape};
 
 /// The argument that makes this binary a child running one operation.
 const CHILD: &str = "--ladder-child";
@@ -90,23 +95,6 @@ impl Measured {
             outcome: Err(why),
         }
     }
-}
-
-/// A field of `/proc/self/status` in bytes (`VmRSS`, `VmHWM`), 0 where there is none.
-fn status_bytes(field: &str) -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status.lines().find_map(|line| {
-                let rest = line.strip_prefix(field)?.strip_prefix(':')?;
-                rest.trim()
-                    .trim_end_matches("kB")
-                    .trim()
-                    .parse::<u64>()
-                    .ok()
-            })
-        })
-        .map_or(0, |kib| kib * 1024)
 }
 
 /// Times an operation and takes its peak resident set.
@@ -213,32 +201,78 @@ fn run_op(op: Op, dir: &Path, shape: &Shape, limit: usize) -> Measured {
             let last = before.parent.as_ref().map_or(0, |p| p.last_entry_id);
             workload::import(&mut spool, workload::log(shape, last), now)
         }
+        // Page by page into the file, as `spool export` writes it, each entry checked as
+        // it comes: the harness holds a page, not the session.
+        Op::Export => {
+            let outcome = export_to(&mut spool, shape, &before, &export);
+            if outcome.is_err() {
+                // The import then imports the same log, rebuilt.
+                let _ = std::fs::remove_file(&export);
+            }
+            let guest_peak = Some(spool.peak_memory_bytes() as u64);
+            return meter.stop(guest_peak, outcome);
+        }
         op => workload::perform(op, &mut spool, now),
     };
     let guest_peak = Some(spool.peak_memory_bytes() as u64);
     let mut measured = meter.stop(guest_peak, Err(String::new()));
     drop(spool);
     measured.outcome = match result {
-        Ok(output) => {
-            let verdict = workload::check(op, shape, &before, &output, &mut verifier)
-                .map_err(|why| format!("wrong result: {why}"));
-            if let (Ok(_), Output::Exported(entries)) = (&verdict, output) {
-                write_export(&export, entries);
-            }
-            verdict
-        }
+        Ok(output) => workload::check(op, shape, &before, &output, &mut verifier)
+            .map_err(|why| format!("wrong result: {why}")),
         Err(e) => Err(describe(&e)),
     };
     measured
 }
 
-fn write_export(path: &Path, entries: Vec<spool::Entry>) {
+/// [`Op::Export`] in the ladder: the canonical transcript read page by page, each entry
+/// checked and written to `path` as a JSON line; what it found, or why it is wrong.
+fn export_to(
+    spool: &mut spool_host::Instance,
+    shape: &Shape,
+    before: &Before,
+    path: &Path,
+) -> Result<String, String> {
+    let last = before
+        .parent
+        .as_ref()
+        .map(|p| p.last_entry_id)
+        .ok_or("no parent session")?;
     let mut out = BufWriter::new(File::create(path).expect("create the export"));
-    for entry in entries {
-        serde_json::to_writer(&mut out, &entry).expect("write the export");
-        out.write_all(b"\n").expect("write the export");
+    let (mut n, mut bytes, mut cursor) = (0usize, 0u64, None);
+    loop {
+        let request = spool::PageRequest {
+            order: spool::Order::OldestFirst,
+            cursor,
+            limit: spool::MAX_PAGE,
+        };
+        let page = spool
+            .call(
+                workload::WS,
+                spool::ops::ReadCanonicalPage {
+                    key: workload::PARENT.into(),
+                    request,
+                },
+            )
+            .map_err(|e| describe(&e))?;
+        for entry in &page.entries {
+            workload::check_canonical_entry(shape, n, entry)
+                .map_err(|why| format!("wrong result: {why}"))?;
+            serde_json::to_writer(&mut out, entry).expect("write the export");
+            out.write_all(b"\n").expect("write the export");
+            bytes += entry.content.len() as u64;
+            n += 1;
+        }
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
     }
     out.flush().expect("write the export");
+    if n as u64 != last {
+        return Err(format!("wrong result: {n} entries, want {last}"));
+    }
+    Ok(format!("{n} entries, {}", workload::mib(bytes)))
 }
 
 // ---- child: the limit, raw SQLite ----

@@ -426,17 +426,6 @@ impl Spool {
     pub fn parse_import(&mut self, format: ImportFormat, text: &str) -> Result<ImportedLog, Error> {
         self.instance.parse_import(format, text)
     }
-
-    /// [`Instance::parse_import_slice`]: the next slice of a log read a slice at a time.
-    pub fn parse_import_slice(
-        &mut self,
-        format: ImportFormat,
-        cursor: &str,
-        text: &str,
-        last: bool,
-    ) -> Result<(ImportedLog, String), Error> {
-        self.instance.parse_import_slice(format, cursor, text, last)
-    }
 }
 
 impl Spool {

@@ -465,7 +465,9 @@ fn import_streamed(
                 String::from_utf8_lossy(&slice)
             }
         };
-        let (log, next) = spool.parse_import_slice(format, &cursor, &text, last)?;
+        let (log, next) = spool
+            .instance()
+            .parse_import_slice(format, &cursor, &text, last)?;
         cursor = next;
         report.lines += log.lines;
         for (kind, n) in log.skipped {

@@ -95,12 +95,6 @@ pub fn import_file(
         let (log, next) = spool.parse_import_slice(ImportFormat::Codex, &cursor, text, last)?;
         cursor = next;
         done.slices += 1;
-        eprintln!(
-            "DBG slice {} len {} peak {}",
-            done.slices,
-            slice.len(),
-            spool.peak_memory_bytes()
-        );
         for planned in spool::import::plan(ImportFormat::Codex, log.sessions) {
             let mut start = 0;
             for end in planned.slice_ends {

@@ -757,27 +757,34 @@ pub fn check_canonical(shape: &Shape, entries: &[Entry], last: u64) -> Result<()
         entries.len()
     );
     for (n, entry) in entries.iter().enumerate() {
+        check_canonical_entry(shape, n, entry)?;
+    }
+    Ok(())
+}
+
+/// Checks entry `n` (from 0) of the canonical transcript: the one built, or the
+/// appended one after them.
+pub fn check_canonical_entry(shape: &Shape, n: usize, entry: &Entry) -> Result<(), String> {
+    ensure!(
+        entry.id == n as u64 + 1,
+        "entry {n} has id {}, want {}",
+        entry.id,
+        n + 1
+    );
+    if n < shape.entries {
         ensure!(
-            entry.id == n as u64 + 1,
-            "entry {n} has id {}, want {}",
+            entry.message_id == message_id(n) && entry.content == shape.content(n),
+            "entry {} ({}) is not the one built",
             entry.id,
-            n + 1
+            entry.message_id
         );
-        if n < shape.entries {
-            ensure!(
-                entry.message_id == message_id(n) && entry.content == shape.content(n),
-                "entry {} ({}) is not the one built",
-                entry.id,
-                entry.message_id
-            );
-        } else {
-            ensure!(
-                entry.message_id == APPENDED_ID,
-                "entry {} is {}, want the appended one",
-                entry.id,
-                entry.message_id
-            );
-        }
+    } else {
+        ensure!(
+            entry.message_id == APPENDED_ID,
+            "entry {} is {}, want the appended one",
+            entry.id,
+            entry.message_id
+        );
     }
     Ok(())
 }
