@@ -239,7 +239,7 @@ pub(super) fn constraints(prose: &str) -> Vec<String> {
                 let sentence = line[start..end].trim();
                 if !sentence.ends_with('?')
                     && sentence.len() <= 400
-                    && sentence.split_whitespace().count() >= 2
+                    && sentence.split_whitespace().nth(1).is_some()
                     && constraint(sentence)
                 {
                     out.push(sentence.to_owned());
@@ -254,6 +254,22 @@ pub(super) fn constraints(prose: &str) -> Vec<String> {
 /// Whether a request changes the task rather than continuing it ("actually …",
 /// "instead …", "forget …", "new task", "change of plan", …).
 pub(super) fn redirects(prose: &str) -> bool {
+    if prose.is_ascii() {
+        // The words are lower-case ASCII: compared ignoring case, without a lowered copy.
+        let bytes = prose.as_bytes();
+        return (0..bytes.len()).any(|at| {
+            let rest = &bytes[at..];
+            let mut set = REDIRECT_FIRST[usize::from(rest[0].to_ascii_lowercase())];
+            while set != 0 {
+                let word = REDIRECT_WORDS[set.trailing_zeros() as usize].as_bytes();
+                if rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word) {
+                    return true;
+                }
+                set &= set - 1;
+            }
+            false
+        });
+    }
     let lower = prose.to_lowercase();
     let bytes = lower.as_bytes();
     (0..bytes.len()).any(|at| starts_one(&bytes[at..], REDIRECT_WORDS, &REDIRECT_FIRST))
@@ -285,7 +301,7 @@ const REDIRECT_WORDS: &[&str] = &[
 /// Whether a request only acknowledges or nudges ("ok", "go on", "you stopped — carry
 /// on"): it leans on the request before it.
 pub(super) fn nudge(prose: &str) -> bool {
-    prose.chars().count() <= 60
+    prose.chars().nth(60).is_none()
 }
 
 #[cfg(test)]
