@@ -739,3 +739,61 @@ fn test_a_sub_agent_file_parsed_alone_links_to_the_task_call_an_earlier_log_name
     assert_eq!(linked.tool_call_id, Some(call));
     assert_eq!(linked.provider_session_id, alone.provider_session_id);
 }
+
+/// A log read a slice at a time, each slice imported as it comes, makes what the whole
+/// log makes: the same sessions (rewinds, parallel calls, sub-agents, titles) with the
+/// same entries, usage included (a response's later lines in a later slice update its
+/// first entry), the same counts and line numbers.
+#[test]
+fn test_a_log_imported_slice_by_slice_equals_the_whole() {
+    for (name, text) in all_fixtures() {
+        support::slices::check(ImportFormat::ClaudeCode, name, text);
+    }
+    // The check above covers a response's usage reported after its first entry's slice.
+    let logs = support::slices::parse_in_slices(
+        ImportFormat::ClaudeCode,
+        shape("parallel-tools.jsonl"),
+        1,
+    );
+    let updates = logs
+        .iter()
+        .flat_map(|l| &l.sessions)
+        .flat_map(|s| &s.entries);
+    assert!(updates.filter(|e| e.usage_only).count() > 0);
+    assert!(logs.iter().map(|l| l.repeated).sum::<u64>() > 0);
+}
+
+/// A sub-agent file read a slice at a time is linked to its Task call once, and keeps
+/// that call in every slice that lists it (the next unclaimed call with the same prompt
+/// is not taken).
+#[test]
+fn test_a_sub_agent_file_read_in_slices_keeps_one_task_call() {
+    let whole = {
+        let mut known = import::SpawnCalls::default();
+        let mut main = import::parse_claude_code(shape("task-agent.jsonl"));
+        import::link_sub_agents(&mut known, &mut main);
+        let mut agent = import::parse_claude_code(shape("agent-a7f3e91.jsonl"));
+        import::link_sub_agents(&mut known, &mut agent);
+        agent.sessions[0].spawned_by.clone().expect("a sub-agent")
+    };
+    assert!(whole.tool_call_id.is_some());
+    let mut known = import::SpawnCalls::default();
+    let mut main = import::parse_claude_code(shape("task-agent.jsonl"));
+    import::link_sub_agents(&mut known, &mut main);
+    let mut listed = 0;
+    for mut log in
+        support::slices::parse_in_slices(ImportFormat::ClaudeCode, shape("agent-a7f3e91.jsonl"), 1)
+    {
+        import::link_sub_agents(&mut known, &mut log);
+        for s in &log.sessions {
+            assert_eq!(
+                s.spawned_by.as_ref(),
+                Some(&whole),
+                "{}",
+                s.provider_session_id
+            );
+            listed += 1;
+        }
+    }
+    assert!(listed > 1, "the session is listed in several slices");
+}

@@ -597,100 +597,25 @@ fn test_every_entry_of_every_fixture_is_written_as_parsed() {
     }
 }
 
-/// Imports `sessions` into `storage` under the keys the plan gives; returns the keys.
-fn import_planned(storage: &MemoryStorage, sessions: Vec<import::ImportedSession>) -> Vec<String> {
-    let mut keys = Vec::new();
-    for planned in import::plan(ImportFormat::Codex, sessions) {
-        run(
-            storage,
-            import::import_session(
-                "w",
-                ImportRequest {
-                    key: planned.key.clone(),
-                    session_id: "s".into(),
-                    format: ImportFormat::Codex,
-                    session: planned.session,
-                    parent_key: None,
-                },
-                9_999_999_999_999,
-            ),
-        )
-        .expect("import");
-        keys.push(planned.key);
-    }
-    keys
-}
-
-/// A session's transcript as an import leaves it, and its usage totals.
-fn stored(storage: &MemoryStorage, key: &str) -> (Vec<spool::Entry>, [u64; 4]) {
-    let session = run(storage, spool::get_session("w", key))
-        .expect("get")
-        .expect("the session exists");
-    let totals = [
-        session.input_tokens,
-        session.output_tokens,
-        session.cache_read,
-        session.entry_count,
-    ];
-    (crate::support::entries(storage, "w", key, false), totals)
-}
-
-/// A rollout parsed a slice at a time (every `n` lines) and each slice imported as it
-/// comes makes what the whole file makes: the same entries, usage included (a
-/// `token_count` in a later slice than its entry updates it), the same counts, the same
-/// line numbers.
+/// A rollout parsed a slice at a time and each slice imported as it comes makes what
+/// the whole file makes: the same entries, usage included (a `token_count` in a later
+/// slice than its entry updates it), the same counts, the same line numbers.
 #[test]
 fn test_a_rollout_imported_slice_by_slice_equals_the_whole() {
     for (name, text) in ALL {
-        let whole_log = import::parse_codex(text);
-        let whole = MemoryStorage::new();
-        let keys = import_planned(&whole, whole_log.sessions.clone());
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        for n in [1, 2, 3, 7, lines.len().max(1)] {
-            let sliced = MemoryStorage::new();
-            let mut cursor = import::ParseCursor::default();
-            let (mut count, mut skipped, mut invalid) = (0, 0, Vec::new());
-            let (mut attachments, mut tail) = (0, None);
-            let chunks: Vec<String> = lines.chunks(n).map(|c| c.concat()).collect();
-            for (i, chunk) in chunks.iter().enumerate() {
-                let last = i + 1 == chunks.len();
-                let log = import::parse_slice(ImportFormat::Codex, &mut cursor, chunk, last)
-                    .expect("a slice parses");
-                count += log.lines;
-                skipped += log.skipped.values().sum::<u64>();
-                invalid.extend(log.invalid_lines);
-                attachments += log.attachments;
-                tail = tail.or(log.truncated_tail);
-                import_planned(&sliced, log.sessions);
-            }
-            let at = format!("{name}, {n} lines a slice");
-            assert_eq!(
-                (count, skipped, &invalid, attachments, tail),
-                (
-                    whole_log.lines,
-                    whole_log.skipped.values().sum::<u64>(),
-                    &whole_log.invalid_lines,
-                    whole_log.attachments,
-                    whole_log.truncated_tail
-                ),
-                "{at}"
-            );
-            for key in &keys {
-                assert_eq!(stored(&sliced, key), stored(&whole, key), "{at}: {key}");
-            }
-        }
+        crate::support::slices::check(ImportFormat::Codex, name, text);
     }
 }
 
 #[test]
-fn test_a_slice_must_be_whole_lines_and_only_codex_streams() {
+fn test_a_slice_must_be_whole_lines_and_a_spool_export_is_read_whole() {
     let mut cursor = import::ParseCursor::default();
     let cut = import::parse_slice(ImportFormat::Codex, &mut cursor, "{\"type\":", false)
         .expect_err("a cut line in a middle slice");
     assert_eq!(cut.code(), "invalid_argument");
-    let claude = import::parse_slice(ImportFormat::ClaudeCode, &mut cursor, "", true)
-        .expect_err("Claude Code logs are parsed whole");
-    assert_eq!(claude.code(), "invalid_argument");
+    let export = import::parse_slice(ImportFormat::Spool, &mut cursor, "", true)
+        .expect_err("a Spool export is parsed whole");
+    assert_eq!(export.code(), "invalid_argument");
     // The end of a file may be a line cut short: the tail, numbered in the file.
     let mut cursor = import::ParseCursor::default();
     let first =

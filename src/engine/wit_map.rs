@@ -337,7 +337,7 @@ macro_rules! wit_map {
         $crate::wit_map!(@record $crate::import::ImportedEntry => ImportedEntry {
             message_id, parent_message_id, role, content, created_at, tool_calls as json,
             tool_call_id, turn_usage, tool_status, reasoning, attachments, kind,
-            token_count, turn_id,
+            token_count, turn_id, usage_only,
         });
         $crate::wit_map!(@json Box<$crate::import::ImportedExport>);
         $crate::wit_map!(@record $crate::import::ImportedSpawn => ImportedSpawn { provider_session_id, tool_call_id });

@@ -67,17 +67,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+use super::uuid_tree::{Link, UuidTree};
 use super::{
     ImportFormat, ImportedEntry, ImportedFork, ImportedLog, ImportedSession, ImportedSpawn,
-    inline_attachment, json_lines, str_field, strip_ansi, text_of, u64_field,
+    inline_attachment, str_field, strip_ansi, text_of, u64_field,
 };
 use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
 
 /// Parses a Claude Code session log (a main session's log or a sub-agent's file).
 pub fn parse_claude_code(text: &str) -> ImportedLog {
-    let (mut log, links) = parse_with_links(text);
-    log.spawn_calls = links;
-    log
+    parse_claude_slice(&mut Carry::default(), 0, text, true)
 }
 
 /// Links the sub-agent sessions of `log` whose spawning tool call their own file does
@@ -91,11 +90,22 @@ pub fn link_sub_agents(known: &mut SpawnCalls, log: &mut ImportedLog) {
             continue;
         };
         if spawn.tool_call_id.is_none() {
+            // A log read a slice at a time lists a session once per slice: the call
+            // it was linked to stays its call.
+            if let Some(call) = known.linked.get(&s.provider_session_id) {
+                spawn.tool_call_id = Some(call.clone());
+                continue;
+            }
             let agent = s
                 .provider_session_id
                 .strip_prefix(&format!("{}@agent-", spawn.provider_session_id));
             let prompt = first_prompt(&s.entries);
             spawn.tool_call_id = known.claim(&spawn.provider_session_id, agent, prompt, None);
+            if let Some(call) = &spawn.tool_call_id {
+                known
+                    .linked
+                    .insert(s.provider_session_id.clone(), call.clone());
+            }
         }
     }
     known.merge(std::mem::take(&mut log.spawn_calls));
@@ -139,6 +149,9 @@ pub struct SpawnCalls {
     calls: Vec<(String, u64, String, String)>,
     /// Calls already linked to a sub-agent.
     claimed: BTreeSet<String>,
+    /// Sub-agent session id → the call [`link_sub_agents`] linked it to.
+    #[serde(default)]
+    linked: BTreeMap<String, String>,
 }
 
 impl SpawnCalls {
@@ -148,6 +161,7 @@ impl SpawnCalls {
         }
         self.calls.extend(other.calls);
         self.claimed.extend(other.claimed);
+        self.linked.extend(other.linked);
     }
 
     /// The call that started the sub-agent `agent` (or with first prompt `prompt`) of
@@ -188,21 +202,100 @@ fn first_prompt(entries: &[ImportedEntry]) -> Option<&str> {
         .map(|e| e.content.as_str())
 }
 
-/// One line that became entries.
-struct Node {
-    number: u64,
-    uuid: String,
-    parent: Option<String>,
-    sidechain: bool,
-    agent_id: Option<String>,
-    session_id: Option<String>,
-    /// A user prompt or the first line of a response.
-    conversation: bool,
-    entries: Vec<ImportedEntry>,
-    meta: Meta,
+/// What a parse carries from one slice of a log to the next ([`super::ParseCursor`]):
+/// the log's tree as far as it was read, a few dozen bytes a line (each uuid and the
+/// message it stands for), never the lines themselves; the sessions made so far and
+/// what each was last given as; each response's usage; the summaries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub(super) struct Carry {
+    /// Every uuid read so far and the node it stands for.
+    tree: UuidTree,
+    nodes: Vec<NodeState>,
+    groups: Vec<GroupState>,
+    sessions: Vec<SessionState>,
+    /// Per response id (`message.id`).
+    responses: BTreeMap<String, ResponseState>,
+    /// The models the responses' usage names (their usage refers to them by index).
+    models: Vec<String>,
+    /// `summary` lines: (summary, leaf uuid), in log order.
+    summaries: Vec<(String, Option<String>)>,
+    /// The log's own session id, fixed by the first slice with a message.
+    main_id: Option<String>,
+    links: SpawnCalls,
 }
 
-#[derive(Default, Clone)]
+/// A line that became entries, as later lines need it: its group, its session, whether
+/// a conversation child already follows it (a second one is a rewind), and how many
+/// entries it became (a branch forks after its last: its uuid, `#n` after the first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct NodeState(u32, u32, bool, u32);
+
+impl NodeState {
+    fn group(&self) -> u32 {
+        self.0
+    }
+
+    fn session(&self) -> u32 {
+        self.1
+    }
+}
+
+/// One session-tree: the log's own lines, or one sub-agent's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct GroupState {
+    key: Group,
+    /// The `sessionId` of its first line.
+    session_id: Option<String>,
+    /// The line number of its first line.
+    first_line: u64,
+    meta: Meta,
+    /// Its last node.
+    previous: Option<u32>,
+    /// Its first user prompt.
+    prompt: Option<String>,
+    /// The tool call that spawned it, once found.
+    spawn_call: Option<String>,
+}
+
+/// One session being built: the group's first path, or a rewind's branch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct SessionState {
+    group: u32,
+    /// The uuid of the rewind that opened it (its id is the group's, `@` it).
+    rewind: Option<String>,
+    /// The session and the message it forks after.
+    fork: Option<(u32, String)>,
+    /// Its last entry's message id (the next entry's parent).
+    last_message: Option<String>,
+    /// Its first entry's time (a branch starts then).
+    first_at: Option<u64>,
+    /// The session as last given, without entries.
+    given: Option<ImportedSession>,
+}
+
+/// One response, written as one or more lines.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+struct ResponseState {
+    /// The session of its first entry and the entry.
+    #[serde(rename = "f", default, skip_serializing_if = "Option::is_none")]
+    first: Option<(u32, First)>,
+    /// The usage its last line reported so far (its first entry, once given, carries
+    /// it at the end of every slice): the model's index in [`Carry::models`], input,
+    /// output, cache read and cache write tokens.
+    #[serde(rename = "u", default, skip_serializing_if = "Option::is_none")]
+    usage: Option<(u32, [u64; 4])>,
+}
+
+/// A response's first entry: the entry of node `n` (its id is the node's uuid), or,
+/// for a line without a uuid, its message id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+enum First {
+    Node(u32),
+    Id(String),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 struct Meta {
     cwd: Option<String>,
     version: Option<String>,
@@ -233,15 +326,15 @@ impl Meta {
     }
 
     /// The first value of each field, over lines in order.
-    fn fill(&mut self, other: &Meta) {
+    fn fill(&mut self, other: Meta) {
         for (slot, value) in [
-            (&mut self.cwd, &other.cwd),
-            (&mut self.version, &other.version),
-            (&mut self.git_branch, &other.git_branch),
-            (&mut self.model, &other.model),
+            (&mut self.cwd, other.cwd),
+            (&mut self.version, other.version),
+            (&mut self.git_branch, other.git_branch),
+            (&mut self.model, other.model),
         ] {
             if slot.is_none() {
-                slot.clone_from(value);
+                *slot = value;
             }
         }
         if self.started_at.is_none() {
@@ -250,184 +343,465 @@ impl Meta {
     }
 }
 
-/// One response, written as one or more lines.
-#[derive(Default)]
-struct Response {
-    /// The node of its first entry.
-    first: Option<usize>,
-    /// The usage its last line reported so far, and the model.
-    usage: Option<(Map<String, Value>, Option<String>)>,
+/// Which session-tree a line belongs to: the log's own, or a sub-agent's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+enum Group {
+    Main,
+    Agent(String),
+    Side(String),
 }
 
-/// Everything read from a log before it is cut into sessions.
-#[derive(Default)]
-struct Read {
-    nodes: Vec<Node>,
-    /// Every line's uuid → (line number, parent uuid).
-    tree: BTreeMap<String, (u64, Option<String>)>,
-    /// uuid → node index.
-    node_of: BTreeMap<String, usize>,
-    /// `summary` lines: (summary, leaf uuid), in log order.
-    summaries: Vec<(String, Option<String>)>,
-    /// Per response id (`message.id`): where it starts and its last usage.
-    responses: BTreeMap<String, Response>,
-    links: SpawnCalls,
+/// One line that became entries, before it is placed.
+struct Node {
+    number: u64,
+    id: String,
+    uuid: Option<String>,
+    /// The node its parent stands for.
+    above: Option<u32>,
+    sidechain: bool,
+    agent_id: Option<String>,
+    session_id: Option<String>,
+    /// A user prompt or the first line of a response.
+    conversation: bool,
+    entries: Vec<ImportedEntry>,
+    meta: Meta,
 }
 
-impl Read {
-    /// The nearest node above `parent`, each step earlier in the log than the last.
-    fn ancestor(&self, parent: Option<&str>, mut before: u64) -> Option<usize> {
-        let mut at = parent?;
-        loop {
-            let (number, up) = self.tree.get(at)?;
-            if *number >= before {
-                return None;
-            }
-            if let Some(&n) = self.node_of.get(at) {
-                return Some(n);
-            }
-            before = *number;
-            at = up.as_deref()?;
-        }
-    }
-
-    /// The node a uuid names or, for a skipped line, its nearest node above.
-    fn node_at(&self, uuid: &str) -> Option<usize> {
-        match self.node_of.get(uuid) {
-            Some(&n) => Some(n),
-            None => {
-                let (number, up) = self.tree.get(uuid)?;
-                self.ancestor(up.as_deref(), *number)
-            }
-        }
-    }
+/// The parse of one slice in progress.
+struct Slice<'c> {
+    log: ImportedLog,
+    carry: &'c mut Carry,
+    /// Each session's entries in this slice.
+    out: BTreeMap<u32, Vec<ImportedEntry>>,
+    /// Responses whose first entry this slice placed: its session and its index in that
+    /// session's output.
+    placed: BTreeMap<String, (u32, usize)>,
+    /// Responses whose usage or first entry this slice reported, with the usage their
+    /// first entry was given with before it (`None`: not given).
+    touched: BTreeMap<String, Option<(u32, [u64; 4])>>,
+    /// The first `sessionId` of this slice's messages, and its first message's id
+    /// (the log's session id when no line names one).
+    first_session: (Option<String>, Option<String>),
 }
 
-fn parse_with_links(text: &str) -> (ImportedLog, SpawnCalls) {
-    let mut log = ImportedLog::new(ImportFormat::ClaudeCode);
-    let mut read = Read::default();
-    for (number, line) in json_lines(text, &mut log) {
-        read_line(&mut log, &mut read, number, &line);
-    }
-    // Usage: the last figures of each response, on its first entry.
-    for response in read.responses.values() {
-        let (Some(n), Some((usage, model))) = (&response.first, &response.usage) else {
-            continue;
-        };
-        let mut u = TurnUsage::new(
-            model.clone().unwrap_or_else(|| "unknown".to_owned()),
-            u64_field(usage, "input_tokens"),
-            u64_field(usage, "output_tokens"),
-        );
-        u.cache_read_tokens = u64_field(usage, "cache_read_input_tokens");
-        u.cache_write_tokens = u64_field(usage, "cache_creation_input_tokens");
-        if let Some(e) = read.nodes[*n].entries.first_mut() {
-            e.turn_usage = Some(u);
-        }
-    }
-    split_sessions(&mut log, &mut read);
-    (log, read.links)
-}
-
-fn read_line(log: &mut ImportedLog, read: &mut Read, number: u64, line: &Map<String, Value>) {
-    let kind = str_field(line, "type").unwrap_or("(untyped)").to_owned();
-    let uuid = str_field(line, "uuid").map(str::to_owned);
-    let parent = str_field(line, "parentUuid")
-        .or_else(|| str_field(line, "logicalParentUuid"))
-        .map(str::to_owned);
-    if let Some(u) = &uuid {
-        if read.tree.contains_key(u) {
-            log.skip("duplicate uuid");
-            return;
-        }
-        read.tree.insert(u.clone(), (number, parent.clone()));
-    }
-    let sidechain = line.get("isSidechain").and_then(Value::as_bool) == Some(true);
-    let session_id = str_field(line, "sessionId").map(str::to_owned);
-    let created_at = str_field(line, "timestamp")
-        .and_then(super::parse_rfc3339_ms)
-        .unwrap_or(0);
-    let id = uuid.clone().unwrap_or_else(|| format!("line-{number}"));
-    let mut conversation = false;
-    let entries = match kind.as_str() {
-        "summary" => {
-            if let Some(s) = str_field(line, "summary").filter(|s| !s.trim().is_empty()) {
-                let leaf = str_field(line, "leafUuid").map(str::to_owned);
-                read.summaries.push((s.to_owned(), leaf));
-            } else {
-                log.skip("summary (empty)");
-            }
-            return;
-        }
-        "system" => match system_entry(line, &id, created_at) {
-            Ok(e) => vec![e],
-            Err(skip) => {
-                log.skip(&skip);
-                return;
-            }
-        },
-        "user" => {
-            let (entries, prompt) = user_entries(log, line, &id, created_at);
-            conversation = prompt;
-            if !sidechain {
-                note_spawn_result(read, line, session_id.as_deref());
-            }
-            entries
-        }
-        "assistant" => {
-            let Some(message) = line.get("message").and_then(Value::as_object) else {
-                log.skip("assistant (no message)");
-                return;
-            };
-            let response = str_field(message, "id").map(str::to_owned);
-            let seen = response
-                .as_ref()
-                .is_some_and(|r| read.responses.contains_key(r));
-            conversation = !seen;
-            let e = assistant_entry(log, message, &id, created_at);
-            if let Some(session) = session_id.as_deref().filter(|_| !sidechain) {
-                note_spawn_calls(read, message, session, number);
-            }
-            let index = read.nodes.len();
-            if let Some(r) = response {
-                let slot = read.responses.entry(r).or_default();
-                if slot.first.is_none() && e.is_some() {
-                    slot.first = Some(index);
-                }
-                if let Some(usage) = message.get("usage").and_then(Value::as_object) {
-                    let model = str_field(message, "model")
-                        .filter(|m| !m.is_empty())
-                        .map(str::to_owned);
-                    slot.usage = Some((usage.clone(), model));
-                }
-            }
-            e.into_iter().collect()
-        }
-        other => {
-            log.skip(other);
-            return;
-        }
+/// Parses the lines of `text`, numbered from `first_line + 1`, continuing from `carry`
+/// (left as the next slice needs it); `last` when `text` ends the log. The sessions
+/// hold this slice's entries, and a session is listed when it has some or when what it
+/// was given as changed (its title, its metadata, the call that spawned it). A
+/// response's first entry in an earlier slice whose usage this slice reported is given
+/// again as a `usage_only` entry, counted in `repeated`.
+pub(super) fn parse_claude_slice(
+    carry: &mut Carry,
+    first_line: u64,
+    text: &str,
+    last: bool,
+) -> ImportedLog {
+    let mut s = Slice {
+        log: ImportedLog::new(ImportFormat::ClaudeCode),
+        carry,
+        out: BTreeMap::new(),
+        touched: BTreeMap::new(),
+        placed: BTreeMap::new(),
+        first_session: (None, None),
     };
-    if entries.is_empty() {
-        log.skip(&format!("{kind} (empty)"));
-        return;
+    let mut lines = super::JsonLines::new(text);
+    while let Some((number, line)) = lines.next(&mut s.log) {
+        s.read_line(first_line + number, &line);
     }
-    read.node_of.insert(id.clone(), read.nodes.len());
-    read.nodes.push(Node {
-        number,
-        uuid: id,
-        parent,
-        sidechain,
-        agent_id: str_field(line, "agentId").map(str::to_owned),
-        session_id,
-        conversation,
-        entries,
-        meta: Meta::of(line),
-    });
+    super::renumber(&mut s.log, first_line);
+    s.usage();
+    s.finish(last)
+}
+
+impl Slice<'_> {
+    fn read_line(&mut self, number: u64, line: &Map<String, Value>) {
+        let log = &mut self.log;
+        let carry = &mut *self.carry;
+        let kind = str_field(line, "type").unwrap_or("(untyped)").to_owned();
+        let uuid = str_field(line, "uuid").map(str::to_owned);
+        let parent = str_field(line, "parentUuid").or_else(|| str_field(line, "logicalParentUuid"));
+        // Resolved before the line's own uuid is known: a line is not its own parent.
+        let above = parent.and_then(|p| carry.tree.get(p)).and_then(Link::node);
+        if let Some(u) = &uuid {
+            if carry.tree.contains(u) {
+                log.skip("duplicate uuid");
+                return;
+            }
+            carry.tree.insert(u, above.map_or(Link::None, Link::Above));
+        }
+        let sidechain = line.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        let session_id = str_field(line, "sessionId").map(str::to_owned);
+        let created_at = str_field(line, "timestamp")
+            .and_then(super::parse_rfc3339_ms)
+            .unwrap_or(0);
+        let id = uuid.clone().unwrap_or_else(|| format!("line-{number}"));
+        let mut conversation = false;
+        let mut response = None;
+        let entries = match kind.as_str() {
+            "summary" => {
+                if let Some(s) = str_field(line, "summary").filter(|s| !s.trim().is_empty()) {
+                    let leaf = str_field(line, "leafUuid").map(str::to_owned);
+                    carry.summaries.push((s.to_owned(), leaf));
+                } else {
+                    log.skip("summary (empty)");
+                }
+                return;
+            }
+            "system" => match system_entry(line, &id, created_at) {
+                Ok(e) => vec![e],
+                Err(skip) => {
+                    log.skip(&skip);
+                    return;
+                }
+            },
+            "user" => {
+                let (entries, prompt) = user_entries(log, line, &id, created_at);
+                conversation = prompt;
+                if !sidechain {
+                    note_spawn_result(&mut carry.links, line, session_id.as_deref());
+                }
+                entries
+            }
+            "assistant" => {
+                let Some(message) = line.get("message").and_then(Value::as_object) else {
+                    log.skip("assistant (no message)");
+                    return;
+                };
+                let r = str_field(message, "id").map(str::to_owned);
+                conversation = !r.as_ref().is_some_and(|r| carry.responses.contains_key(r));
+                let e = assistant_entry(log, message, &id, created_at);
+                if let Some(session) = session_id.as_deref().filter(|_| !sidechain) {
+                    note_spawn_calls(&mut carry.links, message, session, number);
+                }
+                if let Some(r) = r {
+                    let slot = carry.responses.entry(r.clone()).or_default();
+                    let given = slot.first.as_ref().and(slot.usage);
+                    if let Some(usage) = message.get("usage").and_then(Value::as_object) {
+                        let model = str_field(message, "model").filter(|m| !m.is_empty());
+                        let model = model.unwrap_or("unknown");
+                        let m = match carry.models.iter().position(|x| x == model) {
+                            Some(m) => m,
+                            None => {
+                                carry.models.push(model.to_owned());
+                                carry.models.len() - 1
+                            }
+                        };
+                        let figures = [
+                            "input_tokens",
+                            "output_tokens",
+                            "cache_read_input_tokens",
+                            "cache_creation_input_tokens",
+                        ]
+                        .map(|k| u64_field(usage, k));
+                        slot.usage = Some((m as u32, figures));
+                        self.touched.entry(r.clone()).or_insert(given);
+                    }
+                    if slot.first.is_none() && e.is_some() {
+                        self.touched.insert(r.clone(), None);
+                        response = Some(r);
+                    }
+                }
+                e.into_iter().collect()
+            }
+            other => {
+                log.skip(other);
+                return;
+            }
+        };
+        if entries.is_empty() {
+            log.skip(&format!("{kind} (empty)"));
+            return;
+        }
+        let node = Node {
+            number,
+            id,
+            uuid,
+            above,
+            sidechain,
+            agent_id: str_field(line, "agentId").map(str::to_owned),
+            session_id,
+            conversation,
+            entries,
+            meta: Meta::of(line),
+        };
+        let own = node.uuid.is_some().then_some(self.carry.nodes.len() as u32);
+        let (session, index, first) = self.place(node);
+        if let Some(r) = response
+            && let Some(slot) = self.carry.responses.get_mut(&r)
+        {
+            slot.first = Some((session, own.map_or(First::Id(first), First::Node)));
+            self.placed.insert(r, (session, index));
+        }
+    }
+
+    /// Puts a node in its group and session (a new one for a rewind) and its entries in
+    /// this slice's output: the session, and its first entry's index in that output and
+    /// message id.
+    fn place(&mut self, n: Node) -> (u32, usize, String) {
+        let carry = &mut *self.carry;
+        let fresh = self.first_session.1.is_none();
+        if fresh {
+            self.first_session.1 = Some(n.id.clone());
+        }
+        if self.first_session.0.is_none() {
+            self.first_session.0.clone_from(&n.session_id);
+        }
+        let key = if !n.sidechain {
+            Group::Main
+        } else if let Some(agent) = &n.agent_id {
+            Group::Agent(agent.clone())
+        } else {
+            match n.above.map(|a| carry.nodes[a as usize].group()) {
+                Some(g) if matches!(carry.groups[g as usize].key, Group::Side(_)) => {
+                    carry.groups[g as usize].key.clone()
+                }
+                _ => Group::Side(n.id.clone()),
+            }
+        };
+        let g = match carry.groups.iter().position(|x| x.key == key) {
+            Some(g) => g,
+            None => {
+                carry.groups.push(GroupState {
+                    key,
+                    session_id: n.session_id.clone(),
+                    first_line: n.number,
+                    meta: Meta::default(),
+                    previous: None,
+                    prompt: None,
+                    spawn_call: None,
+                });
+                carry.groups.len() - 1
+            }
+        };
+        let above = n
+            .above
+            .filter(|&a| carry.nodes[a as usize].group() as usize == g);
+        let session = match (above, carry.groups[g].previous) {
+            (Some(a), _) => {
+                let node = &mut carry.nodes[a as usize];
+                let rewind = n.conversation && std::mem::replace(&mut node.2, true);
+                if rewind {
+                    // It forks after the last entry of the line it follows.
+                    let uuid = carry.tree.uuid_of(a).unwrap_or_default();
+                    let last = match node.3 {
+                        1 => uuid,
+                        k => format!("{uuid}#{k}"),
+                    };
+                    let fork = (node.session(), last);
+                    carry
+                        .sessions
+                        .push(SessionState::new(g, Some(n.id.clone()), Some(fork)));
+                    carry.sessions.len() - 1
+                } else {
+                    node.session() as usize
+                }
+            }
+            // A line whose parent the log does not hold continues the line before it.
+            (None, Some(p)) => {
+                let p = &mut carry.nodes[p as usize];
+                p.2 |= n.conversation;
+                p.session() as usize
+            }
+            (None, None) => {
+                carry.sessions.push(SessionState::new(g, None, None));
+                carry.sessions.len() - 1
+            }
+        };
+        let group = &mut carry.groups[g];
+        group.meta.fill(n.meta);
+        if group.prompt.is_none() {
+            group.prompt = first_prompt(&n.entries).map(str::to_owned);
+        }
+        let index = carry.nodes.len() as u32;
+        group.previous = Some(index);
+        let state = &mut carry.sessions[session];
+        state.first_at = state.first_at.or(n.entries.first().map(|e| e.created_at));
+        let first = n
+            .entries
+            .first()
+            .map(|e| e.message_id.clone())
+            .unwrap_or_default();
+        let out = self.out.entry(session as u32).or_default();
+        let at = out.len();
+        let count = n.entries.len() as u32;
+        for mut e in n.entries {
+            e.parent_message_id = state.last_message.replace(e.message_id.clone());
+            out.push(e);
+        }
+        carry
+            .nodes
+            .push(NodeState(g as u32, session as u32, false, count));
+        if let Some(u) = n.uuid {
+            carry.tree.insert(&u, Link::Own(index));
+        }
+        (session as u32, at, first)
+    }
+
+    /// Puts each response's usage on its first entry: in this slice's output when it
+    /// is there, else as a `usage_only` entry for the one an earlier slice gave.
+    fn usage(&mut self) {
+        for (r, given) in std::mem::take(&mut self.touched) {
+            let Some(slot) = self.carry.responses.get(&r) else {
+                continue;
+            };
+            let Some((session, first)) = &slot.first else {
+                continue;
+            };
+            if slot.usage == given {
+                continue;
+            }
+            let session = *session;
+            let usage = slot.usage.map(|(m, [input, output, read, write])| {
+                let mut u = TurnUsage::new(self.carry.models[m as usize].clone(), input, output);
+                u.cache_read_tokens = read;
+                u.cache_write_tokens = write;
+                u
+            });
+            if let Some(&(_, at)) = self.placed.get(&r) {
+                if let Some(e) = self.out.get_mut(&session).and_then(|o| o.get_mut(at)) {
+                    e.turn_usage = usage;
+                }
+                continue;
+            }
+            // An earlier slice gave it: its id (a scan of the tree, once a slice or so).
+            let id = match first {
+                First::Node(n) => self.carry.tree.uuid_of(*n).unwrap_or_default(),
+                First::Id(id) => id.clone(),
+            };
+            let mut e = ImportedEntry::new(id, Role::Assistant, String::new(), 0);
+            e.turn_usage = usage;
+            e.usage_only = true;
+            self.out.entry(session).or_default().push(e);
+            self.log.repeated += 1;
+        }
+    }
+
+    /// The sessions to list: each with this slice's entries or changed since it was
+    /// last given.
+    fn finish(mut self, last: bool) -> ImportedLog {
+        let carry = &mut *self.carry;
+        if carry.main_id.is_none() {
+            let (sid, first) = std::mem::take(&mut self.first_session);
+            carry.main_id = sid.or(first);
+        }
+        let Some(main_id) = carry.main_id.clone() else {
+            return self.log;
+        };
+        // The title of each session: the last summary whose leaf is one of its messages.
+        let mut titles: BTreeMap<u32, String> = BTreeMap::new();
+        for (summary, leaf) in carry.summaries.iter().rev() {
+            if let Some(n) = leaf
+                .as_deref()
+                .and_then(|l| carry.tree.get(l))
+                .and_then(Link::node)
+            {
+                titles
+                    .entry(carry.nodes[n as usize].session())
+                    .or_insert_with(|| summary.clone());
+            }
+        }
+        let last_summary = carry.summaries.last().map(|s| s.0.clone());
+        let group_ids: Vec<(String, String)> = carry
+            .groups
+            .iter()
+            .map(|g| {
+                let sid = g.session_id.clone().unwrap_or_else(|| main_id.clone());
+                let id = match &g.key {
+                    Group::Main => main_id.clone(),
+                    Group::Agent(agent) => format!("{sid}@agent-{agent}"),
+                    Group::Side(uuid) => format!("{sid}@{uuid}"),
+                };
+                (sid, id)
+            })
+            .collect();
+        let session_id = |s: &SessionState| {
+            let group = &group_ids[s.group as usize].1;
+            match &s.rewind {
+                Some(uuid) => format!("{group}@{uuid}"),
+                None => group.clone(),
+            }
+        };
+        // The call that spawned each sub-agent, once the log names it.
+        for (g, group) in carry.groups.iter_mut().enumerate() {
+            if group.key == Group::Main || group.spawn_call.is_some() {
+                continue;
+            }
+            let agent = match &group.key {
+                Group::Agent(a) => Some(a.as_str()),
+                _ => None,
+            };
+            group.spawn_call = carry.links.claim(
+                &group_ids[g].0,
+                agent,
+                group.prompt.as_deref(),
+                Some(group.first_line),
+            );
+        }
+        let mut order: Vec<usize> = (0..carry.sessions.len()).collect();
+        order.sort_by_key(|&i| (carry.sessions[i].group, i));
+        for i in order {
+            let state = &carry.sessions[i];
+            let g = state.group as usize;
+            let group = &carry.groups[g];
+            let root = state.rewind.is_none();
+            let title = titles
+                .get(&(i as u32))
+                .cloned()
+                .or_else(|| (group.key == Group::Main && root).then(|| last_summary.clone())?);
+            let header = ImportedSession {
+                provider_session_id: session_id(state),
+                cwd: group.meta.cwd.clone(),
+                model: group.meta.model.clone(),
+                version: group.meta.version.clone(),
+                git_branch: group.meta.git_branch.clone(),
+                started_at: if root {
+                    group.meta.started_at.unwrap_or(0)
+                } else {
+                    state.first_at.unwrap_or(0)
+                },
+                fork_of: state.fork.as_ref().map(|(of, after)| ImportedFork {
+                    provider_session_id: session_id(&carry.sessions[*of as usize]),
+                    after_message_id: after.clone(),
+                }),
+                spawned_by: (group.key != Group::Main && root).then(|| ImportedSpawn {
+                    provider_session_id: group_ids[g].0.clone(),
+                    tool_call_id: group.spawn_call.clone(),
+                }),
+                title,
+                exported: None,
+                entries: Vec::new(),
+            };
+            let entries = self.out.remove(&(i as u32)).unwrap_or_default();
+            if entries.is_empty() && state.given.as_ref() == Some(&header) {
+                continue;
+            }
+            carry.sessions[i].given = Some(header.clone());
+            self.log
+                .sessions
+                .push(ImportedSession { entries, ..header });
+        }
+        if last {
+            self.log.spawn_calls = carry.links.clone();
+        }
+        self.log
+    }
+}
+
+impl SessionState {
+    fn new(group: usize, rewind: Option<String>, fork: Option<(u32, String)>) -> Self {
+        SessionState {
+            group: group as u32,
+            last_message: fork.as_ref().map(|f| f.1.clone()),
+            rewind,
+            fork,
+            first_at: None,
+            given: None,
+        }
+    }
 }
 
 /// A Task result naming the sub-agent it ran (`toolUseResult.agentId`).
-fn note_spawn_result(read: &mut Read, line: &Map<String, Value>, session: Option<&str>) {
+fn note_spawn_result(links: &mut SpawnCalls, line: &Map<String, Value>, session: Option<&str>) {
     let (Some(session), Some(agent)) = (
         session,
         line.get("toolUseResult")
@@ -446,7 +820,7 @@ fn note_spawn_result(read: &mut Read, line: &Map<String, Value>, session: Option
                 .find_map(|b| b.get("tool_use_id").and_then(Value::as_str))
         });
     if let Some(call) = call {
-        read.links
+        links
             .by_agent
             .entry(session.to_owned())
             .or_default()
@@ -455,7 +829,12 @@ fn note_spawn_result(read: &mut Read, line: &Map<String, Value>, session: Option
 }
 
 /// Task / Agent tool calls and their prompts.
-fn note_spawn_calls(read: &mut Read, message: &Map<String, Value>, session: &str, number: u64) {
+fn note_spawn_calls(
+    links: &mut SpawnCalls,
+    message: &Map<String, Value>,
+    session: &str,
+    number: u64,
+) {
     let Some(blocks) = message.get("content").and_then(Value::as_array) else {
         return;
     };
@@ -472,7 +851,7 @@ fn note_spawn_calls(read: &mut Read, message: &Map<String, Value>, session: &str
         if let (true, Some(prompt), Some(id)) =
             (is_spawn, prompt, b.get("id").and_then(Value::as_str))
         {
-            read.links
+            links
                 .calls
                 .push((session.to_owned(), number, prompt.to_owned(), id.to_owned()));
         }
@@ -757,193 +1136,4 @@ fn assistant_entry(
         e.reasoning = Some(reasoning.join("\n\n"));
     }
     Some(e)
-}
-
-/// Which session-tree a line belongs to: the log's own, or a sub-agent's.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord)]
-enum Group {
-    Main,
-    Agent(String),
-    Side(String),
-}
-
-/// One session being built: its id, where it forks, its nodes.
-struct Branch {
-    id: String,
-    fork: Option<(usize, usize)>,
-    members: Vec<usize>,
-}
-
-/// Cuts the nodes into sessions: per group (the log's own lines, each sub-agent's), the
-/// first path and one session per rewind.
-fn split_sessions(log: &mut ImportedLog, read: &mut Read) {
-    if read.nodes.is_empty() {
-        return;
-    }
-    let main_id = read
-        .nodes
-        .iter()
-        .find_map(|n| n.session_id.clone())
-        .unwrap_or_else(|| read.nodes[0].uuid.clone());
-    // Groups, in order of first appearance.
-    let mut group_of: Vec<Group> = Vec::with_capacity(read.nodes.len());
-    let mut groups: Vec<Group> = Vec::new();
-    for i in 0..read.nodes.len() {
-        let n = &read.nodes[i];
-        let g = if !n.sidechain {
-            Group::Main
-        } else if let Some(agent) = &n.agent_id {
-            Group::Agent(agent.clone())
-        } else {
-            match read.ancestor(n.parent.as_deref(), n.number) {
-                Some(a) if read.nodes[a].sidechain && read.nodes[a].agent_id.is_none() => {
-                    group_of[a].clone()
-                }
-                _ => Group::Side(n.uuid.clone()),
-            }
-        };
-        if !groups.contains(&g) {
-            groups.push(g.clone());
-        }
-        group_of.push(g);
-    }
-    let last_summary = read.summaries.last().map(|s| s.0.clone());
-    for group in groups {
-        let members: Vec<usize> = (0..read.nodes.len())
-            .filter(|&i| group_of[i] == group)
-            .collect();
-        let first = &read.nodes[members[0]];
-        let sid = first.session_id.clone().unwrap_or_else(|| main_id.clone());
-        let id = match &group {
-            Group::Main => main_id.clone(),
-            Group::Agent(agent) => format!("{sid}@agent-{agent}"),
-            Group::Side(uuid) => format!("{sid}@{uuid}"),
-        };
-        let spawned_by = (group != Group::Main).then(|| {
-            let agent = match &group {
-                Group::Agent(a) => Some(a.as_str()),
-                _ => None,
-            };
-            let prompt = members
-                .iter()
-                .find_map(|&i| first_prompt(&read.nodes[i].entries))
-                .map(str::to_owned);
-            ImportedSpawn {
-                provider_session_id: sid.clone(),
-                tool_call_id: read
-                    .links
-                    .claim(&sid, agent, prompt.as_deref(), Some(first.number)),
-            }
-        });
-        let branches = branch(read, &members, &group_of, &id);
-        let mut meta = Meta::default();
-        for &i in &members {
-            meta.fill(&read.nodes[i].meta);
-        }
-        for (b, branch) in branches.iter().enumerate() {
-            let mut parent = branch
-                .fork
-                .map(|(_, after)| {
-                    read.nodes[after]
-                        .entries
-                        .last()
-                        .map(|e| e.message_id.clone())
-                })
-                .unwrap_or_default();
-            let mut entries = Vec::new();
-            for &i in &branch.members {
-                for e in &read.nodes[i].entries {
-                    let mut e = e.clone();
-                    e.parent_message_id = parent.take();
-                    parent = Some(e.message_id.clone());
-                    entries.push(e);
-                }
-            }
-            let in_branch = |leaf: &Option<String>| {
-                leaf.as_deref()
-                    .and_then(|l| read.node_at(l))
-                    .is_some_and(|n| branch.members.contains(&n))
-            };
-            let title = read
-                .summaries
-                .iter()
-                .rev()
-                .find(|(_, leaf)| in_branch(leaf))
-                .map(|s| s.0.clone())
-                .or_else(|| (group == Group::Main && b == 0).then(|| last_summary.clone())?);
-            let started_at = if b == 0 {
-                meta.started_at.unwrap_or(0)
-            } else {
-                entries.first().map_or(0, |e| e.created_at)
-            };
-            let fork_of = branch.fork.and_then(|(of, after)| {
-                Some(ImportedFork {
-                    provider_session_id: branches[of].id.clone(),
-                    after_message_id: read.nodes[after].entries.last()?.message_id.clone(),
-                })
-            });
-            log.sessions.push(ImportedSession {
-                provider_session_id: branch.id.clone(),
-                cwd: meta.cwd.clone(),
-                model: meta.model.clone(),
-                version: meta.version.clone(),
-                git_branch: meta.git_branch.clone(),
-                started_at,
-                fork_of,
-                spawned_by: if b == 0 { spawned_by.clone() } else { None },
-                title,
-                exported: None,
-                entries,
-            });
-        }
-    }
-}
-
-/// The sessions of one group's nodes (`members`, in log order): the first path, then one
-/// branch per rewind, each with the branch and node it forks after.
-fn branch(read: &Read, members: &[usize], group_of: &[Group], id: &str) -> Vec<Branch> {
-    let mut branches: Vec<Branch> = Vec::new();
-    let mut branch_of: BTreeMap<usize, usize> = BTreeMap::new();
-    let mut answered: BTreeSet<usize> = BTreeSet::new();
-    let mut previous: Option<usize> = None;
-    for &i in members {
-        let n = &read.nodes[i];
-        let above = read
-            .ancestor(n.parent.as_deref(), n.number)
-            .filter(|&a| group_of[a] == group_of[i] && branch_of.contains_key(&a));
-        let b = match (above, previous) {
-            (Some(a), _) => {
-                let rewind = n.conversation && !answered.insert(a);
-                if rewind {
-                    branches.push(Branch {
-                        id: format!("{id}@{}", n.uuid),
-                        fork: Some((branch_of[&a], a)),
-                        members: Vec::new(),
-                    });
-                    branches.len() - 1
-                } else {
-                    branch_of[&a]
-                }
-            }
-            // A line whose parent the log does not hold continues the line before it.
-            (None, Some(p)) => {
-                if n.conversation {
-                    answered.insert(p);
-                }
-                branch_of[&p]
-            }
-            (None, None) => {
-                branches.push(Branch {
-                    id: id.to_owned(),
-                    fork: None,
-                    members: Vec::new(),
-                });
-                0
-            }
-        };
-        branches[b].members.push(i);
-        branch_of.insert(i, b);
-        previous = Some(i);
-    }
-    branches
 }

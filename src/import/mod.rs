@@ -24,6 +24,7 @@ mod plan;
 mod restore;
 mod spool;
 mod time;
+mod uuid_tree;
 mod write;
 
 use std::collections::BTreeMap;
@@ -147,6 +148,11 @@ pub struct ImportedEntry {
     /// The turn it belongs to (a Spool export's `turn_id`).
     #[serde(default)]
     pub turn_id: Option<String>,
+    /// Only the usage of an entry an earlier slice gave ([`parse_slice`]): an import
+    /// sets `turn_usage` on the entry it holds under `message_id`, reads no other
+    /// field, and never adds it as an entry.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_only: bool,
 }
 
 impl ImportedEntry {
@@ -172,6 +178,7 @@ impl ImportedEntry {
             kind: None,
             token_count: None,
             turn_id: None,
+            usage_only: false,
         }
     }
 }
@@ -194,6 +201,7 @@ impl From<crate::types::Entry> for ImportedEntry {
             kind: e.kind,
             token_count: e.token_count,
             turn_id: e.turn_id,
+            usage_only: false,
         }
     }
 }
@@ -397,24 +405,39 @@ pub struct ParseCursor {
     /// The Codex parser's carry.
     #[serde(default)]
     codex: Option<codex::Carry>,
+    /// The Claude Code parser's carry.
+    #[serde(default)]
+    claude: Option<claude::Carry>,
 }
 
 /// Whether logs of `format` can be parsed a slice at a time ([`parse_slice`]): Codex
-/// rollouts can. A Claude Code log is one tree whose rewinds and parallel calls are
-/// told apart from later lines, and a Spool export ends with its summaries: both are
+/// rollouts and Claude Code logs can. A Spool export ends with its summaries, and is
 /// parsed whole ([`parse`]).
+///
+/// What a cursor carries is a few lines' worth for a Codex rollout; for a Claude Code
+/// log it grows with the lines read, by a few dozen bytes a line (its uuid and the
+/// message it stands for: the tree that tells a rewind from a parallel tool call),
+/// never by the lines themselves.
 pub fn streams(format: ImportFormat) -> bool {
-    format == ImportFormat::Codex
+    matches!(format, ImportFormat::Codex | ImportFormat::ClaudeCode)
 }
 
 /// Parses the next slice of a log of `format` (one that [`streams`]): `text` is whole
 /// lines, each ended by a newline, unless it is the `last` slice (the end of the file,
 /// which may be a line cut short: `truncated_tail`). Line numbers are the file's.
-/// The sessions hold the entries of this slice (and an entry of an earlier slice whose
-/// usage this one reported, again, which an import updates in place): imported slice
-/// after slice under the keys [`plan`] gives, they make what importing the whole file
-/// makes. One exception: a rollout whose `session_meta` comes only after a slice with
-/// entries has those entries under the unnamed thread's key (`rollout`).
+/// The sessions hold the entries of this slice, and the usage of an earlier slice's
+/// entry that this one reported (a Codex entry given again, a Claude Code
+/// [`usage_only`](ImportedEntry::usage_only) entry; both counted in `repeated`), which
+/// an import updates in place. A Claude Code session is also listed without entries
+/// when what it was given as changed (a summary titled it, a later line named its
+/// model). Imported slice after slice under the keys [`plan`] gives, they make what
+/// importing the whole file makes. Exceptions, where the whole file decides from lines
+/// a slice has not reached: a rollout whose `session_meta` comes only after a slice
+/// with entries has those entries under the unnamed thread's key (`rollout`); a Claude
+/// Code log whose first slice with messages names no `sessionId` takes its first
+/// message's uuid as its session id; and a sub-agent's session is linked to the Task
+/// call its log names by the time the session is first listed (by its first prompt
+/// when the call's result comes later), and keeps that link.
 pub fn parse_slice(
     format: ImportFormat,
     cursor: &mut ParseCursor,
@@ -436,8 +459,16 @@ pub fn parse_slice(
             "a slice that is not the last must end with a newline (whole lines only)",
         ));
     }
-    let carry = cursor.codex.get_or_insert_with(Default::default);
-    let log = codex::parse_codex_slice(carry, cursor.lines, text);
+    let log = match format {
+        ImportFormat::Codex => {
+            let carry = cursor.codex.get_or_insert_with(Default::default);
+            codex::parse_codex_slice(carry, cursor.lines, text)
+        }
+        _ => {
+            let carry = cursor.claude.get_or_insert_with(Default::default);
+            claude::parse_claude_slice(carry, cursor.lines, text, last)
+        }
+    };
     cursor.lines += text.lines().count() as u64;
     Ok(log)
 }
@@ -579,6 +610,28 @@ fn strip_ansi(text: &str) -> String {
                 }
             }
             c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Standard base64, padded.
+fn encode_base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
         }
     }
     out

@@ -321,6 +321,26 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
     let mut positions = std::collections::BTreeMap::new();
     let mut indexed: Vec<crate::types::Entry> = Vec::new();
     for entry in entries.iter_mut() {
+        if entry.usage_only {
+            // The usage of an entry an earlier slice gave: never one more entry.
+            let position =
+                crate::branch::history::indexed_position(io, identity, &entry.message_id).await?;
+            if let Some(position) = &position
+                && restage_usage(
+                    io,
+                    &mut staged,
+                    identity,
+                    &mut session,
+                    position,
+                    &entry.turn_usage,
+                )
+                .await?
+            {
+                usage_updated += 1;
+            }
+            present += 1;
+            continue;
+        }
         let fitted = fit(entry);
         entry.content = String::new();
         let (append, note) = match fitted {
@@ -343,7 +363,15 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
         let first_sight = seen.insert(entry.message_id.clone());
         if let Some(position) = &position
             && first_sight
-            && restage_usage(io, &mut staged, identity, &mut session, position, &append).await?
+            && restage_usage(
+                io,
+                &mut staged,
+                identity,
+                &mut session,
+                position,
+                &append.turn_usage,
+            )
+            .await?
         {
             usage_updated += 1;
         }
@@ -550,7 +578,7 @@ fn import_metadata(request: &ImportRequest) -> Value {
 }
 
 /// Rewrites the stored entry at `position` of the session's own identity (active or
-/// archived) with the usage of `append` when it differs, moving the session's token
+/// archived) with `usage` when it differs, moving the session's token
 /// counters by the difference (saturating, never below 0). Whether it did.
 async fn restage_usage(
     io: &Io,
@@ -558,7 +586,7 @@ async fn restage_usage(
     identity: Identity<'_>,
     session: &mut Session,
     position: &[u8],
-    append: &AppendRequest,
+    usage: &Option<TurnUsage>,
 ) -> Result<bool, Error> {
     let data_id = identity.data_id;
     let mut found = None;
@@ -576,7 +604,7 @@ async fn restage_usage(
     };
     let archived = !key.starts_with(&keys::entries(data_id));
     let mut entry = decode_entry(&key, &bytes, Some(identity.session_id))?;
-    if entry.turn_usage == append.turn_usage {
+    if entry.turn_usage == *usage {
         return Ok(false);
     }
     let figures = |u: Option<&TurnUsage>| {
@@ -590,7 +618,7 @@ async fn restage_usage(
         })
     };
     let old = figures(entry.turn_usage.as_ref());
-    let new = figures(append.turn_usage.as_ref());
+    let new = figures(usage.as_ref());
     let counters = [
         &mut session.input_tokens,
         &mut session.output_tokens,
@@ -600,7 +628,7 @@ async fn restage_usage(
     for (total, (old, new)) in counters.into_iter().zip(old.into_iter().zip(new)) {
         *total = validate::add(total.saturating_sub(old), new);
     }
-    entry.turn_usage.clone_from(&append.turn_usage);
+    entry.turn_usage.clone_from(usage);
     staged.require_equals(key.clone(), bytes);
     let bytes = if archived {
         record::encode(&entry)?

@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod rich_turn;
+pub mod slices;
 
 use spool::{Batch, KeyRange, Kv, MemoryStorage, RangeQuery, Storage, StorageError};
 

@@ -448,6 +448,8 @@ export interface ImportedEntry {
   turn_usage: TurnUsage | null; tool_status: ToolStatus | null; reasoning: string | null;
   attachments: Attachment[]; kind: EntryKind | null; token_count: number | null;
   turn_id: string | null;
+  /** Only the usage of an entry an earlier slice gave (absent: false). */
+  usage_only?: boolean;
 }
 /** The session that spawned a sub-agent's session. */
 export interface ImportedSpawn { provider_session_id: string; tool_call_id: string | null; }

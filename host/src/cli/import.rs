@@ -50,10 +50,10 @@ use spool_host::{BranchOptions, Durability, Error, Spool};
 use crate::cli::lifecycle::plural;
 use crate::cli::print_json;
 
-/// The largest log file read whole (a Claude Code log, a Spool export): its whole text
-/// crosses into the component, which holds it, the parsed lines and the resulting JSON
-/// at once (about five times the file). A Codex rollout is read a slice at a time and
-/// has no limit.
+/// The largest log file read whole (a Spool export): its whole text crosses into the
+/// component, which holds it, the parsed lines and the resulting JSON at once (about
+/// five times the file). Codex rollouts and Claude Code logs are read a slice at a time
+/// and have no limit.
 pub(crate) const MAX_FILE_BYTES: u64 = 128 * 1024 * 1024;
 
 /// The bytes of whole lines one slice of a streamed log holds (a longer line is read
@@ -385,7 +385,7 @@ fn import_file(
         ..FileReport::default()
     };
     if spool::import::streams(format) {
-        if let Err(e) = import_streamed(spool, format, path, progress, &mut report) {
+        if let Err(e) = import_streamed(spool, format, path, progress, spawn_calls, &mut report) {
             report.error = Some(Failure::from(&e));
         }
         return report;
@@ -445,6 +445,7 @@ fn import_streamed(
     format: ImportFormat,
     path: &Path,
     show: bool,
+    spawn_calls: &mut SpawnCalls,
     report: &mut FileReport,
 ) -> Result<(), Error> {
     let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
@@ -465,9 +466,12 @@ fn import_streamed(
                 String::from_utf8_lossy(&slice)
             }
         };
-        let (log, next) = spool
+        let (mut log, next) = spool
             .instance()
             .parse_import_slice(format, &cursor, &text, last)?;
+        if format == ImportFormat::ClaudeCode {
+            spool::import::link_sub_agents(spawn_calls, &mut log);
+        }
         cursor = next;
         report.lines += log.lines;
         for (kind, n) in log.skipped {

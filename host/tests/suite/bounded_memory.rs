@@ -11,6 +11,7 @@ use crate::common::workload;
 
 use std::time::{Duration, Instant};
 
+use spool::import::ImportFormat;
 use spool_host::{ArchiveDir, Runtime, SqliteStorage};
 use workload::{Before, OPS, Op, Output, Shape};
 
@@ -176,8 +177,15 @@ fn a_52_mib_rollout_streams_in_under_8_mib_of_guest_memory() {
         )
         .expect("instantiate");
     let started = Instant::now();
-    let done = rollout::import_file(&mut spool, "default", &path, 256 << 10, 1)
-        .unwrap_or_else(|e| panic!("the streamed import failed: {e}"));
+    let done = rollout::import_file(
+        &mut spool,
+        "default",
+        ImportFormat::Codex,
+        &path,
+        256 << 10,
+        1,
+    )
+    .unwrap_or_else(|e| panic!("the streamed import failed: {e}"));
     println!(
         "streamed {} of rollout in {} slices and {} imports, {:.1} s, guest peak {}",
         workload::mib(std::fs::metadata(&path).expect("size").len()),
@@ -189,4 +197,68 @@ fn a_52_mib_rollout_streams_in_under_8_mib_of_guest_memory() {
     assert_eq!(done.imported, 4 * turns);
     assert!(done.slices > 100, "{done:?}");
     assert!(spool.peak_memory_bytes() <= limit);
+}
+
+/// A 52 MiB Claude Code log (tool results of 16 KiB, a response written as two lines
+/// that a slice may split, a rewind every 50 turns) is streamed in a slice at a time
+/// under the same 8 MiB guest limit: every entry is written, the rewinds are branches,
+/// and what the parser carries between slices (the uuid tree) stays a small part of the
+/// file.
+#[test]
+fn a_52_mib_claude_code_log_streams_in_under_8_mib_of_guest_memory() {
+    use crate::common::rollout::{self, claude};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("log.jsonl");
+    let mut file = std::fs::File::create(&path).expect("create");
+    let turns = claude::write(&mut file, 52 << 20, 16 << 10).expect("write");
+    drop(file);
+    let limit = limit();
+    let mut spool = Runtime::shared()
+        .expect("runtime")
+        .instantiate_with_memory_limit(
+            SqliteStorage::open(dir.path().join("spool.db")).expect("open"),
+            spool::NoArchive,
+            limit,
+        )
+        .expect("instantiate");
+    let started = Instant::now();
+    let done = rollout::import_file(
+        &mut spool,
+        "default",
+        ImportFormat::ClaudeCode,
+        &path,
+        256 << 10,
+        1,
+    )
+    .unwrap_or_else(|e| panic!("the streamed import failed: {e}"));
+    println!(
+        "streamed {} of Claude Code log ({turns} turns) in {} slices and {} imports, cursor up to {}, {:.1} s, guest peak {}",
+        workload::mib(std::fs::metadata(&path).expect("size").len()),
+        done.slices,
+        done.calls,
+        workload::mib(done.cursor_bytes as u64),
+        started.elapsed().as_secs_f64(),
+        workload::mib(spool.peak_memory_bytes() as u64)
+    );
+    assert_eq!(done.imported, 5 * turns);
+    assert!(done.slices > 100, "{done:?}");
+    // Six lines a turn; the cursor carries a few dozen bytes for each.
+    assert!(done.cursor_bytes as u64 <= 80 * 6 * turns, "{done:?}");
+    assert!(spool.peak_memory_bytes() <= limit);
+    let listed = spool
+        .call(
+            "default",
+            spool::ops::ListSessions {
+                limit: 1_000,
+                cursor: None,
+                agent_id: None,
+                status: None,
+            },
+        )
+        .expect("list");
+    assert_eq!(
+        listed.sessions.len() as u64,
+        1 + (turns + 1) / 50,
+        "the main session and a branch per rewind"
+    );
 }

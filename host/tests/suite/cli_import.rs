@@ -633,3 +633,69 @@ fn test_a_rollout_of_several_slices_streams_in_as_the_whole_file_would() {
         "{session}"
     );
 }
+
+/// A Claude Code log past several slices is read a slice at a time: every session (the
+/// main one and a branch per rewind, linked to it) gets every entry with its usage (a
+/// response whose later line came in the next slice updates its first entry), each
+/// entry is counted once, and the line a writer had not finished is reported.
+#[test]
+fn test_a_claude_code_log_of_several_slices_streams_in_as_the_whole_file_would() {
+    use crate::common::rollout::claude;
+    let (dir, db) = temp_db();
+    let path = dir.path().join("big.jsonl");
+    let mut file = std::fs::File::create(&path).expect("create");
+    // About 10 MiB: three slices of 4 MiB, and rewinds.
+    let turns = claude::write(&mut file, 10 << 20, 6_000).expect("write");
+    std::io::Write::write_all(&mut file, b"{\"type\":\"assistant\",\"uuid\":\"0").expect("write");
+    drop(file);
+    let text = std::fs::read_to_string(&path).expect("read");
+    let lines = text.lines().count() as u64;
+    let whole = spool::import::parse_claude_code(&text);
+    assert!(whole.sessions.len() > 2, "rewinds make branches");
+    assert_eq!(
+        whole
+            .sessions
+            .iter()
+            .map(|s| s.entries.len() as u64)
+            .sum::<u64>(),
+        5 * turns
+    );
+
+    let path = path.display().to_string();
+    let report = ok_json(&db, &["import", "claude-code", &path, "--json"]);
+    let file = &report["files"][0];
+    assert_eq!(file["lines"], lines, "every line, the cut one too");
+    assert_eq!(file["truncated_tail"]["line"], lines, "{file}");
+    assert_eq!(file["skipped"]["progress"], turns, "{file}");
+    let sessions = file["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions.len(), whole.sessions.len(), "{file}");
+    for parsed in &whole.sessions {
+        let key = format!("import:claude_code:{}", parsed.provider_session_id);
+        let session = sessions
+            .iter()
+            .find(|s| s["key"] == key.as_str())
+            .unwrap_or_else(|| panic!("{key} in {file}"));
+        let n = Value::from(parsed.entries.len());
+        assert_eq!(
+            (&session["entries"], &session["imported"]),
+            (&n, &n),
+            "{session}"
+        );
+        if parsed.fork_of.is_some() {
+            assert_eq!(session["link"], "branch", "{session}");
+        }
+        // What is stored after the fork point is the branch's own entries, with usage.
+        let stored = export(&db, &key);
+        let own = &stored[stored.len() - parsed.entries.len()..];
+        for (stored, parsed) in own.iter().zip(&parsed.entries) {
+            assert_eq!(stored["message_id"], parsed.message_id.as_str());
+            let usage = serde_json::to_value(&parsed.turn_usage).expect("usage");
+            assert_eq!(stored["turn_usage"], usage, "{}", parsed.message_id);
+        }
+    }
+    // Again: nothing new.
+    let again = ok_json(&db, &["import", "claude-code", &path, "--json"]);
+    for session in again["files"][0]["sessions"].as_array().expect("sessions") {
+        assert_eq!(session["imported"], 0, "{session}");
+    }
+}
