@@ -4,6 +4,7 @@
 //! archives. The lines and sections are the core's ([`spool::export`]).
 
 use std::fs::File;
+use std::io::IsTerminal;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
@@ -104,7 +105,14 @@ fn write(
             emit(line)?;
         }
     } else {
-        transcript_lines(spool, &args.key, args.format, &mut emit)?;
+        // A count of the entries written, on stderr when it is a terminal and the
+        // export does not go to it too.
+        let show = std::io::stderr().is_terminal()
+            && (args.out.is_some() || !std::io::stdout().is_terminal());
+        let bar = crate::cli::progress::bar(show, format!("export {}", args.key), 0);
+        let written = transcript_lines(spool, &args.key, args.format, &bar, &mut emit);
+        bar.finish_and_clear();
+        written?;
     }
     out.flush().map_err(failed)
 }
@@ -127,6 +135,7 @@ fn transcript_lines(
     spool: &mut Spool,
     key: &str,
     format: Format,
+    bar: &indicatif::ProgressBar,
     emit: &mut impl FnMut(String) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let Some(session) = spool.get_session(key)? else {
@@ -150,6 +159,7 @@ fn transcript_lines(
     for page in pages {
         for entry in page? {
             emit(render(ExportLine::Entry(&entry))?)?;
+            bar.inc(1);
         }
     }
     for summary in &spool.list_summaries(key)? {

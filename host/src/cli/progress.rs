@@ -1,6 +1,6 @@
 //! Progress bars on stderr, shown only when stderr is a terminal: for the entries an
-//! import writes, and for what a long call reports from inside the component
-//! ([`spool::Progress`]: a compaction's passes, a reset's archive).
+//! import writes or an export reads, and for what a long call reports from inside the
+//! component ([`spool::Progress`]: a compaction's passes, a reset's archive).
 
 use std::io::IsTerminal;
 

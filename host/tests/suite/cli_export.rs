@@ -242,3 +242,38 @@ fn test_markdown_export_collapses_tool_calls_and_marks_errors() {
     );
     assert_eq!(std::fs::read_to_string(&file).expect("file"), out);
 }
+
+/// On a terminal, `spool export --out FILE` counts the entries it writes on stderr (a
+/// bar drawn through a pseudo-terminal by `script`), and writes the same file as
+/// without one; with stdout a pipe and no terminal it draws nothing.
+#[test]
+fn test_an_export_on_a_terminal_counts_its_entries_on_stderr() {
+    let (dir, db) = temp_db();
+    build(&db);
+    let file = dir.path().join("on-a-terminal.jsonl");
+    let command = format!(
+        "{} --db {} export {KEY} --out {}",
+        env!("CARGO_BIN_EXE_spool"),
+        db.display(),
+        file.display()
+    );
+    let shown = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .env("TERM", "xterm")
+        .output()
+        .expect("run script (util-linux)");
+    assert!(shown.status.success(), "{shown:?}");
+    let terminal = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        terminal.contains(&format!("export {KEY}")) && terminal.contains("entries"),
+        "{terminal:?}"
+    );
+    let piped = dir.path().join("piped.jsonl");
+    let quiet = crate::common::spool(&db, &["export", KEY, "--out", &piped.display().to_string()]);
+    assert!(quiet.status.success());
+    assert_eq!(crate::common::stderr(&quiet), "");
+    assert_eq!(
+        std::fs::read(&file).expect("read"),
+        std::fs::read(&piped).expect("read")
+    );
+}
