@@ -684,18 +684,91 @@ fn test_a_claude_code_log_of_several_slices_streams_in_as_the_whole_file_would()
         if parsed.fork_of.is_some() {
             assert_eq!(session["link"], "branch", "{session}");
         }
-        // What is stored after the fork point is the branch's own entries, with usage.
-        let stored = export(&db, &key);
+    }
+    assert_stored_as_parsed(&db, &whole);
+    // Again: nothing new.
+    let again = ok_json(&db, &["import", "claude-code", &path, "--json"]);
+    for session in again["files"][0]["sessions"].as_array().expect("sessions") {
+        assert_eq!(session["imported"], 0, "{session}");
+    }
+}
+
+/// Every session of `whole` is stored under its key with its own entries (after a
+/// branch's fork point), each with its usage.
+fn assert_stored_as_parsed(db: &Path, whole: &spool::import::ImportedLog) {
+    for parsed in &whole.sessions {
+        let key = format!("import:claude_code:{}", parsed.provider_session_id);
+        let stored = export(db, &key);
+        assert!(stored.len() >= parsed.entries.len(), "{key}");
         let own = &stored[stored.len() - parsed.entries.len()..];
         for (stored, parsed) in own.iter().zip(&parsed.entries) {
             assert_eq!(stored["message_id"], parsed.message_id.as_str());
             let usage = serde_json::to_value(&parsed.turn_usage).expect("usage");
             assert_eq!(stored["turn_usage"], usage, "{}", parsed.message_id);
         }
+        let listed = ok_json(db, &["show", &key, "--json"]);
+        assert_eq!(
+            listed["session"]["entry_count"],
+            stored.len() as u64,
+            "{key}: no entry twice"
+        );
     }
-    // Again: nothing new.
+}
+
+/// `spool import claude-code` killed (`SIGKILL`) in the middle of a streamed log, then
+/// run again, ends with what one uninterrupted import stores: every session, every
+/// entry once, with its usage. Another process reads the database while it is written.
+#[test]
+fn test_a_streamed_import_killed_mid_file_then_run_again_completes_it() {
+    use crate::common::rollout::claude;
+    let (dir, db) = temp_db();
+    let path = dir.path().join("killed.jsonl");
+    let mut file = std::fs::File::create(&path).expect("create");
+    let turns = claude::write(&mut file, 6 << 20, 2_000).expect("write");
+    drop(file);
+    let text = std::fs::read_to_string(&path).expect("read");
+    let whole = spool::import::parse_claude_code(&text);
+    let main = format!("import:claude_code:{}", claude::SESSION);
+    let path = path.display().to_string();
+    let mut importer = std::process::Command::new(env!("CARGO_BIN_EXE_spool"))
+        .args([
+            "--db",
+            &db.display().to_string(),
+            "import",
+            "claude-code",
+            &path,
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start the import");
+    // Kill it once a reader sees some of the log written, not all of it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let out = spool(&db, &["show", &main, "--json"]);
+        let count = serde_json::from_slice::<Value>(&out.stdout)
+            .ok()
+            .and_then(|v| v["session"]["entry_count"].as_u64())
+            .unwrap_or(0);
+        if count > 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "nothing was written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    importer.kill().expect("SIGKILL");
+    importer.wait().expect("reap");
     let again = ok_json(&db, &["import", "claude-code", &path, "--json"]);
-    for session in again["files"][0]["sessions"].as_array().expect("sessions") {
-        assert_eq!(session["imported"], 0, "{session}");
-    }
+    let sessions = again["files"][0]["sessions"].as_array().expect("sessions");
+    let total: u64 = sessions
+        .iter()
+        .map(|s| s["imported"].as_u64().unwrap_or(0) + s["already_present"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(total, 5 * turns, "{again}");
+    let resumed: u64 = sessions
+        .iter()
+        .map(|s| s["already_present"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(resumed > 0, "the killed import had written some: {again}");
+    assert_stored_as_parsed(&db, &whole);
 }
