@@ -60,6 +60,7 @@ pub mod resume;
 pub mod search;
 mod session;
 mod storage;
+pub mod streaming;
 mod transcript;
 pub mod turns;
 mod types;
@@ -102,6 +103,9 @@ pub use storage::{
     AsyncStorage, Batch, KeyRange, Kv, MAX_BATCH_BYTES, MAX_BATCH_MUTATIONS, Mutation,
     Precondition, Progress, RangeQuery, Storage, StorageError, SyncAdapter, prefix_end,
 };
+pub use streaming::{
+    EntryUpdate, abort_entry, begin_entry, replay_safe, settle_entry, update_entry,
+};
 pub use transcript::{
     MAX_APPEND_ENTRIES, append_entries, append_entry, count_entries, get_entry,
     read_canonical_page, read_page, rollback, truncate,
@@ -109,8 +113,9 @@ pub use transcript::{
 pub use turns::{get_turn, interrupt_turn, list_turns, session_turns, settle_turn, start_turn};
 pub use types::{
     AppendRequest, ArchiveStatus, ArchivedReset, Attachment, BranchInfo, BranchLineage,
-    BranchRequest, ContextState, Entry, EntryKind, FinishStatus, ForkPoint, Intent, IntentOutcome,
-    LineageView, ListFilter, NewContextState, Order, Page, PageRequest, ResetArchive, Role,
-    Session, SessionList, SessionStatus, ToolStatus, TruncateOutcome, TurnUsage, UpdateRequest,
+    BranchRequest, ContextState, Entry, EntryKind, EntryStatus, FinishStatus, ForkPoint, Intent,
+    IntentOutcome, LineageView, ListFilter, NewContextState, Order, Page, PageRequest,
+    ResetArchive, Role, Session, SessionList, SessionStatus, ToolStatus, TruncateOutcome,
+    TurnUsage, UpdateRequest,
 };
 pub use validate::{MAX_KEY_BYTES, MAX_PAGE};

@@ -14,7 +14,7 @@ use crate::storage::entry_record::{
 };
 use crate::storage::keys;
 use crate::storage::{Batch, KeyRange, RangeQuery, prefix_end};
-use crate::types::{AppendRequest, Entry, Order, Page, PageRequest, TruncateOutcome};
+use crate::types::{AppendRequest, Entry, EntryStatus, Order, Page, PageRequest, TruncateOutcome};
 
 /// Appends one entry to the session under `key`.
 ///
@@ -54,11 +54,7 @@ pub(crate) fn check_append(request: &AppendRequest) -> Result<(), Error> {
         validate::count("token_count", tokens)?;
     }
     if let Some(usage) = &request.turn_usage {
-        validate::id("turn_usage.model", &usage.model)?;
-        validate::count("turn_usage.input_tokens", usage.input_tokens)?;
-        validate::count("turn_usage.output_tokens", usage.output_tokens)?;
-        validate::count("turn_usage.cache_read_tokens", usage.cache_read_tokens)?;
-        validate::count("turn_usage.cache_write_tokens", usage.cache_write_tokens)?;
+        check_usage(usage)?;
     }
     if let Some(reasoning) = &request.reasoning {
         validate::text("reasoning", reasoning, validate::MAX_CONTENT_BYTES)?;
@@ -68,6 +64,15 @@ pub(crate) fn check_append(request: &AppendRequest) -> Result<(), Error> {
         .tool_calls
         .as_ref()
         .map_or(Ok(()), validate::tool_calls)
+}
+
+/// Checks a model usage: its model an id, its figures counts.
+pub(crate) fn check_usage(usage: &crate::types::TurnUsage) -> Result<(), Error> {
+    validate::id("turn_usage.model", &usage.model)?;
+    validate::count("turn_usage.input_tokens", usage.input_tokens)?;
+    validate::count("turn_usage.output_tokens", usage.output_tokens)?;
+    validate::count("turn_usage.cache_read_tokens", usage.cache_read_tokens)?;
+    validate::count("turn_usage.cache_write_tokens", usage.cache_write_tokens)
 }
 
 /// Fails with `stale_epoch` when `expected` is given and is not the session's epoch.
@@ -172,6 +177,7 @@ pub(crate) fn stage_entry(
     clock: &mut u64,
     request: AppendRequest,
     now_ms: u64,
+    status: Option<EntryStatus>,
 ) -> Result<(Entry, u32), Error> {
     let id = session.last_entry_id + 1;
     *clock = now_ms.max(*clock);
@@ -179,7 +185,8 @@ pub(crate) fn stage_entry(
         .message_id
         .clone()
         .unwrap_or_else(|| generated_message_id(&session.session_id, id));
-    let entry = Entry::from_request(request, id, message_id, *clock);
+    let mut entry = Entry::from_request(request, id, message_id, *clock);
+    entry.status = status;
     session.last_entry_id = id;
     session.entry_count += 1;
     session.updated_at = now_ms;
@@ -298,6 +305,17 @@ pub(crate) struct Staged {
 }
 
 impl Staged {
+    /// The staged entries, in order.
+    pub(crate) fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The staged records, to add more to the same commit (after them: the indexes of
+    /// their preconditions stay as they are).
+    pub(crate) fn batch_mut(&mut self) -> &mut Batch {
+        &mut self.batch
+    }
+
     /// Adds the staged entries to `batch` (a commit that also writes the session
     /// record); returns the identity's entry clock after them.
     pub(crate) fn put_into(self, batch: &mut Batch) -> u64 {
@@ -317,6 +335,19 @@ pub(crate) async fn stage_appends(
     requests: Vec<AppendRequest>,
     now_ms: u64,
 ) -> Result<Staged, Error> {
+    stage_appends_as(io, key, loaded, updated, requests, now_ms, None).await
+}
+
+/// [`stage_appends`], each entry with `status` (`None`: complete).
+pub(crate) async fn stage_appends_as(
+    io: &Io,
+    key: &str,
+    loaded: &Loaded,
+    updated: &mut crate::Session,
+    requests: Vec<AppendRequest>,
+    now_ms: u64,
+    status: Option<EntryStatus>,
+) -> Result<Staged, Error> {
     let mut staged = Staged {
         batch: Batch::default(),
         entries: Vec::with_capacity(requests.len()),
@@ -332,6 +363,7 @@ pub(crate) async fn stage_appends(
             &mut staged.clock,
             request,
             now_ms,
+            status,
         )?;
         // The call's own entries are not stored yet: an id given explicitly that another
         // of them generates is caught here.

@@ -231,6 +231,24 @@ pub struct Entry {
     /// What the message is when it is not a plain one of its role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<EntryKind>,
+    /// Where an entry written while it streams stands ([`crate::begin_entry`]):
+    /// absent once it is complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<EntryStatus>,
+    /// Why an `incomplete` entry stopped (`abort_entry`'s reason, or `interrupted`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+}
+
+/// Where an entry written while it streams stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryStatus {
+    /// Its writer is still adding to it ([`crate::update_entry`]).
+    InProgress,
+    /// It stopped before it finished: aborted, or found in progress after its writer
+    /// went away. What arrived is kept.
+    Incomplete,
 }
 
 impl Entry {
@@ -256,6 +274,8 @@ impl Entry {
             reasoning: request.reasoning,
             attachments: request.attachments,
             kind: request.kind,
+            status: None,
+            stop_reason: None,
         }
     }
 }

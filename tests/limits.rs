@@ -43,6 +43,19 @@ fn calls_with_now_ms() -> BTreeMap<&'static str, Value> {
     BTreeMap::from([
         ("create_session", json!({"key": KEY, "session_id": "s2"})),
         ("append_entry", json!({"key": KEY, "request": append})),
+        ("begin_entry", json!({"key": KEY, "request": append})),
+        (
+            "update_entry",
+            json!({"key": KEY, "update": {"message_id": "m"}}),
+        ),
+        (
+            "settle_entry",
+            json!({"key": KEY, "update": {"message_id": "m"}}),
+        ),
+        (
+            "abort_entry",
+            json!({"key": KEY, "update": {"message_id": "m"}}),
+        ),
         (
             "append_entries",
             json!({"key": KEY, "requests": [append.clone(), append.clone()]}),

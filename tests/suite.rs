@@ -38,6 +38,7 @@ mod provider_fork;
 mod provider_fork_props;
 mod resume_props;
 mod stored_data;
+mod streaming;
 mod ts_declarations;
 mod ts_table;
 mod vectors_core;

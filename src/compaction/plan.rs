@@ -8,7 +8,8 @@
 //! The live protocol state stays raw: the unit of the newest tool call that no result
 //! answers yet (unless a user message followed it: an abandoned call is summarized), and
 //! the last unit when it holds a failing tool result (the error the agent is about to
-//! react to), are kept with everything after them, even over half the window. When that live tail alone fills the window, nothing can be compacted without
+//! react to), and the unit of the first entry still being written (in progress), are
+//! kept with everything after them, even over half the window. When that live tail alone fills the window, nothing can be compacted without
 //! hiding it: the plan is skipped (`protected_tail_exhausts_compaction_window`).
 //!
 //! Other units are kept from the newest backwards while they fit in half the context
@@ -86,6 +87,8 @@ pub struct Shape {
     pub answers: Option<Box<str>>,
     /// A tool result that reports a failure.
     pub fails: bool,
+    /// An entry still being written ([`crate::begin_entry`]).
+    pub in_progress: bool,
 }
 
 impl Shape {
@@ -104,6 +107,7 @@ impl Shape {
             }),
             answers: entry.tool_call_id.as_deref().map(Into::into),
             fails: failed_result(entry),
+            in_progress: entry.status == Some(crate::types::EntryStatus::InProgress),
         }
     }
 }
@@ -200,7 +204,9 @@ impl Units {
                 .any(|e| e.fails)
                 .then_some(start)
         });
-        pending.into_iter().chain(failing).min()
+        // An entry still being written is the live edge: it and what follows stay.
+        let writing = shapes.iter().position(|s| s.in_progress).and_then(unit_of);
+        pending.into_iter().chain(failing).chain(writing).min()
     }
 }
 

@@ -110,6 +110,19 @@ macro_rules! for_each_op {
                 requests: Vec<$crate::AppendRequest>,
                 now_ms: u64,
             } fills(now_ms) -> Vec<$crate::Entry> = $crate::append_entries;
+            /// Appends an entry in progress (`spool::streaming`): its writer updates it as
+            /// the answer streams in, then settles or aborts it.
+            begin_entry beginEntry BeginEntry { key: String, request: $crate::AppendRequest, now_ms: u64 }
+                fills(now_ms) -> $crate::Entry = $crate::begin_entry;
+            /// Replaces what an entry in progress holds so far.
+            update_entry updateEntry UpdateEntry { key: String, update: $crate::EntryUpdate, now_ms: u64 }
+                fills(now_ms) -> $crate::Entry = $crate::update_entry;
+            /// Completes an entry in progress, with its final snapshot and usage.
+            settle_entry settleEntry SettleEntry { key: String, update: $crate::EntryUpdate, now_ms: u64 }
+                fills(now_ms) -> $crate::Entry = $crate::settle_entry;
+            /// Stops an entry in progress: `incomplete`, keeping what arrived.
+            abort_entry abortEntry AbortEntry { key: String, update: $crate::EntryUpdate, now_ms: u64 }
+                fills(now_ms) -> $crate::Entry = $crate::abort_entry;
             /// One page of the session's transcript.
             read_page readPage ReadPage { key: String, request: $crate::PageRequest }
                 -> $crate::Page = $crate::read_page;

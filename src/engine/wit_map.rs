@@ -147,9 +147,15 @@ macro_rules! wit_map {
         $crate::wit_map!(@enum $crate::EntryKind => EntryKind { Context, Summary, Command });
         $crate::wit_map!(@record $crate::Attachment => Attachment { kind, media_type, size, sha256, source });
         $crate::wit_map!(@enum $crate::Role => Role { User, Assistant, Tool, System });
+        $crate::wit_map!(@enum $crate::EntryStatus => EntryStatus { InProgress, Incomplete });
         $crate::wit_map!(@record $crate::Entry => Entry {
             id, message_id, role, content, created_at, token_count, tool_calls,
             tool_call_id, turn_id, turn_usage, tool_status, reasoning, attachments, kind,
+            status, stop_reason,
+        });
+        $crate::wit_map!(@record $crate::EntryUpdate => EntryUpdate {
+            message_id, content, reasoning, tool_calls, turn_usage, token_count, reason,
+            expected_epoch,
         });
         $crate::wit_map!(@record $crate::AppendRequest => AppendRequest {
             role, content, token_count, message_id, tool_calls, tool_call_id, turn_id,

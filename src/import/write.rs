@@ -392,6 +392,7 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
             &mut clock,
             append,
             entry.created_at,
+            None,
         )?;
         positions.insert(written.message_id.clone(), (written.created_at, written.id));
         indexed.push(written);

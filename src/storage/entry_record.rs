@@ -27,7 +27,7 @@ use crate::engine::error::Error;
 use crate::storage::binary::{Reader, put_bytes, put_varint};
 use crate::storage::keys;
 use crate::storage::record;
-use crate::types::{Attachment, Entry, EntryKind, Role, ToolStatus, TurnUsage};
+use crate::types::{Attachment, Entry, EntryKind, EntryStatus, Role, ToolStatus, TurnUsage};
 
 use crate::storage::record::ENTRY_FORMAT_VERSION;
 
@@ -97,6 +97,10 @@ struct ExtraRef<'a> {
     attachments: &'a [Attachment],
     #[serde(skip_serializing_if = "Option::is_none")]
     kind: Option<EntryKind>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    status: Option<EntryStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stop_reason: Option<&'a str>,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +118,10 @@ struct Extra {
     attachments: Vec<Attachment>,
     #[serde(default)]
     kind: Option<EntryKind>,
+    #[serde(default)]
+    status: Option<EntryStatus>,
+    #[serde(default)]
+    stop_reason: Option<String>,
 }
 
 /// Encodes `entry` as a record of identity `session_id` (format
@@ -131,7 +139,9 @@ pub(crate) fn encode_entry(entry: &Entry, session_id: Option<&str>) -> Result<Ve
         || entry.tool_status.is_some()
         || entry.reasoning.is_some()
         || !entry.attachments.is_empty()
-        || entry.kind.is_some();
+        || entry.kind.is_some()
+        || entry.status.is_some()
+        || entry.stop_reason.is_some();
     let flags = [
         (!generated, MESSAGE_ID),
         (entry.token_count.is_some(), TOKENS),
@@ -150,6 +160,8 @@ pub(crate) fn encode_entry(entry: &Entry, session_id: Option<&str>) -> Result<Ve
             reasoning: entry.reasoning.as_deref(),
             attachments: &entry.attachments,
             kind: entry.kind,
+            status: entry.status,
+            stop_reason: entry.stop_reason.as_deref(),
         })
         .map_err(|e| Error::internal(format!("entry does not encode: {e}")))?
     } else {
@@ -235,6 +247,8 @@ pub(crate) fn decode_entry(
             reasoning: None,
             attachments: Vec::new(),
             kind: None,
+            status: None,
+            stop_reason: None,
         }
     };
     let content = String::from_utf8(reader.rest.to_vec())
@@ -254,6 +268,8 @@ pub(crate) fn decode_entry(
         reasoning: extra.reasoning,
         attachments: extra.attachments,
         kind: extra.kind,
+        status: extra.status,
+        stop_reason: extra.stop_reason,
     })
 }
 

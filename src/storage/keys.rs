@@ -116,9 +116,13 @@ pub const DATA_ID: u8 = b'D';
 /// until then, see `search::backfill`).
 pub const SEARCH_POSTINGS_V1: u8 = b'i';
 
+/// Tag of the entries in progress of a session identity (`S · data_id · turn_id` → the
+/// entry's message id; the empty turn id for entries of no turn).
+pub const IN_PROGRESS: u8 = b'S';
+
 /// Every tag of the key space, each once: a new kind of record takes a tag not listed
 /// here (the tests check no two kinds share one, and that no tag is declared elsewhere).
-pub const TAGS: [u8; 33] = [
+pub const TAGS: [u8; 34] = [
     SESSION,
     RECENCY,
     ENTRY,
@@ -152,11 +156,13 @@ pub const TAGS: [u8; 33] = [
     SEARCH_POSTINGS,
     SEARCH_POSTINGS_V1,
     DATA_ID,
+    IN_PROGRESS,
 ];
 /// Tags of every record owned by one session identity (entries, message index, the
 /// compaction summaries `y`, boundaries `j` and archive `x`, turns and their index, fork
-/// lineage, the search index): deleting an identity deletes these ranges.
-pub const IDENTITY_TAGS: [u8; 10] = [
+/// lineage, the search index, the entries in progress): deleting an identity deletes
+/// these ranges.
+pub const IDENTITY_TAGS: [u8; 11] = [
     ENTRY,
     MESSAGE,
     ARCHIVE,
@@ -167,6 +173,7 @@ pub const IDENTITY_TAGS: [u8; 10] = [
     LINEAGE,
     SEARCH_POSTINGS,
     SEARCH_POSTINGS_V1,
+    IN_PROGRESS,
 ];
 
 /// The ranges of an identity that sessions reading it through their base read (entries,
@@ -441,6 +448,12 @@ pub fn turn(data_id: &str, seq: u64) -> Vec<u8> {
 /// Key of the turn-id index entry of `turn_id` in a session identity.
 pub fn turn_id(data_id: &str, turn_id: &str) -> Vec<u8> {
     KeyBuf::new(TURN_ID).str(data_id).str(turn_id).finish()
+}
+
+/// Key of the entry in progress of turn `turn_id` (`""` for no turn) in a session
+/// identity.
+pub fn in_progress(data_id: &str, turn_id: &str) -> Vec<u8> {
+    KeyBuf::new(IN_PROGRESS).str(data_id).str(turn_id).finish()
 }
 
 /// Key of the fork lineage of a session identity.

@@ -274,6 +274,10 @@ pub const FILES: &[(&str, &str)] = &[
         include_str!("search_workspaces_are_isolated.json"),
     ),
     (
+        "streamed_entries.json",
+        include_str!("streamed_entries.json"),
+    ),
+    (
         "search_index_backfill.json",
         include_str!("search_index_backfill.json"),
     ),

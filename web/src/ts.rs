@@ -56,6 +56,15 @@ export interface Entry {
   token_count: number | null; tool_calls: unknown | null; tool_call_id: string | null;
   turn_id: string | null; turn_usage: TurnUsage | null; tool_status?: ToolStatus;
   reasoning?: string; attachments?: Attachment[]; kind?: EntryKind;
+  status?: EntryStatus; stop_reason?: string;
+}
+/** Where an entry written while it streams stands (absent once complete). */
+export type EntryStatus = "in_progress" | "incomplete";
+/** What `updateEntry`, `settleEntry` and `abortEntry` give an entry in progress. */
+export interface EntryUpdate {
+  message_id: string; content?: string | null; reasoning?: string | null;
+  tool_calls?: unknown | null; turn_usage?: TurnUsage | null; token_count?: number | null;
+  reason?: string | null; expected_epoch?: number | null;
 }
 /** What `appendEntry` appends. */
 export interface AppendRequest {
@@ -511,6 +520,10 @@ export type Command =
   | { op: "get_session"; key: string; }
   | { op: "append_entry"; key: string; request: AppendRequest; now_ms: number; }
   | { op: "append_entries"; key: string; requests: AppendRequest[]; now_ms: number; }
+  | { op: "begin_entry"; key: string; request: AppendRequest; now_ms: number; }
+  | { op: "update_entry"; key: string; update: EntryUpdate; now_ms: number; }
+  | { op: "settle_entry"; key: string; update: EntryUpdate; now_ms: number; }
+  | { op: "abort_entry"; key: string; update: EntryUpdate; now_ms: number; }
   | { op: "read_page"; key: string; request: PageRequest; }
   | { op: "read_canonical_page"; key: string; request: PageRequest; }
   | { op: "search"; query: string; limit?: number; cursor?: string | null; }
@@ -598,6 +611,10 @@ export interface CallArgsOf {
   get_session: { key: string; };
   append_entry: { key: string; request: AppendRequest; now_ms?: number; };
   append_entries: { key: string; requests: AppendRequest[]; now_ms?: number; };
+  begin_entry: { key: string; request: AppendRequest; now_ms?: number; };
+  update_entry: { key: string; update: EntryUpdate; now_ms?: number; };
+  settle_entry: { key: string; update: EntryUpdate; now_ms?: number; };
+  abort_entry: { key: string; update: EntryUpdate; now_ms?: number; };
   read_page: { key: string; request: PageRequest; };
   read_canonical_page: { key: string; request: PageRequest; };
   search: { query: string; limit?: number; cursor?: string | null; };
@@ -681,6 +698,10 @@ export interface CallResults {
   get_session: Session | null;
   append_entry: Entry;
   append_entries: Entry[];
+  begin_entry: Entry;
+  update_entry: Entry;
+  settle_entry: Entry;
+  abort_entry: Entry;
   read_page: Page;
   read_canonical_page: Page;
   search: SearchPage;
@@ -757,6 +778,16 @@ export interface Spool {
   appendEntry(workspace: string, args: CallArgs<"append_entry">): Promise<Entry>;
   /** Appends entries, in order, to the session under `key` in one commit. */
   appendEntries(workspace: string, args: CallArgs<"append_entries">): Promise<Entry[]>;
+  /** Appends an entry in progress (`spool::streaming`): its writer updates it as
+   * the answer streams in, then settles or aborts it.
+   */
+  beginEntry(workspace: string, args: CallArgs<"begin_entry">): Promise<Entry>;
+  /** Replaces what an entry in progress holds so far. */
+  updateEntry(workspace: string, args: CallArgs<"update_entry">): Promise<Entry>;
+  /** Completes an entry in progress, with its final snapshot and usage. */
+  settleEntry(workspace: string, args: CallArgs<"settle_entry">): Promise<Entry>;
+  /** Stops an entry in progress: `incomplete`, keeping what arrived. */
+  abortEntry(workspace: string, args: CallArgs<"abort_entry">): Promise<Entry>;
   /** One page of the session's transcript. */
   readPage(workspace: string, args: CallArgs<"read_page">): Promise<Page>;
   /** One page of the session's canonical transcript (archived entries too). */

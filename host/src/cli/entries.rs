@@ -43,6 +43,100 @@ pub(crate) fn read_jsonl(path: &str) -> Result<Vec<AppendRequest>, Error> {
     Ok(requests)
 }
 
+/// How often `spool append --stream` writes what arrived: after `every` at most, or
+/// once `bytes` new bytes arrived.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cadence {
+    pub(crate) every: std::time::Duration,
+    pub(crate) bytes: usize,
+}
+
+/// `spool append --stream`: begins `request` (its content the first text, its usage kept
+/// for the settle) in progress, writes the whole text read from `input` so far at the
+/// `cadence`, and settles the entry when `input` ends. Returns the entry and the updates
+/// written. Bytes that are not UTF-8 are replaced; a character cut between two reads
+/// waits for its end.
+pub(crate) fn stream(
+    spool: &mut Spool,
+    key: &str,
+    mut request: AppendRequest,
+    cadence: Cadence,
+    input: impl Read + Send + 'static,
+) -> Result<(Entry, u64), Error> {
+    let usage = request.turn_usage.take();
+    let token_count = request.token_count.take();
+    let entry = spool.begin_entry(key, request)?;
+    // A reader thread, so the cadence's clock runs while stdin is quiet.
+    let (tx, rx) = std::sync::mpsc::channel::<std::io::Result<Vec<u8>>>();
+    std::thread::spawn(move || {
+        let mut input = input;
+        let mut buf = vec![0u8; 8192];
+        loop {
+            match input.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => {
+                    if tx.send(Ok(buf[..n].to_vec())).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
+            }
+        }
+    });
+    let mut bytes = entry.content.clone().into_bytes();
+    let (mut written, mut updates) = (bytes.len(), 0u64);
+    let mut due = std::time::Instant::now() + cadence.every;
+    let update = |spool: &mut Spool, bytes: &[u8]| {
+        // Up to the last whole character: the rest waits for its next bytes.
+        let whole = match std::str::from_utf8(bytes) {
+            Ok(_) => bytes.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            Err(_) => bytes.len(),
+        };
+        let content = String::from_utf8_lossy(&bytes[..whole]).into_owned();
+        let change = spool::EntryUpdate {
+            message_id: entry.message_id.clone(),
+            content: Some(content),
+            ..spool::EntryUpdate::default()
+        };
+        spool.update_entry(key, change).map(|_| whole)
+    };
+    loop {
+        let wait = due.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(wait) {
+            Ok(Ok(chunk)) => bytes.extend_from_slice(&chunk),
+            Ok(Err(e)) => {
+                return Err(Error::Io {
+                    context: "cannot read the streamed content from stdin".into(),
+                    source: e,
+                });
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        let now = std::time::Instant::now();
+        if bytes.len() > written && (bytes.len() - written >= cadence.bytes || now >= due) {
+            written = update(spool, &bytes)?;
+            updates += 1;
+            due = now + cadence.every;
+        } else if now >= due {
+            due = now + cadence.every;
+        }
+    }
+    let settle = spool::EntryUpdate {
+        message_id: entry.message_id.clone(),
+        content: Some(String::from_utf8_lossy(&bytes).into_owned()),
+        turn_usage: usage,
+        token_count,
+        ..spool::EntryUpdate::default()
+    };
+    Ok((spool.settle_entry(key, settle)?, updates))
+}
+
 /// Prints entries appended together: a line naming them, or (`json`) a JSON array.
 pub(crate) fn appended(entries: &[Entry], key: &str, json: bool) -> Result<(), Error> {
     if json {

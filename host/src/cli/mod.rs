@@ -251,7 +251,7 @@ enum Command {
         #[arg(long, value_enum, required_unless_present = "jsonl")]
         role: Option<RoleArg>,
         /// The text of an entry (repeat for several); `-` reads it from stdin.
-        #[arg(long, required_unless_present = "jsonl", conflicts_with = "jsonl")]
+        #[arg(long, required_unless_present_any = ["jsonl", "stream"], conflicts_with = "jsonl")]
         content: Vec<String>,
         /// A JSON Lines file of append requests, one entry per line (`-`: stdin).
         #[arg(long, value_name = "FILE", conflicts_with_all = ["role", "turn_id"])]
@@ -293,6 +293,24 @@ enum Command {
         /// The model's reasoning behind an assistant entry.
         #[arg(long, value_name = "TEXT")]
         reasoning: Option<String>,
+        /// Stream the entry's content from stdin as it arrives: begin it in progress,
+        /// write what arrived so far every --every-ms or --every-bytes (each a durable
+        /// commit), settle it at the end of stdin (with the usage given). A writer killed
+        /// midway leaves it in progress with what arrived; the next entry of another
+        /// turn marks it incomplete.
+        #[arg(long, conflicts_with_all = ["jsonl", "content"])]
+        stream: bool,
+        /// With --stream: the most time between two writes of what arrived.
+        #[arg(long, value_name = "MS", default_value_t = 250, requires = "stream")]
+        every_ms: u64,
+        /// With --stream: write once this many new bytes arrived.
+        #[arg(
+            long,
+            value_name = "BYTES",
+            default_value_t = 1024,
+            requires = "stream"
+        )]
+        every_bytes: usize,
         /// Print the appended entry as JSON.
         #[arg(long)]
         json: bool,
@@ -748,6 +766,9 @@ fn run(cli: Cli) -> Result<(), Error> {
             cache_write_tokens,
             tool_status,
             reasoning,
+            stream,
+            every_ms,
+            every_bytes,
             json,
         } => {
             if let Some(path) = jsonl {
@@ -805,6 +826,25 @@ fn run(cli: Cli) -> Result<(), Error> {
             request.turn_id = turn_id.clone();
             request.tool_call_id = tool_call_id.clone();
             request.tool_calls = tool_calls.clone();
+            if *stream {
+                let cadence = entries::Cadence {
+                    every: std::time::Duration::from_millis(*every_ms),
+                    bytes: *every_bytes,
+                };
+                let (entry, updates) =
+                    entries::stream(&mut open(&cli)?, key, request, cadence, std::io::stdin())?;
+                if *json {
+                    return print_json(&entry);
+                }
+                outln!(
+                    "settled #{} ({}) in {key}: {} bytes in {updates} update{}",
+                    entry.id,
+                    entry.message_id,
+                    entry.content.len(),
+                    if updates == 1 { "" } else { "s" }
+                );
+                return Ok(());
+            }
             let entry = open(&cli)?.append_entry(key, request)?;
             if *json {
                 print_json(&entry)

@@ -227,6 +227,13 @@ pub(crate) fn entry(e: &Entry) -> String {
     {
         head.push_str(&format!(" · {}", status.as_str().to_uppercase()));
     }
+    match (e.status, e.stop_reason.as_deref()) {
+        (Some(spool::EntryStatus::InProgress), _) => head.push_str(" · IN PROGRESS"),
+        (Some(spool::EntryStatus::Incomplete), reason) => {
+            head.push_str(&format!(" · INCOMPLETE ({})", reason.unwrap_or("stopped")));
+        }
+        (None, _) => {}
+    }
     let mut out = head + "\n";
     if let Some(call) = &e.tool_call_id {
         out.push_str(&format!("  ↳ result of tool call {call}\n"));

@@ -153,6 +153,41 @@ fn every_operation_fits_in_8_mib_of_guest_memory_on_a_50_mb_session() {
     );
 }
 
+/// Streams the log of `format` at `path` (in `dir`) into a fresh database under the
+/// guest limit, 256 KiB a slice; prints what it took and checks the guest's peak.
+fn stream_under_limit(
+    dir: &std::path::Path,
+    format: ImportFormat,
+    path: &std::path::Path,
+) -> (crate::common::rollout::Streamed, spool_host::Instance) {
+    let limit = limit();
+    let mut spool = Runtime::shared()
+        .expect("runtime")
+        .instantiate_with_memory_limit(
+            SqliteStorage::open(dir.join("spool.db")).expect("open"),
+            spool::NoArchive,
+            limit,
+        )
+        .expect("instantiate");
+    let started = Instant::now();
+    let done =
+        crate::common::rollout::import_file(&mut spool, "default", format, path, 256 << 10, 1)
+            .unwrap_or_else(|e| panic!("the streamed import failed: {e}"));
+    println!(
+        "streamed {} of {} in {} slices and {} imports, cursor up to {}, {:.1} s, guest peak {}",
+        workload::mib(std::fs::metadata(path).expect("size").len()),
+        format.agent_type(),
+        done.slices,
+        done.calls,
+        workload::mib(done.cursor_bytes as u64),
+        started.elapsed().as_secs_f64(),
+        workload::mib(spool.peak_memory_bytes() as u64)
+    );
+    assert!(done.slices > 100, "{done:?}");
+    assert!(spool.peak_memory_bytes() <= limit);
+    (done, spool)
+}
+
 /// A 52 MiB Codex rollout (outputs of 16 KiB, and one of 512 KiB: a line longer than a
 /// slice of 256 KiB) is streamed in a slice at a time under the same 8 MiB guest limit,
 /// and every entry is written.
@@ -167,36 +202,8 @@ fn a_52_mib_rollout_streams_in_under_8_mib_of_guest_memory() {
         .expect("write");
     turns += 1;
     drop(file);
-    let limit = limit();
-    let mut spool = Runtime::shared()
-        .expect("runtime")
-        .instantiate_with_memory_limit(
-            SqliteStorage::open(dir.path().join("spool.db")).expect("open"),
-            spool::NoArchive,
-            limit,
-        )
-        .expect("instantiate");
-    let started = Instant::now();
-    let done = rollout::import_file(
-        &mut spool,
-        "default",
-        ImportFormat::Codex,
-        &path,
-        256 << 10,
-        1,
-    )
-    .unwrap_or_else(|e| panic!("the streamed import failed: {e}"));
-    println!(
-        "streamed {} of rollout in {} slices and {} imports, {:.1} s, guest peak {}",
-        workload::mib(std::fs::metadata(&path).expect("size").len()),
-        done.slices,
-        done.calls,
-        started.elapsed().as_secs_f64(),
-        workload::mib(spool.peak_memory_bytes() as u64)
-    );
+    let (done, _) = stream_under_limit(dir.path(), ImportFormat::Codex, &path);
     assert_eq!(done.imported, 4 * turns);
-    assert!(done.slices > 100, "{done:?}");
-    assert!(spool.peak_memory_bytes() <= limit);
 }
 
 /// A 52 MiB Claude Code log (tool results of 16 KiB, a response written as two lines
@@ -206,45 +213,16 @@ fn a_52_mib_rollout_streams_in_under_8_mib_of_guest_memory() {
 /// file.
 #[test]
 fn a_52_mib_claude_code_log_streams_in_under_8_mib_of_guest_memory() {
-    use crate::common::rollout::{self, claude};
+    use crate::common::rollout::claude;
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("log.jsonl");
     let mut file = std::fs::File::create(&path).expect("create");
     let turns = claude::write(&mut file, 52 << 20, 16 << 10).expect("write");
     drop(file);
-    let limit = limit();
-    let mut spool = Runtime::shared()
-        .expect("runtime")
-        .instantiate_with_memory_limit(
-            SqliteStorage::open(dir.path().join("spool.db")).expect("open"),
-            spool::NoArchive,
-            limit,
-        )
-        .expect("instantiate");
-    let started = Instant::now();
-    let done = rollout::import_file(
-        &mut spool,
-        "default",
-        ImportFormat::ClaudeCode,
-        &path,
-        256 << 10,
-        1,
-    )
-    .unwrap_or_else(|e| panic!("the streamed import failed: {e}"));
-    println!(
-        "streamed {} of Claude Code log ({turns} turns) in {} slices and {} imports, cursor up to {}, {:.1} s, guest peak {}",
-        workload::mib(std::fs::metadata(&path).expect("size").len()),
-        done.slices,
-        done.calls,
-        workload::mib(done.cursor_bytes as u64),
-        started.elapsed().as_secs_f64(),
-        workload::mib(spool.peak_memory_bytes() as u64)
-    );
+    let (done, mut spool) = stream_under_limit(dir.path(), ImportFormat::ClaudeCode, &path);
     assert_eq!(done.imported, 5 * turns);
-    assert!(done.slices > 100, "{done:?}");
     // Six lines a turn; the cursor carries a few dozen bytes for each.
     assert!(done.cursor_bytes as u64 <= 80 * 6 * turns, "{done:?}");
-    assert!(spool.peak_memory_bytes() <= limit);
     let listed = spool
         .call(
             "default",

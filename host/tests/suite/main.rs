@@ -23,6 +23,7 @@ mod cli_lifecycle;
 mod cli_postgres;
 mod cli_product;
 mod cli_resume;
+mod cli_stream;
 mod compaction_api;
 mod component_imports;
 mod concurrency;

@@ -92,6 +92,17 @@ pub(crate) async fn stage_entries(
     } else {
         &[]
     };
+    // An entry in progress changes until it settles: a run stops before it, and it
+    // and what follows stay in the tail (which queries read whole) until then.
+    let live = tail
+        .iter()
+        .chain(new)
+        .position(|e| e.status == Some(crate::types::EntryStatus::InProgress));
+    let (tail, new) = match live {
+        Some(i) if i < tail.len() => (&tail[..i], &new[..0]),
+        Some(i) => (&tail[..], &new[..i - tail.len()]),
+        None => (&tail[..], new),
+    };
     let Some(run_first) = tail.first().or(new.first()).map(|e| e.id) else {
         return Ok(());
     };
