@@ -65,7 +65,12 @@ pub(crate) const BENCHES: &[(&str, &str, &str)] = &[
     (
         "import_stream",
         "spool-host",
-        "a 200 MiB Codex rollout streamed in slices under a 64 MiB guest limit, vs the native parse",
+        "a 200 MiB Codex rollout and Claude Code log streamed in slices under a 64 MiB guest limit, vs the native parse",
+    ),
+    (
+        "stream",
+        "spool-host",
+        "updates per second of one entry in progress, each a durable commit, vs raw SQLite",
     ),
     (
         "search",
