@@ -147,7 +147,11 @@ fn main() {
         )
         .expect("get")
         .expect("the entry");
-    assert_eq!(stored.content, answers[n - 1], "the last update is what is stored");
+    assert_eq!(
+        stored.content,
+        answers[n - 1],
+        "the last update is what is stored"
+    );
     let total = |t: &[Duration]| t.iter().sum::<Duration>();
     let per_s = |t: &[Duration]| t.len() as f64 / total(t).as_secs_f64();
     let ms = |t: &[Duration]| total(t).as_secs_f64() * 1e3 / t.len() as f64;
@@ -171,7 +175,12 @@ fn main() {
         ms(&raw_times[n - k..]),
         answers[n - 1].len()
     );
-    figure("stream updates/s", per_s(&spool_times), "updates/s", ">= 100");
+    figure(
+        "stream updates/s",
+        per_s(&spool_times),
+        "updates/s",
+        ">= 100",
+    );
     figure(
         "stream component/raw",
         per_s(&spool_times) / per_s(&raw_times),

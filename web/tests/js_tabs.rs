@@ -182,6 +182,89 @@ async fn test_tabs_creating_sessions_at_once_each_get_keys_of_their_own() {
     assert!(ids.iter().any(|id| id.len() > 3), "some ids collided");
 }
 
+/// One tab streams an answer (`beginEntry`, `updateEntry`, `settleEntry`); the other is
+/// told of each write and reads the entry as it grows, then complete.
+#[wasm_bindgen_test]
+async fn test_a_tab_sees_an_answer_another_tab_streams_grow() {
+    let name = common::db_name("tabs", "stream");
+    let (writer, reader) = (common::open(&name).await, common::open(&name).await);
+    let seen = Rc::default();
+    let _keep = on_change(&reader, &seen);
+    let options = common::on(KEY, json!({ "session_id": "s", "now_ms": 1 }));
+    common::call(&writer, "createSession", &[WS.into(), options])
+        .await
+        .expect("createSession");
+    let request =
+        json!({ "role": "assistant", "content": "", "turn_id": "t1", "message_id": "m-1" });
+    common::call(
+        &writer,
+        "beginEntry",
+        &[WS.into(), common::on(KEY, json!({ "request": request }))],
+    )
+    .await
+    .expect("beginEntry");
+    let read = || async {
+        let entry = common::call(
+            &reader,
+            "getEntry",
+            &[WS.into(), common::on(KEY, json!({ "message_id": "m-1" }))],
+        )
+        .await
+        .expect("getEntry");
+        common::json(entry)
+    };
+    let mut so_far = String::new();
+    for word in ["Looking ", "at ", "the ", "tests."] {
+        so_far.push_str(word);
+        let update = json!({ "message_id": "m-1", "content": so_far });
+        let before = seen.borrow().len();
+        common::call(
+            &writer,
+            "updateEntry",
+            &[WS.into(), common::on(KEY, json!({ "update": update }))],
+        )
+        .await
+        .expect("updateEntry");
+        settle().await;
+        assert!(
+            seen.borrow().len() > before,
+            "the reader is told of the update"
+        );
+        let entry = read().await;
+        assert_eq!(
+            (&entry["content"], &entry["status"]),
+            (&json!(so_far), &json!("in_progress")),
+            "{entry}"
+        );
+    }
+    let update = json!({ "message_id": "m-1",
+        "turn_usage": { "model": "m", "input_tokens": 7, "output_tokens": 4 } });
+    common::call(
+        &writer,
+        "settleEntry",
+        &[WS.into(), common::on(KEY, json!({ "update": update }))],
+    )
+    .await
+    .expect("settleEntry");
+    settle().await;
+    let entry = read().await;
+    assert_eq!(entry["content"], "Looking at the tests.", "{entry}");
+    assert!(entry.get("status").is_none(), "{entry}");
+    let session = common::json(
+        common::call(
+            &reader,
+            "getSession",
+            &[WS.into(), common::on(KEY, json!({}))],
+        )
+        .await
+        .expect("getSession"),
+    );
+    assert_eq!(
+        (&session["input_tokens"], &session["output_tokens"]),
+        (&json!(7), &json!(4))
+    );
+}
+
 #[wasm_bindgen_test]
 async fn test_a_tab_reads_what_another_wrote_once_it_let_the_lock_go() {
     let name = common::db_name("tabs", "known");

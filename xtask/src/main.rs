@@ -322,7 +322,7 @@ fn bench_web(toolchain: &setup::Toolchain) -> Result<(), String> {
     ]);
     step.env("CHROMEDRIVER", "/usr/bin/chromedriver");
     step.env("WASM_BINDGEN_TEST_TIMEOUT", "600");
-    step.run("bench: IndexedDB in headless Chromium (appends/s, newest page, branch, search)")
+    step.run("bench: IndexedDB in headless Chromium (appends/s, newest page, branch, search, streamed entry updates/s)")
 }
 
 /// Runs CI's steps in order, timing each and adding up the tests they ran.
