@@ -619,6 +619,7 @@ async function runExecute() {
 async function main() {
   wire();
   await init();
+  $("chat-link").href = `chat.html${location.search}`;
   spool = await Spool.open(DB_NAME);
   listen();
   updateExecutePrefill();

@@ -4,10 +4,12 @@
 //! opening a hit at its entry ([`search`]); turns, context states, a provider fork
 //! through the page's simulated provider, truncate / reset / delete ([`agent`]); every
 //! `Spool` method through the Operations panel ([`operations`]); reload, and two tabs
-//! appending at once. Saves screenshots in `target/e2e/` (`main-view.png`,
+//! appending at once; the chat view streaming, stopping, reloaded mid-answer and
+//! branched ([`chat`]). Saves screenshots in `target/e2e/` (`main-view.png`,
 //! `operations.png`, …) and reports the page's cold start.
 
 mod agent;
+mod chat;
 mod operations;
 mod search;
 
@@ -113,6 +115,10 @@ pub(crate) fn run(tally: &mut Tally) -> Result<(), String> {
     scenario(
         "two_tabs_append_concurrently_lose_nothing",
         two_tabs(&browser, &page),
+    );
+    scenario(
+        "chat_streams_stops_reloads_and_branches",
+        chat::chat(&browser, &format!("{base}/www/chat.html?db=spool-e2e-chat")),
     );
     drop(browser);
     if let Some(ms) = measured.cold_start_ms {

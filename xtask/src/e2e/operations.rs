@@ -598,6 +598,34 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
     )?;
     p.ok("getSession", json!({}), |v| v["key"] == OPS)?;
 
+    // An answer streamed in: begun, updated, settled; another stopped.
+    p.ok(
+        "beginEntry",
+        json!({ "request": { "role": "assistant", "content": "", "turn_id": "ops-t1", "message_id": "ops-live" } }),
+        |v| v["status"] == "in_progress",
+    )?;
+    p.ok(
+        "updateEntry",
+        json!({ "update": { "message_id": "ops-live", "content": "Half of it" } }),
+        |v| v["content"] == "Half of it" && v["status"] == "in_progress",
+    )?;
+    p.ok(
+        "settleEntry",
+        json!({ "update": { "message_id": "ops-live", "content": "All of it.",
+            "turn_usage": { "model": "m", "input_tokens": 9, "output_tokens": 3 } } }),
+        |v| v["content"] == "All of it." && v.get("status").is_none(),
+    )?;
+    p.ok(
+        "beginEntry",
+        json!({ "request": { "role": "assistant", "content": "", "turn_id": "ops-t2", "message_id": "ops-stop" } }),
+        |v| v["status"] == "in_progress",
+    )?;
+    p.ok(
+        "abortEntry",
+        json!({ "update": { "message_id": "ops-stop", "reason": "stopped" } }),
+        |v| v["status"] == "incomplete" && v["stop_reason"] == "stopped",
+    )?;
+
     let listed = browser.js("return window.spoolDemo.operations.methods()", json!([]))?;
     let listed: BTreeSet<String> = listed
         .as_array()
