@@ -456,6 +456,16 @@ pub fn replay_safe(entries: &[Entry]) -> Vec<Entry> {
     out
 }
 
+/// [`replay_safe`] as a call of the operation table (so every host has it): reads and
+/// writes nothing.
+pub fn replay_safe_call(workspace: &str, entries: Vec<Entry>) -> Operation<Vec<Entry>> {
+    check!(workspace, validate::workspace(workspace));
+    Operation::new(workspace, move |_io| {
+        let safe = replay_safe(&entries);
+        async move { Ok(safe) }
+    })
+}
+
 /// The ids of an entry's tool calls (`id` of each call, in order).
 fn tool_call_ids(entry: &Entry) -> Vec<String> {
     match &entry.tool_calls {

@@ -123,6 +123,12 @@ macro_rules! for_each_op {
             /// Stops an entry in progress: `incomplete`, keeping what arrived.
             abort_entry abortEntry AbortEntry { key: String, update: $crate::EntryUpdate, now_ms: u64 }
                 fills(now_ms) -> $crate::Entry = $crate::abort_entry;
+            /// What of `entries` (a transcript, in order) a model provider can be sent:
+            /// an answer that did not complete keeps what arrived, each of its tool calls
+            /// without a result closed by a cancelled one; an empty stopped answer left
+            /// out (`spool::replay_safe`). Reads and writes nothing.
+            replay_safe replaySafe ReplaySafe { entries: Vec<$crate::Entry> }
+                -> Vec<$crate::Entry> = $crate::streaming::replay_safe_call;
             /// One page of the session's transcript.
             read_page readPage ReadPage { key: String, request: $crate::PageRequest }
                 -> $crate::Page = $crate::read_page;

@@ -524,6 +524,7 @@ export type Command =
   | { op: "update_entry"; key: string; update: EntryUpdate; now_ms: number; }
   | { op: "settle_entry"; key: string; update: EntryUpdate; now_ms: number; }
   | { op: "abort_entry"; key: string; update: EntryUpdate; now_ms: number; }
+  | { op: "replay_safe"; entries: Entry[]; }
   | { op: "read_page"; key: string; request: PageRequest; }
   | { op: "read_canonical_page"; key: string; request: PageRequest; }
   | { op: "search"; query: string; limit?: number; cursor?: string | null; }
@@ -615,6 +616,7 @@ export interface CallArgsOf {
   update_entry: { key: string; update: EntryUpdate; now_ms?: number; };
   settle_entry: { key: string; update: EntryUpdate; now_ms?: number; };
   abort_entry: { key: string; update: EntryUpdate; now_ms?: number; };
+  replay_safe: { entries: Entry[]; };
   read_page: { key: string; request: PageRequest; };
   read_canonical_page: { key: string; request: PageRequest; };
   search: { query: string; limit?: number; cursor?: string | null; };
@@ -702,6 +704,7 @@ export interface CallResults {
   update_entry: Entry;
   settle_entry: Entry;
   abort_entry: Entry;
+  replay_safe: Entry[];
   read_page: Page;
   read_canonical_page: Page;
   search: SearchPage;
@@ -788,6 +791,12 @@ export interface Spool {
   settleEntry(workspace: string, args: CallArgs<"settle_entry">): Promise<Entry>;
   /** Stops an entry in progress: `incomplete`, keeping what arrived. */
   abortEntry(workspace: string, args: CallArgs<"abort_entry">): Promise<Entry>;
+  /** What of `entries` (a transcript, in order) a model provider can be sent:
+   * an answer that did not complete keeps what arrived, each of its tool calls
+   * without a result closed by a cancelled one; an empty stopped answer left
+   * out (`spool::replay_safe`). Reads and writes nothing.
+   */
+  replaySafe(workspace: string, args: CallArgs<"replay_safe">): Promise<Entry[]>;
   /** One page of the session's transcript. */
   readPage(workspace: string, args: CallArgs<"read_page">): Promise<Page>;
   /** One page of the session's canonical transcript (archived entries too). */

@@ -625,6 +625,15 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         json!({ "update": { "message_id": "ops-stop", "reason": "stopped" } }),
         |v| v["status"] == "incomplete" && v["stop_reason"] == "stopped",
     )?;
+    p.ok(
+        "replaySafe",
+        json!({ "entries": [
+            { "id": 1, "message_id": "a", "role": "assistant", "content": "", "created_at": 1,
+              "token_count": null, "tool_calls": [{ "id": "c1", "name": "ls", "input": {} }],
+              "tool_call_id": null, "turn_id": null, "turn_usage": null, "status": "incomplete" }
+        ] }),
+        |v| len(v) == 2 && v[1]["tool_call_id"] == "c1" && v[1]["tool_status"] == "cancelled",
+    )?;
 
     let listed = browser.js("return window.spoolDemo.operations.methods()", json!([]))?;
     let listed: BTreeSet<String> = listed
