@@ -49,7 +49,8 @@ pub(crate) struct CompactArgs {
     /// summary. A failure or a timeout writes nothing.
     #[arg(long, value_name = "CMD")]
     pub(crate) summarizer_cmd: Option<String>,
-    /// How long the summarizer command may run before it is killed.
+    /// How long the summarizer command may run before it is killed: a number with its
+    /// unit, `d`, `h`, `m`, `s` or `ms` (e.g. `90s`).
     #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_duration_ms, requires = "summarizer_cmd")]
     pub(crate) summarizer_timeout: u64,
     /// Print the result as JSON.

@@ -120,7 +120,8 @@ pub(crate) struct ProviderArgs {
     /// printing anything else counts as `unknown`.
     #[arg(long, value_name = "CMD")]
     pub(crate) provider_cmd: Option<String>,
-    /// How long the provider command may run.
+    /// How long the provider command may run: a number with its unit, `d`, `h`, `m`,
+    /// `s` or `ms` (e.g. `90s`).
     #[arg(long, value_name = "DURATION", default_value = "120s", value_parser = parse_duration_ms)]
     pub(crate) provider_timeout: u64,
     /// No provider call: accept the fork.

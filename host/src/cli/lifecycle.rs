@@ -102,8 +102,8 @@ pub(crate) struct FinishArgs {
 /// `spool prune`.
 #[derive(Debug, Args)]
 pub(crate) struct PruneArgs {
-    /// Idle time beyond which a session is deleted: milliseconds, or a number with
-    /// `d`, `h`, `m`, `s` or `ms` (e.g. `30d`).
+    /// Idle time beyond which a session is deleted: a number with its unit, `d`, `h`,
+    /// `m`, `s` or `ms` (e.g. `30d`).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration_ms)]
     pub(crate) max_age: u64,
     /// Print `{"deleted": N}`.

@@ -41,8 +41,9 @@ pub(crate) fn parse_key_json(text: &str) -> Result<(String, Value), String> {
     Ok((key.to_owned(), value))
 }
 
-/// A duration in milliseconds: plain milliseconds (`90000`) or a number with a unit:
-/// `ms`, `s`, `m`, `h`, `d` (`45s`, `15m`, `12h`, `30d`).
+/// A duration in milliseconds, written as a whole number with its unit: `ms`, `s`, `m`,
+/// `h` or `d` (`250ms`, `45s`, `15m`, `12h`, `30d`). A bare number is refused, naming the
+/// units: `3` could mean three milliseconds or three seconds.
 pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
     let text = text.trim();
     let split = text
@@ -51,12 +52,18 @@ pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
     let (number, unit) = text.split_at(split);
     if number.is_empty() {
         return Err(format!(
-            "{} is not a duration: use milliseconds or a number with d, h, m, s or ms",
+            "{} is not a duration: write a number with its unit, d, h, m, s or ms (e.g. 30s)",
             quote(text)
         ));
     }
     let factor: u64 = match unit {
-        "" | "ms" => 1,
+        "" => {
+            return Err(format!(
+                "{} has no unit: write {number}s for seconds (or {number}ms, {number}m, {number}h, {number}d)",
+                quote(text)
+            ));
+        }
+        "ms" => 1,
         "s" => 1_000,
         "m" => 60_000,
         "h" => 3_600_000,

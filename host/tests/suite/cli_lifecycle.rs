@@ -520,7 +520,7 @@ fn test_prune_and_cap() {
 
     std::thread::sleep(std::time::Duration::from_millis(20));
     assert_eq!(
-        ok_json(&db, &["prune", "--max-age", "10", "--json"]),
+        ok_json(&db, &["prune", "--max-age", "10ms", "--json"]),
         serde_json::json!({"deleted": 2})
     );
     assert_eq!(
@@ -542,9 +542,14 @@ fn test_prune_and_cap() {
         usage_error(&db, &["prune", "--max-age", absurd]);
     }
     usage_error(&db, &["prune"]);
+    // A bare number names the units instead of guessing one.
+    let bare = crate::common::spool(&db, &["prune", "--max-age", "10"]);
+    let said = crate::common::stderr(&bare);
+    assert_eq!(bare.status.code(), Some(2), "{said}");
+    assert!(said.contains("10s") && said.contains("10ms"), "{said}");
     fails(
         &db,
-        &["prune", "--max-age", "18446744073709551615"],
+        &["prune", "--max-age", "18446744073709551615ms"],
         "invalid_argument",
     );
     usage_error(&db, &["cap", "-1"]);

@@ -2,7 +2,7 @@ use super::*;
 
 #[test]
 fn test_durations() {
-    assert_eq!(parse_duration_ms("1500"), Ok(1500));
+    assert_eq!(parse_duration_ms("1500ms"), Ok(1500));
     assert_eq!(parse_duration_ms("45s"), Ok(45_000));
     assert_eq!(parse_duration_ms("15m"), Ok(900_000));
     assert_eq!(parse_duration_ms("12h"), Ok(43_200_000));
@@ -19,6 +19,9 @@ fn test_durations() {
     ] {
         assert!(parse_duration_ms(bad).is_err(), "{bad}");
     }
+    // A bare number names the units rather than guessing one.
+    let bare = parse_duration_ms("3").expect_err("a bare number");
+    assert!(bare.contains("3s") && bare.contains("3ms"), "{bare}");
 }
 
 #[test]
