@@ -45,20 +45,105 @@ pub use types::{
 /// every line a compaction removes: the first byte's occurrences, each checked. (A
 /// `str::find` builds a two-way searcher first, which costs more than scanning a short
 /// line.) The same answer: a match of a UTF-8 needle starts on a character boundary.
+/// An ASCII first byte is looked for with `memchr` (a word at a time, where a loop
+/// over the bytes reads one: in the component, that is most of the scan).
 fn find(haystack: &str, needle: &str) -> Option<usize> {
     let (hay, pattern) = (haystack.as_bytes(), needle.as_bytes());
     let Some((&first, _)) = pattern.split_first() else {
         return Some(0);
     };
     let mut from = 0;
-    while let Some(at) = hay.get(from..)?.iter().position(|&b| b == first) {
+    loop {
+        let at = if first.is_ascii() {
+            // `from` is 0 or just past an ASCII byte: a character boundary.
+            haystack.get(from..)?.find(char::from(first))?
+        } else {
+            hay.get(from..)?.iter().position(|&b| b == first)?
+        };
         let start = from + at;
         if hay[start..].starts_with(pattern) {
             return Some(start);
         }
         from = start + 1;
     }
-    None
+}
+
+/// Whether the character at byte `at` of `text` is white space, and its width: for a
+/// character that starts with 0xC2, 0xE1, 0xE2 or 0xE3 (see [`SPACE`]).
+#[inline(never)]
+fn wide_space_at(text: &str, at: usize) -> Option<usize> {
+    text.get(at..)
+        .and_then(|rest| rest.chars().next())
+        .filter(|c| c.is_whitespace())
+        .map(char::len_utf8)
+}
+
+/// Per byte: 1 for ASCII white space, 2 for the first byte of a character that may be
+/// white space, 0 for the others. ASCII white space ([`char::is_whitespace`]) is ` `,
+/// `\t`, `\n`, `\x0B`, `\x0C` and `\r`; every other white space character starts with
+/// 0xC2, 0xE1, 0xE2 or 0xE3 (U+0085, U+00A0, U+1680, U+2000 to U+3000), bytes that are
+/// never a character's inner ones: only those characters are decoded.
+const SPACE: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match b as u8 {
+            b' ' | b'\t'..=b'\r' => 1,
+            0xC2 | 0xE1 | 0xE2 | 0xE3 => 2,
+            _ => 0,
+        };
+        b += 1;
+    }
+    table
+};
+
+/// `text.split_whitespace()` read a byte at a time (see [`SPACE`]): the detectors
+/// split every line a compaction removes into words.
+fn words(text: &str) -> Words<'_> {
+    Words { text, at: 0 }
+}
+
+/// The iterator of [`words`].
+struct Words<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for Words<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let (text, bytes) = (self.text, self.text.as_bytes());
+        let mut at = self.at;
+        // Past the white space.
+        loop {
+            let Some(&b) = bytes.get(at) else {
+                self.at = at;
+                return None;
+            };
+            match SPACE[usize::from(b)] {
+                0 => break,
+                1 => at += 1,
+                _ => match wide_space_at(text, at) {
+                    Some(width) => at += width,
+                    None => break,
+                },
+            }
+        }
+        // To the next white space (an inner byte of a character is never one's start).
+        let start = at;
+        at += 1;
+        while let Some(&b) = bytes.get(at) {
+            match SPACE[usize::from(b)] {
+                0 => at += 1,
+                1 => break,
+                _ if wide_space_at(text, at).is_some() => break,
+                _ => at += 1,
+            }
+        }
+        self.at = at;
+        Some(&text[start..at])
+    }
 }
 
 #[cfg(test)]

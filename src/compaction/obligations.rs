@@ -305,7 +305,13 @@ fn from_text(entry: &Entry, out: &mut Vec<Obligation>) {
                 out.push(Obligation::new(K::Command, inside));
             }
         }
-        for token in line.split_whitespace().map(trim_token) {
+        for token in super::words(line) {
+            // A path has a `.` and an identifier 16 bytes or more, before trimming as
+            // after: most words are neither, and are passed over untrimmed.
+            if token.len() < 16 && !token.as_bytes().contains(&b'.') {
+                continue;
+            }
+            let token = trim_token(token);
             if looks_like_path(token) {
                 let mut file = Obligation::new(K::File, token);
                 file.critical = false;

@@ -213,3 +213,68 @@ fn test_duplicates_collapse_and_plain_words_are_not_paths() {
     );
     assert!(o.iter().all(|x| x.text != "1.2" && x.text != "e.g"));
 }
+
+/// `from_text` as it was before its fast paths: every word trimmed and checked.
+fn from_text_as_before(entry: &Entry, out: &mut Vec<Obligation>) {
+    use ObligationKind as K;
+    for line in entry
+        .content
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+    {
+        for (marker, kind) in [
+            ("Goal:", K::Goal),
+            ("Constraint:", K::Constraint),
+            ("Decision:", K::Decision),
+        ] {
+            if let Some(rest) = line.strip_prefix(marker) {
+                out.push(Obligation::new(kind, rest.trim()));
+            }
+        }
+        if let Some(i) = line.find("Next I will") {
+            let sentence = &line[i..];
+            let end = sentence.find(". ").map_or(sentence.len(), |e| e + 1);
+            out.push(Obligation::new(K::NextAction, &sentence[..end]));
+        }
+        if let Some(i) = line.find("Command failed:") {
+            let rest = line[i + "Command failed:".len()..].trim();
+            if !rest.is_empty() {
+                out.push(Obligation::new(K::Failure, rest));
+            }
+        }
+        if let Some(command) = line.strip_prefix("$ ") {
+            out.push(Obligation::new(K::Command, command.trim()));
+        }
+        let mut quoted = line.split('`');
+        while let (Some(_), Some(inside)) = (quoted.next(), quoted.next()) {
+            if inside.contains(' ') && !inside.is_empty() {
+                out.push(Obligation::new(K::Command, inside));
+            }
+        }
+        for token in line.split_whitespace().map(trim_token) {
+            if path_as_before(token) {
+                let mut file = Obligation::new(K::File, token);
+                file.critical = false;
+                out.push(file);
+            } else if identifier_as_before(token) {
+                out.push(Obligation::new(K::Identifier, token));
+            }
+        }
+        if entry.role == Role::User && line.ends_with('?') {
+            out.push(Obligation::new(K::Question, line));
+        }
+    }
+}
+
+#[test]
+fn test_text_detectors_answer_as_before_on_generated_messages() {
+    let texts = crate::compaction::tests::generated_texts(20_000, &[]);
+    for (i, text) in texts.iter().enumerate() {
+        let entry = e([Role::User, Role::Assistant][i % 2], text);
+        let (mut now, mut before) = (Vec::new(), Vec::new());
+        from_text(&entry, &mut now);
+        from_text_as_before(&entry, &mut before);
+        assert_eq!(now, before, "{text:?}");
+    }
+}
