@@ -432,6 +432,7 @@ pub struct Extractor {
     files: BTreeMap<String, (u64, FileHistory)>,
     commands: BTreeMap<String, (u64, String)>,
     pending: BTreeMap<String, String>,
+    /// The first paragraph of the agent's newest words.
     status: Option<String>,
     payloads: std::collections::VecDeque<serde_json::Value>,
     requests: std::collections::VecDeque<String>,
@@ -614,13 +615,8 @@ impl Extractor {
             self.request(prose);
         }
         if entry.role == Role::Assistant && !entry.content.trim().is_empty() {
-            let paragraph = entry
-                .content
-                .trim()
-                .split("\n\n")
-                .next()
-                .unwrap_or_default();
-            self.status = Some(sentences_within(paragraph, STATUS));
+            // Only the newest one is shown: its sentences are chosen in `finish`.
+            self.status = Some(first_paragraph(entry.content.trim()).to_owned());
         }
         for reference in super::summarize::large_payloads(entry) {
             if self.payloads.len() == SHOWN_PAYLOADS {
@@ -712,12 +708,28 @@ impl Extractor {
             files: files.into_iter().map(|(_, f)| f).collect(),
             commands: commands.into_iter().map(|(_, c, l)| (c, l)).collect(),
             pending: self.pending,
-            status: self.status,
+            status: self
+                .status
+                .map(|paragraph| sentences_within(&paragraph, STATUS)),
             payloads: self.payloads.into(),
             requests: self.requests.into(),
             removed: self.removed,
         }
     }
+}
+
+/// `text.split("\n\n").next()`, found with `memchr` (this reads every message of the
+/// agent a compaction removes).
+fn first_paragraph(text: &str) -> &str {
+    let mut from = 0;
+    while let Some(at) = text[from..].find('\n') {
+        let at = from + at;
+        if text.as_bytes().get(at + 1) == Some(&b'\n') {
+            return &text[..at];
+        }
+        from = at + 1;
+    }
+    text
 }
 
 /// Characters of the agent's newest words a summary shows as its current state.

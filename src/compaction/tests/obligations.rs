@@ -278,3 +278,44 @@ fn test_text_detectors_answer_as_before_on_generated_messages() {
         assert_eq!(now, before, "{text:?}");
     }
 }
+
+#[test]
+fn test_the_status_is_the_newest_agent_message_as_before() {
+    let texts = crate::compaction::tests::generated_texts(2_000, &[]);
+    for text in &texts {
+        assert_eq!(
+            first_paragraph(text),
+            text.split("\n\n").next().unwrap_or_default(),
+            "{text:?}"
+        );
+    }
+    let mut entries: Vec<Entry> = texts
+        .iter()
+        .enumerate()
+        .map(|(i, text)| e([Role::User, Role::Assistant][i % 2], text))
+        .collect();
+    // Long ones too: their sentences are cut to the status's length.
+    entries.extend(
+        texts
+            .iter()
+            .take(200)
+            .map(|text| e(Role::Assistant, &format!("{text}. ").repeat(40))),
+    );
+    let long = entries.len() - 200;
+    // As it was when each message of the agent chose its sentences as it came.
+    for removed in [0, 1, 2, 3, 10, 101, 1000]
+        .map(|n| &entries[..n])
+        .into_iter()
+        .chain((long..entries.len()).map(|n| &entries[n..=n]))
+    {
+        let status_before = removed
+            .iter()
+            .filter(|e| e.role == Role::Assistant && !e.content.trim().is_empty())
+            .last()
+            .map(|e| {
+                let paragraph = e.content.trim().split("\n\n").next().unwrap_or_default();
+                sentences_within(paragraph, STATUS)
+            });
+        assert_eq!(facts(removed, removed, &[]).status, status_before);
+    }
+}
