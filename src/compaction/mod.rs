@@ -68,8 +68,20 @@ fn find(haystack: &str, needle: &str) -> Option<usize> {
     }
 }
 
-/// Whether the character at byte `at` of `text` is white space, and its width: for a
-/// character that starts with 0xC2, 0xE1, 0xE2 or 0xE3 (see [`SPACE`]).
+/// Whether the character at byte `at` of `text` (a character boundary, or inside a
+/// character) is white space ([`char::is_whitespace`]), and its width, read through
+/// [`SPACE`].
+#[inline]
+fn space_at(text: &str, at: usize) -> Option<usize> {
+    match SPACE[usize::from(text.as_bytes()[at])] {
+        0 => None,
+        1 => Some(1),
+        _ => wide_space_at(text, at),
+    }
+}
+
+/// [`space_at`] for a character that starts with 0xC2, 0xE1, 0xE2 or 0xE3 (see
+/// [`SPACE`]).
 #[inline(never)]
 fn wide_space_at(text: &str, at: usize) -> Option<usize> {
     text.get(at..)

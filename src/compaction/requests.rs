@@ -57,7 +57,9 @@ fn prose_line(line: &str) -> bool {
 /// a one-line marker.
 pub(super) fn compress(text: &str) -> String {
     // Fewer lines than a pasted run needs and no fence: nothing to replace.
-    if !text.contains("```") && !text.contains('\r') && text.lines().nth(PASTED_LINES - 1).is_none()
+    if super::find(text, "```").is_none()
+        && !text.contains('\r')
+        && text.lines().nth(PASTED_LINES - 1).is_none()
     {
         return text.trim().to_owned();
     }
@@ -156,27 +158,28 @@ const CONSTRAINT_WORDS: &[&str] = &[
     "não",
 ];
 
-/// Whether `sentence` states a constraint: a constraint word, or "use X, not Y".
-/// For each byte, the words of `words` (at most 64) that start with it, as a set of
-/// their indices: the detectors, which read every request a compaction removes, try
-/// at a position only the words that can start there.
-const fn by_first_byte(words: &[&str]) -> [u64; 256] {
+/// For each byte, the words of `words` (at most 64) that have it at `index`, as a set
+/// of their indices: the detectors, which read every request a compaction removes, try
+/// at a position only the words whose first two bytes are there.
+const fn by_byte(words: &[&str], index: usize) -> [u64; 256] {
     assert!(words.len() <= 64);
     let mut table = [0u64; 256];
     let mut i = 0;
     while i < words.len() {
-        table[words[i].as_bytes()[0] as usize] |= 1 << i;
+        // A word shorter than `index + 1` bytes fails the build here.
+        table[words[i].as_bytes()[index] as usize] |= 1 << i;
         i += 1;
     }
     table
 }
 
-/// Whether one of `words` starts `bytes` (`by_first` is [`by_first_byte`] of `words`).
-fn starts_one(bytes: &[u8], words: &[&str], by_first: &[u64; 256]) -> bool {
-    let Some(&first) = bytes.first() else {
+/// Whether one of `words` starts `bytes` (`first` and `second` are [`by_byte`] of
+/// `words` at 0 and 1).
+fn starts_one(bytes: &[u8], words: &[&str], first: &[u64; 256], second: &[u64; 256]) -> bool {
+    let [b0, b1, ..] = *bytes else {
         return false;
     };
-    let mut set = by_first[usize::from(first)];
+    let mut set = first[usize::from(b0)] & second[usize::from(b1)];
     while set != 0 {
         if bytes.starts_with(words[set.trailing_zeros() as usize].as_bytes()) {
             return true;
@@ -186,20 +189,42 @@ fn starts_one(bytes: &[u8], words: &[&str], by_first: &[u64; 256]) -> bool {
     false
 }
 
-const CONSTRAINT_FIRST: [u64; 256] = by_first_byte(CONSTRAINT_WORDS);
+const CONSTRAINT_FIRST: [u64; 256] = by_byte(CONSTRAINT_WORDS, 0);
+const CONSTRAINT_SECOND: [u64; 256] = by_byte(CONSTRAINT_WORDS, 1);
 
+/// Whether `sentence` states a constraint: a constraint word at a word start, or
+/// "use X, not Y".
 fn constraint(sentence: &str) -> bool {
-    // ASCII text lowers in place of a copy per sentence (the common case).
+    // ASCII text (the common case) is lowered in place of a copy per sentence and
+    // read a byte at a time.
     let mut ascii = [0u8; 400];
-    let lower: std::borrow::Cow<'_, str> = match ascii.get_mut(..sentence.len()) {
-        Some(buf) if sentence.is_ascii() => {
-            buf.copy_from_slice(sentence.as_bytes());
-            buf.make_ascii_lowercase();
-            // ASCII in, ASCII out.
-            std::str::from_utf8(buf).map_or_else(|_| sentence.to_lowercase().into(), Into::into)
+    if let Some(lower) = ascii.get_mut(..sentence.len())
+        && sentence.is_ascii()
+    {
+        lower.copy_from_slice(sentence.as_bytes());
+        lower.make_ascii_lowercase();
+        let lower = &*lower;
+        let mut uses = false;
+        let mut after_alphanumeric = false;
+        for (at, &b) in lower.iter().enumerate() {
+            if !after_alphanumeric {
+                let rest = &lower[at..];
+                if starts_one(
+                    rest,
+                    CONSTRAINT_WORDS,
+                    &CONSTRAINT_FIRST,
+                    &CONSTRAINT_SECOND,
+                ) {
+                    return true;
+                }
+                uses |= b == b'u' && rest.starts_with(b"use ");
+            }
+            after_alphanumeric = b.is_ascii_alphanumeric();
         }
-        _ => sentence.to_lowercase().into(),
-    };
+        // ", not " holds " not ".
+        return uses && lower.windows(5).any(|w| w == b" not ");
+    }
+    let lower = sentence.to_lowercase();
     // One pass over the word starts, each tried against the words (a search per word
     // would read every sentence of every removed request fifty times).
     let mut uses = false;
@@ -207,7 +232,12 @@ fn constraint(sentence: &str) -> bool {
     for (at, c) in lower.char_indices() {
         if !after_alphanumeric {
             let rest = &lower.as_bytes()[at..];
-            if starts_one(rest, CONSTRAINT_WORDS, &CONSTRAINT_FIRST) {
+            if starts_one(
+                rest,
+                CONSTRAINT_WORDS,
+                &CONSTRAINT_FIRST,
+                &CONSTRAINT_SECOND,
+            ) {
                 return true;
             }
             uses |= rest.starts_with(b"use ");
@@ -218,6 +248,8 @@ fn constraint(sentence: &str) -> bool {
 }
 
 /// The sentences of `prose` that state a constraint, verbatim (a question is not one).
+/// A sentence ends at `.`, `!`, `?` or `;` followed by white space, and at the end of
+/// its line.
 pub(super) fn constraints(prose: &str) -> Vec<String> {
     let mut out = Vec::new();
     for line in prose.lines().map(str::trim) {
@@ -229,23 +261,29 @@ pub(super) fn constraints(prose: &str) -> Vec<String> {
         {
             continue;
         }
-        let mut start = 0;
-        let mut chars = line.char_indices().peekable();
-        while let Some((at, c)) = chars.next() {
-            let next = chars.peek().map(|&(_, n)| n);
-            let ends = matches!(c, '.' | '!' | '?' | ';') && next.is_none_or(char::is_whitespace);
-            if ends || next.is_none() {
-                let end = at + c.len_utf8();
-                let sentence = line[start..end].trim();
-                if !sentence.ends_with('?')
-                    && sentence.len() <= 400
-                    && sentence.split_whitespace().nth(1).is_some()
-                    && constraint(sentence)
-                {
-                    out.push(sentence.to_owned());
-                }
-                start = end;
+        let mut keep = |sentence: &str| {
+            let sentence = sentence.trim();
+            if !sentence.ends_with('?')
+                && sentence.len() <= 400
+                && super::words(sentence).nth(1).is_some()
+                && constraint(sentence)
+            {
+                out.push(sentence.to_owned());
             }
+        };
+        let bytes = line.as_bytes();
+        let mut start = 0;
+        // The last character ends a sentence whatever it is: the ends before it.
+        for at in 0..bytes.len().saturating_sub(1) {
+            if matches!(bytes[at], b'.' | b'!' | b'?' | b';')
+                && super::space_at(line, at + 1).is_some()
+            {
+                keep(&line[start..at + 1]);
+                start = at + 1;
+            }
+        }
+        if start < line.len() {
+            keep(&line[start..]);
         }
     }
     out
@@ -255,14 +293,19 @@ pub(super) fn constraints(prose: &str) -> Vec<String> {
 /// "instead …", "forget …", "new task", "change of plan", …).
 pub(super) fn redirects(prose: &str) -> bool {
     if prose.is_ascii() {
-        // The words are lower-case ASCII: compared ignoring case, without a lowered copy.
+        // The words are lower-case ASCII of three bytes or more: a word can start only
+        // where its first three bytes are, in either case (the tables fold case).
         let bytes = prose.as_bytes();
-        return (0..bytes.len()).any(|at| {
-            let rest = &bytes[at..];
-            let mut set = REDIRECT_FIRST[usize::from(rest[0].to_ascii_lowercase())];
+        return (0..bytes.len().saturating_sub(2)).any(|at| {
+            let mut set = REDIRECT_ANY_CASE[0][usize::from(bytes[at])]
+                & REDIRECT_ANY_CASE[1][usize::from(bytes[at + 1])]
+                & REDIRECT_ANY_CASE[2][usize::from(bytes[at + 2])];
             while set != 0 {
                 let word = REDIRECT_WORDS[set.trailing_zeros() as usize].as_bytes();
-                if rest.len() >= word.len() && rest[..word.len()].eq_ignore_ascii_case(word) {
+                if bytes
+                    .get(at..at + word.len())
+                    .is_some_and(|here| here.eq_ignore_ascii_case(word))
+                {
                     return true;
                 }
                 set &= set - 1;
@@ -272,10 +315,38 @@ pub(super) fn redirects(prose: &str) -> bool {
     }
     let lower = prose.to_lowercase();
     let bytes = lower.as_bytes();
-    (0..bytes.len()).any(|at| starts_one(&bytes[at..], REDIRECT_WORDS, &REDIRECT_FIRST))
+    (0..bytes.len()).any(|at| {
+        starts_one(
+            &bytes[at..],
+            REDIRECT_WORDS,
+            &REDIRECT_FIRST,
+            &REDIRECT_SECOND,
+        )
+    })
 }
 
-const REDIRECT_FIRST: [u64; 256] = by_first_byte(REDIRECT_WORDS);
+const REDIRECT_FIRST: [u64; 256] = by_byte(REDIRECT_WORDS, 0);
+const REDIRECT_SECOND: [u64; 256] = by_byte(REDIRECT_WORDS, 1);
+
+/// [`by_byte`] of the redirect words at 0, 1 and 2, each byte standing for itself and
+/// its other case.
+const REDIRECT_ANY_CASE: [[u64; 256]; 3] = {
+    let mut tables = [
+        by_byte(REDIRECT_WORDS, 0),
+        by_byte(REDIRECT_WORDS, 1),
+        by_byte(REDIRECT_WORDS, 2),
+    ];
+    let mut t = 0;
+    while t < 3 {
+        let mut b = b'a';
+        while b <= b'z' {
+            tables[t][b.to_ascii_uppercase() as usize] = tables[t][b as usize];
+            b += 1;
+        }
+        t += 1;
+    }
+    tables
+};
 
 /// Words that turn a request into a new task, lower case, found anywhere.
 const REDIRECT_WORDS: &[&str] = &[

@@ -124,3 +124,73 @@ fn test_constraints_in_plain_words() {
     assert!(constraints("Can you never do that?").is_empty());
     assert!(constraints("The build is slow. Look at it.").is_empty());
 }
+
+/// `constraints` as it was before its byte-level form: sentences found a character at
+/// a time, each checked by [`constraint_as_before`].
+fn constraints_as_before(prose: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in prose.lines().map(str::trim) {
+        if line.starts_with("[pasted ")
+            || ["Goal:", "Constraint:", "Decision:"]
+                .iter()
+                .any(|m| line.starts_with(m))
+        {
+            continue;
+        }
+        let mut start = 0;
+        let mut chars = line.char_indices().peekable();
+        while let Some((at, c)) = chars.next() {
+            let next = chars.peek().map(|&(_, n)| n);
+            let ends = matches!(c, '.' | '!' | '?' | ';') && next.is_none_or(char::is_whitespace);
+            if ends || next.is_none() {
+                let end = at + c.len_utf8();
+                let sentence = line[start..end].trim();
+                if !sentence.ends_with('?')
+                    && sentence.len() <= 400
+                    && sentence.split_whitespace().nth(1).is_some()
+                    && constraint_as_before(sentence)
+                {
+                    out.push(sentence.to_owned());
+                }
+                start = end;
+            }
+        }
+    }
+    out
+}
+
+/// The words of both detectors, and pieces of them.
+fn detector_words() -> Vec<&'static str> {
+    let mut words: Vec<&'static str> = CONSTRAINT_WORDS
+        .iter()
+        .chain(REDIRECT_WORDS)
+        .copied()
+        .collect();
+    words.extend(
+        CONSTRAINT_WORDS
+            .iter()
+            .chain(REDIRECT_WORDS)
+            .filter_map(|w| w.get(..2)),
+    );
+    words
+}
+
+#[test]
+fn test_constraints_and_redirects_answer_as_before_on_generated_requests() {
+    let words = detector_words();
+    let mut texts = crate::compaction::tests::generated_texts(20_000, &words);
+    // Long sentences: past the 400 bytes of the ASCII fast path, and around them.
+    for len in [398, 399, 400, 401] {
+        texts.push(format!("{} don't.", "x ".repeat(len / 2)));
+        texts.push(format!("Never {}", "y".repeat(len - 6)));
+    }
+    for text in &texts {
+        assert_eq!(constraints(text), constraints_as_before(text), "{text:?}");
+        let lower = text.to_lowercase();
+        assert_eq!(
+            redirects(text),
+            REDIRECT_WORDS.iter().any(|w| lower.contains(w)),
+            "{text:?}"
+        );
+    }
+}
