@@ -2,13 +2,16 @@
 //! constant) plus the needles: coverage checks thousands of facts against a summary of
 //! hundreds of kilobytes, where one `str::contains` per fact is quadratic.
 //!
-//! Every needle is found by an anchor, its first `min(len, ANCHOR)` bytes: for each
-//! anchor length in use, a rolling hash runs over the text once, and a position whose
-//! window hashes like an anchor is compared in full with the needles of that anchor.
-//! The answer is exactly `text.contains(needle)` for each needle (bytes compared, so a
-//! hash collision costs a comparison, never a wrong answer). The anchors of one length
-//! are a sorted list behind a 64-kibibit filter of their hashes, so most positions cost
-//! one bit test: no hash map, whose seed would be randomness in the core.
+//! Every needle is found by an anchor, its first bytes: 32 of them, or for a shorter
+//! needle the largest power of two it holds (so there are six anchor lengths at most).
+//! For each anchor length in use, a rolling hash runs over the text once, and at a
+//! position whose window hashes like an anchor, the needles of that anchor are looked
+//! up in their byte order (a binary search, however many share the anchor: the facts
+//! of a summary often start alike, like "Next I will run `cargo test -p …"). The answer
+//! is exactly `text.contains(needle)` for each needle (bytes compared, so a hash
+//! collision costs a comparison, never a wrong answer). The anchors of one length are a
+//! sorted list behind a 64-kibibit filter of their hashes, so most positions cost one
+//! bit test: no hash map, whose seed would be randomness in the core.
 
 use std::collections::BTreeMap;
 
@@ -34,18 +37,46 @@ fn hash(bytes: &[u8]) -> u64 {
     })
 }
 
+/// The anchor length of a needle of `len` bytes (at least 1): [`ANCHOR`], or the
+/// largest power of two up to `len`.
+fn anchor_len(len: usize) -> usize {
+    if len >= ANCHOR {
+        ANCHOR
+    } else {
+        1 << len.ilog2()
+    }
+}
+
+/// How many bytes `a` and `b` start with in common, compared eight at a time.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let len = a.len().min(b.len());
+    let mut at = 0;
+    while let (Some(x), Some(y)) = (a[at..len].first_chunk::<8>(), b[at..len].first_chunk::<8>()) {
+        let differ = u64::from_le_bytes(*x) ^ u64::from_le_bytes(*y);
+        if differ != 0 {
+            return at + (differ.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while at < len && a[at] == b[at] {
+        at += 1;
+    }
+    at
+}
+
 /// For each needle, whether `text` contains it (an empty needle always).
 pub(crate) fn contained<S: AsRef<str>>(text: &str, needles: &[S]) -> Vec<bool> {
     let text = text.as_bytes();
+    let bytes = |i: usize| needles[i].as_ref().as_bytes();
     let mut found = vec![false; needles.len()];
     // Anchor length → (anchor hash, needle) pairs.
     let mut anchors: BTreeMap<usize, Vec<(u64, usize)>> = BTreeMap::new();
     for (i, needle) in needles.iter().enumerate() {
         let needle = needle.as_ref().as_bytes();
-        let len = needle.len().min(ANCHOR);
-        if len == 0 {
+        if needle.is_empty() {
             found[i] = true;
         } else if needle.len() <= text.len() {
+            let len = anchor_len(needle.len());
             anchors
                 .entry(len)
                 .or_default()
@@ -54,7 +85,10 @@ pub(crate) fn contained<S: AsRef<str>>(text: &str, needles: &[S]) -> Vec<bool> {
     }
     let mut filter = vec![0u64; FILTER_BITS / 64];
     for (len, mut by_hash) in anchors {
-        by_hash.sort_unstable();
+        // By hash, then by bytes: the needles of a hash are one run, in byte order.
+        crate::order::sort_by(&mut by_hash, |&(h, i), &(k, j)| {
+            h.cmp(&k).then_with(|| bytes(i).cmp(bytes(j)))
+        });
         filter.fill(0);
         for &(h, _) in &by_hash {
             let bit = slot(h);
@@ -69,12 +103,9 @@ pub(crate) fn contained<S: AsRef<str>>(text: &str, needles: &[S]) -> Vec<bool> {
             let bit = slot(h);
             if filter[bit / 64] & (1 << (bit % 64)) != 0 {
                 let first = by_hash.partition_point(|&(k, _)| k < h);
-                for &(_, i) in by_hash[first..].iter().take_while(|&&(k, _)| k == h) {
-                    if !found[i] && text[at..].starts_with(needles[i].as_ref().as_bytes()) {
-                        found[i] = true;
-                        open -= 1;
-                    }
-                }
+                let run = &by_hash[first..];
+                let run = &run[..run.partition_point(|&(k, _)| k == h)];
+                open -= starting(run, &text[at..], len, &bytes, &mut found);
             }
             if open == 0 || at + len >= text.len() {
                 break;
@@ -87,6 +118,49 @@ pub(crate) fn contained<S: AsRef<str>>(text: &str, needles: &[S]) -> Vec<bool> {
         }
     }
     found
+}
+
+/// Marks in `found` the needles of `run` (in byte order, none shorter than `anchor`)
+/// that `rest` starts with; returns how many were not marked yet.
+///
+/// The greatest needle up to `rest[..limit]` is found by a binary search: every needle
+/// that `rest[..limit]` starts with is up to it and starts it too, so is no longer than
+/// the bytes they have in common. The search goes on within those, or, when it is
+/// one, within the bytes before its last (equal needles are side by side).
+fn starting<'a>(
+    run: &[(u64, usize)],
+    rest: &[u8],
+    anchor: usize,
+    bytes: &impl Fn(usize) -> &'a [u8],
+    found: &mut [bool],
+) -> usize {
+    let mut newly = 0;
+    let mut limit = rest.len();
+    while limit >= anchor {
+        let window = &rest[..limit];
+        let below = run.partition_point(|&(_, i)| bytes(i) <= window);
+        let Some(&(_, greatest)) = below.checked_sub(1).and_then(|k| run.get(k)) else {
+            break;
+        };
+        let needle = bytes(greatest);
+        let common = common_prefix(needle, window);
+        if common < needle.len() {
+            limit = common;
+            continue;
+        }
+        for &(_, i) in run[..below]
+            .iter()
+            .rev()
+            .take_while(|&&(_, i)| bytes(i) == needle)
+        {
+            if !found[i] {
+                found[i] = true;
+                newly += 1;
+            }
+        }
+        limit = needle.len() - 1;
+    }
+    newly
 }
 
 #[cfg(test)]

@@ -70,3 +70,79 @@ fn agrees_with_str_contains_on_every_small_case() {
         assert_eq!(contained(text, &needles), expected, "{text:?}");
     }
 }
+
+#[test]
+fn agrees_with_str_contains_on_needles_that_start_alike() {
+    // Needles sharing long starts (many per anchor), prefixes of one another, equal
+    // ones, and needles of every length around the anchor lengths, against texts made
+    // of them and of pieces of them.
+    let mut state = 0x2545_F491_4F6C_DD1D_u64;
+    let mut next = move |below: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % below as u64) as usize
+    };
+    let heads = [
+        "Next I will run `cargo test -p m",
+        "keep the parser in src/module",
+        "src/module1/file",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        "é日",
+        "",
+    ];
+    let tails = [
+        "1",
+        "12",
+        "2",
+        "1`.",
+        "3` and read x.rs.",
+        "a",
+        "ab",
+        "b",
+        "日",
+        "",
+    ];
+    for round in 0..300 {
+        let mut needles: Vec<String> = Vec::new();
+        for _ in 0..1 + next(60) {
+            let mut needle = String::from(heads[next(heads.len())]);
+            for _ in 0..next(4) {
+                needle.push_str(tails[next(tails.len())]);
+            }
+            // Cut to any length (at a character boundary), sometimes.
+            if next(3) == 0 {
+                let cut = next(needle.len() + 1);
+                let cut = (0..=cut).rev().find(|&c| needle.is_char_boundary(c));
+                needle.truncate(cut.unwrap_or(0));
+            }
+            needles.push(needle);
+        }
+        // Equal needles.
+        needles.push(needles[next(needles.len())].clone());
+        let mut text = String::new();
+        for _ in 0..next(40) {
+            let piece = &needles[next(needles.len())];
+            match next(4) {
+                0 => text.push_str(tails[next(tails.len())]),
+                1 => {
+                    let cut = (0..=next(piece.len() + 1).min(piece.len()))
+                        .rev()
+                        .find(|&c| piece.is_char_boundary(c))
+                        .unwrap_or(0);
+                    text.push_str(&piece[..cut]);
+                }
+                _ => text.push_str(piece),
+            }
+            if next(2) == 0 {
+                text.push(' ');
+            }
+        }
+        let expected: Vec<bool> = needles.iter().map(|n| text.contains(n.as_str())).collect();
+        assert_eq!(
+            contained(&text, &needles),
+            expected,
+            "round {round}: {text:?} {needles:?}"
+        );
+    }
+}
