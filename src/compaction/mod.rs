@@ -133,24 +133,29 @@ impl<'a> Iterator for Words<'a> {
                 self.at = at;
                 return None;
             };
-            match SPACE[usize::from(b)] {
-                0 => break,
-                1 => at += 1,
-                _ => match wide_space_at(text, at) {
-                    Some(width) => at += width,
-                    None => break,
-                },
+            let class = SPACE[usize::from(b)];
+            if class == 0 {
+                break;
+            } else if class == 1 {
+                at += 1;
+            } else if let Some(width) = wide_space_at(text, at) {
+                at += width;
+            } else {
+                break;
             }
         }
         // To the next white space (an inner byte of a character is never one's start).
         let start = at;
         at += 1;
-        while let Some(&b) = bytes.get(at) {
-            match SPACE[usize::from(b)] {
-                0 => at += 1,
-                1 => break,
-                _ if wide_space_at(text, at).is_some() => break,
-                _ => at += 1,
+        loop {
+            while bytes.get(at).is_some_and(|&b| SPACE[usize::from(b)] == 0) {
+                at += 1;
+            }
+            match bytes.get(at) {
+                Some(&b) if SPACE[usize::from(b)] == 2 && wide_space_at(text, at).is_none() => {
+                    at += 1;
+                }
+                _ => break,
             }
         }
         self.at = at;

@@ -270,6 +270,33 @@ fn after<'a>(line: &'a str, marker: &str) -> Option<&'a str> {
         .filter(|rest| !rest.is_empty())
 }
 
+/// What [`from_text`]'s pass over a line does with a byte: most bytes are none of
+/// these (0). White space ends a word (`WORD_END`, or `MAY_END`: the first byte of a
+/// character that may be white space, see [`super::SPACE`]); a `.` makes a word one
+/// that may be a path; `N`, `C` and `` ` `` may start a marker.
+const WORD_END: u8 = 1;
+const MAY_END: u8 = 2;
+const DOT: u8 = 4;
+const MARKER: u8 = 8;
+
+const TEXT_BYTES: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = match super::SPACE[b] {
+            1 => WORD_END,
+            2 => MAY_END,
+            _ => match b as u8 {
+                b'.' => DOT,
+                b'N' | b'C' | b'`' => MARKER,
+                _ => 0,
+            },
+        };
+        b += 1;
+    }
+    table
+};
+
 /// The marker and text detectors, over the words of a user or assistant message.
 fn from_text(entry: &Entry, out: &mut Vec<Obligation>) {
     use ObligationKind as K;
@@ -279,6 +306,42 @@ fn from_text(entry: &Entry, out: &mut Vec<Obligation>) {
         .map(str::trim)
         .filter(|l| !l.is_empty())
     {
+        // One pass over the line (this reads every message a compaction removes): its
+        // words, each checked as a path or an identifier as it ends, and where the
+        // markers' first bytes first occur. The words' obligations go after the
+        // markers', as they were found before.
+        let first_word = out.len();
+        let bytes = line.as_bytes();
+        let (mut start, mut dot, mut at) = (0, false, 0);
+        let (mut next_at, mut failed_at, mut quoted) = (None, None, false);
+        while at < bytes.len() {
+            let class = TEXT_BYTES[usize::from(bytes[at])];
+            if class == 0 {
+                at += 1;
+                continue;
+            }
+            let width = match class {
+                WORD_END => 1,
+                MAY_END => super::wide_space_at(line, at).unwrap_or(0),
+                _ => 0,
+            };
+            if width == 0 {
+                dot |= class == DOT;
+                match bytes[at] {
+                    b'N' => _ = next_at.get_or_insert(at),
+                    b'C' => _ = failed_at.get_or_insert(at),
+                    b'`' => quoted = true,
+                    _ => {}
+                }
+                at += 1;
+                continue;
+            }
+            word(&line[start..at], dot, out);
+            at += width;
+            (start, dot) = (at, false);
+        }
+        word(&line[start..], dot, out);
+        let words = out.len() - first_word;
         for (marker, kind) in [
             ("Goal:", K::Goal),
             ("Constraint:", K::Constraint),
@@ -288,41 +351,48 @@ fn from_text(entry: &Entry, out: &mut Vec<Obligation>) {
                 out.push(Obligation::new(kind, rest.trim()));
             }
         }
-        if let Some(i) = super::find(line, "Next I will") {
+        // Looked for from the first occurrence of their first byte on.
+        if let Some(i) = next_at.and_then(|n| Some(n + super::find(&line[n..], "Next I will")?)) {
             let sentence = &line[i..];
             let end = sentence.find(". ").map_or(sentence.len(), |e| e + 1);
             out.push(Obligation::new(K::NextAction, &sentence[..end]));
         }
-        if let Some(command) = after(line, "Command failed:") {
+        if let Some(command) = failed_at.and_then(|c| after(&line[c..], "Command failed:")) {
             out.push(Obligation::new(K::Failure, command));
         }
         if let Some(command) = line.strip_prefix("$ ") {
             out.push(Obligation::new(K::Command, command.trim()));
         }
-        let mut quoted = line.split('`');
-        while let (Some(_), Some(inside)) = (quoted.next(), quoted.next()) {
-            if inside.contains(' ') && !inside.is_empty() {
-                out.push(Obligation::new(K::Command, inside));
+        if quoted {
+            let mut quoted = line.split('`');
+            while let (Some(_), Some(inside)) = (quoted.next(), quoted.next()) {
+                if inside.contains(' ') && !inside.is_empty() {
+                    out.push(Obligation::new(K::Command, inside));
+                }
             }
         }
-        for token in super::words(line) {
-            // A path has a `.` and an identifier 16 bytes or more, before trimming as
-            // after: most words are neither, and are passed over untrimmed.
-            if token.len() < 16 && !token.as_bytes().contains(&b'.') {
-                continue;
-            }
-            let token = trim_token(token);
-            if looks_like_path(token) {
-                let mut file = Obligation::new(K::File, token);
-                file.critical = false;
-                out.push(file);
-            } else if looks_like_identifier(token) {
-                out.push(Obligation::new(K::Identifier, token));
-            }
-        }
+        out[first_word..].rotate_left(words);
         if entry.role == Role::User && line.ends_with('?') {
             out.push(Obligation::new(K::Question, line));
         }
+    }
+}
+
+/// The obligation of one word of a message, if it is a path or an identifier; `dot`
+/// says whether it holds a `.`.
+fn word(token: &str, dot: bool, out: &mut Vec<Obligation>) {
+    // A path has a `.` and an identifier 16 bytes or more, before trimming as after:
+    // most words are neither, and are passed over untrimmed.
+    if token.len() < 16 && !dot {
+        return;
+    }
+    let token = trim_token(token);
+    if looks_like_path(token) {
+        let mut file = Obligation::new(ObligationKind::File, token);
+        file.critical = false;
+        out.push(file);
+    } else if looks_like_identifier(token) {
+        out.push(Obligation::new(ObligationKind::Identifier, token));
     }
 }
 
