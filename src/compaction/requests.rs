@@ -192,37 +192,52 @@ fn starts_one(bytes: &[u8], words: &[&str], first: &[u64; 256], second: &[u64; 2
 const CONSTRAINT_FIRST: [u64; 256] = by_byte(CONSTRAINT_WORDS, 0);
 const CONSTRAINT_SECOND: [u64; 256] = by_byte(CONSTRAINT_WORDS, 1);
 
+/// `table` with each upper-case ASCII letter standing for its lower-case one (the words
+/// are lower case).
+const fn any_case(mut table: [u64; 256]) -> [u64; 256] {
+    let mut b = b'a';
+    while b <= b'z' {
+        table[b.to_ascii_uppercase() as usize] = table[b as usize];
+        b += 1;
+    }
+    table
+}
+
+const CONSTRAINT_ANY_CASE: [[u64; 256]; 2] =
+    [any_case(CONSTRAINT_FIRST), any_case(CONSTRAINT_SECOND)];
+
 /// Whether `sentence` states a constraint: a constraint word at a word start, or
 /// "use X, not Y".
 fn constraint(sentence: &str) -> bool {
-    // ASCII text (the common case) is lowered in place of a copy per sentence and
-    // read a byte at a time.
-    let mut ascii = [0u8; 400];
-    if let Some(lower) = ascii.get_mut(..sentence.len())
-        && sentence.is_ascii()
-    {
-        lower.copy_from_slice(sentence.as_bytes());
-        lower.make_ascii_lowercase();
-        let lower = &*lower;
+    if sentence.is_ascii() {
+        // The common case: the words compared ignoring ASCII case, without a lowered
+        // copy (a word with a non-ASCII byte is never a candidate).
+        let bytes = sentence.as_bytes();
         let mut uses = false;
         let mut after_alphanumeric = false;
-        for (at, &b) in lower.iter().enumerate() {
+        for (at, &b) in bytes.iter().enumerate() {
             if !after_alphanumeric {
-                let rest = &lower[at..];
-                if starts_one(
-                    rest,
-                    CONSTRAINT_WORDS,
-                    &CONSTRAINT_FIRST,
-                    &CONSTRAINT_SECOND,
-                ) {
-                    return true;
+                let here = |word: &[u8]| {
+                    bytes
+                        .get(at..at + word.len())
+                        .is_some_and(|here| here.eq_ignore_ascii_case(word))
+                };
+                let mut set = bytes.get(at + 1).map_or(0, |&next| {
+                    CONSTRAINT_ANY_CASE[0][usize::from(b)]
+                        & CONSTRAINT_ANY_CASE[1][usize::from(next)]
+                });
+                while set != 0 {
+                    if here(CONSTRAINT_WORDS[set.trailing_zeros() as usize].as_bytes()) {
+                        return true;
+                    }
+                    set &= set - 1;
                 }
-                uses |= b == b'u' && rest.starts_with(b"use ");
+                uses |= b | 0x20 == b'u' && here(b"use ");
             }
             after_alphanumeric = b.is_ascii_alphanumeric();
         }
         // ", not " holds " not ".
-        return uses && lower.windows(5).any(|w| w == b" not ");
+        return uses && bytes.windows(5).any(|w| w.eq_ignore_ascii_case(b" not "));
     }
     let lower = sentence.to_lowercase();
     // One pass over the word starts, each tried against the words (a search per word
@@ -328,25 +343,12 @@ pub(super) fn redirects(prose: &str) -> bool {
 const REDIRECT_FIRST: [u64; 256] = by_byte(REDIRECT_WORDS, 0);
 const REDIRECT_SECOND: [u64; 256] = by_byte(REDIRECT_WORDS, 1);
 
-/// [`by_byte`] of the redirect words at 0, 1 and 2, each byte standing for itself and
-/// its other case.
-const REDIRECT_ANY_CASE: [[u64; 256]; 3] = {
-    let mut tables = [
-        by_byte(REDIRECT_WORDS, 0),
-        by_byte(REDIRECT_WORDS, 1),
-        by_byte(REDIRECT_WORDS, 2),
-    ];
-    let mut t = 0;
-    while t < 3 {
-        let mut b = b'a';
-        while b <= b'z' {
-            tables[t][b.to_ascii_uppercase() as usize] = tables[t][b as usize];
-            b += 1;
-        }
-        t += 1;
-    }
-    tables
-};
+/// [`by_byte`] of the redirect words at 0, 1 and 2, for either case.
+const REDIRECT_ANY_CASE: [[u64; 256]; 3] = [
+    any_case(by_byte(REDIRECT_WORDS, 0)),
+    any_case(by_byte(REDIRECT_WORDS, 1)),
+    any_case(by_byte(REDIRECT_WORDS, 2)),
+];
 
 /// Words that turn a request into a new task, lower case, found anywhere.
 const REDIRECT_WORDS: &[&str] = &[

@@ -179,13 +179,14 @@ fn detector_words() -> Vec<&'static str> {
 fn test_constraints_and_redirects_answer_as_before_on_generated_requests() {
     let words = detector_words();
     let mut texts = crate::compaction::tests::generated_texts(20_000, &words);
-    // Long sentences: past the 400 bytes of the ASCII fast path, and around them.
+    // Long sentences: around the 400 bytes a sentence may have.
     for len in [398, 399, 400, 401] {
         texts.push(format!("{} don't.", "x ".repeat(len / 2)));
         texts.push(format!("Never {}", "y".repeat(len - 6)));
     }
     for text in &texts {
         assert_eq!(constraints(text), constraints_as_before(text), "{text:?}");
+        assert_eq!(constraint(text), constraint_as_before(text), "{text:?}");
         let lower = text.to_lowercase();
         assert_eq!(
             redirects(text),
