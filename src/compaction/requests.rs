@@ -308,25 +308,31 @@ pub(super) fn constraints(prose: &str) -> Vec<String> {
 /// "instead …", "forget …", "new task", "change of plan", …).
 pub(super) fn redirects(prose: &str) -> bool {
     if prose.is_ascii() {
-        // The words are lower-case ASCII of three bytes or more: a word can start only
-        // where its first three bytes are, in either case (the tables fold case).
+        // Every word has five bytes or more, so among the first three positions of an
+        // occurrence one is a multiple of three and starts three of its bytes: only
+        // those positions are read, each against the words having those three bytes
+        // at 0, 1 or 2 (either case), then compared ignoring ASCII case.
         let bytes = prose.as_bytes();
-        return (0..bytes.len().saturating_sub(2)).any(|at| {
-            let mut set = REDIRECT_ANY_CASE[0][usize::from(bytes[at])]
-                & REDIRECT_ANY_CASE[1][usize::from(bytes[at + 1])]
-                & REDIRECT_ANY_CASE[2][usize::from(bytes[at + 2])];
+        let mut at = 0;
+        while at + 2 < bytes.len() {
+            let mut set = REDIRECT_TRIGRAMS[0][usize::from(bytes[at])]
+                & REDIRECT_TRIGRAMS[1][usize::from(bytes[at + 1])]
+                & REDIRECT_TRIGRAMS[2][usize::from(bytes[at + 2])];
             while set != 0 {
-                let word = REDIRECT_WORDS[set.trailing_zeros() as usize].as_bytes();
-                if bytes
-                    .get(at..at + word.len())
-                    .is_some_and(|here| here.eq_ignore_ascii_case(word))
-                {
+                let bit = set.trailing_zeros() as usize;
+                let word = REDIRECT_WORDS[bit / 3].as_bytes();
+                if at.checked_sub(bit % 3).is_some_and(|start| {
+                    bytes
+                        .get(start..start + word.len())
+                        .is_some_and(|here| here.eq_ignore_ascii_case(word))
+                }) {
                     return true;
                 }
                 set &= set - 1;
             }
-            false
-        });
+            at += 3;
+        }
+        return false;
     }
     let lower = prose.to_lowercase();
     let bytes = lower.as_bytes();
@@ -343,12 +349,31 @@ pub(super) fn redirects(prose: &str) -> bool {
 const REDIRECT_FIRST: [u64; 256] = by_byte(REDIRECT_WORDS, 0);
 const REDIRECT_SECOND: [u64; 256] = by_byte(REDIRECT_WORDS, 1);
 
-/// [`by_byte`] of the redirect words at 0, 1 and 2, for either case.
-const REDIRECT_ANY_CASE: [[u64; 256]; 3] = [
-    any_case(by_byte(REDIRECT_WORDS, 0)),
-    any_case(by_byte(REDIRECT_WORDS, 1)),
-    any_case(by_byte(REDIRECT_WORDS, 2)),
-];
+/// For `j` of 0, 1 and 2 and each byte, the redirect words that have it at `offset + j`
+/// for an `offset` of 0, 1 or 2 (either case), as a set of bits `3 × word + offset`.
+const REDIRECT_TRIGRAMS: [[u64; 256]; 3] = {
+    assert!(REDIRECT_WORDS.len() * 3 <= 64);
+    let mut tables = [[0u64; 256]; 3];
+    let mut w = 0;
+    while w < REDIRECT_WORDS.len() {
+        let word = REDIRECT_WORDS[w].as_bytes();
+        assert!(word.len() >= 5);
+        let mut offset = 0;
+        while offset < 3 {
+            let mut j = 0;
+            while j < 3 {
+                let b = word[offset + j];
+                let bit = 1u64 << (3 * w + offset);
+                tables[j][b as usize] |= bit;
+                tables[j][b.to_ascii_uppercase() as usize] |= bit;
+                j += 1;
+            }
+            offset += 1;
+        }
+        w += 1;
+    }
+    tables
+};
 
 /// Words that turn a request into a new task, lower case, found anywhere.
 const REDIRECT_WORDS: &[&str] = &[
