@@ -47,23 +47,6 @@ fn anchor_len(len: usize) -> usize {
     }
 }
 
-/// How many bytes `a` and `b` start with in common, compared eight at a time.
-fn common_prefix(a: &[u8], b: &[u8]) -> usize {
-    let len = a.len().min(b.len());
-    let mut at = 0;
-    while let (Some(x), Some(y)) = (a[at..len].first_chunk::<8>(), b[at..len].first_chunk::<8>()) {
-        let differ = u64::from_le_bytes(*x) ^ u64::from_le_bytes(*y);
-        if differ != 0 {
-            return at + (differ.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    while at < len && a[at] == b[at] {
-        at += 1;
-    }
-    at
-}
-
 /// For each needle, whether `text` contains it (an empty needle always).
 pub(crate) fn contained<S: AsRef<str>>(text: &str, needles: &[S]) -> Vec<bool> {
     let text = text.as_bytes();
@@ -87,7 +70,7 @@ pub(crate) fn contained<S: AsRef<str>>(text: &str, needles: &[S]) -> Vec<bool> {
     for (len, mut by_hash) in anchors {
         // By hash, then by bytes: the needles of a hash are one run, in byte order.
         crate::order::sort_by(&mut by_hash, |&(h, i), &(k, j)| {
-            h.cmp(&k).then_with(|| bytes(i).cmp(bytes(j)))
+            h.cmp(&k).then_with(|| super::compare(bytes(i), bytes(j)))
         });
         filter.fill(0);
         for &(h, _) in &by_hash {
@@ -138,12 +121,12 @@ fn starting<'a>(
     let mut limit = rest.len();
     while limit >= anchor {
         let window = &rest[..limit];
-        let below = run.partition_point(|&(_, i)| bytes(i) <= window);
+        let below = run.partition_point(|&(_, i)| super::compare(bytes(i), window).is_le());
         let Some(&(_, greatest)) = below.checked_sub(1).and_then(|k| run.get(k)) else {
             break;
         };
         let needle = bytes(greatest);
-        let common = common_prefix(needle, window);
+        let common = super::common_prefix(needle, window);
         if common < needle.len() {
             limit = common;
             continue;
@@ -151,7 +134,7 @@ fn starting<'a>(
         for &(_, i) in run[..below]
             .iter()
             .rev()
-            .take_while(|&&(_, i)| bytes(i) == needle)
+            .take_while(|&&(_, i)| super::compare(bytes(i), needle).is_eq())
         {
             if !found[i] {
                 found[i] = true;

@@ -198,3 +198,23 @@ fn test_find_answers_as_str_find_on_generated_texts() {
         }
     }
 }
+
+#[test]
+fn test_compare_answers_as_slice_cmp() {
+    let mut texts = generated_texts(300, &[]);
+    // Pairs that start alike, for every length of what they share.
+    let long = "Next I will run `cargo test -p m1` and read src/module1/file1.rs.";
+    for cut in 0..=long.len() {
+        texts.push(long[..cut].to_owned());
+        texts.push(format!("{}~", &long[..cut]));
+        texts.push(format!("{}\0", &long[..cut]));
+    }
+    for a in &texts {
+        for b in &texts {
+            let (a, b) = (a.as_bytes(), b.as_bytes());
+            assert_eq!(super::compare(a, b), a.cmp(b), "{a:?} {b:?}");
+            let common = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            assert_eq!(super::common_prefix(a, b), common, "{a:?} {b:?}");
+        }
+    }
+}
