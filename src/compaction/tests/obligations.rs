@@ -310,8 +310,7 @@ fn test_the_status_is_the_newest_agent_message_as_before() {
     {
         let status_before = removed
             .iter()
-            .filter(|e| e.role == Role::Assistant && !e.content.trim().is_empty())
-            .last()
+            .rfind(|e| e.role == Role::Assistant && !e.content.trim().is_empty())
             .map(|e| {
                 let paragraph = e.content.trim().split("\n\n").next().unwrap_or_default();
                 sentences_within(paragraph, STATUS)
