@@ -816,12 +816,12 @@ impl Arg<String> for &str {
 /// an id filled inside an argument (`request.child_session_id`) is filled when empty.
 macro_rules! methods {
     // One entry of the table (see `for_each_op!`).
-    ($( $(#[$doc:meta])* $name:ident $js:ident $Op:ident {
+    ($( $(#[doc = $doc:literal])* $(#[web = $web:literal])? $name:ident $js:ident $Op:ident {
         $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
         $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {
         impl Spool {$(
             method! {
-                [$(#[$doc])*] $name $Op -> $out;
+                [$(#[doc = $doc])*] $name $Op -> $out;
                 fills [$($($fill $(. $sub)?),*)?];
                 args [];
                 fields [$($field)*];

@@ -83,11 +83,16 @@ impl<'a> Pass<'a, Option<&'a str>> for Slot<Option<String>> {
 ///
 /// ```text
 /// /// docs
+/// #[web = "feature"]
 /// name jsName Struct { field: Type, … } fills(field, arg.field, …) -> Output = core_function;
 /// ```
 ///
 /// `fills(…)` (optional) names what a host fills in when the caller leaves it out
 /// ([`Call::fills`]): `now_ms` from its clock, every other a fresh id.
+///
+/// `#[web = "feature"]` (optional, after the docs) names the browser package's Cargo
+/// feature the call's JS method is built with ([`Call::web_feature`]): an app that
+/// leaves the feature out ships without the call's code. Other hosts have every call.
 ///
 /// Types are full paths (`$crate::…`) so that the table expands in any crate.
 #[doc(hidden)]
@@ -268,12 +273,15 @@ macro_rules! for_each_op {
             set_flush_receipt setFlushReceipt SetFlushReceipt { key: String, compaction_id: String, status: String }
                 -> $crate::compaction::Summary = $crate::compaction::set_flush_receipt;
             /// Creates or replaces a role session.
+            #[web = "resume"]
             save_role_session saveRoleSession SaveRoleSession { role: $crate::NewRoleSession, now_ms: u64 }
                 fills(now_ms) -> $crate::RoleSession = $crate::save_role_session;
             /// The role session, or `None`.
+            #[web = "resume"]
             get_role_session getRoleSession GetRoleSession { role_session_id: String }
                 -> Option<$crate::RoleSession> = $crate::get_role_session;
             /// Sets (or, with `None`, clears) an agent type's adapter state.
+            #[web = "resume"]
             update_role_adapter_state updateRoleAdapterState UpdateRoleAdapterState {
                 role_session_id: String,
                 agent_type: String,
@@ -281,21 +289,26 @@ macro_rules! for_each_op {
                 now_ms: u64,
             } fills(now_ms) -> bool = $crate::update_role_adapter_state;
             /// An agent type's adapter state, or `None`.
+            #[web = "resume"]
             get_role_adapter_state getRoleAdapterState GetRoleAdapterState { role_session_id: String, agent_type: String }
                 -> Option<$crate::ops::AdapterState> = $crate::get_role_adapter_state;
             /// Records one run of an external agent.
+            #[web = "resume"]
             record_run recordRun RecordRun { run: $crate::NewRun, now_ms: u64 } fills(now_ms)
                 -> $crate::resume::rules::RunRecord = $crate::record_run;
             /// Runs passing `filter`, newest first, `limit` at a time.
+            #[web = "resume"]
             list_runs listRuns ListRuns {
                 #[serde(default)] filter: $crate::RunFilter,
                 limit: u32,
                 #[serde(default)] cursor: Option<String>,
             } -> $crate::RunList = $crate::list_runs;
             /// Which thread an external agent CLI resumes, if any.
+            #[web = "resume"]
             select_resume selectResume SelectResume { request: $crate::ResumeRequest }
                 -> $crate::resume::rules::ResumeDecision = $crate::select_resume;
             /// Records what a task left behind and what that invalidates.
+            #[web = "resume"]
             record_task_outcome recordTaskOutcome RecordTaskOutcome { request: $crate::OutcomeRequest, now_ms: u64 }
                 fills(now_ms)
                 -> $crate::resume::rules::TaskOutcomeEffects = $crate::record_task_outcome;
@@ -309,6 +322,7 @@ macro_rules! for_each_op {
             commit_turn commitTurn CommitTurn { key: String, turn: $crate::TurnCommit, now_ms: u64 }
                 fills(now_ms) -> $crate::TurnCommitted = $crate::commit_turn;
             /// Writes a parsed transcript as a new session.
+            #[web = "import"]
             import_session importSession ImportSession { request: $crate::import::ImportRequest, now_ms: u64 }
                 fills(request.session_id, now_ms)
                 -> $crate::import::ImportOutcome = $crate::import::import_session;
@@ -360,6 +374,7 @@ macro_rules! for_each_op {
                 #[serde(default)] request: $crate::turns::TurnPageRequest,
             } -> $crate::turns::TurnPage = $crate::list_turns;
             /// Starts (or finds again) a provider fork of `source_key`.
+            #[web = "provider-fork"]
             fork fork Fork {
                 source_key: String,
                 request: $crate::provider_fork::types::ForkRequest,
@@ -368,10 +383,12 @@ macro_rules! for_each_op {
             } fills(operation_id, now_ms)
                 -> $crate::provider_fork::types::ForkOperationView = $crate::fork;
             /// Marks the fork as being dispatched; returns what to send the provider.
+            #[web = "provider-fork"]
             begin_fork_dispatch beginForkDispatch BeginForkDispatch { operation_id: String, now_ms: u64 }
                 fills(now_ms)
                 -> $crate::provider_fork::types::DispatchPayload = $crate::begin_fork_dispatch;
             /// Records the provider's answer.
+            #[web = "provider-fork"]
             record_fork_disposition recordForkDisposition RecordForkDisposition {
                 operation_id: String,
                 disposition: $crate::provider_fork::types::Disposition,
@@ -379,33 +396,41 @@ macro_rules! for_each_op {
             } fills(now_ms)
                 -> $crate::provider_fork::types::ForkOperationView = $crate::record_fork_disposition;
             /// Writes the fork's child session.
+            #[web = "provider-fork"]
             commit_fork commitFork CommitFork { operation_id: String, now_ms: u64 }
                 fills(now_ms)
                 -> $crate::provider_fork::types::ForkOperationView = $crate::commit_fork;
             /// The fork operation.
+            #[web = "provider-fork"]
             get_fork_operation getForkOperation GetForkOperation { operation_id: String }
                 -> $crate::provider_fork::types::ForkOperationView = $crate::get_fork_operation;
             /// Acknowledges a finished fork operation.
+            #[web = "provider-fork"]
             acknowledge_fork_operation acknowledgeForkOperation AcknowledgeForkOperation { operation_id: String, now_ms: u64 }
                 fills(now_ms)
                 -> $crate::provider_fork::types::ForkOperationView = $crate::acknowledge_fork_operation;
             /// Moves every interrupted fork operation on.
+            #[web = "provider-fork"]
             recover_fork_operations recoverForkOperations RecoverForkOperations { now_ms: u64 }
                 fills(now_ms)
                 -> $crate::provider_fork::types::RecoveryReport = $crate::recover_fork_operations;
             /// Claims the provider binding a fork child still needs, if any.
+            #[web = "provider-fork"]
             claim_fork_provider_binding claimForkProviderBinding ClaimForkProviderBinding { key: String, now_ms: u64 }
                 fills(now_ms) -> Option<$crate::provider_fork::types::ProviderBindingRequest>
                 = $crate::claim_fork_provider_binding;
             /// Records that the fork child's provider binding is done.
+            #[web = "provider-fork"]
             complete_fork_provider_binding completeForkProviderBinding CompleteForkProviderBinding {
                 operation_id: String, now_ms: u64,
             } fills(now_ms)
                 -> $crate::provider_fork::types::ForkOperationView = $crate::complete_fork_provider_binding;
             /// Where a fork child came from, or `None`.
+            #[web = "provider-fork"]
             get_fork_lineage getForkLineage GetForkLineage { key: String }
                 -> Option<$crate::provider_fork::ForkLineage> = $crate::get_fork_lineage;
             /// What sessions look like to a provider that forks them.
+            #[web = "provider-fork"]
             fork_projection forkProjection ForkProjection {
                 keys: Vec<String>,
                 mode: $crate::provider_fork::capabilities::ProjectionMode,
@@ -486,6 +511,9 @@ pub struct Call {
     pub fills: &'static [&'static str],
     /// The result type as written in the table.
     pub output: &'static str,
+    /// The browser package's Cargo feature the call is built with (`import`,
+    /// `provider-fork`, `resume`); `None`: every build has it.
+    pub web_feature: Option<&'static str>,
 }
 
 /// One argument of a [`Call`].
@@ -520,7 +548,7 @@ impl Call {
 
 macro_rules! define_ops {
     // One entry of the table (see `for_each_op!`).
-    ($( $(#[doc = $doc:literal])* $name:ident $js:ident $Op:ident {
+    ($( $(#[doc = $doc:literal])* $(#[web = $web:literal])? $name:ident $js:ident $Op:ident {
         $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
         $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {
         $(
@@ -580,6 +608,10 @@ macro_rules! define_ops {
             }),*],
             fills: &[$($(concat!(stringify!($fill) $(, ".", stringify!($sub))?)),*)?],
             output: stringify!($out),
+            web_feature: match &[$($web)?] as &[&str] {
+                [feature] => Some(*feature),
+                _ => None,
+            },
         }),*];
 
         impl Command {

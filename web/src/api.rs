@@ -11,9 +11,10 @@
 //! tooling.
 
 mod calls;
+#[cfg(feature = "import")]
 mod import;
 
-pub use calls::{JS_NAMES, spool_calls};
+pub use calls::{js_names, spool_calls};
 
 use calls::Fill;
 

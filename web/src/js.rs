@@ -45,6 +45,7 @@ pub(crate) fn string(value: &JsValue, field: &'static str) -> Result<String, Err
 
 /// A required string naming one value of a `snake_case` enum of the core (an intent, a
 /// finish status), read with the enum's own `serde` rules.
+#[cfg(feature = "import")]
 pub(crate) fn choice<T: DeserializeOwned>(
     value: &JsValue,
     field: &'static str,

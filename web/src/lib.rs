@@ -20,8 +20,20 @@
 //!
 //! Every call of the core's operation table is a method derived from the table, with one
 //! convention: `spool.jsName(workspace, args)`, `args` being the call's fields in
-//! `snake_case` (its `Command` JSON without `op`); [`JS_NAMES`] maps each call to its
+//! `snake_case` (its `Command` JSON without `op`); [`js_names`] maps each call to its
 //! method, and the module's `spoolCalls()` lists the calls and their fields at runtime.
+//!
+//! # Features
+//! Three Cargo features, all on by default, each bring a group of calls and their code;
+//! an app that leaves one out ships a smaller module (`cargo xtask bench size` prints
+//! both builds' sizes):
+//! - `import`: `parseImport`, `planImport`, `importSession`;
+//! - `provider-fork`: the provider fork operations above and `forkProjection`;
+//! - `resume`: role sessions, runs, `selectResume`, `recordTaskOutcome`.
+//!
+//! Without a feature its methods are absent from the class and its `.d.ts`, and
+//! `execute` of one of its calls rejects with `invalid_argument` naming the feature.
+//! The `Command`, `CallArgs` and `CallResults` types still name every call.
 //!
 //! The host is a thin shell: every session rule lives in the core's operations, which
 //! [`spool::run_async`] drives against IndexedDB. The shell only converts values at the JS
@@ -43,6 +55,6 @@ mod tabs;
 mod ts;
 
 #[cfg(target_arch = "wasm32")]
-pub use api::{JS_NAMES, Spool, spool_calls};
+pub use api::{Spool, js_names, spool_calls};
 #[cfg(target_arch = "wasm32")]
 pub use idb::{ARCHIVES, Attempt, IdbStorage, Known, SCHEMA_VERSION, STORE};

@@ -65,10 +65,9 @@ impl vectors::VectorHost for Browser {
 
 /// The JS method of the table call `name`.
 fn js_name(name: &str) -> &'static str {
-    spool_web::JS_NAMES
-        .iter()
+    spool_web::js_names()
         .find(|(call, _)| *call == name)
-        .map(|(_, js)| *js)
+        .map(|(_, js)| js)
         .unwrap_or_else(|| panic!("no JS method for the call {name}"))
 }
 

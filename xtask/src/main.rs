@@ -35,9 +35,12 @@ Commands:
                         under tsc --strict.
   ci                    Same as test.
   build-wasm            Build and package the component; print its size.
-  build-web [--no-opt]  Build the browser package @spool/engine into web/pkg: wasm-bindgen
+  build-web [--no-opt] [--lean]
+                        Build the browser package @spool/engine into web/pkg: wasm-bindgen
                         --target web, wasm-opt -Oz when binaryen is installed, package.json,
-                        and a check that the .d.ts declares every exported Spool method.
+                        and a check that the .d.ts declares exactly the exported Spool
+                        methods. --lean: without the features import, provider-fork and
+                        resume, into target/web-lean.
   serve-web [--port N]  Build web/pkg if stale, then serve web/ on 127.0.0.1:N (default 8080):
                         the demo page is at /www/.
   e2e-web               Drive the demo page end to end in headless Chromium (WebDriver),
@@ -103,7 +106,14 @@ fn main() -> ExitCode {
         "demo" => demo(rest),
         "test" | "ci" => test_all(),
         "build-wasm" => build_wasm(),
-        "build-web" => build_web(!rest.iter().any(|a| a == "--no-opt")),
+        "build-web" => build_web(
+            !rest.iter().any(|a| a == "--no-opt"),
+            if rest.iter().any(|a| a == "--lean") {
+                web::Variant::Lean
+            } else {
+                web::Variant::Full
+            },
+        ),
         "serve-web" => serve_web(rest),
         "e2e-web" => setup::run(&setup::Options { browser: true }).and_then(|t| {
             let mut tally = Tally::default();
@@ -205,10 +215,16 @@ fn demo_twice(toolchain: &setup::Toolchain) -> Result<(), String> {
 
 fn build_wasm() -> Result<(), String> {
     let toolchain = setup::run(&setup::Options { browser: false })?;
-    cargo(&toolchain, &["build", "--package", "spool-host"]).run("build the component and host")?;
+    build_component(&toolchain).map(drop)
+}
+
+/// Builds the component (through the host, which embeds it), writes it to
+/// `target/spool.component.wasm` and prints its size; returns it, in bytes.
+pub(crate) fn build_component(toolchain: &setup::Toolchain) -> Result<u64, String> {
+    cargo(toolchain, &["build", "--package", "spool-host"]).run("build the component and host")?;
     let out = root().join("target/spool.component.wasm");
     cargo(
-        &toolchain,
+        toolchain,
         &[
             "run",
             "--quiet",
@@ -236,12 +252,12 @@ fn build_wasm() -> Result<(), String> {
             gzip as f64 / 1024.0
         );
     }
-    Ok(())
+    Ok(size)
 }
 
-fn build_web(optimize: bool) -> Result<(), String> {
+fn build_web(optimize: bool, variant: web::Variant) -> Result<(), String> {
     let toolchain = setup::run(&setup::Options { browser: true })?;
-    let built = web::build(&toolchain, optimize)?;
+    let built = web::build(&toolchain, optimize, variant)?;
     web::report(&built);
     Ok(())
 }
@@ -396,6 +412,24 @@ fn test_all() -> Result<(), String> {
                 ],
             ),
         )?;
+        ci.step(
+            "clippy wasm32 (the lean browser build)",
+            cargo(
+                &toolchain,
+                &[
+                    "clippy",
+                    "--target",
+                    "wasm32-unknown-unknown",
+                    "--package",
+                    "spool-web",
+                    "--no-default-features",
+                    "--lib",
+                    "--",
+                    "-D",
+                    "warnings",
+                ],
+            ),
+        )?;
     } else {
         eprintln!("note: clippy for wasm32 needs the rustup route; skipped on the fallback route");
     }
@@ -461,6 +495,15 @@ fn test_all() -> Result<(), String> {
     ci.timed("demo page end to end in headless Chromium", |tally| {
         e2e_web(&toolchain, tally)
     })?;
+    ci.timed(
+        "the lean browser package (no import, provider-fork, resume)",
+        |tally| {
+            let built = web::build(&toolchain, true, web::Variant::Lean)?;
+            web::report(&built);
+            tally.passed += 1;
+            Ok(())
+        },
+    )?;
     ci.timed("TypeScript declarations (tsc --strict)", |tally| {
         web::typecheck(&toolchain)?;
         tally.passed += 1;

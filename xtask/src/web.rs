@@ -19,6 +19,10 @@ pub(crate) const PACKAGE_NAME: &str = "@spool/engine";
 
 /// What a build produced.
 pub(crate) struct Built {
+    /// Which build.
+    pub(crate) variant: Variant,
+    /// Where its package is.
+    pub(crate) out: PathBuf,
     /// The wasm as wasm-bindgen wrote it.
     pub(crate) raw_wasm: u64,
     /// After `wasm-opt -Oz`, when binaryen is installed.
@@ -32,25 +36,63 @@ pub(crate) fn pkg_dir() -> PathBuf {
     root().join("web/pkg")
 }
 
-/// Builds the package into `web/pkg`; with `optimize`, runs `wasm-opt -Oz` when present.
-pub(crate) fn build(toolchain: &Toolchain, optimize: bool) -> Result<Built, String> {
+/// Which calls a build of the package has (the features of `web/Cargo.toml`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Variant {
+    /// Every call: the default features. What `web/pkg` holds and the demo serves.
+    Full,
+    /// Without the optional features (`import`, `provider-fork`, `resume`): sessions,
+    /// transcripts, streaming, search, compaction, branches and turns.
+    Lean,
+}
+
+impl Variant {
+    /// Where the package is written: `web/pkg`, or `target/web-lean` for the lean build
+    /// (built to be measured and checked, not served).
+    pub(crate) fn out_dir(self, toolchain: &Toolchain) -> PathBuf {
+        match self {
+            Variant::Full => pkg_dir(),
+            Variant::Lean => toolchain.target_dir().join("web-lean"),
+        }
+    }
+
+    /// Its name in reports.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Variant::Full => "full",
+            Variant::Lean => "lean (--no-default-features)",
+        }
+    }
+}
+
+/// Builds the package (`variant`) into its directory ([`Variant::out_dir`]); with
+/// `optimize`, runs `wasm-opt -Oz` when present.
+pub(crate) fn build(
+    toolchain: &Toolchain,
+    optimize: bool,
+    variant: Variant,
+) -> Result<Built, String> {
+    let mut args = vec![
+        "build",
+        "--package",
+        "spool-web",
+        "--lib",
+        "--target",
+        "wasm32-unknown-unknown",
+        // Size first (see `[profile.web]` in Cargo.toml).
+        "--profile",
+        "web",
+    ];
+    if variant == Variant::Lean {
+        args.push("--no-default-features");
+    }
     toolchain
-        .wasm_cargo(&[
-            "build",
-            "--package",
-            "spool-web",
-            "--lib",
-            "--target",
-            "wasm32-unknown-unknown",
-            // Size first (see `[profile.web]` in Cargo.toml).
-            "--profile",
-            "web",
-        ])
-        .run("build spool-web for wasm32")?;
+        .wasm_cargo(&args)
+        .run(&format!("build spool-web ({}) for wasm32", variant.name()))?;
     let module = toolchain
         .target_dir()
         .join("wasm32-unknown-unknown/web/spool_web.wasm");
-    let out = pkg_dir();
+    let out = variant.out_dir(toolchain);
     Step::new("wasm-bindgen")
         .args(["--target", "web"])
         // Function names are for debuggers, a tenth of the module: the package ships without.
@@ -78,7 +120,10 @@ pub(crate) fn build(toolchain: &Toolchain, optimize: bool) -> Result<Built, Stri
     };
     write_package_json(&out)?;
     check_declarations(&out)?;
+    check_calls(&out, variant)?;
     Ok(Built {
+        variant,
+        out,
         raw_wasm,
         optimized_wasm,
         gzip: gzip_size(&wasm),
@@ -97,7 +142,7 @@ pub(crate) fn build_if_needed(toolchain: &Toolchain) -> Result<(), String> {
             .any(|p| newer_than(&root().join(p), built)),
     };
     if stale {
-        let built = build(toolchain, true)?;
+        let built = build(toolchain, true, Variant::Full)?;
         report(&built);
     }
     Ok(())
@@ -136,25 +181,32 @@ pub(crate) fn typecheck(toolchain: &Toolchain) -> Result<(), String> {
 /// Prints the sizes of a build.
 pub(crate) fn report(built: &Built) {
     let kib = |n: u64| n as f64 / 1024.0;
+    let dir = built
+        .out
+        .strip_prefix(root())
+        .unwrap_or(&built.out)
+        .display()
+        .to_string();
     println!(
-        "web/pkg ({PACKAGE_NAME}): spool_web_bg.wasm raw {} bytes ({:.0} KiB), glue {} bytes",
+        "{dir} ({PACKAGE_NAME}, {}): spool_web_bg.wasm raw {} bytes ({:.0} KiB), glue {} bytes",
+        built.variant.name(),
         built.raw_wasm,
         kib(built.raw_wasm),
-        size(&pkg_dir().join("spool_web.js"))
+        size(&built.out.join("spool_web.js"))
     );
     match built.optimized_wasm {
         Some(n) => println!(
-            "web/pkg: after wasm-opt -Oz {n} bytes ({:.0} KiB, {:.0}% of raw)",
+            "{dir}: after wasm-opt -Oz {n} bytes ({:.0} KiB, {:.0}% of raw)",
             kib(n),
             100.0 * n as f64 / built.raw_wasm.max(1) as f64
         ),
-        None => println!(
-            "web/pkg: wasm-opt not used (binaryen {MIN_BINARYEN}+ on PATH shrinks the wasm)"
-        ),
+        None => {
+            println!("{dir}: wasm-opt not used (binaryen {MIN_BINARYEN}+ on PATH shrinks the wasm)")
+        }
     }
     if let Some(n) = built.gzip {
         println!(
-            "web/pkg: spool_web_bg.wasm gzip -9 {n} bytes ({:.0} KiB)",
+            "{dir}: spool_web_bg.wasm gzip -9 {n} bytes ({:.0} KiB)",
             kib(n)
         );
     }
@@ -307,6 +359,13 @@ fn check_declarations(out: &Path) -> Result<(), String> {
             "spool_web.d.ts does not declare these Spool members of the glue: {missing:?}"
         ));
     }
+    // And the other way: a build without a feature must not declare its methods.
+    let absent: Vec<&String> = declared.difference(&glue).collect();
+    if !absent.is_empty() {
+        return Err(format!(
+            "spool_web.d.ts declares Spool members the glue lacks: {absent:?}"
+        ));
+    }
     let types = read("spool_web.d.ts")?;
     for record in ["export interface Session ", "export interface SpoolError "] {
         if !types.contains(record) {
@@ -316,8 +375,42 @@ fn check_declarations(out: &Path) -> Result<(), String> {
         }
     }
     println!(
-        "web/pkg: spool_web.d.ts declares all {} Spool members of the glue",
+        "{}: spool_web.d.ts declares the {} Spool members of the glue, and no other",
+        out.display(),
         glue.len()
+    );
+    Ok(())
+}
+
+/// Checks that the glue's `Spool` has the method of every table call the build has and
+/// none of the others: the full build every call, the lean one none of a call marked
+/// with an optional feature (`#[web = "…"]` in the table).
+fn check_calls(out: &Path, variant: Variant) -> Result<(), String> {
+    let path = out.join("spool_web.js");
+    let glue = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let members = class_members(&glue, "Spool");
+    let (mut missing, mut extra) = (Vec::new(), Vec::new());
+    for call in spool::ops::CALLS {
+        let built = variant == Variant::Full || call.web_feature.is_none();
+        match (built, members.contains(call.js_name)) {
+            (true, false) => missing.push(call.js_name),
+            (false, true) => extra.push(call.js_name),
+            _ => {}
+        }
+    }
+    if !missing.is_empty() || !extra.is_empty() {
+        return Err(format!(
+            "the {} build's Spool lacks {missing:?} and has {extra:?}",
+            variant.name()
+        ));
+    }
+    let left_out = spool::ops::CALLS
+        .iter()
+        .filter(|call| call.web_feature.is_some() && variant == Variant::Lean)
+        .count();
+    println!(
+        "{}: Spool has the method of each of the build's table calls ({left_out} left out)",
+        out.display(),
     );
     Ok(())
 }
@@ -328,18 +421,26 @@ pub(crate) fn class_members(text: &str, class: &str) -> BTreeSet<String> {
     members(text, &format!("export class {class} {{"), "    ")
 }
 
-/// The member names of the block that opens with the line `header`, at `indent`.
+/// The member names of the blocks that open with the line `header` (an interface may be
+/// declared in several), at `indent`.
 fn members(text: &str, header: &str, indent: &str) -> BTreeSet<String> {
     let mut members = BTreeSet::new();
-    let mut lines = text.lines().skip_while(|l| l.trim_end() != header).skip(1);
-    for line in lines.by_ref() {
+    let mut inside = false;
+    for line in text.lines() {
+        if !inside {
+            inside = line.trim_end() == header;
+            continue;
+        }
         if line.starts_with('}') {
-            break;
+            inside = false;
+            continue;
         }
         let Some(rest) = line.strip_prefix(indent) else {
             continue;
         };
-        if rest.starts_with([' ', '*', '/']) {
+        // A member opens with its name, then `(` (a method) or `:` (a property); a
+        // line with neither continues a wrapped declaration (`    Promise<Page>;`).
+        if rest.starts_with([' ', '*', '/']) || !rest.contains(['(', ':']) {
             continue;
         }
         let mut rest = rest;

@@ -115,12 +115,15 @@ fn unparsed(fields: &[Field], at: Option<&str>, e: &serde_json::Error) -> Error 
 /// methods.
 macro_rules! js_calls {
     // One entry of the table (see `for_each_op!`).
-    ($( $(#[doc = $doc:literal])* $name:ident $js:ident $Op:ident {
+    ($( $(#[doc = $doc:literal])* $(#[web = $web:literal])? $name:ident $js:ident $Op:ident {
         $( $(#[$attr:meta])* $field:ident : $ty:ty ),* $(,)? }
         $(fills($($fill:ident $(. $sub:ident)?),* $(,)?))? -> $out:ty = $f:path; )*) => {
-        #[wasm_bindgen]
-        impl Spool {
-            $(
+        $(
+            // A call of an optional feature is built with it (`#[web = "…"]`): an impl
+            // block of its own, so that the `cfg` drops the whole export.
+            $(#[cfg(feature = $web)])?
+            #[wasm_bindgen]
+            impl Spool {
                 $(#[doc = $doc])*
                 ///
                 /// `args`: the call's fields in `snake_case` (its `Command` JSON without
@@ -140,8 +143,8 @@ macro_rules! js_calls {
                         Err(e) => self.run::<()>(Err(e)),
                     }
                 }
-            )*
-        }
+            }
+        )*
 
         impl Spool {
             /// Runs the table call `name` in `workspace` with `args` (`fill`: whether the
@@ -155,7 +158,9 @@ macro_rules! js_calls {
                 fill: Fill,
             ) -> Promise {
                 match name {
-                    $( stringify!($name) => self.run(operation::<spool::ops::$Op>(
+                    $(
+                    $(#[cfg(feature = $web)])?
+                    stringify!($name) => self.run(operation::<spool::ops::$Op>(
                         &[$((
                             stringify!($field),
                             stringify!($(#[$attr])*).contains("default"),
@@ -163,7 +168,12 @@ macro_rules! js_calls {
                         workspace,
                         args,
                         fill,
-                    )), )*
+                    )),
+                    $(
+                    #[cfg(not(feature = $web))]
+                    stringify!($name) => self.run::<()>(Err(not_built(stringify!($js), $web))),
+                    )?
+                    )*
                     other => self.run::<()>(Err(Error::invalid(
                         "op",
                         format!(
@@ -175,8 +185,13 @@ macro_rules! js_calls {
             }
         }
 
-        /// Every table call's name and the name of its JS method, in table order.
-        pub const JS_NAMES: &[(&str, &str)] = &[$((stringify!($name), stringify!($js))),*];
+        /// Every table call's name, the name of its JS method and whether this build has
+        /// it (a call of a feature left out has none: see [`not_built`]), in table order.
+        const CALL_NAMES: &[(&str, &str, bool)] = &[$((
+            stringify!($name),
+            stringify!($js),
+            true $(&& cfg!(feature = $web))?,
+        )),*];
 
         /// The table calls as data, for tooling (the demo page's Operations panel): one
         /// `{ name, js_name, doc, fields: [{ name, type, optional }] }` per call, in table
@@ -184,7 +199,8 @@ macro_rules! js_calls {
         #[wasm_bindgen(js_name = spoolCalls, unchecked_return_type = "SpoolCall[]")]
         pub fn spool_calls() -> JsValue {
             // A table read by one loop: code per call and field was 17 KB of the module.
-            const CALLS: &[(&str, &str, &str, &[(&str, &str, &str)])] = &[$((
+            const CALLS: &[(bool, &str, &str, &str, &[(&str, &str, &str)])] = &[$((
+                true $(&& cfg!(feature = $web))?,
                 stringify!($name),
                 stringify!($js),
                 concat!($($doc, "\n"),*),
@@ -192,7 +208,8 @@ macro_rules! js_calls {
             )),*];
             let calls: Vec<CallInfo> = CALLS
                 .iter()
-                .map(|&(name, js_name, doc, fields)| CallInfo {
+                .filter(|call| call.0)
+                .map(|&(_, name, js_name, doc, fields)| CallInfo {
                     name,
                     js_name,
                     doc,
@@ -208,6 +225,29 @@ macro_rules! js_calls {
 }
 
 spool::for_each_op!(js_calls);
+
+/// Every table call this build has: its name and the name of its JS method, in table
+/// order. A build without one of the optional features (`import`, `provider-fork`,
+/// `resume`) lacks that feature's calls.
+pub fn js_names() -> impl Iterator<Item = (&'static str, &'static str)> {
+    CALL_NAMES
+        .iter()
+        .filter(|(_, _, built)| *built)
+        .map(|&(name, js, _)| (name, js))
+}
+
+/// The error of a call whose feature this build leaves out (through `execute`; the
+/// method itself is absent): `invalid_argument`, naming the feature to build with.
+#[cfg(not(all(feature = "import", feature = "provider-fork", feature = "resume")))]
+fn not_built(js_name: &str, feature: &str) -> Error {
+    Error::invalid(
+        "op",
+        format!(
+            "`{js_name}` is not in this build of the package: it comes with the \
+             spool-web feature `{feature}`"
+        ),
+    )
+}
 
 /// One entry of [`spool_calls`].
 #[derive(serde::Serialize)]

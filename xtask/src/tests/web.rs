@@ -26,3 +26,19 @@ fn test_a_method_missing_from_the_declarations_is_found() {
         [&"branch".to_owned()]
     );
 }
+
+#[test]
+fn test_members_are_read_from_every_declaration_and_not_from_wrapped_lines() {
+    // The generated interface wraps long signatures; read at the deeper indentation
+    // (the custom section may be re-indented), the result type's line is no member.
+    let dts = "export interface Spool {\n    readPage(workspace: string, args: Args):\n    \
+               Promise<Page>;\n    get(): void;\n}\nexport interface Other {\n    no(): void;\n}\n\
+               export interface Spool {\n    fork(): void;\n}\n";
+    assert_eq!(
+        super::members(dts, "export interface Spool {", "    ")
+            .into_iter()
+            .collect::<Vec<_>>(),
+        ["fork", "get", "readPage"],
+        "every declaration of the interface is read, and only those"
+    );
+}
