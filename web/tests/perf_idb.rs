@@ -182,10 +182,12 @@ async fn time_calls(spool: &JsValue, method: &str, args: &JsValue, n: u32) -> f6
     now() - start
 }
 
-/// Prints whether `value` meets its goal.
+/// Prints whether `value` meets its goal, and the figure line `cargo xtask bench-web`
+/// collects into its closing table (`figure<TAB>name<TAB>value<TAB>unit<TAB>goal`).
 fn verdict(what: &str, value: f64, unit: &str, goal: &str, met: bool) {
     let result = if met { "met" } else { "MISS" };
     console_log!("goal: {what} {value:.2} {unit} (goal {goal}): {result}");
+    console_log!("figure\tIndexedDB: {what}\t{value:.3}\t{unit}\t{goal}");
 }
 
 #[wasm_bindgen_test]

@@ -457,7 +457,7 @@ fn browser_size(lines: &mut Vec<Line>) -> Result<(), String> {
 
 /// A line handler for [`Step::run_lines`]: keeps figure lines (a malformed one is
 /// reported and echoed), echoes the rest.
-fn collect(lines: &mut Vec<Line>) -> impl FnMut(&str) -> bool + '_ {
+pub(crate) fn collect(lines: &mut Vec<Line>) -> impl FnMut(&str) -> bool + '_ {
     |text| match Line::parse(text) {
         None => true,
         Some(Ok(line)) => {

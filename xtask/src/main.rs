@@ -87,7 +87,8 @@ Commands:
                         appendEntry calls/s into IndexedDB (goal 1000/s), appendEntries of
                         eight and of 32 (entries/s, goal 5000/s), the newest page of a
                         10,000-entry session (goal 20 ms), branch times, search
-                        on 100,000 entries (goal 100 ms).
+                        on 100,000 entries (goal 100 ms), updates/s of an entry in
+                        progress (goal 100/s); closes with the table of figures.
   help                  This text.
 ";
 
@@ -338,7 +339,14 @@ fn bench_web(toolchain: &setup::Toolchain) -> Result<(), String> {
     ]);
     step.env("CHROMEDRIVER", "/usr/bin/chromedriver");
     step.env("WASM_BINDGEN_TEST_TIMEOUT", "600");
-    step.run("bench: IndexedDB in headless Chromium (appends/s, newest page, branch, search, streamed entry updates/s)")
+    let mut lines = Vec::new();
+    let run = step.run_lines(
+        "bench: IndexedDB in headless Chromium (appends/s, newest page, branch, search, streamed entry updates/s)",
+        bench::collect(&mut lines),
+    );
+    // The figures measured, also when a later test failed.
+    println!("\n{}", bench::table(&lines));
+    run
 }
 
 /// Runs CI's steps in order, timing each and adding up the tests they ran.
@@ -391,14 +399,10 @@ fn test_all() -> Result<(), String> {
         ),
     )?;
     if toolchain.has_wasm_clippy() {
-        ci.step(
-            "clippy wasm32 (core, component, web)",
-            cargo(
-                &toolchain,
+        let builds: [(&str, &[&str]); 2] = [
+            (
+                "clippy wasm32 (core, component, web)",
                 &[
-                    "clippy",
-                    "--target",
-                    "wasm32-unknown-unknown",
                     "--package",
                     "spool",
                     "--package",
@@ -406,30 +410,19 @@ fn test_all() -> Result<(), String> {
                     "--features",
                     "spool/component",
                     "--all-targets",
-                    "--",
-                    "-D",
-                    "warnings",
                 ],
             ),
-        )?;
-        ci.step(
-            "clippy wasm32 (the lean browser build)",
-            cargo(
-                &toolchain,
-                &[
-                    "clippy",
-                    "--target",
-                    "wasm32-unknown-unknown",
-                    "--package",
-                    "spool-web",
-                    "--no-default-features",
-                    "--lib",
-                    "--",
-                    "-D",
-                    "warnings",
-                ],
+            (
+                "clippy wasm32 (the lean browser build)",
+                &["--package", "spool-web", "--no-default-features", "--lib"],
             ),
-        )?;
+        ];
+        for (name, selection) in builds {
+            let mut args = vec!["clippy", "--target", "wasm32-unknown-unknown"];
+            args.extend(selection);
+            args.extend(["--", "-D", "warnings"]);
+            ci.step(name, cargo(&toolchain, &args))?;
+        }
     } else {
         eprintln!("note: clippy for wasm32 needs the rustup route; skipped on the fallback route");
     }
