@@ -85,7 +85,9 @@ fn from_wit_error(error: types::StorageError) -> StorageError {
 
 impl Storage for HostStorage {
     fn get(&self, workspace: &str, key: &[u8]) -> Result<Option<Vec<u8>>, StorageError> {
-        host::get(workspace, key).map_err(from_wit_error)
+        host::get(workspace, key)
+            .map(|found| found.value)
+            .map_err(from_wit_error)
     }
 
     fn range(&self, workspace: &str, query: &RangeQuery) -> Result<Vec<Kv>, StorageError> {

@@ -115,12 +115,14 @@ impl host::Host for HostState {
         &mut self,
         workspace: String,
         key: Vec<u8>,
-    ) -> wasmtime::Result<Result<Option<Vec<u8>>, types::StorageError>> {
+    ) -> wasmtime::Result<Result<types::Lookup, types::StorageError>> {
         let value = self.storage.get(&workspace, &key);
         if let Ok(Some(value)) = &value {
             self.limits.read_bytes += value.len() as u64;
         }
-        Ok(value.map_err(Wit::into_wit))
+        Ok(value
+            .map(|value| types::Lookup { value })
+            .map_err(Wit::into_wit))
     }
 
     fn range(
