@@ -22,6 +22,7 @@ mod continuity;
 mod crash_points;
 mod data_ids;
 mod edit_message;
+mod hosts;
 mod import;
 mod import_claude;
 mod import_codex;
