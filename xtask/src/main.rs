@@ -4,6 +4,7 @@
 mod bench;
 mod cmd;
 mod e2e;
+mod hosts;
 #[cfg(test)]
 mod layers;
 mod postgres;
@@ -30,7 +31,8 @@ Commands:
                         (./spool.db): a short scripted session through the component.
   test                  Everything CI checks: fmt, clippy (native + wasm32), native
                         tests (with a throwaway PostgreSQL and PgBouncer for the server
-                        backend's), component tests, docs, browser tests in headless
+                        backend's), component tests, the vectors in Node (jco),
+                        docs, browser tests in headless
                         Chromium, the demo page end to end, the TypeScript declarations
                         under tsc --strict.
   ci                    Same as test.
@@ -61,6 +63,10 @@ Commands:
   typecheck-web         Type-check web/tests/typescript/use.ts against the browser
                         package's declarations with tsc --strict (npm's typescript).
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
+  test-hosts            Run the scenario vectors through the component in a host that
+                        is not Spool's: Node, after jco transpiles it (npm's
+                        @bytecodealliance/jco, in target/tools/jco), against an
+                        in-memory storage written in JavaScript.
   bench [--peers] [NAME...]
                         Run the benchmarks (release build), or those named, then print one
                         table: each figure, its goal, the ratio to it, pass or miss.
@@ -138,6 +144,12 @@ fn main() -> ExitCode {
             let mut tally = Tally::default();
             test_browser(&t, &mut tally)?;
             println!("browser: {} passed, {} failed", tally.passed, tally.failed);
+            Ok(())
+        }),
+        "test-hosts" => setup::run(&setup::Options { browser: false }).and_then(|t| {
+            let mut tally = Tally::default();
+            hosts::run(&t, &mut tally)?;
+            println!("hosts: {} passed, {} failed", tally.passed, tally.failed);
             Ok(())
         }),
         "bench" => bench::run(rest),
@@ -458,6 +470,9 @@ fn test_all() -> Result<(), String> {
         failover,
     )?;
     drop(pair);
+    ci.timed("the component in Node (jco)", |tally| {
+        hosts::run(&toolchain, tally)
+    })?;
     ci.timed("demo, twice on a fresh database", |_| {
         demo_twice(&toolchain)
     })?;

@@ -166,6 +166,30 @@ fn ensure_wasm_opt() -> Option<PathBuf> {
     web::usable_wasm_opt(&npm_copy).then_some(npm_copy)
 }
 
+/// jco, which transpiles the component to JavaScript for Node (the hosts step).
+const JCO_NPM: &str = "@bytecodealliance/jco@1.35.0";
+
+/// jco's command-line script, installed from npm into `target/tools/jco` on first use.
+pub(crate) fn ensure_jco() -> Result<PathBuf, String> {
+    let prefix = root().join("target/tools/jco");
+    let script = prefix.join("node_modules/@bytecodealliance/jco/dist/jco.js");
+    let version = JCO_NPM.rsplit('@').next().unwrap_or_default();
+    let manifest = prefix.join("node_modules/@bytecodealliance/jco/package.json");
+    let installed = std::fs::read_to_string(&manifest)
+        .is_ok_and(|text| text.contains(&format!("\"version\": \"{version}\"")));
+    if !installed || !script.exists() {
+        eprintln!(
+            "setup: installing {JCO_NPM} from npm into {}",
+            prefix.display()
+        );
+        npm_install(&prefix, JCO_NPM)?;
+    }
+    if !script.exists() {
+        return Err(format!("{JCO_NPM} installed no {}", script.display()));
+    }
+    Ok(script)
+}
+
 /// Installs the npm `package` (`name@version`) under the npm prefix `prefix`.
 pub(crate) fn npm_install(prefix: &std::path::Path, package: &str) -> Result<(), String> {
     Step::new("npm")

@@ -1,0 +1,65 @@
+//! The component in hosts that are not Spool's own: transpiled by jco and run in Node.
+//! Each runs the scenario vectors `tests/hosts/vectors.json`
+//! holds (written by the core's `tests/hosts.rs`) against a storage of its own language,
+//! and prints the `test result: … N passed; M failed` line the tally reads.
+
+use std::path::PathBuf;
+
+use crate::cmd::{Step, Tally, cargo, root};
+use crate::setup::{self, Toolchain};
+
+/// Where the exported component and jco's output go.
+fn out_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+        .join("hosts")
+}
+
+/// Writes the component the host embeds to `target/hosts/spool.component.wasm`.
+fn export_component(toolchain: &Toolchain) -> Result<PathBuf, String> {
+    let dir = out_dir();
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let component = dir.join("spool.component.wasm");
+    cargo(
+        toolchain,
+        &[
+            "run",
+            "--quiet",
+            "--package",
+            "spool-host",
+            "--bin",
+            "spool",
+            "--",
+            "component",
+        ],
+    )
+    .arg(&component)
+    .run("export the component")?;
+    Ok(component)
+}
+
+/// The vectors through jco's transpilation of the component, in Node.
+fn node(component: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
+    let jco = setup::ensure_jco()?;
+    let transpiled = out_dir().join("jco");
+    let _ = std::fs::remove_dir_all(&transpiled);
+    Step::new("node")
+        .arg(&jco)
+        .arg("transpile")
+        .arg(component)
+        .args(["--instantiation", "async", "--quiet", "-o"])
+        .arg(&transpiled)
+        .run("jco transpile the component")?;
+    Step::new("node")
+        .arg(root().join("tests/hosts/node/vectors.mjs"))
+        .arg(&transpiled)
+        .run_counting("the scenario vectors in Node (jco)", tally)
+}
+
+/// Exports the component, then runs the vectors in Node (jco), adding their counts to
+/// `tally`.
+pub(crate) fn run(toolchain: &Toolchain, tally: &mut Tally) -> Result<(), String> {
+    let component = export_component(toolchain)?;
+    node(&component, tally)
+}
