@@ -1,5 +1,5 @@
-//! The component in hosts that are not Spool's own: transpiled by jco and run in Node.
-//! Each runs the scenario vectors `tests/hosts/vectors.json`
+//! The component in hosts that are not Spool's own: transpiled by jco and run in Node,
+//! and loaded by wasmtime-py. Each runs the scenario vectors `tests/hosts/vectors.json`
 //! holds (written by the core's `tests/hosts.rs`) against a storage of its own language,
 //! and prints the `test result: … N passed; M failed` line the tally reads.
 
@@ -57,9 +57,19 @@ fn node(component: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
         .run_counting("the scenario vectors in Node (jco)", tally)
 }
 
-/// Exports the component, then runs the vectors in Node (jco), adding their counts to
-/// `tally`.
+/// The vectors through wasmtime-py.
+fn python(component: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
+    let python = setup::ensure_wasmtime_py()?;
+    Step::new(&python.to_string_lossy())
+        .arg(root().join("tests/hosts/python/vectors.py"))
+        .arg(component)
+        .run_counting("the scenario vectors in Python (wasmtime-py)", tally)
+}
+
+/// Exports the component, then runs the vectors in Node (jco) and in Python
+/// (wasmtime-py), adding their counts to `tally`.
 pub(crate) fn run(toolchain: &Toolchain, tally: &mut Tally) -> Result<(), String> {
     let component = export_component(toolchain)?;
-    node(&component, tally)
+    node(&component, tally)?;
+    python(&component, tally)
 }

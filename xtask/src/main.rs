@@ -31,8 +31,8 @@ Commands:
                         (./spool.db): a short scripted session through the component.
   test                  Everything CI checks: fmt, clippy (native + wasm32), native
                         tests (with a throwaway PostgreSQL and PgBouncer for the server
-                        backend's), component tests, the vectors in Node (jco),
-                        docs, browser tests in headless
+                        backend's), component tests, the vectors in Node (jco) and
+                        wasmtime-py, docs, browser tests in headless
                         Chromium, the demo page end to end, the TypeScript declarations
                         under tsc --strict.
   ci                    Same as test.
@@ -63,10 +63,11 @@ Commands:
   typecheck-web         Type-check web/tests/typescript/use.ts against the browser
                         package's declarations with tsc --strict (npm's typescript).
   test-browser          Run the browser tests (IndexedDB, vectors) in headless Chromium.
-  test-hosts            Run the scenario vectors through the component in a host that
-                        is not Spool's: Node, after jco transpiles it (npm's
-                        @bytecodealliance/jco, in target/tools/jco), against an
-                        in-memory storage written in JavaScript.
+  test-hosts            Run the scenario vectors through the component in two hosts
+                        that are not Spool's: Node, after jco transpiles it (npm's
+                        @bytecodealliance/jco, in target/tools/jco), and wasmtime-py
+                        (PyPI's wasmtime, in a virtualenv in target/tools/wasmtime-py),
+                        each against an in-memory storage of its own language.
   bench [--peers] [NAME...]
                         Run the benchmarks (release build), or those named, then print one
                         table: each figure, its goal, the ratio to it, pass or miss.
@@ -470,7 +471,7 @@ fn test_all() -> Result<(), String> {
         failover,
     )?;
     drop(pair);
-    ci.timed("the component in Node (jco)", |tally| {
+    ci.timed("the component in Node (jco) and wasmtime-py", |tally| {
         hosts::run(&toolchain, tally)
     })?;
     ci.timed("demo, twice on a fresh database", |_| {

@@ -169,6 +169,9 @@ fn ensure_wasm_opt() -> Option<PathBuf> {
 /// jco, which transpiles the component to JavaScript for Node (the hosts step).
 const JCO_NPM: &str = "@bytecodealliance/jco@1.35.0";
 
+/// wasmtime's Python bindings, which load the component (the hosts step).
+const WASMTIME_PY: &str = "wasmtime==51.0.0";
+
 /// jco's command-line script, installed from npm into `target/tools/jco` on first use.
 pub(crate) fn ensure_jco() -> Result<PathBuf, String> {
     let prefix = root().join("target/tools/jco");
@@ -188,6 +191,33 @@ pub(crate) fn ensure_jco() -> Result<PathBuf, String> {
         return Err(format!("{JCO_NPM} installed no {}", script.display()));
     }
     Ok(script)
+}
+
+/// A Python with wasmtime's bindings: a virtualenv in `target/tools/wasmtime-py`,
+/// created and installed from PyPI on first use.
+pub(crate) fn ensure_wasmtime_py() -> Result<PathBuf, String> {
+    let venv = root().join("target/tools/wasmtime-py");
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        Step::new("python3")
+            .args(["-m", "venv"])
+            .arg(&venv)
+            .run("setup: create a virtualenv for wasmtime-py")?;
+    }
+    let version = WASMTIME_PY.rsplit('=').next().unwrap_or_default();
+    let has = Step::new(&python.to_string_lossy())
+        .args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('wasmtime'))",
+        ])
+        .output()
+        .is_some_and(|out| out.trim() == version);
+    if !has {
+        Step::new(&python.to_string_lossy())
+            .args(["-m", "pip", "install", "--quiet", WASMTIME_PY])
+            .run(&format!("setup: pip install {WASMTIME_PY} (PyPI)"))?;
+    }
+    Ok(python)
 }
 
 /// Installs the npm `package` (`name@version`) under the npm prefix `prefix`.
