@@ -9,69 +9,14 @@ use spool::Command;
 
 const WIT: &str = include_str!("../wit/spool.wit");
 const README: &str = include_str!("../README.md");
-const HOST_VECTORS: &str = include_str!("hosts/vectors.json");
 
-/// The scenario vectors the runners under `tests/hosts/` run: every one whose calls
-/// cross the WIT as records, enums, options, lists and JSON text only. Left out: the
-/// vectors whose calls or answers hold a WIT variant with data (`role-state-change`,
-/// `disposition`, `probe-outcome`), which the core's JSON tags inside the object
-/// (`action`, `disposition`, `outcome`) where the WIT tags it outside.
-const HOST_VECTOR_FILES: &[&str] = &[
-    "create_append_read_page.json",
-    "append_entries_one_commit.json",
-    "transcript_order_is_insertion_order.json",
-    "duplicate_create_conflicts.json",
-    "unknown_key_not_found.json",
-    "same_timestamp_keeps_insertion_order.json",
-    "page_cursors_both_directions.json",
-    "invalid_arguments.json",
-    "list_sessions_by_recency.json",
-    "workspaces_are_isolated.json",
-    "reset_archives_per_workspace.json",
-    "get_or_create_and_intents.json",
-    "reset_same_key.json",
-    "reset_missing_key_creates.json",
-    "resume_update_finish.json",
-    "append_accounting.json",
-    "entry_fields_round_trip.json",
-    "truncate.json",
-    "rollback_turns.json",
-    "delete_prune_cap.json",
-    "context_states.json",
-    "list_filters.json",
-    "compact_reduces_and_keeps_canonical.json",
-    "compact_tool_boundary.json",
-    "compact_underreported_tokens.json",
-    "compact_backfill.json",
-    "compact_blocking.json",
-    "compact_two_phase.json",
-    "persist_compaction_result.json",
-    "compact_live_tail.json",
-    "compact_parallel_tool_results.json",
-    "compact_quality_gate.json",
-    "flush_receipts.json",
-    "provider_thread_binding.json",
-    "branch_creates_child.json",
-    "branch_fork_transcript.json",
-    "branch_before_message_prefix_only.json",
-    "branch_before_message_missing_id.json",
-    "branch_copies_compaction_summaries.json",
-    "branch_copies_compacted_archive.json",
-    "branch_skipped_over_budget.json",
-    "branch_budget_counts_summaries.json",
-    "branch_isolation_parent_writes.json",
-    "branch_isolation_child_writes.json",
-    "branch_chains.json",
-    "turns_lifecycle.json",
-    "bounds_and_visible_keys.json",
-    "turns_list.json",
-    "search_terms_phrases_prefixes_filters.json",
-    "search_pages_by_cursor.json",
-    "search_compacted_and_branched.json",
-    "search_never_returns_removed_entries.json",
-    "search_workspaces_are_isolated.json",
-    "streamed_entries.json",
-    "search_index_backfill.json",
+/// The WIT variants of the API, each with the field the core's JSON tags its case in:
+/// the WIT tags a variant outside its payload (`disposition::accepted(record)`), the
+/// core's JSON inside the object (`{"disposition": "accepted", …}`).
+const VARIANT_TAGS: &[(&str, &str)] = &[
+    ("role-state-change", "action"),
+    ("disposition", "disposition"),
+    ("probe-outcome", "outcome"),
 ];
 
 /// The WIT text between the `{` after `header` and its matching `}`.
@@ -182,53 +127,133 @@ fn test_readme_wit_section_declares_exactly_the_imports_of_the_wit() {
     }
 }
 
-/// The selected vectors, every call as the core reads it (`Command`'s JSON, each field
-/// the vector leaves to a default spelled out), for the runners that cross the WIT
-/// without the core's serde.
-fn host_vectors() -> Value {
-    let parsed: Vec<(&str, Value)> = vectors::FILES
+/// Every vector, each call as the core reads it (`Command`'s JSON, each field the vector
+/// leaves to a default spelled out), and how the core's JSON tags each WIT variant: what
+/// the runners that cross the WIT without the core's serde need. JSON, one step a line.
+fn host_vectors() -> String {
+    let line = |value: &Value| serde_json::to_string(value).expect("JSON");
+    // Each with its cases, by which a host whose bindings give no variant names
+    // (wasmtime-py) knows it.
+    let tags: serde_json::Map<String, Value> = VARIANT_TAGS
         .iter()
-        .map(|(file, text)| (*file, serde_json::from_str(text).expect("vectors parse")))
+        .map(|(variant, field)| {
+            let cases: Vec<&str> = block(WIT, &format!("variant {variant} "))
+                .lines()
+                .map(|l| l.trim())
+                .filter(|l| !l.is_empty() && !l.starts_with("//"))
+                .filter_map(|l| l.split(['(', ',']).next())
+                .collect();
+            (
+                (*variant).to_owned(),
+                json!({ "field": field, "cases": cases }),
+            )
+        })
         .collect();
-    let mut out = Vec::new();
-    for &file in HOST_VECTOR_FILES {
-        let (_, vector) = parsed
-            .iter()
-            .find(|(f, _)| *f == file)
-            .unwrap_or_else(|| panic!("{file} is not a vector (tests/vectors/mod.rs FILES)"));
-        let mut vector = vector.clone();
-        for (index, step) in vector["steps"]
-            .as_array_mut()
-            .expect("steps")
-            .iter_mut()
-            .enumerate()
-        {
+    let mut out = String::from("{\n");
+    out += &format!(
+        "  \"generated\": {},\n",
+        line(&json!(
+            "by tests/hosts.rs from tests/vectors/ (SPOOL_HOST_VECTORS=PATH cargo test -p spool --test suite hosts::)"
+        ))
+    );
+    out += &format!("  \"variant_tags\": {},\n", line(&Value::Object(tags)));
+    out += "  \"vectors\": [\n";
+    for (n, (file, text)) in vectors::FILES.iter().enumerate() {
+        let vector: Value = serde_json::from_str(text).expect("vectors parse");
+        out += &format!(
+            "    {{\"file\": {}, \"vector\": {{\"name\": {}, \"description\": {}, \"steps\": [\n",
+            line(&json!(file)),
+            line(&vector["name"]),
+            line(&vector["description"])
+        );
+        let steps = vector["steps"].as_array().expect("steps");
+        for (index, step) in steps.iter().enumerate() {
+            let mut step = step.clone();
             let call = step["call"].take();
             let command: Command = serde_json::from_value(call.clone())
                 .unwrap_or_else(|e| panic!("{file} step {index}: {call} is no call: {e}"));
             step["call"] = serde_json::to_value(&command).expect("a call serializes");
+            let comma = if index + 1 < steps.len() { "," } else { "" };
+            out += &format!("      {}{comma}\n", line(&step));
         }
-        out.push(json!({ "file": file, "vector": vector }));
+        let comma = if n + 1 < vectors::FILES.len() {
+            ","
+        } else {
+            ""
+        };
+        out += &format!("    ]}}}}{comma}\n");
     }
-    json!({
-        "generated": "by tests/hosts.rs from tests/vectors/ (SPOOL_BLESS=1 cargo test -p spool --test suite hosts::)",
-        "vectors": out,
-    })
+    out + "  ]\n}\n"
+}
+
+/// Builds the vectors as the hosts under `tests/hosts/` read them (every call must parse
+/// as a `Command`); with `SPOOL_HOST_VECTORS=PATH`, writes them there (what
+/// `cargo xtask test-hosts` does before it runs the hosts).
+#[test]
+fn test_host_vectors_every_call_is_a_command() {
+    let vectors = host_vectors();
+    let parsed: Value = serde_json::from_str(&vectors).expect("the host vectors are JSON");
+    assert_eq!(
+        parsed["vectors"].as_array().map(Vec::len),
+        Some(vectors::FILES.len()),
+        "every vector is there"
+    );
+    if let Some(path) = std::env::var_os("SPOOL_HOST_VECTORS") {
+        // The one write asked for, like ts_table's bless.
+        #[allow(clippy::disallowed_methods)]
+        std::fs::write(&path, &vectors).expect("write SPOOL_HOST_VECTORS");
+    }
 }
 
 #[test]
-fn test_host_vectors_are_the_selected_vectors_as_the_core_reads_them() {
-    let want = serde_json::to_string_pretty(&host_vectors()).expect("JSON") + "\n";
-    if std::env::var_os("SPOOL_BLESS").is_some() {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/vectors.json");
-        // A write the developer asked for (SPOOL_BLESS), like ts_table's.
-        #[allow(clippy::disallowed_methods)]
-        std::fs::write(&path, &want).expect("write tests/hosts/vectors.json");
-        return;
-    }
-    assert!(
-        HOST_VECTORS == want,
-        "tests/hosts/vectors.json is stale: rerun with SPOOL_BLESS=1"
+fn test_variant_tags_name_every_api_variant_and_the_field_the_core_tags_it_in() {
+    use spool::provider_fork::Disposition;
+    use spool::provider_fork::capabilities::ProbeOutcome;
+    use spool::resume::rules::RoleStateChange;
+
+    let api = block(WIT, "interface api ");
+    let variants: Vec<&str> = api
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("variant "))
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let listed: Vec<&str> = VARIANT_TAGS.iter().map(|(v, _)| *v).collect();
+    assert_eq!(
+        variants, listed,
+        "VARIANT_TAGS lists every variant of the API, in order"
     );
+    let samples = [
+        (
+            "role-state-change",
+            serde_json::to_value(RoleStateChange::Keep),
+            "keep",
+        ),
+        (
+            "disposition",
+            serde_json::to_value(Disposition::Unknown {
+                error: "lost".into(),
+            }),
+            "unknown",
+        ),
+        (
+            "probe-outcome",
+            serde_json::to_value(ProbeOutcome::Failed {
+                error: "down".into(),
+            }),
+            "failed",
+        ),
+    ];
+    for (variant, value, case) in samples {
+        let value = value.expect("serializes");
+        let field = VARIANT_TAGS
+            .iter()
+            .find(|(v, _)| *v == variant)
+            .map(|(_, f)| *f)
+            .expect("listed");
+        assert_eq!(
+            value.get(field),
+            Some(&json!(case)),
+            "the core's JSON of a {variant} names its case in `{field}`: {value}"
+        );
+    }
 }

@@ -1,9 +1,10 @@
 //! The component in hosts that are not Spool's own: transpiled by jco and run in Node,
-//! and loaded by wasmtime-py. Each runs the scenario vectors `tests/hosts/vectors.json`
-//! holds (written by the core's `tests/hosts.rs`) against a storage of its own language,
-//! and prints the `test result: … N passed; M failed` line the tally reads.
+//! and loaded by wasmtime-py. Each runs every scenario vector, as the core's
+//! `tests/hosts.rs` writes them for hosts without the core's serde, against a storage of
+//! its own language, and prints the `test result: … N passed; M failed` line the tally
+//! reads.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::cmd::{Step, Tally, cargo, root};
 use crate::setup::{self, Toolchain};
@@ -39,8 +40,35 @@ fn export_component(toolchain: &Toolchain) -> Result<PathBuf, String> {
     Ok(component)
 }
 
+/// Writes the vectors as the hosts read them to `target/hosts/vectors.json` (the core's
+/// `tests/hosts.rs`, through `SPOOL_HOST_VECTORS`).
+fn write_vectors(toolchain: &Toolchain) -> Result<PathBuf, String> {
+    let path = out_dir().join("vectors.json");
+    let _ = std::fs::remove_file(&path);
+    let mut step = cargo(
+        toolchain,
+        &[
+            "test",
+            "--package",
+            "spool",
+            "--test",
+            "suite",
+            "hosts::test_host_vectors_every_call_is_a_command",
+        ],
+    );
+    step.env("SPOOL_HOST_VECTORS", &path);
+    step.run("write the scenario vectors as the hosts read them")?;
+    if !path.exists() {
+        return Err(format!(
+            "the vectors were not written to {}",
+            path.display()
+        ));
+    }
+    Ok(path)
+}
+
 /// The vectors through jco's transpilation of the component, in Node.
-fn node(component: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
+fn node(component: &Path, vectors: &Path, tally: &mut Tally) -> Result<(), String> {
     let jco = setup::ensure_jco()?;
     let transpiled = out_dir().join("jco");
     let _ = std::fs::remove_dir_all(&transpiled);
@@ -54,15 +82,17 @@ fn node(component: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
     Step::new("node")
         .arg(root().join("tests/hosts/node/vectors.mjs"))
         .arg(&transpiled)
+        .arg(vectors)
         .run_counting("the scenario vectors in Node (jco)", tally)
 }
 
 /// The vectors through wasmtime-py.
-fn python(component: &std::path::Path, tally: &mut Tally) -> Result<(), String> {
+fn python(component: &Path, vectors: &Path, tally: &mut Tally) -> Result<(), String> {
     let python = setup::ensure_wasmtime_py()?;
     Step::new(&python.to_string_lossy())
         .arg(root().join("tests/hosts/python/vectors.py"))
         .arg(component)
+        .arg(vectors)
         .run_counting("the scenario vectors in Python (wasmtime-py)", tally)
 }
 
@@ -70,6 +100,7 @@ fn python(component: &std::path::Path, tally: &mut Tally) -> Result<(), String> 
 /// (wasmtime-py), adding their counts to `tally`.
 pub(crate) fn run(toolchain: &Toolchain, tally: &mut Tally) -> Result<(), String> {
     let component = export_component(toolchain)?;
-    node(&component, tally)?;
-    python(&component, tally)
+    let vectors = write_vectors(toolchain)?;
+    node(&component, &vectors, tally)?;
+    python(&component, &vectors, tally)
 }

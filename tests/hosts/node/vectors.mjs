@@ -2,16 +2,17 @@
 // in Node, against an in-memory storage written here: the component proven in a host
 // that is not Spool's own.
 //
-//   node tests/hosts/node/vectors.mjs OUT_DIR
+//   node tests/hosts/node/vectors.mjs OUT_DIR VECTORS
 //
-// OUT_DIR holds `jco transpile spool.component.wasm --instantiation async -o OUT_DIR`.
+// OUT_DIR holds `jco transpile spool.component.wasm --instantiation async -o OUT_DIR`;
+// VECTORS is the file tests/hosts.rs writes (below). `cargo xtask test-hosts` runs it.
 // Prints one `test result: ok. N passed; M failed` line (the line `cargo xtask test`
 // counts); exits 1 when a vector fails.
 //
 // A vector's call is a `spool::Command` in the core's JSON; it reaches the component's
 // typed export through the WIT (wit/spool.wit, parsed below): each parameter converts by
 // its WIT type (records field by field, `u64` as BigInt, enums by case name, options as
-// `undefined`). The answer converts back the same way, then matches the vector's subset
+// `undefined`, a variant's case from the field `variant_tags` names). The answer converts back the same way, then matches the vector's subset
 // as tests/vectors/mod.rs matches it; a WIT `string` carrying JSON text (tool calls,
 // metadata) is compared as the JSON it holds when the vector expects JSON, not text.
 
@@ -21,9 +22,15 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "../../..");
 
-// The vectors, as tests/hosts.rs selects them and writes their calls (every default
-// spelled out, as the core reads them).
-const VECTORS = JSON.parse(readFileSync(join(root, "tests/hosts/vectors.json"), "utf8")).vectors;
+// The vectors as tests/hosts.rs writes them (`SPOOL_HOST_VECTORS=PATH cargo test -p
+// spool --test suite hosts::`): every call as the core reads it (each default spelled
+// out), and `variant_tags`: the field the core's JSON names each WIT variant's case in
+// (the WIT tags a variant outside its payload, the core's JSON inside the object).
+const HOST_VECTORS = process.argv[3]
+  ? JSON.parse(readFileSync(process.argv[3], "utf8"))
+  : { vectors: [], variant_tags: {} };
+const VECTORS = HOST_VECTORS.vectors;
+const VARIANT_TAGS = HOST_VECTORS.variant_tags;
 
 // ---------------------------------------------------------------- the WIT, parsed
 
@@ -152,7 +159,7 @@ const kebab = (name) => name.replace(/_/g, "-");
 /** A step the runner cannot express through the WIT (not a failure of the component). */
 class Unsupported extends Error {}
 
-export function converters(wit) {
+export function converters(wit, tags = VARIANT_TAGS) {
   const resolve = (ty) => {
     while (ty.kind === "name" && wit.types[ty.name]) {
       const named = wit.types[ty.name];
@@ -193,8 +200,17 @@ export function converters(wit) {
       case "enum":
         if (typeof value !== "string") throw new Unsupported(`${at}: expected a case name`);
         return kebab(value);
-      case "variant":
-        throw new Unsupported(`${at}: a ${ty.name} (WIT variant) is tagged differently in the core's JSON`);
+      case "variant": {
+        const field = tags[ty.name]?.field;
+        if (!field) throw new Unsupported(`${at}: no tag field for the variant ${ty.name}`);
+        if (value === null || typeof value !== "object") throw new Unsupported(`${at}: expected an object`);
+        const tag = kebab(String(value[field]));
+        const found = ty.cases.find(([c]) => c === tag);
+        if (!found) throw new Unsupported(`${at}/${field}: no case ${tag} in ${ty.name}`);
+        if (found[1] === null) return { tag };
+        const { [field]: _, ...rest } = value;
+        return { tag, val: toWit(found[1], rest, at) };
+      }
       case "name":
         switch (ty.name) {
           case "u64":
@@ -234,8 +250,10 @@ export function converters(wit) {
       case "enum":
         return snake(value);
       case "variant": {
+        // As the core's JSON has it: the case's name in the tag field, beside its fields.
         const [, cty] = ty.cases.find(([c]) => c === value.tag);
-        return cty === null ? snake(value.tag) : { [snake(value.tag)]: fromWit(cty, value.val) };
+        const out = { [tags[ty.name].field]: snake(value.tag) };
+        return cty === null ? out : Object.assign(out, fromWit(cty, value.val));
       }
       case "name":
         return typeof value === "bigint" ? Number(value) : value;
@@ -456,15 +474,15 @@ export async function runVector(outDir, wit, conv, vector) {
 
 async function main() {
   const outDir = process.argv[2];
-  if (!outDir) {
-    console.error("usage: node tests/hosts/node/vectors.mjs OUT_DIR (jco transpile's output)");
+  if (!outDir || !process.argv[3]) {
+    console.error("usage: node tests/hosts/node/vectors.mjs OUT_DIR VECTORS (jco transpile's output, the host vectors)");
     process.exit(2);
   }
   const wit = parseWit(readFileSync(join(root, "wit/spool.wit"), "utf8"));
   const conv = converters(wit);
   let passed = 0;
   let failed = 0;
-  if (VECTORS.length === 0) throw new Error("tests/hosts/vectors.json lists no vector");
+  if (VECTORS.length === 0) throw new Error(`${process.argv[3]} lists no vector`);
   for (const { vector } of VECTORS) {
     try {
       await runVector(outDir, wit, conv, vector);

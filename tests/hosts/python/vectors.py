@@ -2,17 +2,19 @@
 written here (a dict per workspace, keys kept sorted): the component proven in a host
 that is not Spool's own.
 
-    python tests/hosts/python/vectors.py spool.component.wasm
+    python tests/hosts/python/vectors.py spool.component.wasm VECTORS
 
-Runs the vectors tests/hosts/vectors.json holds (written by the core's tests/hosts.rs:
-every call as the core reads it), plus what the vectors cannot say: a `get` that fails
+Runs the vectors the file VECTORS holds (written by the core's tests/hosts.rs with
+`SPOOL_HOST_VECTORS=VECTORS cargo test -p spool --test suite hosts::`: every call as the
+core reads it; `cargo xtask test-hosts` does both), plus what the vectors cannot say: a `get` that fails
 comes back as a typed `storage` error, not a trap. Prints one
 `test result: ok. N passed; M failed` line (what `cargo xtask test` counts); exits 1
 when a test fails.
 
 A vector's call is a `spool::Command` in the core's JSON; each parameter of its typed
 export converts by the WIT type wasmtime-py reports for it (records field by field,
-enums by case name, options as None), and the answer converts back the same way before
+enums by case name, options as None, a variant's case from the field `variant_tags`
+names), and the answer converts back the same way before
 it matches the vector's subset as tests/vectors/mod.rs matches it. A WIT `string`
 carrying JSON text is compared as the JSON it holds when the vector expects JSON, and a
 record the core's JSON flattens into its parent (`branch-info`) is matched where the
@@ -73,6 +75,19 @@ class Unsupported(Exception):
 
 # ---------------------------------------------------------------- core JSON <-> WIT values
 
+# The field the core's JSON names each WIT variant's case in (the WIT tags a variant
+# outside its payload, the core's JSON inside the object), with its cases: set by main.
+VARIANT_TAGS = {}
+
+
+def variant_field(ty):
+    """The tag field of the variant `ty`, known by its cases (wasmtime-py gives no name)."""
+    names = [name for name, _ in ty.cases]
+    for tag in VARIANT_TAGS.values():
+        if tag["cases"] == names:
+            return tag["field"]
+    raise Unsupported(f"no tag field for the variant with cases {sorted(names)}")
+
 
 def zero(ty):
     """What the core's JSON leaves out: a field at its zero value (0, false, empty)."""
@@ -111,7 +126,15 @@ def to_wit(ty, value, at):
             raise Unsupported(f"{at}: expected a case name, got {value!r}")
         return kebab(value)
     if isinstance(ty, VariantType):
-        raise Unsupported(f"{at}: a WIT variant, tagged differently in the core's JSON")
+        # The core's JSON names the case in a field of the object (VARIANT_TAGS).
+        field, cases = variant_field(ty), dict(ty.cases)
+        if not isinstance(value, dict) or kebab(str(value.get(field))) not in cases:
+            raise Unsupported(f"{at}: expected an object naming a case in `{field}`, got {value!r}")
+        tag = kebab(value[field])
+        if cases[tag] is None:
+            return Variant(tag)
+        rest = {k: v for k, v in value.items() if k != field}
+        return Variant(tag, to_wit(cases[tag], rest, at))
     if isinstance(ty, String):
         # Free-form JSON crosses as JSON text.
         return value if isinstance(value, str) else json.dumps(value)
@@ -136,10 +159,12 @@ def from_wit(ty, value):
     if isinstance(ty, EnumType):
         return snake(value)
     if isinstance(ty, VariantType):
+        # As the core's JSON has it: the case's name in the tag field, beside its fields.
+        out = {variant_field(ty): snake(value.tag)}
         payload = dict(ty.cases)[value.tag]
-        if payload is None:
-            return snake(value.tag)
-        return {snake(value.tag): from_wit(payload, value.payload)}
+        if payload is not None:
+            out.update(from_wit(payload, value.payload))
+        return out
     return value
 
 
@@ -412,13 +437,15 @@ def test_failing_get_is_a_typed_storage_error(host):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: vectors.py spool.component.wasm", file=sys.stderr)
+    if len(sys.argv) != 3:
+        print("usage: vectors.py spool.component.wasm VECTORS", file=sys.stderr)
         sys.exit(2)
     host = Host(sys.argv[1])
-    vectors = json.loads((ROOT / "tests/hosts/vectors.json").read_text())["vectors"]
+    data = json.loads(Path(sys.argv[2]).read_text())
+    VARIANT_TAGS.update(data["variant_tags"])
+    vectors = data["vectors"]
     if not vectors:
-        raise SystemExit("tests/hosts/vectors.json lists no vector")
+        raise SystemExit(f"{sys.argv[2]} lists no vector")
     tests = [(v["vector"]["name"], lambda v=v: run_vector(host, v["vector"])) for v in vectors]
     tests.append(("test_failing_get_is_a_typed_storage_error", lambda: test_failing_get_is_a_typed_storage_error(host)))
     passed = failed = 0
