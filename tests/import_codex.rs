@@ -19,8 +19,9 @@ const ROLLOUT: &str = include_str!(
     "fixtures/import/codex/2025/10/17/rollout-2025-10-17T05-50-00-0199f0a1-7c2e-7d40-9b1a-5e6f7a8b9c0d.jsonl"
 );
 const LEGACY: &str = include_str!("fixtures/import/codex-legacy.jsonl");
+const TOKEN_FIRST: &str = include_str!("fixtures/import/codex-shapes/token-count-first.jsonl");
 
-const ALL: [(&str, &str); 10] = [
+const ALL: [(&str, &str); 11] = [
     ("desktop-prompts", DESKTOP),
     ("images", IMAGES),
     ("reasoning", REASONING),
@@ -31,6 +32,7 @@ const ALL: [(&str, &str); 10] = [
     ("tool-failures", FAILURES),
     ("rollout", ROLLOUT),
     ("legacy", LEGACY),
+    ("token-count-first", TOKEN_FIRST),
 ];
 
 fn entries(log: &ImportedLog) -> &[ImportedEntry] {
@@ -362,7 +364,7 @@ fn fixture_usage(text: &str) -> (u64, u64, u64) {
 
 #[test]
 fn test_cached_input_tokens_are_cache_reads_and_not_input() {
-    for text in [CACHE, COMPACTION] {
+    for text in [CACHE, COMPACTION, TOKEN_FIRST] {
         let log = import::parse_codex(text);
         let usages: Vec<&spool::TurnUsage> = entries(&log)
             .iter()
@@ -412,6 +414,83 @@ fn test_cached_input_tokens_are_cache_reads_and_not_input() {
         ),
         (input, cache_read, output)
     );
+}
+
+/// Codex 0.5x writes a request's `token_count` before the request's items, and an
+/// automatic compaction's request writes one and no item: every count is imported, on
+/// the first assistant (or summary) entry of its request.
+#[test]
+fn test_a_token_count_written_before_its_items_goes_on_the_entries_after_it() {
+    let log = import::parse_codex(TOKEN_FIRST);
+    let all = entries(&log);
+    let fixture = lines(TOKEN_FIRST);
+    // Each counted request (a new running total): its line and its uncached input.
+    let mut counts: Vec<(u64, u64)> = Vec::new();
+    let mut previous = None;
+    for (number, line) in &fixture {
+        let info = &line["payload"]["info"];
+        if line["payload"]["type"] != "token_count" || info.is_null() {
+            continue;
+        }
+        if previous.as_ref() == Some(&info["total_token_usage"]) {
+            continue;
+        }
+        previous = Some(info["total_token_usage"].clone());
+        let last = &info["last_token_usage"];
+        let n = |k: &str| last[k].as_u64().expect(k);
+        counts.push((*number, n("input_tokens") - n("cached_input_tokens")));
+    }
+    assert_eq!(counts.len(), 5);
+    // Where each count went: the first entry after its line that can hold usage.
+    let holders: Vec<(u64, u64)> = all
+        .iter()
+        .filter_map(|e| e.turn_usage.as_ref().map(|u| (line_of(e), u.input_tokens)))
+        .collect();
+    let expected: Vec<(u64, u64)> = counts
+        .iter()
+        .map(|(at, input)| {
+            let holder = all
+                .iter()
+                .find(|e| {
+                    line_of(e) > *at
+                        && (e.role == Role::Assistant || e.kind == Some(EntryKind::Summary))
+                })
+                .expect("an entry after the count");
+            (line_of(holder), *input)
+        })
+        .collect();
+    assert_eq!(holders, expected);
+    let summary = all
+        .iter()
+        .find(|e| e.kind == Some(EntryKind::Summary))
+        .expect("the compaction");
+    assert!(
+        summary.turn_usage.is_some(),
+        "the compaction request's usage"
+    );
+    let input: u64 = holders.iter().map(|(_, i)| i).sum();
+    assert_eq!(input, 71_933);
+    // The repeated running total is counted, not applied again.
+    assert_eq!(log.skipped.get("event_msg:token_count"), Some(&1));
+    // A count that no entry follows has nothing to go on: counted, not imported.
+    let cut = fixture
+        .iter()
+        .rfind(|(_, l)| l["type"] == "compacted")
+        .expect("a compaction")
+        .0;
+    let head: String = TOKEN_FIRST
+        .lines()
+        .take(cut as usize - 1)
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let head = import::parse_codex(&head);
+    assert_eq!(head.skipped.get("event_msg:token_count"), Some(&1));
+    let imported: u64 = entries(&head)
+        .iter()
+        .filter_map(|e| e.turn_usage.as_ref())
+        .map(|u| u.input_tokens)
+        .sum();
+    assert_eq!(imported, counts[..3].iter().map(|(_, i)| i).sum::<u64>());
 }
 
 #[test]

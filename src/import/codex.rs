@@ -109,6 +109,10 @@ pub(super) struct Carry {
     /// `token_count` puts its usage on it and imports it again (an import updates the
     /// usage of an entry it already holds).
     held: Option<ImportedEntry>,
+    /// Usage a `token_count` reported before any entry of its request: the next
+    /// assistant or summary entry's.
+    #[serde(default)]
+    pending: Option<TurnUsage>,
 }
 
 impl Default for Carry {
@@ -121,6 +125,7 @@ impl Default for Carry {
             open_calls: Vec::new(),
             last_message_id: None,
             held: None,
+            pending: None,
         }
     }
 }
@@ -138,14 +143,19 @@ struct Rollout {
 
 /// Parses a Codex rollout.
 pub fn parse_codex(text: &str) -> ImportedLog {
-    parse_codex_slice(&mut Carry::default(), 0, text)
+    parse_codex_slice(&mut Carry::default(), 0, text, true)
 }
 
 /// Parses the lines of `text`, numbered from `first_line + 1`, continuing from `carry`
 /// (left as the next slice needs it). `text` ends with a newline unless it ends the
-/// rollout. The session holds this slice's entries (and an earlier one's entry whose
-/// usage this slice reported); it is listed when it has any.
-pub(super) fn parse_codex_slice(carry: &mut Carry, first_line: u64, text: &str) -> ImportedLog {
+/// rollout (`last`). The session holds this slice's entries (and an earlier one's entry
+/// whose usage this slice reported); it is listed when it has any.
+pub(super) fn parse_codex_slice(
+    carry: &mut Carry,
+    first_line: u64,
+    text: &str,
+    last: bool,
+) -> ImportedLog {
     let mut r = Rollout {
         log: ImportedLog::new(ImportFormat::Codex),
         carry: std::mem::take(carry),
@@ -165,6 +175,10 @@ pub(super) fn parse_codex_slice(carry: &mut Carry, first_line: u64, text: &str) 
     } = r;
     if let Some(i) = usage_target {
         kept.held = entries.get(i).cloned();
+    }
+    if last && kept.pending.take().is_some() {
+        // Usage reported after the last entry: nothing to put it on.
+        log.skip("event_msg:token_count");
     }
     let mut session = kept.session.clone();
     if session.provider_session_id.is_empty() {
@@ -207,6 +221,9 @@ impl Rollout {
                 if let Some(model) = str_field(payload, "model") {
                     self.carry.session.model = Some(model.to_owned());
                 }
+                // A model request begins: earlier entries are an earlier request's.
+                self.usage_target = None;
+                self.carry.held = None;
                 self.log.skip("turn_context");
             }
             "response_item" => self.response_item(number, payload, at),
@@ -496,7 +513,16 @@ impl Rollout {
             self.log.repeated += 1;
             self.usage_target = None;
         } else {
-            self.log.skip("event_msg:token_count");
+            // The request's entries come after it (or it made none): the next one's.
+            self.carry.pending = Some(match self.carry.pending.take() {
+                Some(before) => TurnUsage {
+                    input_tokens: before.input_tokens.saturating_add(u.input_tokens),
+                    output_tokens: before.output_tokens.saturating_add(u.output_tokens),
+                    cache_read_tokens: before.cache_read_tokens.saturating_add(u.cache_read_tokens),
+                    ..u
+                },
+                None => u,
+            });
         }
     }
 
@@ -518,8 +544,11 @@ impl Rollout {
         };
         entry.parent_message_id = self.carry.last_message_id.clone();
         self.carry.last_message_id = Some(entry.message_id.clone());
+        if entry.role == Role::Assistant || entry.kind == Some(EntryKind::Summary) {
+            entry.turn_usage = self.carry.pending.take();
+        }
         if entry.role == Role::Assistant {
-            self.usage_target = Some(self.entries.len());
+            self.usage_target = entry.turn_usage.is_none().then_some(self.entries.len());
             self.carry.held = None;
         }
         if matches!(entry.role, Role::Assistant | Role::Tool) {

@@ -462,7 +462,7 @@ pub fn parse_slice(
     let log = match format {
         ImportFormat::Codex => {
             let carry = cursor.codex.get_or_insert_with(Default::default);
-            codex::parse_codex_slice(carry, cursor.lines, text)
+            codex::parse_codex_slice(carry, cursor.lines, text, last)
         }
         _ => {
             let carry = cursor.claude.get_or_insert_with(Default::default);
