@@ -20,6 +20,7 @@
 
 mod claude;
 mod codex;
+mod pi;
 mod plan;
 mod restore;
 mod spool;
@@ -37,6 +38,7 @@ use crate::types::{Attachment, BranchLineage, EntryKind, Role, Session, ToolStat
 
 pub use claude::{SpawnCalls, link_sub_agents, parse_claude_code, parse_claude_code_files};
 pub use codex::parse_codex;
+pub use pi::parse_pi;
 pub use plan::{ImportPlan, MAX_PROVIDER_ID_BYTES, PlannedLink, PlannedSession, plan, session_key};
 pub use spool::parse_spool;
 pub use time::parse_rfc3339_ms;
@@ -84,6 +86,8 @@ pub enum ImportFormat {
     Codex,
     /// Spool's own export (`spool export KEY`): a header, the entries, the summaries.
     Spool,
+    /// pi coding agent session JSONL (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`).
+    Pi,
 }
 
 impl ImportFormat {
@@ -93,6 +97,7 @@ impl ImportFormat {
             ImportFormat::ClaudeCode => "claude_code",
             ImportFormat::Codex => "codex",
             ImportFormat::Spool => "spool",
+            ImportFormat::Pi => "pi",
         }
     }
 }
@@ -103,6 +108,7 @@ pub fn parse(format: ImportFormat, text: &str) -> ImportedLog {
         ImportFormat::ClaudeCode => parse_claude_code(text),
         ImportFormat::Codex => parse_codex(text),
         ImportFormat::Spool => parse_spool(text),
+        ImportFormat::Pi => parse_pi(text),
     }
 }
 

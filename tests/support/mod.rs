@@ -2,6 +2,7 @@
 //! core's integration tests.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod growing;
 pub mod rich_turn;
 pub mod slices;
 
