@@ -26,6 +26,7 @@ mod hosts;
 mod import;
 mod import_claude;
 mod import_codex;
+mod import_gemini;
 mod import_pi;
 mod import_spool;
 mod key_tags;

@@ -20,6 +20,7 @@
 
 mod claude;
 mod codex;
+mod gemini;
 mod pi;
 mod plan;
 mod restore;
@@ -38,6 +39,7 @@ use crate::types::{Attachment, BranchLineage, EntryKind, Role, Session, ToolStat
 
 pub use claude::{SpawnCalls, link_sub_agents, parse_claude_code, parse_claude_code_files};
 pub use codex::parse_codex;
+pub use gemini::parse_gemini;
 pub use pi::parse_pi;
 pub use plan::{ImportPlan, MAX_PROVIDER_ID_BYTES, PlannedLink, PlannedSession, plan, session_key};
 pub use spool::parse_spool;
@@ -88,6 +90,9 @@ pub enum ImportFormat {
     Spool,
     /// pi coding agent session JSONL (`~/.pi/agent/sessions/--<cwd>--/<time>_<id>.jsonl`).
     Pi,
+    /// Gemini CLI session, a JSON document or JSON Lines
+    /// (`~/.gemini/tmp/<project hash>/chats/session-….json[l]`).
+    Gemini,
 }
 
 impl ImportFormat {
@@ -98,6 +103,7 @@ impl ImportFormat {
             ImportFormat::Codex => "codex",
             ImportFormat::Spool => "spool",
             ImportFormat::Pi => "pi",
+            ImportFormat::Gemini => "gemini",
         }
     }
 }
@@ -109,6 +115,7 @@ pub fn parse(format: ImportFormat, text: &str) -> ImportedLog {
         ImportFormat::Codex => parse_codex(text),
         ImportFormat::Spool => parse_spool(text),
         ImportFormat::Pi => parse_pi(text),
+        ImportFormat::Gemini => parse_gemini(text),
     }
 }
 
