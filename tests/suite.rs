@@ -27,6 +27,7 @@ mod import;
 mod import_claude;
 mod import_codex;
 mod import_gemini;
+mod import_opencode;
 mod import_pi;
 mod import_spool;
 mod key_tags;

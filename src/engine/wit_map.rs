@@ -339,7 +339,7 @@ macro_rules! wit_map {
             key, session_id, forked_from, lifecycle_capabilities, latest_turn, active_turn,
         });
         $crate::wit_map!(@record $crate::provider_fork::capabilities::Projection => Projection { sessions, probes });
-        $crate::wit_map!(@enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex, Spool, Pi, Gemini });
+        $crate::wit_map!(@enum $crate::import::ImportFormat => ImportFormat { ClaudeCode, Codex, Spool, Pi, Gemini, Opencode });
         $crate::wit_map!(@record $crate::import::ImportedEntry => ImportedEntry {
             message_id, parent_message_id, role, content, created_at, tool_calls as json,
             tool_call_id, turn_usage, tool_status, reasoning, attachments, kind,

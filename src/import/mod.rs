@@ -21,6 +21,7 @@
 mod claude;
 mod codex;
 mod gemini;
+mod opencode;
 mod pi;
 mod plan;
 mod restore;
@@ -40,6 +41,7 @@ use crate::types::{Attachment, BranchLineage, EntryKind, Role, Session, ToolStat
 pub use claude::{SpawnCalls, link_sub_agents, parse_claude_code, parse_claude_code_files};
 pub use codex::parse_codex;
 pub use gemini::parse_gemini;
+pub use opencode::parse_opencode;
 pub use pi::parse_pi;
 pub use plan::{ImportPlan, MAX_PROVIDER_ID_BYTES, PlannedLink, PlannedSession, plan, session_key};
 pub use spool::parse_spool;
@@ -93,6 +95,10 @@ pub enum ImportFormat {
     /// Gemini CLI session, a JSON document or JSON Lines
     /// (`~/.gemini/tmp/<project hash>/chats/session-….json[l]`).
     Gemini,
+    /// An opencode session as one JSON document, `{info, messages: [{info, parts}]}`
+    /// (what `opencode export` prints; the CLI builds it from opencode's SQLite
+    /// database or its older JSON files).
+    Opencode,
 }
 
 impl ImportFormat {
@@ -104,6 +110,7 @@ impl ImportFormat {
             ImportFormat::Spool => "spool",
             ImportFormat::Pi => "pi",
             ImportFormat::Gemini => "gemini",
+            ImportFormat::Opencode => "opencode",
         }
     }
 }
@@ -116,6 +123,7 @@ pub fn parse(format: ImportFormat, text: &str) -> ImportedLog {
         ImportFormat::Spool => parse_spool(text),
         ImportFormat::Pi => parse_pi(text),
         ImportFormat::Gemini => parse_gemini(text),
+        ImportFormat::Opencode => parse_opencode(text),
     }
 }
 

@@ -449,7 +449,7 @@ export interface ProjectedSession {
 /** A fork projection and the probes it still needs. */
 export interface Projection { sessions: ProjectedSession[]; probes: ProbeRequest[]; }
 /** Which agent wrote a log. */
-export type ImportFormat = "claude_code" | "codex" | "spool" | "pi" | "gemini";
+export type ImportFormat = "claude_code" | "codex" | "spool" | "pi" | "gemini" | "opencode";
 /** One transcript entry read from a log. */
 export interface ImportedEntry {
   message_id: string; parent_message_id: string | null; role: Role; content: string;
