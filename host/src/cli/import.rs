@@ -1,15 +1,20 @@
-//! `spool import claude-code|codex|spool PATH…`: import real agent transcripts, or
-//! Spool's own exports (each under its exported key, see [`spool::import::parse_spool`]).
+//! `spool import claude-code|codex|pi|gemini|opencode|spool PATH…`: import real agent
+//! transcripts, or Spool's own exports (each under its exported key, see
+//! [`spool::import::parse_spool`]).
 //!
 //! The host only finds, reads and slices files and prints what happened; parsing (which
 //! lines become which entries, branches, cut-off tails) and writing (idempotence by
 //! message id, run rows, thread bindings) are the core's, through the component's
 //! `parse-import` and `import-session`.
 //!
-//! - A PATH is a file, or a directory searched recursively for `*.jsonl` (symlinked
+//! - A PATH is a file, or a directory searched recursively for `*.jsonl` (Gemini CLI:
+//!   `*.json` and `*.jsonl` under a `chats` directory or named `session-*`; symlinked
 //!   directories are not followed); files are imported in PATH order, each directory's
 //!   files in path order and then its subdirectories, sub-agent logs (`agent-*.jsonl`,
-//!   `subagents/`) last, each file once.
+//!   `subagents/`) last, each file once. For opencode a PATH is its database, its
+//!   JSON files' `storage` directory, its data directory holding either, or a document
+//!   `opencode export` printed ([`super::import_opencode`]); each session is reported
+//!   as a file (`<database>#<session id>` for the database).
 //! - Which key each parsed session goes under and how it joins another is the core's
 //!   plan ([`spool::import::plan`]), the same in the browser.
 //! - A Spool export is written under its exported key (one without a header, written
@@ -50,10 +55,10 @@ use spool_host::{BranchOptions, Durability, Error, Spool};
 use crate::cli::lifecycle::plural;
 use crate::cli::print_json;
 
-/// The largest log file read whole (a Spool export): its whole text crosses into the
-/// component, which holds it, the parsed lines and the resulting JSON at once (about
-/// five times the file). Codex rollouts and Claude Code logs are read a slice at a time
-/// and have no limit.
+/// The largest log file read whole (a Spool export, a pi, Gemini CLI or opencode
+/// session): its whole text crosses into the component, which holds it, the parsed
+/// lines and the resulting JSON at once (about five times the file). Codex rollouts and
+/// Claude Code logs are read a slice at a time and have no limit.
 pub(crate) const MAX_FILE_BYTES: u64 = 128 * 1024 * 1024;
 
 /// The bytes of whole lines one slice of a streamed log holds (a longer line is read
@@ -71,6 +76,18 @@ pub(crate) enum ImportCommand {
     ClaudeCode(ImportArgs),
     /// Import Codex rollouts (`~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl`).
     Codex(ImportArgs),
+    /// Import pi coding agent sessions (`~/.pi/agent/sessions/--<cwd>--/*.jsonl`); a
+    /// return to an earlier point of a session's tree is a branch session.
+    Pi(ImportArgs),
+    /// Import Gemini CLI sessions (`~/.gemini/tmp/<project hash>/chats/session-*.json`
+    /// or `.jsonl`); a rewind is a branch session.
+    Gemini(ImportArgs),
+    /// Import opencode sessions: its database (`~/.local/share/opencode/opencode.db`,
+    /// opencode 1.2 and later, read-only), its older JSON files
+    /// (`~/.local/share/opencode/storage/`), its data directory holding either, or
+    /// documents `opencode export SESSION` printed. A sub-agent's session is a child of
+    /// the session that spawned it.
+    Opencode(ImportArgs),
     /// Import Spool's own exports (`spool export KEY --out FILE`), each under its
     /// exported key.
     Spool(ImportArgs),
@@ -79,7 +96,8 @@ pub(crate) enum ImportCommand {
 /// The files to import and the output format.
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
-    /// A `.jsonl` log, or a directory searched recursively for `*.jsonl`.
+    /// A log file, or a directory searched recursively for logs (`*.jsonl`; Gemini CLI
+    /// `session-*.json` too; for opencode, its database or data directory).
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// Print the report as JSON.
@@ -222,6 +240,9 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
     let (format, args) = match command {
         ImportCommand::ClaudeCode(args) => (ImportFormat::ClaudeCode, args),
         ImportCommand::Codex(args) => (ImportFormat::Codex, args),
+        ImportCommand::Pi(args) => (ImportFormat::Pi, args),
+        ImportCommand::Gemini(args) => (ImportFormat::Gemini, args),
+        ImportCommand::Opencode(args) => (ImportFormat::Opencode, args),
         ImportCommand::Spool(args) => (ImportFormat::Spool, args),
     };
     let progress = std::io::stderr().is_terminal();
@@ -229,9 +250,37 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
     // files read after them.
     let mut spawn_calls = SpawnCalls::default();
     let mut files = Vec::new();
-    for (path, found) in find_files(&args.paths) {
+    let found: Vec<(PathBuf, Result<Option<String>, Error>)> = if format == ImportFormat::Opencode {
+        args.paths
+            .iter()
+            .flat_map(|p| crate::cli::import_opencode::find(p))
+            .map(|f| (f.path, f.document.map(Some)))
+            .collect()
+    } else {
+        find_files(format, &args.paths)
+            .into_iter()
+            .map(|(path, found)| (path, found.map(|()| None)))
+            .collect()
+    };
+    for (path, found) in found {
         let report = match found {
-            Ok(()) => import_file(spool, format, &path, progress, &mut spawn_calls),
+            Ok(None) => import_file(spool, format, &path, progress, &mut spawn_calls),
+            Ok(Some(document)) => {
+                let mut report = FileReport {
+                    path: path.clone(),
+                    ..FileReport::default()
+                };
+                import_text(
+                    spool,
+                    format,
+                    &path,
+                    &document,
+                    progress,
+                    &mut spawn_calls,
+                    &mut report,
+                );
+                report
+            }
             Err(e) => FileReport {
                 path,
                 error: Some(Failure::from(&e)),
@@ -275,12 +324,12 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
 
 /// The files under `paths`, in a deterministic order, each once; a path that cannot be
 /// read comes with its error.
-fn find_files(paths: &[PathBuf]) -> Vec<(PathBuf, Result<(), Error>)> {
+fn find_files(format: ImportFormat, paths: &[PathBuf]) -> Vec<(PathBuf, Result<(), Error>)> {
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     for path in paths {
         match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => walk(path, &mut out, &mut seen),
+            Ok(meta) if meta.is_dir() => walk(format, path, &mut out, &mut seen),
             Ok(_) => {
                 if seen.insert(path.clone()) {
                     out.push((path.clone(), Ok(())));
@@ -292,8 +341,28 @@ fn find_files(paths: &[PathBuf]) -> Vec<(PathBuf, Result<(), Error>)> {
     out
 }
 
-/// Appends the `*.jsonl` files under `dir`, sorted by path, recursively.
-fn walk(dir: &Path, out: &mut Vec<(PathBuf, Result<(), Error>)>, seen: &mut BTreeSet<PathBuf>) {
+/// Whether a file found under a directory is a log of `format`: `*.jsonl`, and for
+/// Gemini CLI `*.json` or `*.jsonl` under a `chats` directory or named `session-*`.
+fn is_log(format: ImportFormat, path: &Path) -> bool {
+    let ext = path.extension().and_then(|e| e.to_str());
+    if format != ImportFormat::Gemini {
+        return ext == Some("jsonl");
+    }
+    let named = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("session-"));
+    let in_chats = path.components().any(|c| c.as_os_str() == "chats");
+    matches!(ext, Some("json" | "jsonl")) && (named || in_chats)
+}
+
+/// Appends the log files under `dir` ([`is_log`]), sorted by path, recursively.
+fn walk(
+    format: ImportFormat,
+    dir: &Path,
+    out: &mut Vec<(PathBuf, Result<(), Error>)>,
+    seen: &mut BTreeSet<PathBuf>,
+) {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(source) => {
@@ -308,8 +377,7 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, Result<(), Error>)>, seen: &mut BTre
                 let path = entry.path();
                 // A symlink is followed to a file, never into a directory.
                 let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-                let jsonl = path.extension().is_some_and(|e| e == "jsonl");
-                if is_dir || (jsonl && path.is_file()) {
+                if is_dir || (is_log(format, &path) && path.is_file()) {
                     found.push((path, is_dir));
                 }
             }
@@ -322,7 +390,7 @@ fn walk(dir: &Path, out: &mut Vec<(PathBuf, Result<(), Error>)>, seen: &mut BTre
     found.sort_by_key(|(path, is_dir)| (is_sub_agent_log(path), *is_dir, path.clone()));
     for (path, is_dir) in found {
         if is_dir {
-            walk(&path, out, seen);
+            walk(format, &path, out, seen);
         } else if seen.insert(path.clone()) {
             out.push((path, Ok(())));
         }
@@ -351,7 +419,7 @@ fn io_error(path: &Path, source: std::io::Error) -> Error {
 /// Reads `path` (at most [`MAX_FILE_BYTES`]); bytes that are not UTF-8 (e.g. a
 /// character cut by an interrupted write) are replaced. Returns the text and whether
 /// anything was replaced.
-fn read_log(path: &Path) -> Result<(String, bool), Error> {
+pub(crate) fn read_log(path: &Path) -> Result<(String, bool), Error> {
     let file = std::fs::File::open(path).map_err(|e| io_error(path, e))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
@@ -390,15 +458,40 @@ fn import_file(
         }
         return report;
     }
-    let parsed = read_log(path).and_then(|(text, lossy)| {
-        report.lossy_utf8 = lossy;
-        spool.parse_import(format, &text)
-    });
-    let mut log = match parsed {
+    match read_log(path) {
+        Ok((text, lossy)) => {
+            report.lossy_utf8 = lossy;
+            import_text(
+                spool,
+                format,
+                path,
+                &text,
+                progress,
+                spawn_calls,
+                &mut report,
+            );
+        }
+        Err(e) => report.error = Some(Failure::from(&e)),
+    }
+    report
+}
+
+/// Parses `text`, a whole log of `format` read from `path`, and imports its sessions,
+/// reporting in `report`.
+fn import_text(
+    spool: &mut Spool,
+    format: ImportFormat,
+    path: &Path,
+    text: &str,
+    progress: bool,
+    spawn_calls: &mut SpawnCalls,
+    report: &mut FileReport,
+) {
+    let mut log = match spool.parse_import(format, text) {
         Ok(log) => log,
         Err(e) => {
             report.error = Some(Failure::from(&e));
-            return report;
+            return;
         }
     };
     if format == ImportFormat::ClaudeCode {
@@ -431,7 +524,6 @@ fn import_file(
             .push(import_one(spool, format, planned, &bar));
     }
     bar.finish_and_clear();
-    report
 }
 
 /// Imports a log that [`streams`](spool::import::streams) a slice of whole lines at a

@@ -39,6 +39,7 @@ mod thread;
 // Importers and export (issue 7).
 mod export;
 mod import;
+mod import_opencode;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -133,6 +134,7 @@ Examples:
   spool resume select --agent codex --project p1  which thread a new task resumes
   spool import claude-code ~/.claude/projects/-home-me-myproject/
   spool import codex ~/.codex/sessions/
+  spool import pi ~/.pi/agent/sessions/          also: gemini ~/.gemini/tmp/, opencode ~/.local/share/opencode/
   spool export agent:main:main --out session.jsonl   then: spool import spool session.jsonl
   spool export agent:main:main --format markdown > transcript.md
   spool --db ~/agents.db --workspace team list --json
@@ -471,9 +473,10 @@ enum Command {
         #[arg(value_name = "JSON", value_parser = parse_call)]
         command: Call,
     },
-    /// Import Claude Code session logs, Codex rollouts or Spool's own exports:
-    /// `claude-code PATH…`, `codex PATH…`, `spool PATH…` (files, or directories searched
-    /// recursively for `*.jsonl`).
+    /// Import agent session logs or Spool's own exports: `claude-code PATH…` (Claude
+    /// Code), `codex PATH…` (Codex rollouts), `pi PATH…` (pi coding agent), `gemini
+    /// PATH…` (Gemini CLI), `opencode PATH…` (its database, JSON files or exports),
+    /// `spool PATH…` (files, or directories searched recursively for logs).
     ///
     /// Each session goes under `import:<agent>:<provider session id>` (an export under
     /// its exported key); importing again adds only new entries. Exit status 1 when a

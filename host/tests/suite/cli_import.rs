@@ -1,7 +1,8 @@
-//! `spool import claude-code|codex` and `spool export` on the importer fixtures: human
-//! and JSON reports, idempotent re-import, a cut-off log, unreadable paths, branch
-//! sessions linked to their parent, resume selection of an imported Codex thread, and
-//! the export of a compacted session.
+//! `spool import claude-code|codex|pi|gemini|opencode` and `spool export` on the
+//! importer fixtures: human and JSON reports, idempotent re-import, a cut-off log,
+//! unreadable paths, branch sessions linked to their parent, resume selection of an
+//! imported Codex thread, opencode's database and JSON files, and the export of a
+//! compacted session.
 
 use std::path::{Path, PathBuf};
 
@@ -356,7 +357,7 @@ fn test_an_unreadable_path_fails_with_exit_1_and_the_rest_is_still_imported() {
     );
     assert_eq!(report["summary"]["files"], 0);
     usage_error(&db, &["import", "codex"]);
-    usage_error(&db, &["import", "gemini", "x.jsonl"]);
+    usage_error(&db, &["import", "aider", "x.jsonl"]);
 }
 
 #[test]
@@ -771,4 +772,289 @@ fn test_a_streamed_import_killed_mid_file_then_run_again_completes_it() {
         .sum();
     assert!(resumed > 0, "the killed import had written some: {again}");
     assert_stored_as_parsed(&db, &whole);
+}
+
+/// `(key, entries imported)` of every session a `--json` report lists.
+fn imported(report: &Value) -> Vec<(String, u64)> {
+    report["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .flat_map(|f| f["sessions"].as_array().expect("sessions"))
+        .map(|s| {
+            (
+                s["key"].as_str().expect("key").to_owned(),
+                s["imported"].as_u64().expect("imported"),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn test_import_pi_and_gemini_directories_link_their_branches() {
+    let (_dir, db) = temp_db();
+    let pi = ok_json(&db, &["import", "pi", &fixture("pi"), "--json"]);
+    assert_eq!(pi["format"], "pi");
+    let id = "2f6b7c1e-8d4a-4e5b-9c3f-7a1b2c3d4e5f";
+    assert_eq!(
+        imported(&pi),
+        [
+            (format!("import:pi:{id}"), 10),
+            (format!("import:pi:{id}@b0000001"), 2),
+            (format!("import:pi:{id}@c0000001"), 1),
+        ]
+    );
+    let sessions = pi["files"][0]["sessions"].as_array().expect("sessions");
+    assert_eq!(sessions[1]["link"], "branch");
+    assert_eq!(sessions[2]["link"], "branch");
+    // The nested branch shares its parents' history up to its fork point.
+    let nested = message_ids(&export(&db, &format!("import:pi:{id}@c0000001")));
+    assert_eq!(nested.last().map(String::as_str), Some("c0000001"));
+    assert!(nested.contains(&"a000000c".to_owned()), "{nested:?}");
+    assert!(nested.contains(&"b0000001".to_owned()), "{nested:?}");
+    assert!(!nested.contains(&"b0000002".to_owned()), "{nested:?}");
+    let again = ok(&db, &["import", "pi", &fixture("pi")]);
+    assert!(
+        again.contains("0 entries imported, 10 already present"),
+        "{again}"
+    );
+
+    // Gemini CLI: a directory holds both forms; other JSON files are not logs.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let chats = dir.path().join("3f9a0c4e1b2d").join("chats");
+    std::fs::create_dir_all(&chats).expect("mkdir");
+    for name in [
+        "session-2025-09-18T10-20-5d1c0b9e.json",
+        "session-2025-09-18T10-20-8a7b6c5d.jsonl",
+    ] {
+        std::fs::copy(fixtures().join("gemini").join(name), chats.join(name)).expect("copy");
+    }
+    std::fs::write(dir.path().join("3f9a0c4e1b2d").join("logs.json"), "[]").expect("write");
+    let path = dir.path().display().to_string();
+    let gemini = ok_json(&db, &["import", "gemini", &path, "--json"]);
+    assert_eq!(gemini["summary"]["files"], 2, "{gemini}");
+    let rewound = "8a7b6c5d-1e2f-4a3b-9c8d-7e6f5a4b3c2d";
+    assert_eq!(
+        imported(&gemini),
+        [
+            (
+                "import:gemini:5d1c0b9e-7f3a-4c21-9e8d-2b6a4f1c0e77".to_owned(),
+                12
+            ),
+            (format!("import:gemini:{rewound}"), 7),
+            (format!("import:gemini:{rewound}@u3"), 2),
+        ]
+    );
+    let branch = message_ids(&export(&db, &format!("import:gemini:{rewound}@u3")));
+    assert_eq!(
+        branch,
+        [
+            "u1",
+            "g1",
+            "g1.grep-1",
+            "g1.grep-1.result",
+            "g2",
+            "u3",
+            "g4"
+        ]
+    );
+}
+
+/// An opencode database, written the way opencode 1.2 lays it out, from the session
+/// documents of the fixtures.
+fn opencode_db(path: &Path, documents: &[Value]) {
+    let conn = rusqlite::Connection::open(path).expect("open");
+    conn.execute_batch(
+        "CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT NOT NULL, parent_id TEXT,
+           slug TEXT NOT NULL, directory TEXT NOT NULL, title TEXT NOT NULL, version TEXT NOT NULL,
+           time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL);
+         CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT NOT NULL,
+           time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);
+         CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT NOT NULL, session_id TEXT NOT NULL,
+           time_created INTEGER NOT NULL, time_updated INTEGER NOT NULL, data TEXT NOT NULL);",
+    )
+    .expect("schema");
+    // Children first, as a database may hold them: the import still takes parents first.
+    for doc in documents.iter().rev() {
+        let info = &doc["info"];
+        let created = info["time"]["created"].as_i64().expect("created");
+        conn.execute(
+            "INSERT INTO session VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            rusqlite::params![
+                info["id"].as_str(),
+                info["projectID"].as_str(),
+                info["parentID"].as_str(),
+                info["slug"].as_str(),
+                info["directory"].as_str(),
+                info["title"].as_str(),
+                info["version"].as_str(),
+                created,
+                info["time"]["updated"].as_i64(),
+            ],
+        )
+        .expect("session");
+        for message in doc["messages"].as_array().expect("messages") {
+            let mut data = message["info"].clone();
+            let id = data["id"].as_str().expect("id").to_owned();
+            let at = data["time"]["created"].as_i64().expect("time");
+            let object = data.as_object_mut().expect("an object");
+            object.remove("id");
+            object.remove("sessionID");
+            conn.execute(
+                "INSERT INTO message VALUES (?1, ?2, ?3, ?3, ?4)",
+                rusqlite::params![id, info["id"].as_str(), at, data.to_string()],
+            )
+            .expect("message");
+            for part in message["parts"].as_array().expect("parts") {
+                let mut data = part.clone();
+                let part_id = data["id"].as_str().expect("id").to_owned();
+                let object = data.as_object_mut().expect("an object");
+                for key in ["id", "sessionID", "messageID"] {
+                    object.remove(key);
+                }
+                conn.execute(
+                    "INSERT INTO part VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+                    rusqlite::params![part_id, id, info["id"].as_str(), at, data.to_string()],
+                )
+                .expect("part");
+            }
+        }
+    }
+}
+
+/// The same sessions as opencode's older JSON files under `storage`.
+fn opencode_storage(storage: &Path, documents: &[Value]) {
+    let write = |path: PathBuf, value: &Value| {
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, value.to_string()).expect("write");
+    };
+    for doc in documents {
+        let info = &doc["info"];
+        let id = info["id"].as_str().expect("id");
+        let project = info["projectID"].as_str().expect("project");
+        write(
+            storage
+                .join("session")
+                .join(project)
+                .join(format!("{id}.json")),
+            info,
+        );
+        for message in doc["messages"].as_array().expect("messages") {
+            let mid = message["info"]["id"].as_str().expect("id");
+            write(
+                storage.join("message").join(id).join(format!("{mid}.json")),
+                &message["info"],
+            );
+            for part in message["parts"].as_array().expect("parts") {
+                let pid = part["id"].as_str().expect("id");
+                write(
+                    storage.join("part").join(mid).join(format!("{pid}.json")),
+                    part,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn test_import_opencode_from_its_database_json_files_or_exports_alike() {
+    let names = [
+        "ses_6a1f0c2e3ffeQ1b2c3d4e5f6a7.json",
+        "ses_6a1f0c2e4000R9z8y7x6w5v4u3.json",
+    ];
+    let documents: Vec<Value> = names
+        .iter()
+        .map(|n| {
+            let text = std::fs::read_to_string(fixtures().join("opencode").join(n)).expect("read");
+            serde_json::from_str(&text).expect("json")
+        })
+        .collect();
+    let parent = "import:opencode:ses_6a1f0c2e3ffeQ1b2c3d4e5f6a7";
+    let child = "import:opencode:ses_6a1f0c2e4000R9z8y7x6w5v4u3";
+    let expected = [(parent.to_owned(), 15), (child.to_owned(), 2)];
+
+    // The exported documents.
+    let (_a, exported_db) = temp_db();
+    let exported = ok_json(
+        &exported_db,
+        &["import", "opencode", &fixture("opencode"), "--json"],
+    );
+    assert_eq!(exported["format"], "opencode");
+    assert_eq!(imported(&exported), expected);
+
+    // The database, given as its data directory.
+    let data = tempfile::tempdir().expect("tempdir");
+    opencode_db(&data.path().join("opencode.db"), &documents);
+    let (_b, db) = temp_db();
+    let report = ok_json(
+        &db,
+        &[
+            "import",
+            "opencode",
+            &data.path().display().to_string(),
+            "--json",
+        ],
+    );
+    assert_eq!(imported(&report), expected, "{report}");
+    let files = report["files"].as_array().expect("files");
+    assert!(
+        files[0]["path"]
+            .as_str()
+            .expect("path")
+            .ends_with("opencode.db#ses_6a1f0c2e3ffeQ1b2c3d4e5f6a7")
+    );
+    assert_eq!(files[1]["sessions"][0]["link"], "child");
+    assert_eq!(files[1]["sessions"][0]["parent_key"], parent);
+    // What it stores is what the exported documents store.
+    for key in [parent, child] {
+        assert_eq!(
+            export(&db, key)[1..],
+            export(&exported_db, key)[1..],
+            "{key}"
+        );
+    }
+    let again = ok(
+        &db,
+        &["import", "opencode", &data.path().display().to_string()],
+    );
+    assert!(
+        again.contains("0 entries imported, 15 already present"),
+        "{again}"
+    );
+
+    // The JSON files.
+    let files_dir = tempfile::tempdir().expect("tempdir");
+    let storage = files_dir.path().join("storage");
+    opencode_storage(&storage, &documents);
+    let (_c, files_db) = temp_db();
+    let report = ok_json(
+        &files_db,
+        &[
+            "import",
+            "opencode",
+            &storage.display().to_string(),
+            "--json",
+        ],
+    );
+    assert_eq!(imported(&report), expected, "{report}");
+    for key in [parent, child] {
+        assert_eq!(
+            export(&files_db, key)[1..],
+            export(&exported_db, key)[1..],
+            "{key}"
+        );
+    }
+
+    // A directory with no opencode data fails with exit status 1.
+    let empty = tempfile::tempdir().expect("tempdir");
+    let out = spool(
+        &db,
+        &["import", "opencode", &empty.path().display().to_string()],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("holds no opencode.db"),
+        "{}",
+        stdout(&out)
+    );
 }
