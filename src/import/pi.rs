@@ -386,7 +386,7 @@ fn assistant(
     }
     let mut e = ImportedEntry::new(id, Role::Assistant, text, at);
     e.reasoning = (!thinking.is_empty()).then(|| thinking.join("\n\n"));
-    e.tool_calls = (!calls.is_empty()).then(|| Value::Array(calls));
+    e.tool_calls = (!calls.is_empty()).then_some(Value::Array(calls));
     if let Some(usage) = message.get("usage").and_then(Value::as_object) {
         let mut u = TurnUsage::new(
             model.unwrap_or_default(),
