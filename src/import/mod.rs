@@ -1,20 +1,22 @@
-//! Importers for real agent transcripts: Claude Code session logs and Codex rollouts
-//! (JSON Lines), and Spool's own export (`spool export KEY`, [`crate::export`]). Parsing is a pure function from the file's text to an
+//! Importers for real agent transcripts: Claude Code session logs, Codex rollouts and pi
+//! sessions (JSON Lines), Gemini CLI sessions (a JSON document or JSON Lines), opencode
+//! sessions (a JSON document per session), and Spool's own export (`spool export KEY`, [`crate::export`]). Parsing is a pure function from the file's text to an
 //! [`ImportedLog`]; [`import_session`] writes one parsed session, idempotently (an entry
 //! whose message id the session already holds is skipped), so importing the same file
 //! twice — or a longer version of it — adds only what is new.
 //!
-//! Both parsers are forgiving in the ways real logs need: an unparsable **last** line
+//! The JSON Lines parsers are forgiving in the ways real logs need: an unparsable **last** line
 //! without a trailing newline is a write cut short (reported as `truncated_tail`,
 //! everything before it imported); an unparsable line elsewhere is counted in
 //! `invalid_lines` and skipped; line types Spool does not import are counted by type in
 //! `skipped`. Attachments (images, documents) are described on their entries (kind,
 //! media type, decoded size, SHA-256 or where they were), never stored: the log's
 //! [`ImportedLog::attachments`] and [`ImportedLog::attachment_bytes_not_stored`] count
-//! them.
+//! them. A JSON document that does not parse is one invalid line and no session.
 //!
 //! A parse of a log's prefix gives a prefix of each of its sessions (the Claude Code
-//! parser guarantees it, see [`parse_claude_code`]); with [`import_session`] rewriting
+//! parser guarantees it, see [`parse_claude_code`]; the pi, Gemini CLI and opencode
+//! parsers for a file that grows by lines or a document that grows by messages); with [`import_session`] rewriting
 //! usage figures that grew, importing a log while it grows and once more at its end
 //! gives the same sessions as importing it once.
 

@@ -1,5 +1,5 @@
-//! The transcript parser of [`Spool`]: parse a real agent transcript (Claude Code session
-//! JSONL, Codex rollout JSONL) with the core's pure function; `importSession`, a table
+//! The transcript parser of [`Spool`]: parse a real agent transcript (Claude Code, Codex,
+//! pi, Gemini CLI or opencode) with the core's pure function; `importSession`, a table
 //! call, writes a parsed session. The shell only converts.
 
 use spool::Error;
@@ -11,7 +11,8 @@ use crate::js;
 
 #[wasm_bindgen]
 impl Spool {
-    /// Parses `text`, a log of `format` (`"claude_code"` or `"codex"`), and returns (not a
+    /// Parses `text`, a log of `format` (`"claude_code"`, `"codex"`, `"pi"`, `"gemini"`,
+    /// `"opencode"` or `"spool"`), and returns (not a
     /// promise: nothing is read or written) the `ImportedLog`: its sessions with their
     /// entries, and what was skipped (`skipped` by line type, `invalid_lines`, a cut-off
     /// `truncated_tail`). Throws a `SpoolError` (`invalid_argument`) for an unknown
