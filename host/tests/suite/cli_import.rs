@@ -793,6 +793,14 @@ fn imported(report: &Value) -> Vec<(String, u64)> {
 #[test]
 fn test_import_pi_and_gemini_directories_link_their_branches() {
     let (_dir, db) = temp_db();
+    let help = ok(&db, &["import", "--help"]);
+    for part in [
+        "pi coding agent sessions",
+        "Gemini CLI sessions",
+        "opencode sessions: its database",
+    ] {
+        assert!(help.contains(part), "missing {part:?} in:\n{help}");
+    }
     let pi = ok_json(&db, &["import", "pi", &fixture("pi"), "--json"]);
     assert_eq!(pi["format"], "pi");
     let id = "2f6b7c1e-8d4a-4e5b-9c3f-7a1b2c3d4e5f";

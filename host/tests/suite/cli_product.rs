@@ -173,6 +173,7 @@ fn test_help_groups_commands_with_examples_and_exit_codes() {
         "Branches and provider forks:",
         "Examples:",
         "spool import claude-code",
+        "spool import pi",
         "spool export agent:main:main",
         "spool branch agent:main:main agent:main:alt --fork",
         "spool fork run",
