@@ -704,3 +704,29 @@ fn test_a_slice_must_be_whole_lines_and_a_spool_export_is_read_whole() {
         import::parse_slice(ImportFormat::Codex, &mut cursor, "{\"type\":", true).expect("the end");
     assert_eq!(end.truncated_tail, Some(3));
 }
+
+/// A legacy rollout (a bare header line, bare items, `record_type: state` lines) written
+/// with CRLF line ends reads as the same rollout with LF ones, whole or a slice at a
+/// time.
+#[test]
+fn test_a_legacy_rollout_with_crlf_line_ends_reads_as_with_lf() {
+    let crlf = LEGACY.replace('\n', "\r\n");
+    assert!(crlf.contains("\r\n") && LEGACY.lines().count() > 3);
+    let lf = import::parse_codex(LEGACY);
+    let got = import::parse_codex(&crlf);
+    assert_eq!(got.sessions, lf.sessions);
+    assert!(!got.sessions[0].entries.is_empty());
+    assert_eq!(
+        (&got.skipped, &got.invalid_lines, got.truncated_tail),
+        (&lf.skipped, &lf.invalid_lines, lf.truncated_tail)
+    );
+    assert_eq!(got.skipped.get("state"), Some(&1));
+    assert!(
+        got.sessions[0]
+            .entries
+            .iter()
+            .all(|e| !e.content.ends_with('\r')),
+        "no carriage return is content"
+    );
+    crate::support::slices::check(ImportFormat::Codex, "legacy-crlf", &crlf);
+}
