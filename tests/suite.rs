@@ -45,6 +45,7 @@ mod stored_data;
 mod streaming;
 mod ts_declarations;
 mod ts_table;
+mod usage;
 mod vectors_core;
 mod workspace_isolation;
 

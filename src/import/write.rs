@@ -278,6 +278,7 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
     // megabytes, and its entries are also kept for the search index's run.
     let mut entries = std::mem::take(&mut request.session.entries);
     let imported = &request.session;
+    let mut estimated = false;
     let loaded: Option<Loaded> = load(io, &request.key).await?;
     let created = loaded.is_none();
     if created {
@@ -385,6 +386,7 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
             continue;
         }
         let before = session.updated_at;
+        let given_tokens = append.token_count.is_some();
         let (written, _) = stage_entry(
             &mut staged,
             identity.data_id,
@@ -394,6 +396,13 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
             entry.created_at,
             None,
         )?;
+        // Logs report no size per entry: the session counts the compaction's estimate
+        // of each entry that came without one (see `import_session`).
+        if !given_tokens && imported.exported.is_none() {
+            let tokens = crate::compaction::entry_tokens(&written);
+            session.total_tokens = validate::add(session.total_tokens, tokens);
+            estimated = true;
+        }
         positions.insert(written.message_id.clone(), (written.created_at, written.id));
         indexed.push(written);
         if let Some(reason) = note {
@@ -411,7 +420,15 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
     let first_import = created || !session.metadata.contains_key("import");
     let (provider_id, sanitized) = recorded_id(&imported.provider_session_id);
     let sanitized_provider_session_id = sanitized.then(|| provider_id.clone());
-    let metadata = import_metadata(&request);
+    let mut metadata = import_metadata(&request);
+    let estimated_before = session
+        .metadata
+        .get("import")
+        .and_then(|m| m.get("tokens"))
+        .is_some();
+    if estimated || estimated_before {
+        metadata["tokens"] = Value::String("estimated".into());
+    }
     let unchanged = session.metadata.get("import") == Some(&metadata)
         && imported.title.as_ref().is_none_or(|t| {
             session.metadata.get("title").and_then(Value::as_str) == Some(t.as_str())

@@ -318,6 +318,12 @@ enum Command {
         json: bool,
     },
     /// Show the session under KEY and its whole transcript.
+    ///
+    /// The header's `tokens` is the transcript's size: the token counts writers gave
+    /// with their entries, or for an imported session the estimate compaction uses
+    /// (one token per four characters of each entry), marked `estimated`. `usage` is
+    /// what the providers reported (input, output, cache read, cache write tokens).
+    #[command(verbatim_doc_comment)]
     Show {
         /// The session key.
         key: String,
@@ -325,7 +331,8 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List sessions, most recently updated first.
+    /// List sessions, most recently updated first. TOKENS is the transcript's size as
+    /// in `show` (`~`: an estimate, for an imported session).
     List {
         /// How many sessions to list (1 to 1000).
         #[arg(long, default_value_t = 20, value_name = "N",

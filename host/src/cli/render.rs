@@ -80,8 +80,15 @@ pub(crate) fn session(s: &Session) -> String {
         ));
     }
     out.push_str(&format!(
-        "  entries  {}    tokens {}    epoch {}\n",
-        s.entry_count, s.total_tokens, s.epoch
+        "  entries  {}    tokens {}{}    epoch {}\n",
+        s.entry_count,
+        s.total_tokens,
+        if tokens_estimated(s) {
+            " (estimated: 1 per 4 characters)"
+        } else {
+            ""
+        },
+        s.epoch
     ));
     out.push_str(&format!(
         "  usage    input {}    output {}    cache read {}    cache write {}\n",
@@ -263,7 +270,18 @@ pub(crate) fn entry(e: &Entry) -> String {
     out
 }
 
-/// The `list` table.
+/// Whether a session's `total_tokens` holds estimates: an import counts the entries of
+/// a log (which reports no size per entry) at the compaction's estimate and says so in
+/// its `import` metadata (`"tokens": "estimated"`).
+pub(crate) fn tokens_estimated(s: &Session) -> bool {
+    s.metadata
+        .get("import")
+        .and_then(|import| import.get("tokens"))
+        .and_then(serde_json::Value::as_str)
+        == Some("estimated")
+}
+
+/// The `list` table (`~` before an estimated token count).
 pub(crate) fn table(sessions: &[Session]) -> String {
     let rows: Vec<Vec<String>> = sessions
         .iter()
@@ -272,7 +290,11 @@ pub(crate) fn table(sessions: &[Session]) -> String {
                 escape_invisible(&s.key).into_owned(),
                 status(s.status).to_owned(),
                 s.entry_count.to_string(),
-                s.total_tokens.to_string(),
+                if tokens_estimated(s) {
+                    format!("~{}", s.total_tokens)
+                } else {
+                    s.total_tokens.to_string()
+                },
                 time(s.updated_at),
             ]
         })

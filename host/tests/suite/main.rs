@@ -24,6 +24,7 @@ mod cli_postgres;
 mod cli_product;
 mod cli_resume;
 mod cli_stream;
+mod cli_usage;
 mod compaction_api;
 mod component_imports;
 mod concurrency;
