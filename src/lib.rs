@@ -64,6 +64,7 @@ pub mod streaming;
 mod transcript;
 pub mod turns;
 mod types;
+pub mod usage;
 
 pub use engine::{ops, validate, wit_map};
 pub use storage::{keys, record};

@@ -162,6 +162,14 @@ pub(crate) async fn newest_position(io: &Io, data_id: &str) -> Result<Option<(u6
     Ok(newest)
 }
 
+/// How [`stage_entry`] writes an entry: its streaming status (`None`: complete), and
+/// the price table its usage's cost is estimated at (`None`: no estimate).
+#[derive(Clone, Copy)]
+pub(crate) struct Staging<'a> {
+    pub(crate) status: Option<EntryStatus>,
+    pub(crate) prices: Option<&'a crate::usage::PriceTable>,
+}
+
 /// Makes `request` the next entry of `session` (which is updated: ids, counts, tokens,
 /// `updated_at`), whose keys `data_id` names, and adds the entry and its message-id
 /// index to `batch`. Returns the
@@ -177,8 +185,9 @@ pub(crate) fn stage_entry(
     clock: &mut u64,
     request: AppendRequest,
     now_ms: u64,
-    status: Option<EntryStatus>,
+    how: Staging<'_>,
 ) -> Result<(Entry, u32), Error> {
+    let Staging { status, prices } = how;
     let id = session.last_entry_id + 1;
     *clock = now_ms.max(*clock);
     let message_id = request
@@ -190,7 +199,7 @@ pub(crate) fn stage_entry(
     session.last_entry_id = id;
     session.entry_count += 1;
     session.updated_at = now_ms;
-    account(session, &entry);
+    account_at(session, &entry, prices);
     // The message-id index: absent, or the id is taken in this identity (an entry with
     // its own generated id has no row, see `history::index_message`; the row of an entry
     // given that id explicitly still fails this).
@@ -363,7 +372,10 @@ pub(crate) async fn stage_appends_as(
             &mut staged.clock,
             request,
             now_ms,
-            status,
+            Staging {
+                status,
+                prices: Some(crate::usage::PriceTable::builtin()),
+            },
         )?;
         // The call's own entries are not stored yet: an id given explicitly that another
         // of them generates is caught here.
@@ -443,14 +455,28 @@ fn taken_id(message_id: &str, key: &str) -> Error {
 /// Adds an entry's tokens to the session: `turn_usage` goes to input/output (and cache
 /// read/write) tokens, a
 /// bare `token_count` to `total_tokens`; never both, so nothing is counted twice. Sums
-/// saturate at [`validate::MAX_INTEGER`].
+/// saturate at [`validate::MAX_INTEGER`]. A `turn_usage` also adds its cost estimate at
+/// the built-in price table ([`crate::usage`]).
 pub(crate) fn account(session: &mut crate::Session, entry: &Entry) {
+    account_at(session, entry, Some(crate::usage::PriceTable::builtin()));
+}
+
+/// [`account`] with the cost estimate at `prices` (`None`: no cost added, for usage
+/// whose cost the writer brought along, as a Spool export does).
+pub(crate) fn account_at(
+    session: &mut crate::Session,
+    entry: &Entry,
+    prices: Option<&crate::usage::PriceTable>,
+) {
     match &entry.turn_usage {
         Some(usage) => {
             session.input_tokens = validate::add(session.input_tokens, usage.input_tokens);
             session.output_tokens = validate::add(session.output_tokens, usage.output_tokens);
             session.cache_read = validate::add(session.cache_read, usage.cache_read_tokens);
             session.cache_write = validate::add(session.cache_write, usage.cache_write_tokens);
+            if let Some(prices) = prices {
+                crate::usage::charge(session, usage, prices);
+            }
         }
         None => {
             session.total_tokens =

@@ -125,6 +125,7 @@ fn import_slices() -> Vec<ImportRequest> {
                 format: ImportFormat::Codex,
                 session: slice,
                 parent_key: None,
+                prices: None,
             }
         })
         .collect()

@@ -211,6 +211,7 @@ fn import_into(
                 format,
                 session,
                 parent_key: None,
+                prices: None,
             };
             run(
                 storage,
@@ -310,6 +311,7 @@ fn test_import_rejects_oversized_slices_and_bad_keys_without_writing() {
         format: ImportFormat::Codex,
         session,
         parent_key: None,
+        prices: None,
     };
     let err = run(&storage, import::import_session("w", request.clone(), 1)).expect_err("too many");
     assert_eq!(err.code(), "invalid_argument");
@@ -403,6 +405,7 @@ fn test_an_entry_that_cannot_be_written_is_left_out_and_reported() {
         format: ImportFormat::Codex,
         session,
         parent_key: None,
+        prices: None,
     };
     let outcome = run(&storage, import::import_session("w", request, 1)).expect("imported");
     assert_eq!(outcome.imported, 2);

@@ -650,6 +650,7 @@ fn write(
         format: ImportFormat::ClaudeCode,
         session,
         parent_key,
+        prices: None,
     };
     run(
         storage,

@@ -152,6 +152,7 @@ fn import_into(
                     ..session.clone()
                 },
                 parent_key: None,
+                prices: None,
             };
             outcomes
                 .push(run(storage, import::import_session(WS, request, 9_999)).expect("import"));

@@ -156,6 +156,7 @@ pub fn uuid_text(bytes: [u8; 16]) -> String {
 ///     format: ImportFormat::ClaudeCode,
 ///     session,
 ///     parent_key: None,
+///     prices: None,
 /// };
 /// let first = spool.import_session(request.clone())?;
 /// assert_eq!((first.created, first.imported), (true, 1));

@@ -326,6 +326,10 @@ macro_rules! for_each_op {
             import_session importSession ImportSession { request: $crate::import::ImportRequest, now_ms: u64 }
                 fills(request.session_id, now_ms)
                 -> $crate::import::ImportOutcome = $crate::import::import_session;
+            /// The tokens and estimated cost of the workspace's sessions by session, day
+            /// and model (`spool::usage::usage_report`). Reads and writes nothing else.
+            usage_report usageReport UsageReport { request: $crate::usage::UsageRequest }
+                -> $crate::usage::UsageReport = $crate::usage::usage_report;
             /// Branches `child_key` off `parent_key`.
             branch branch Branch {
                 parent_key: String, child_key: String, request: $crate::BranchRequest, now_ms: u64,

@@ -355,7 +355,16 @@ macro_rules! wit_map {
             spawned_by, title, exported, entries,
         });
         $crate::wit_map!(@record $crate::import::ImportRequest => ImportRequest {
-            key, session_id, format, session, parent_key,
+            key, session_id, format, session, parent_key, prices,
+        });
+        $crate::wit_map!(@json $crate::usage::PriceTable);
+        $crate::wit_map!(@record $crate::usage::UsageRequest => UsageRequest { since_ms, prices });
+        $crate::wit_map!(@record $crate::usage::UsageRow => UsageRow {
+            name, responses, input_tokens, output_tokens, cache_read, cache_write, cost_usd,
+            unpriced,
+        });
+        $crate::wit_map!(@record $crate::usage::UsageReport => UsageSummary {
+            since_ms, sessions, days, models, total,
         });
         $crate::wit_map!(@record $crate::import::AdjustedEntry => AdjustedEntry { message_id, action, reason });
         $crate::wit_map!(@record $crate::import::ImportOutcome => ImportOutcome {

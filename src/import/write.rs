@@ -13,7 +13,7 @@ use crate::storage::Batch;
 use crate::storage::entry_record::{decode_entry, encode_entry};
 use crate::storage::keys;
 use crate::storage::record;
-use crate::transcript::{check_append, entry_clock, in_base, stage_entry};
+use crate::transcript::{Staging, check_append, entry_clock, in_base, stage_entry};
 use crate::types::{AppendRequest, BranchLineage, Session, SessionStatus, TurnUsage};
 
 /// The most entries one [`import_session`] call writes; a host imports a longer
@@ -64,6 +64,11 @@ pub struct ImportRequest {
     /// parent, a rewind's main session): it must exist. Ignored when the session exists.
     #[serde(default)]
     pub parent_key: Option<String>,
+    /// The price table the cost estimates of the entries' usage are taken at; `None`:
+    /// the built-in one ([`crate::usage::PriceTable::builtin`]). A Spool export's
+    /// entries add no estimate (the export's costs are restored as they were).
+    #[serde(default)]
+    pub prices: Option<crate::usage::PriceTable>,
 }
 
 /// What [`import_session`] did.
@@ -231,6 +236,9 @@ fn check(request: &ImportRequest) -> Result<(), Error> {
     if let Some(title) = &s.title {
         validate::text("title", title, validate::MAX_PATH_BYTES)?;
     }
+    if let Some(prices) = &request.prices {
+        prices.check()?;
+    }
     Ok(())
 }
 
@@ -277,7 +285,15 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
     // Each entry's content is let go once its append request holds it: a slice is
     // megabytes, and its entries are also kept for the search index's run.
     let mut entries = std::mem::take(&mut request.session.entries);
+    let own_prices = request.prices.take();
     let imported = &request.session;
+    // A Spool export brings its costs and token counts along: its entries add no
+    // estimate of either.
+    let prices = match (&imported.exported, &own_prices) {
+        (Some(_), _) => None,
+        (None, Some(own)) => Some(own),
+        (None, None) => Some(crate::usage::PriceTable::builtin()),
+    };
     let mut estimated = false;
     let loaded: Option<Loaded> = load(io, &request.key).await?;
     let created = loaded.is_none();
@@ -334,6 +350,7 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
                     &mut session,
                     position,
                     &entry.turn_usage,
+                    prices,
                 )
                 .await?
             {
@@ -371,6 +388,7 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
                 &mut session,
                 position,
                 &append.turn_usage,
+                prices,
             )
             .await?
         {
@@ -394,7 +412,10 @@ async fn write(io: &Io, mut request: ImportRequest, now_ms: u64) -> OpResult<Imp
             &mut clock,
             append,
             entry.created_at,
-            None,
+            Staging {
+                status: None,
+                prices,
+            },
         )?;
         // Logs report no size per entry: the session counts the compaction's estimate
         // of each entry that came without one (see `import_session`).
@@ -605,6 +626,7 @@ async fn restage_usage(
     session: &mut Session,
     position: &[u8],
     usage: &Option<TurnUsage>,
+    prices: Option<&crate::usage::PriceTable>,
 ) -> Result<bool, Error> {
     let data_id = identity.data_id;
     let mut found = None;
@@ -645,6 +667,14 @@ async fn restage_usage(
     ];
     for (total, (old, new)) in counters.into_iter().zip(old.into_iter().zip(new)) {
         *total = validate::add(total.saturating_sub(old), new);
+    }
+    if let Some(prices) = prices {
+        if let Some(old) = &entry.turn_usage {
+            crate::usage::refund(session, old, prices);
+        }
+        if let Some(new) = usage {
+            crate::usage::charge(session, new, prices);
+        }
     }
     entry.turn_usage.clone_from(usage);
     staged.require_equals(key.clone(), bytes);

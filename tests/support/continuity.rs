@@ -151,6 +151,7 @@ fn imported(case: &Case) -> (MemoryStorage, Vec<Entry>) {
         format: case.format,
         session,
         parent_key: None,
+        prices: None,
     };
     run(
         &storage,

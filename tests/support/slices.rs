@@ -102,6 +102,7 @@ pub fn import_planned(
                     format,
                     session: planned.session,
                     parent_key,
+                    prices: None,
                 },
                 9_999_999_999_999,
             ),

@@ -89,6 +89,7 @@ pub const FILES: &[(&str, &str)] = &[
         "append_accounting.json",
         include_str!("append_accounting.json"),
     ),
+    ("usage_report.json", include_str!("usage_report.json")),
     (
         "entry_fields_round_trip.json",
         include_str!("entry_fields_round_trip.json"),

@@ -502,6 +502,8 @@ export interface ImportPlan { log: ImportedLog; sessions: PlannedSession[]; }
 export interface ImportRequest {
   key: string; session_id?: string | null; format: ImportFormat; session: ImportedSession;
   parent_key?: string | null;
+  /** The prices the entries' usage is estimated at; absent: the built-in table. */
+  prices?: PriceTable | null;
 }
 /** An imported entry that did not fit the limits as it was: written cut (`truncated`,
  * with a marker) or left out (`skipped`). */
@@ -511,6 +513,30 @@ export interface ImportOutcome {
   created: boolean; imported: number; already_present: number; usage_updated: number;
   adjusted: AdjustedEntry[];
   sanitized_provider_session_id: string | null; session: Session;
+}
+/** The price of one model (or of several ids priced alike): US dollars per million
+ * tokens, with the day it was read (`YYYY-MM-DD`) and where (a URL). */
+export interface ModelPrice {
+  models: string[]; input: number; output: number; cache_read: number;
+  cache_write: number; date: string; source: string;
+}
+/** A price table, the shape of the repository's `data/prices.json`. */
+export interface PriceTable { about?: string | null; prices: ModelPrice[]; }
+/** What `usageReport` counts: entries from `since_ms` on (all when absent), costs
+ * estimated at `prices` (the built-in table when absent). */
+export interface UsageRequest { since_ms?: number | null; prices?: PriceTable | null; }
+/** The usage of a group of responses: a session (its key), a day (`YYYY-MM-DD`, UTC),
+ * a model or `total`. Tokens as reported; `cost_usd` an estimate in US dollars;
+ * `unpriced` the responses of models without a price (no cost counted). */
+export interface UsageRow {
+  name: string; responses: number; input_tokens: number; output_tokens: number;
+  cache_read: number; cache_write: number; cost_usd: number; unpriced: number;
+}
+/** The result of `usageReport`: sessions most recently updated first, days oldest
+ * first, models by id. */
+export interface UsageReport {
+  since_ms: number | null; sessions: UsageRow[]; days: UsageRow[]; models: UsageRow[];
+  total: UsageRow;
 }
 /* BEGIN generated from the operation table by tests/ts_table.rs */
 /** Any core call as data (`execute`): the shape of the scenario vectors. Nothing is
@@ -577,6 +603,7 @@ export type Command =
   | { op: "commit_turn"; key: string; turn: TurnCommit; now_ms: number; }
   | { op: "import_session"; request: ImportRequest & { session_id: string; };
       now_ms: number; }
+  | { op: "usage_report"; request: UsageRequest; }
   | { op: "branch"; parent_key: string; child_key: string;
       request: BranchRequest & { child_session_id: string; }; now_ms: number; }
   | { op: "edit_message"; key: string; child_key: string; message_id: string;
@@ -666,6 +693,7 @@ export interface CallArgsOf {
   plan_provider_thread: { key: string; agent_type: string; dead_thread?: string | null; };
   commit_turn: { key: string; turn: TurnCommit; now_ms?: number; };
   import_session: { request?: ImportRequest; now_ms?: number; };
+  usage_report: { request: UsageRequest; };
   branch: { parent_key: string; child_key: string; request?: BranchRequest;
     now_ms?: number; };
   edit_message: { key: string; child_key: string; message_id: string;
@@ -747,6 +775,7 @@ export interface CallResults {
   plan_provider_thread: ThreadPlan;
   commit_turn: TurnCommitted;
   import_session: ImportOutcome;
+  usage_report: UsageReport;
   branch: BranchInfo;
   edit_message: BranchInfo;
   lineage: LineageView;
@@ -884,6 +913,10 @@ export interface Spool {
     Promise<ThreadPlan>;
   /** Commits one provider turn: its entries, usage and thread binding. */
   commitTurn(workspace: string, args: CallArgs<"commit_turn">): Promise<TurnCommitted>;
+  /** The tokens and estimated cost of the workspace's sessions by session, day
+   * and model (`spool::usage::usage_report`). Reads and writes nothing else.
+   */
+  usageReport(workspace: string, args: CallArgs<"usage_report">): Promise<UsageReport>;
   /** Branches `child_key` off `parent_key`. */
   branch(workspace: string, args: CallArgs<"branch">): Promise<BranchInfo>;
   /** Edits a message by branching: `child_key` gets the history of `key`

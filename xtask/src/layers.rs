@@ -36,6 +36,7 @@ const LAYERS: &[(u8, &[&str])] = &[
             "import::codex",
             "import::time",
             "import::plan",
+            "usage::prices",
         ],
     ),
     (1, &["session", "session::codec"]),

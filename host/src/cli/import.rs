@@ -34,6 +34,9 @@
 //! - A sub-agent's session (`spawned_by` set) is created as a child of the session that
 //!   spawned it (its lineage names it) when that session is in the database, else
 //!   standalone; the core keeps `spawned_by` in its `import` metadata.
+//! - Tokens and cost: each session counts its entries' tokens at the compaction's
+//!   estimate and prices each response's usage (`--prices FILE`, or the built-in
+//!   table): the core's `import-session` does both (see [`spool::usage`]).
 //! - Exit status: 0 when every file was read and imported (skipped line types, invalid
 //!   lines and a cut-off last line are warnings), 1 when a file could not be read or
 //!   parsed or a write failed (the report says which; the other files are still
@@ -50,6 +53,7 @@ use spool::import::{
     AdjustedEntry, ImportFormat, ImportRequest, ImportedFork, ImportedLog, ImportedSession,
     ImportedSpawn, PlannedLink, PlannedSession, SpawnCalls,
 };
+use spool::usage::PriceTable;
 use spool_host::{BranchOptions, Durability, Error, Spool};
 
 use crate::cli::lifecycle::plural;
@@ -103,6 +107,11 @@ pub(crate) struct ImportArgs {
     /// Print the report as JSON.
     #[arg(long)]
     json: bool,
+    /// Estimate the cost of each response's usage with this price table (JSON of the
+    /// shape of the repository's `data/prices.json`: US dollars per million tokens per
+    /// model) instead of the built-in one.
+    #[arg(long, value_name = "FILE")]
+    prices: Option<PathBuf>,
 }
 
 /// A failure, as reported.
@@ -245,6 +254,13 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
         ImportCommand::Opencode(args) => (ImportFormat::Opencode, args),
         ImportCommand::Spool(args) => (ImportFormat::Spool, args),
     };
+    // A bad table stops the import before any file is read.
+    let prices = args
+        .prices
+        .as_deref()
+        .map(crate::cli::usage::load_prices)
+        .transpose()?;
+    let prices = prices.as_ref();
     let progress = std::io::stderr().is_terminal();
     // The Task calls the logs read so far started sub-agents with, for the sub-agent
     // files read after them.
@@ -264,7 +280,7 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
     };
     for (path, found) in found {
         let report = match found {
-            Ok(None) => import_file(spool, format, &path, progress, &mut spawn_calls),
+            Ok(None) => import_file(spool, format, prices, &path, progress, &mut spawn_calls),
             Ok(Some(document)) => {
                 let mut report = FileReport {
                     path: path.clone(),
@@ -273,6 +289,7 @@ pub(crate) fn run(spool: &mut Spool, command: &ImportCommand) -> Result<(), Erro
                 import_text(
                     spool,
                     format,
+                    prices,
                     &path,
                     &document,
                     progress,
@@ -444,6 +461,7 @@ pub(crate) fn read_log(path: &Path) -> Result<(String, bool), Error> {
 fn import_file(
     spool: &mut Spool,
     format: ImportFormat,
+    prices: Option<&PriceTable>,
     path: &Path,
     progress: bool,
     spawn_calls: &mut SpawnCalls,
@@ -453,7 +471,15 @@ fn import_file(
         ..FileReport::default()
     };
     if spool::import::streams(format) {
-        if let Err(e) = import_streamed(spool, format, path, progress, spawn_calls, &mut report) {
+        if let Err(e) = import_streamed(
+            spool,
+            format,
+            prices,
+            path,
+            progress,
+            spawn_calls,
+            &mut report,
+        ) {
             report.error = Some(Failure::from(&e));
         }
         return report;
@@ -464,6 +490,7 @@ fn import_file(
             import_text(
                 spool,
                 format,
+                prices,
                 path,
                 &text,
                 progress,
@@ -478,9 +505,11 @@ fn import_file(
 
 /// Parses `text`, a whole log of `format` read from `path`, and imports its sessions,
 /// reporting in `report`.
+#[allow(clippy::too_many_arguments)] // the import's settings, then the file's
 fn import_text(
     spool: &mut Spool,
     format: ImportFormat,
+    prices: Option<&PriceTable>,
     path: &Path,
     text: &str,
     progress: bool,
@@ -521,7 +550,7 @@ fn import_text(
     for planned in spool::import::plan(format, sessions) {
         report
             .sessions
-            .push(import_one(spool, format, planned, &bar));
+            .push(import_one(spool, format, prices, planned, &bar));
     }
     bar.finish_and_clear();
 }
@@ -535,6 +564,7 @@ fn import_text(
 fn import_streamed(
     spool: &mut Spool,
     format: ImportFormat,
+    prices: Option<&PriceTable>,
     path: &Path,
     show: bool,
     spawn_calls: &mut SpawnCalls,
@@ -574,7 +604,7 @@ fn import_streamed(
         report.attachment_bytes_not_stored += log.attachment_bytes_not_stored;
         let mut repeated = log.repeated;
         for planned in spool::import::plan(format, log.sessions) {
-            let mut one = import_one(spool, format, planned, &hidden);
+            let mut one = import_one(spool, format, prices, planned, &hidden);
             // An entry given again for its usage is not one more entry.
             let again = repeated.min(one.entries).min(one.already_present);
             (one.entries, one.already_present) = (one.entries - again, one.already_present - again);
@@ -638,6 +668,7 @@ fn progress_bar(show: bool, path: &Path, total: u64) -> ProgressBar {
 fn import_one(
     spool: &mut Spool,
     format: ImportFormat,
+    prices: Option<&PriceTable>,
     planned: PlannedSession,
     bar: &ProgressBar,
 ) -> SessionReport {
@@ -699,6 +730,7 @@ fn import_one(
                 format,
                 session: part,
                 parent_key: parent.take(),
+                prices: prices.cloned(),
             })?;
             report.created |= outcome.created;
             report.imported += outcome.imported;

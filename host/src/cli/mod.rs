@@ -36,6 +36,7 @@ mod resume;
 mod search;
 mod states;
 mod thread;
+mod usage;
 // Importers and export (issue 7).
 mod export;
 mod import;
@@ -69,6 +70,7 @@ Sessions:
   append      Append entries (user, assistant, tool or system) to a transcript, one commit
   show        Show a session and its whole transcript
   list        List sessions, most recently updated first (filter by agent, status)
+  usage       Tokens and estimated cost by day, model and session (--since, --prices)
   search      Full-text search of every transcript: words, \"phrases\", pref*, filters
   index       Index history from before search (an older database), resumably
   count       Count the transcript entries of a session
@@ -135,6 +137,7 @@ Examples:
   spool import claude-code ~/.claude/projects/-home-me-myproject/
   spool import codex ~/.codex/sessions/
   spool import pi ~/.pi/agent/sessions/          also: gemini ~/.gemini/tmp/, opencode ~/.local/share/opencode/
+  spool usage --since 7d                         tokens and estimated cost per day and model
   spool export agent:main:main --out session.jsonl   then: spool import spool session.jsonl
   spool export agent:main:main --format markdown > transcript.md
   spool --db ~/agents.db --workspace team list --json
@@ -274,7 +277,8 @@ enum Command {
         #[arg(long, value_name = "JSON", value_parser = parse_json)]
         tool_calls: Option<serde_json::Value>,
         /// The model of the turn usage reported with this entry (accounted as input/output
-        /// tokens, not in total tokens).
+        /// tokens, not in total tokens; its cost is estimated at the built-in price
+        /// table's price of the model, see `spool usage`).
         #[arg(long, value_name = "M", requires_all = ["input_tokens", "output_tokens"])]
         usage_model: Option<String>,
         /// Prompt tokens of the turn usage (with `--usage-model`).
@@ -323,6 +327,9 @@ enum Command {
     /// with their entries, or for an imported session the estimate compaction uses
     /// (one token per four characters of each entry), marked `estimated`. `usage` is
     /// what the providers reported (input, output, cache read, cache write tokens).
+    /// `cost` is in US dollars: `billed` as the writer reported it, `estimated` from
+    /// usage at the built-in price table's prices (see `spool usage`); `source` says
+    /// which (`none`, `billed`, `estimated`, `mixed`).
     #[command(verbatim_doc_comment)]
     Show {
         /// The session key.
@@ -351,6 +358,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The tokens and estimated cost of the workspace's sessions: a table per day (UTC),
+    /// per model and per session, with their total.
+    ///
+    /// Tokens are what the providers reported with each response (`turn_usage`: input,
+    /// output, cache read, cache write), counted once per response. Costs are estimates
+    /// in US dollars: each response's tokens at its model's price per million tokens in
+    /// the built-in price table (the repository's `data/prices.json`, each price with
+    /// the day it was read and its source) or in `--prices FILE`; never a billed amount.
+    /// Responses of a model without a price are counted with no cost, and the report
+    /// names their models. A session's row is the usage its entries report (a
+    /// branch's shared history is its parent's).
+    #[command(verbatim_doc_comment)]
+    Usage(usage::UsageArgs),
     /// Search the transcripts of every session of the workspace: a table of hits, best
     /// first (session key, entry id, role, time, snippet; matches in bold on a terminal).
     ///
@@ -488,6 +508,12 @@ enum Command {
     /// Each session goes under `import:<agent>:<provider session id>` (an export under
     /// its exported key); importing again adds only new entries. Exit status 1 when a
     /// file cannot be read or imported.
+    ///
+    /// Logs give no size per entry: a session counts its transcript's tokens at the
+    /// estimate compaction uses (one per four characters; `show` and `list` mark it).
+    /// Each response's usage is counted as the log reports it, and its cost estimated
+    /// in US dollars at the built-in price table's price of its model (or `--prices
+    /// FILE`'s); `spool usage` reports both by day, model and session.
     #[command(subcommand)]
     Import(import::ImportCommand),
     /// Export the session under KEY: as JSON Lines (a header with the session record and
@@ -887,6 +913,7 @@ fn run(cli: Cli) -> Result<(), Error> {
             Ok(())
         }
         Command::Search(args) => search::run(&mut open(&cli)?, args, &cli.workspace),
+        Command::Usage(args) => usage::run(&mut open(&cli)?, args),
         Command::Index(args) => search::index(&mut open(&cli)?, args, &cli.workspace),
         Command::Reset(args) => lifecycle::reset(&mut open(&cli)?, args),
         Command::Intent(args) => lifecycle::intent(&mut open(&cli)?, args),

@@ -83,6 +83,53 @@ pub(crate) fn parse_duration_ms(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{} is too long a duration", quote(text)))
 }
 
+/// The value of `--since`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Since {
+    /// This time (ms since the Unix epoch).
+    At(u64),
+    /// This long before now (ms).
+    Ago(u64),
+}
+
+impl Since {
+    /// The time meant, `now_ms` being now.
+    pub(crate) fn at(self, now_ms: u64) -> u64 {
+        match self {
+            Since::At(ms) => ms,
+            Since::Ago(ms) => now_ms.saturating_sub(ms),
+        }
+    }
+}
+
+/// `--since`: plain digits are a time (ms since the Unix epoch), `YYYY-MM-DD` the start
+/// of that day (UTC), a number with a unit a duration ago.
+pub(crate) fn parse_since(text: &str) -> Result<Since, String> {
+    let text = text.trim();
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text
+            .parse()
+            .map(Since::At)
+            .map_err(|_| format!("{} is too large a time", quote(text)));
+    }
+    if text.len() == 10 && text.as_bytes()[4] == b'-' && text.as_bytes()[7] == b'-' {
+        // A day that does not exist (`2026-02-30`) is refused, not carried over.
+        return spool::import::parse_rfc3339_ms(&format!("{text}T00:00:00Z"))
+            .filter(|&ms| {
+                let [y, m, d, ..] = spool::export::civil(ms);
+                format!("{y:04}-{m:02}-{d:02}") == text
+            })
+            .map(Since::At)
+            .ok_or_else(|| format!("{} is not a day (YYYY-MM-DD)", quote(text)));
+    }
+    parse_duration_ms(text).map(Since::Ago).map_err(|e| {
+        format!(
+            "{e}; or give a day (2026-12-01) or the time itself in ms since the Unix epoch \
+             (1700000000000)"
+        )
+    })
+}
+
 #[cfg(test)]
 #[path = "tests/parse.rs"]
 mod tests;

@@ -95,7 +95,7 @@ pub(crate) fn session(s: &Session) -> String {
         s.input_tokens, s.output_tokens, s.cache_read, s.cache_write
     ));
     out.push_str(&format!(
-        "  cost     ${:.4} total    ${:.4} billed    ${:.4} estimated    source {}",
+        "  cost     ${:.4} total    ${:.4} billed    ${:.4} estimated    source {} (USD)",
         s.total_cost_usd, s.billed_cost_usd, s.estimated_cost_usd, s.cost_source
     ));
     if s.missing_cost_entries > 0 {

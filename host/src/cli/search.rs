@@ -5,7 +5,7 @@ use spool::validate::{escape_invisible, quote};
 use spool::{SearchHit, SearchPage};
 use spool_host::{Error, Spool};
 
-use crate::cli::parse::parse_duration_ms;
+use crate::cli::parse::{Since, parse_since};
 use crate::cli::{RoleArg, print_json, render};
 
 /// `spool search`.
@@ -25,8 +25,8 @@ pub(crate) struct SearchArgs {
     /// Only entries of this role.
     #[arg(long, value_enum, value_name = "R")]
     pub(crate) role: Option<RoleArg>,
-    /// Only entries created at or after T: ms since the Unix epoch (`1700000000000`), or
-    /// a duration ago (`90s`, `15m`, `2h`, `7d`).
+    /// Only entries created at or after T: ms since the Unix epoch (`1700000000000`), a
+    /// UTC day (`2026-12-01`), or a duration ago (`90s`, `15m`, `2h`, `7d`).
     #[arg(long, value_name = "T", value_parser = parse_since)]
     pub(crate) since: Option<Since>,
     /// Hits per page (1 to 100).
@@ -39,29 +39,6 @@ pub(crate) struct SearchArgs {
     /// Print the page as JSON (`{"hits": […], "next_cursor": …}`).
     #[arg(long)]
     pub(crate) json: bool,
-}
-
-/// The value of `--since`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Since {
-    /// This time (ms since the Unix epoch).
-    At(u64),
-    /// This long before now (ms).
-    Ago(u64),
-}
-
-/// `--since`: plain digits are a time, a number with a unit a duration ago.
-fn parse_since(text: &str) -> Result<Since, String> {
-    let text = text.trim();
-    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return text
-            .parse()
-            .map(Since::At)
-            .map_err(|_| format!("{} is too large a time", quote(text)));
-    }
-    parse_duration_ms(text).map(Since::Ago).map_err(|e| {
-        format!("{e}; or give the time itself in ms since the Unix epoch (1700000000000)")
-    })
 }
 
 /// A flag's value as a query filter: one item, so it holds no space and no quote.
@@ -91,11 +68,7 @@ pub(crate) fn query(args: &SearchArgs, now_ms: u64) -> Result<String, Error> {
         items.push(format!("role:{}", spool::Role::from(role).as_str()));
     }
     if let Some(since) = args.since {
-        let at = match since {
-            Since::At(ms) => ms,
-            Since::Ago(ms) => now_ms.saturating_sub(ms),
-        };
-        items.push(format!("since:{at}"));
+        items.push(format!("since:{}", since.at(now_ms)));
     }
     Ok(items.join(" "))
 }

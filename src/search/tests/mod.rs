@@ -1043,6 +1043,7 @@ fn test_imported_sessions_are_searchable() {
         format: ImportFormat::ClaudeCode,
         session,
         parent_key: None,
+        prices: None,
     };
     let storage = MemoryStorage::new();
     run(
@@ -1076,6 +1077,7 @@ fn test_imported_sessions_are_searchable() {
         format: ImportFormat::ClaudeCode,
         session,
         parent_key: None,
+        prices: None,
     };
     run(
         &storage,

@@ -634,6 +634,13 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         ] }),
         |v| len(v) == 2 && v[1]["tool_call_id"] == "c1" && v[1]["tool_status"] == "cancelled",
     )?;
+    // The settled answer's usage names a model without a price: counted, not costed.
+    p.ok("usageReport", json!({ "request": {} }), |v| {
+        v["total"]["responses"].as_u64().is_some_and(|n| n >= 1)
+            && v["models"]
+                .as_array()
+                .is_some_and(|m| m.iter().any(|m| m["name"] == "m" && m["unpriced"] == 1))
+    })?;
 
     let listed = browser.js("return window.spoolDemo.operations.methods()", json!([]))?;
     let listed: BTreeSet<String> = listed

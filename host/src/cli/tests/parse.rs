@@ -38,3 +38,19 @@ fn test_key_json() {
     assert!(parse_key_json("=1").is_err());
     assert!(parse_key_json("k=text").is_err());
 }
+
+#[test]
+fn test_since_takes_a_time_a_day_or_a_duration_ago() {
+    assert_eq!(
+        parse_since("1700000000000"),
+        Ok(Since::At(1_700_000_000_000))
+    );
+    assert_eq!(parse_since("2026-12-01"), Ok(Since::At(1_796_083_200_000)));
+    assert_eq!(parse_since("7d"), Ok(Since::Ago(604_800_000)));
+    assert_eq!(Since::Ago(10).at(25), 15);
+    for bad in ["2026-13-01", "2026-02-30", "2026-1-01", "soon", "7w"] {
+        assert!(parse_since(bad).is_err(), "{bad}");
+    }
+    let e = parse_since("2026-13-01").expect_err("month 13");
+    assert!(e.contains("YYYY-MM-DD"), "{e}");
+}

@@ -227,6 +227,7 @@ pub fn import_file(
                         ..planned.session.clone()
                     },
                     parent_key: None,
+                    prices: None,
                 };
                 let outcome =
                     spool.call(workspace, spool::ops::ImportSession { request, now_ms })?;

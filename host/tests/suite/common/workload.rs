@@ -490,6 +490,7 @@ pub fn import(
                 ..ImportedSession::new("ladder-export")
             },
             parent_key: None,
+            prices: None,
         };
         let outcome = spool.call(WS, ops::ImportSession { request, now_ms })?;
         created |= outcome.created;
