@@ -108,7 +108,7 @@ pub use streaming::{
     EntryUpdate, abort_entry, begin_entry, replay_safe, settle_entry, update_entry,
 };
 pub use transcript::{
-    MAX_APPEND_ENTRIES, append_entries, append_entry, count_entries, get_entry,
+    MAX_APPEND_ENTRIES, append_entries, append_entry, count_entries, get_entry, pop_entry,
     read_canonical_page, read_page, rollback, truncate,
 };
 pub use turns::{get_turn, interrupt_turn, list_turns, session_turns, settle_turn, start_turn};

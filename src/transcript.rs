@@ -744,6 +744,42 @@ pub fn rollback(
     )
 }
 
+/// Removes the newest entry of the session under `key` in one commit and returns it;
+/// `None` (and nothing written) when its transcript has no entry. What the newest entry
+/// is: the last of [`read_page`]'s newest-first order, a branch's own or, when it has
+/// none, the last it shares (the branch then takes its own copy of the shared history,
+/// as [`rollback`] does). Entry ids are never reused.
+pub fn pop_entry(
+    workspace: &str,
+    key: &str,
+    expected_epoch: Option<u64>,
+    now_ms: u64,
+) -> Operation<Option<Entry>> {
+    check!(
+        workspace,
+        validate::now_ms(now_ms).and_then(|()| validate::keyed(workspace, key))
+    );
+    let key = key.to_owned();
+    Operation::new(workspace, move |io| {
+        let key = key.clone();
+        async move {
+            let loaded = require(&io, &key).await?;
+            crate::session::fence(&loaded, expected_epoch)?;
+            let (_, mut removed) = drop_tail(&io, &key, loaded, Tail::Entries(1), now_ms).await?;
+            Ok(removed.pop())
+        }
+    })
+}
+
+/// Where [`drop_tail`] stops, counting from the newest entry.
+#[derive(Clone, Copy)]
+enum Tail {
+    /// At the `n`-th user message from the end (the last `n` turns).
+    Turns(u64),
+    /// After `n` entries.
+    Entries(u64),
+}
+
 /// The first key of the active entries of the identity of `loaded`: its entries below
 /// the active start are archived.
 fn active_start(loaded: &Loaded) -> Vec<u8> {
@@ -756,19 +792,46 @@ fn active_start(loaded: &Loaded) -> Vec<u8> {
 async fn rollback_body(
     io: &Io,
     key: &str,
-    mut loaded: Loaded,
+    loaded: Loaded,
     turns: u64,
     now_ms: u64,
 ) -> OpResult<TruncateOutcome> {
+    let (outcome, _) = drop_tail(io, key, loaded, Tail::Turns(turns), now_ms).await?;
+    Ok(outcome)
+}
+
+/// Deletes the newest entries of the session of `loaded` up to where `tail` stops, in one
+/// commit; returns the outcome and the entries removed, newest first. A transcript that
+/// ends before the tail's `n`-th stop loses what lies up to its oldest stop (for turns:
+/// from the first user message on); one with no stop, nothing.
+async fn drop_tail(
+    io: &Io,
+    key: &str,
+    mut loaded: Loaded,
+    tail: Tail,
+    now_ms: u64,
+) -> OpResult<(TruncateOutcome, Vec<Entry>)> {
     let before = loaded.session.entry_count;
     let unchanged = TruncateOutcome {
         truncated: false,
         before_count: before,
         after_count: before,
     };
-    if turns == 0 {
-        return Ok(unchanged);
+    let (Tail::Turns(limit) | Tail::Entries(limit)) = tail;
+    if limit == 0 {
+        return Ok((unchanged, Vec::new()));
     }
+    // For each entry, newest first: whether the tail may end after it, and whether this
+    // is the `limit`-th place it may end at (where it does).
+    let mut stops = 0u64;
+    let mut ends_after = |entry: &Entry| {
+        let stop = match tail {
+            Tail::Turns(_) => entry.role == crate::types::Role::User,
+            Tail::Entries(_) => true,
+        };
+        stops += u64::from(stop);
+        (stop, stops == limit)
+    };
     let owned = IdentityBuf::of(&loaded);
     let identity = owned.get();
     let (data_id, session_id) = (identity.data_id, identity.session_id);
@@ -776,7 +839,6 @@ async fn rollback_body(
     let mut done = BTreeSet::from([key.to_owned()]);
     // Newest first: entries up to and including the `turns`-th user message from the end.
     let mut doomed: Vec<(Vec<u8>, Entry)> = Vec::new();
-    let mut users = 0u64;
     let mut cut = None;
     if loaded.base.is_empty() {
         let mut end = prefix_end(&keys::entries(data_id));
@@ -795,12 +857,11 @@ async fn rollback_body(
             end = Some(last.key.clone());
             for kv in page {
                 let entry = decode_entry(&kv.key, &kv.value, Some(session_id))?;
-                let user = entry.role == crate::types::Role::User;
+                let (stop, last) = ends_after(&entry);
                 doomed.push((kv.key, entry));
-                if user {
-                    users += 1;
+                if stop {
                     cut = Some(doomed.len());
-                    if users == turns {
+                    if last {
                         break 'pages;
                     }
                 }
@@ -813,19 +874,18 @@ async fn rollback_body(
         loaded.base.clear();
         for item in items.into_iter().rev() {
             let entry_key = keys::entry_at(data_id, &item.position);
-            let user = item.entry.role == crate::types::Role::User;
+            let (stop, last) = ends_after(&item.entry);
             doomed.push((entry_key, item.entry));
-            if user {
-                users += 1;
+            if stop {
                 cut = Some(doomed.len());
-                if users == turns {
+                if last {
                     break;
                 }
             }
         }
     }
     let Some(cut) = cut else {
-        return Ok(unchanged);
+        return Ok((unchanged, Vec::new()));
     };
     doomed.truncate(cut);
     crate::branch::history::release(io, &mut batch, identity, &mut done).await?;
@@ -839,9 +899,13 @@ async fn rollback_body(
     updated.updated_at = now_ms;
     write_update(&mut batch, &loaded, &updated)?;
     io.commit(batch).await?;
-    Ok(TruncateOutcome {
+    let outcome = TruncateOutcome {
         truncated: true,
         before_count: before,
         after_count: updated.entry_count,
-    })
+    };
+    Ok((
+        outcome,
+        doomed.into_iter().map(|(_, entry)| entry).collect(),
+    ))
 }

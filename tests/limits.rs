@@ -71,6 +71,7 @@ fn calls_with_now_ms() -> BTreeMap<&'static str, Value> {
         ("prune_stale", json!({"max_age_ms": 1})),
         ("truncate", json!({"key": KEY, "max_messages": 0})),
         ("rollback", json!({"key": KEY, "turns": 1})),
+        ("pop_entry", json!({"key": KEY})),
         (
             "save_state",
             json!({"key": KEY, "state": {"provider": "portable", "state_kind": "k", "payload": {}}}),

@@ -214,6 +214,13 @@ macro_rules! for_each_op {
                 #[serde(default)] expected_epoch: Option<u64>,
                 now_ms: u64,
             } fills(now_ms) -> $crate::TruncateOutcome = $crate::rollback;
+            /// Removes the session's newest entry in one commit and returns it (`None`
+            /// when it has none).
+            pop_entry popEntry PopEntry {
+                key: String,
+                #[serde(default)] expected_epoch: Option<u64>,
+                now_ms: u64,
+            } fills(now_ms) -> Option<$crate::Entry> = $crate::pop_entry;
             /// Saves a provider context state.
             save_state saveState SaveState {
                 key: String,

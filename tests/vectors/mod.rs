@@ -96,6 +96,7 @@ pub const FILES: &[(&str, &str)] = &[
     ),
     ("truncate.json", include_str!("truncate.json")),
     ("rollback_turns.json", include_str!("rollback_turns.json")),
+    ("pop_entry.json", include_str!("pop_entry.json")),
     (
         "delete_prune_cap.json",
         include_str!("delete_prune_cap.json"),

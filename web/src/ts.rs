@@ -572,6 +572,7 @@ export type Command =
       now_ms: number; }
   | { op: "rollback"; key: string; turns: number; expected_epoch?: number | null;
       now_ms: number; }
+  | { op: "pop_entry"; key: string; expected_epoch?: number | null; now_ms: number; }
   | { op: "save_state"; key: string; state: NewContextState; expected_epoch?: number | null;
       now_ms: number; }
   | { op: "list_states"; key: string; valid_only?: boolean; }
@@ -665,6 +666,7 @@ export interface CallArgsOf {
     now_ms?: number; };
   rollback: { key: string; turns: number; expected_epoch?: number | null;
     now_ms?: number; };
+  pop_entry: { key: string; expected_epoch?: number | null; now_ms?: number; };
   save_state: { key: string; state: NewContextState; expected_epoch?: number | null;
     now_ms?: number; };
   list_states: { key: string; valid_only?: boolean; };
@@ -750,6 +752,7 @@ export interface CallResults {
   get_entry: Entry | null;
   truncate: TruncateOutcome;
   rollback: TruncateOutcome;
+  pop_entry: Entry | null;
   save_state: ContextState;
   list_states: ContextState[];
   invalidate_states: number;
@@ -873,6 +876,10 @@ export interface Spool {
    * user message of the earliest dropped turn on.
    */
   rollback(workspace: string, args: CallArgs<"rollback">): Promise<TruncateOutcome>;
+  /** Removes the session's newest entry in one commit and returns it (`None`
+   * when it has none).
+   */
+  popEntry(workspace: string, args: CallArgs<"pop_entry">): Promise<Entry | null>;
   /** Saves a provider context state. */
   saveState(workspace: string, args: CallArgs<"save_state">): Promise<ContextState>;
   /** The session's context states (only valid ones unless `valid_only` is false). */

@@ -202,6 +202,19 @@ pub(crate) struct RollbackArgs {
     pub(crate) json: bool,
 }
 
+/// `spool pop`.
+#[derive(Debug, Args)]
+pub(crate) struct PopArgs {
+    /// The session key.
+    pub(crate) key: String,
+    /// Fail with `stale_epoch` unless the session is at this epoch.
+    #[arg(long, value_name = "N")]
+    pub(crate) expected_epoch: Option<u64>,
+    /// Print the removed entry as JSON (`null` when there was none).
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
 /// `spool count KEY`.
 pub(crate) fn count(spool: &mut Spool, args: &KeyArgs) -> Result<(), Error> {
     let count = spool.count_entries(&args.key)?;
@@ -249,6 +262,27 @@ pub(crate) fn truncate(spool: &mut Spool, args: &TruncateArgs) -> Result<(), Err
             outcome.before_count,
             args.keep
         );
+    }
+    Ok(())
+}
+
+/// `spool pop KEY`: removes the newest entry in one commit and prints it.
+pub(crate) fn pop(spool: &mut Spool, args: &PopArgs) -> Result<(), Error> {
+    let now_ms = spool.now_ms();
+    let entry = spool.call(spool::ops::PopEntry {
+        key: args.key.clone(),
+        expected_epoch: args.expected_epoch,
+        now_ms,
+    })?;
+    if args.json {
+        return print_json(&entry);
+    }
+    match entry {
+        Some(entry) => {
+            outln!("removed from {}:", args.key);
+            out!("{}", render::entry(&entry));
+        }
+        None => outln!("nothing to pop: {} has no entries", args.key),
     }
     Ok(())
 }

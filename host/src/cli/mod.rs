@@ -52,7 +52,7 @@ use spool::{AppendRequest, Role, SessionStatus, TurnUsage};
 use spool_host::{Durability, Error, Spool, Transcript};
 
 use crate::cli::compaction::{CompactArgs, CompactionIdArgs, PersistArgs, RepairsArgs, StatusArgs};
-use crate::cli::entries::{EntryArgs, RollbackArgs, TruncateArgs};
+use crate::cli::entries::{EntryArgs, PopArgs, RollbackArgs, TruncateArgs};
 use crate::cli::fork::{BranchArgs, ForkCommand, TurnCommand};
 use crate::cli::lifecycle::{
     CapArgs, FencedKeyArgs, FinishArgs, IntentArgs, KeyArgs, PruneArgs, UpdateArgs,
@@ -84,6 +84,7 @@ Sessions:
   delete      Delete a session and everything it owns
   truncate    Keep only the newest entries of a session
   rollback    Drop the last turns of a session
+  pop         Remove the newest entry of a session and print it
   prune       Delete sessions idle longer than --max-age
   cap         Keep the most recently updated sessions, delete the rest
   states      Context states: list, save, invalidate
@@ -419,6 +420,9 @@ enum Command {
     /// Drop the last `--turns` turns of the session under KEY: every entry from the
     /// earliest of its last N user messages on.
     Rollback(RollbackArgs),
+    /// Remove the newest entry of the session under KEY, whatever its role, in one
+    /// commit, and print it.
+    Pop(PopArgs),
     /// Compact the session under KEY when it exceeds `--window`: the oldest entries move
     /// to the canonical archive, replaced by a summary that keeps every obligation
     /// (goals, constraints, failures, files, tool ids, …) or reports the ones that do not
@@ -928,6 +932,7 @@ fn run(cli: Cli) -> Result<(), Error> {
         Command::Entry(args) => entries::entry(&mut open(&cli)?, args),
         Command::Truncate(args) => entries::truncate(&mut open(&cli)?, args),
         Command::Rollback(args) => entries::rollback(&mut open(&cli)?, args),
+        Command::Pop(args) => entries::pop(&mut open(&cli)?, args),
         Command::States(command) => states::run(&mut open(&cli)?, command),
         Command::Runs(command) => resume::runs(&mut open(&cli)?, command),
         Command::Thread(command) => thread::run(&mut open(&cli)?, command),

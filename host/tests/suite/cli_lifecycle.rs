@@ -413,6 +413,36 @@ fn test_rollback_drops_the_last_turns() {
 }
 
 #[test]
+fn test_pop_removes_and_prints_the_newest_entry() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let db = dir.path().join("spool.db");
+    ok(&db, &["create", KEY]);
+    let text = ok(&db, &["pop", KEY]);
+    assert!(text.starts_with("nothing to pop"), "{text}");
+    for (role, content) in [("user", "u1"), ("assistant", "a1")] {
+        ok(&db, &["append", KEY, "--role", role, "--content", content]);
+    }
+    let popped = ok_json(&db, &["pop", KEY, "--json"]);
+    assert_eq!(
+        (popped["role"].as_str(), popped["content"].as_str()),
+        (Some("assistant"), Some("a1"))
+    );
+    assert_eq!(ok(&db, &["count", KEY]).trim(), "1");
+    let text = ok(&db, &["pop", KEY]);
+    assert!(
+        text.starts_with(&format!("removed from {KEY}:")) && text.contains("u1"),
+        "{text}"
+    );
+    assert_eq!(
+        ok_json(&db, &["pop", KEY, "--json"]),
+        serde_json::Value::Null
+    );
+    fails(&db, &["pop", KEY, "--expected-epoch", "9"], "stale_epoch");
+    fails(&db, &["pop", "agent:main:none"], "not_found");
+    usage_error(&db, &["pop"]);
+}
+
+#[test]
 fn test_states_subcommands() {
     let (_dir, db) = temp_db();
     ok(&db, &["create", KEY]);
@@ -563,7 +593,7 @@ fn test_help_lists_the_lifecycle_subcommands() {
     let help = ok(&db, &["--help"]);
     for command in [
         "reset", "intent", "resume", "update", "finish", "archive", "delete", "prune", "cap",
-        "count", "entry", "truncate", "states",
+        "count", "entry", "truncate", "rollback", "pop", "states",
     ] {
         assert!(help.contains(command), "{command} missing from:\n{help}");
     }

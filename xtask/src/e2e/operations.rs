@@ -542,12 +542,18 @@ pub(super) fn operations(browser: &Browser) -> Result<Outcome, String> {
         |v| v["created"] == true && v["imported"] == 2,
     )?;
 
-    // Truncate, reset with its archive, finish, delete, prune, cap.
+    // Pop, truncate, reset with its archive, finish, delete, prune, cap.
     p.ok(
         "appendEntry",
         json!({ "request": { "role": "assistant", "content": "Split done." } }),
         |v| v["role"] == "assistant",
     )?;
+    p.ok(
+        "appendEntry",
+        json!({ "request": { "role": "user", "content": "Scratch that." } }),
+        |v| v["role"] == "user",
+    )?;
+    p.ok("popEntry", json!({}), |v| v["content"] == "Scratch that.")?;
     p.ok("truncate", json!({ "max_messages": 1 }), |v| {
         v["truncated"] == true && v["before_count"] == 2 && v["after_count"] == 1
     })?;
