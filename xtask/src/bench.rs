@@ -107,6 +107,8 @@ const PEER_PACKAGES: &[&str] = &[
     "psycopg[binary]",
     "sqlalchemy[asyncio]",
     "asyncpg",
+    // The Python package's tests (`cargo xtask test`), pinned.
+    "pytest==9.2.0",
 ];
 
 /// The figure the PostgreSQL peers are compared with, and the goal for Spool/peer.
@@ -472,7 +474,7 @@ pub(crate) fn collect(lines: &mut Vec<Line>) -> impl FnMut(&str) -> bool + '_ {
 }
 
 /// The target directory (the peers' virtualenv and databases go there).
-fn target_dir() -> PathBuf {
+pub(crate) fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target"))
@@ -481,7 +483,7 @@ fn target_dir() -> PathBuf {
 /// The peers: a virtualenv under the target directory with the peers' packages from
 /// PyPI (installed once), then `host/benches/peers/append.py`.
 /// The virtualenv's Python with the peers' packages, created and installed on first use.
-fn peers_python() -> Result<String, String> {
+pub(crate) fn peers_python() -> Result<String, String> {
     let target = target_dir();
     let venv = target.join("peers-venv");
     let python = venv.join("bin").join("python");
@@ -496,7 +498,8 @@ fn peers_python() -> Result<String, String> {
         .args([
             "-c",
             "import agents, langgraph.checkpoint.sqlite, langgraph.checkpoint.postgres, \
-             psycopg, sqlalchemy.ext.asyncio, asyncpg, agents.extensions.memory.sqlalchemy_session",
+             psycopg, sqlalchemy.ext.asyncio, asyncpg, agents.extensions.memory.sqlalchemy_session, \
+             pytest",
         ])
         .output()
         .is_some();

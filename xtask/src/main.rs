@@ -8,6 +8,7 @@ mod hosts;
 #[cfg(test)]
 mod layers;
 mod postgres;
+mod python;
 mod serve;
 mod setup;
 mod web;
@@ -474,6 +475,10 @@ fn test_all() -> Result<(), String> {
     ci.timed("the component in Node (jco) and wasmtime-py", |tally| {
         hosts::run(&toolchain, tally)
     })?;
+    ci.timed(
+        "Python package: pip install --no-index, pytest (API, Agents SDK, CLI)",
+        |tally| python::test(&toolchain, tally),
+    )?;
     ci.timed("demo, twice on a fresh database", |_| {
         demo_twice(&toolchain)
     })?;

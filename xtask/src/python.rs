@@ -1,0 +1,59 @@
+//! The Python package (`python/`) in CI: installed with pip from
+//! the checkout, offline (`--no-index`: its in-tree build backend needs nothing from
+//! PyPI), into the peers' virtualenv, which has the OpenAI Agents SDK, LangGraph and
+//! pytest (see `bench::peers_python`).
+
+use std::path::PathBuf;
+
+use crate::bench::{peers_python, target_dir};
+use crate::cmd::{Step, Tally, root};
+use crate::setup::Toolchain;
+
+/// Installs the package into the peers' virtualenv, built with cargo profile `profile`
+/// (`dev` reuses the test build), and returns that virtualenv's Python.
+fn install(toolchain: &Toolchain, profile: &str) -> Result<String, String> {
+    let python = peers_python()?;
+    let mut pip = Step::new(&python);
+    pip.args([
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-index",
+        "--no-deps",
+        "--force-reinstall",
+    ])
+    .arg(root().join("python"))
+    .env("CARGO", &toolchain.cargo)
+    .env("SPOOL_PYTHON_PROFILE", profile);
+    toolchain.apply_env(&mut pip);
+    pip.run(&format!(
+        "python: pip install --no-index ./python (cargo profile {profile})"
+    ))?;
+    Ok(python)
+}
+
+/// The `spool` CLI of the debug build (the cross-host test runs it).
+fn debug_cli() -> PathBuf {
+    target_dir().join("debug").join("spool")
+}
+
+/// The package's tests: the API, the Agents SDK behaviours, the CLI and Python on one
+/// database. Adds pytest's counts (printed in cargo test's shape by the tests'
+/// conftest) to `tally`.
+pub(crate) fn test(toolchain: &Toolchain, tally: &mut Tally) -> Result<(), String> {
+    let python = install(toolchain, "dev")?;
+    let cli = debug_cli();
+    if !cli.is_file() {
+        return Err(format!(
+            "python tests: the CLI {} is missing (the native tests build it)",
+            cli.display()
+        ));
+    }
+    let mut pytest = Step::new(&python);
+    pytest
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(root().join("python").join("tests"))
+        .env("SPOOL_CLI", &cli);
+    pytest.run_counting("python: pytest python/tests", tally)
+}
