@@ -98,6 +98,13 @@ const LEAN_GZIP_BUDGET: u64 = 300_000;
 /// The budget of the component as the host embeds it, in bytes.
 const COMPONENT_BUDGET: u64 = 1_450_000;
 
+/// Not a benchmark binary: the Python package's `SpoolSession` (OpenAI Agents SDK) beside
+/// the SDK's `SQLiteSession` and LangGraph's `SqliteSaver` (`python/benches`).
+const PYTHON: (&str, &str) = (
+    "python",
+    "appends/s through the Python package's SpoolSession vs the Agents SDK's SQLiteSession and LangGraph's SqliteSaver",
+);
+
 /// The Python packages of the peers, from PyPI: on SQLite, and on PostgreSQL (the
 /// Agents SDK's `SQLAlchemySession` on asyncpg, LangGraph's `PostgresSaver` on psycopg).
 const PEER_PACKAGES: &[&str] = &[
@@ -354,10 +361,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .collect();
     if let Some(unknown) = names
         .iter()
-        .find(|n| **n != SIZE.0 && !BENCHES.iter().any(|(name, ..)| name == *n))
+        .find(|n| **n != SIZE.0 && **n != PYTHON.0 && !BENCHES.iter().any(|(name, ..)| name == *n))
     {
         let mut known: Vec<&str> = BENCHES.iter().map(|(name, ..)| *name).collect();
-        known.push(SIZE.0);
+        known.extend([SIZE.0, PYTHON.0]);
         return Err(format!(
             "no benchmark `{unknown}`; there are {} (and --peers)",
             known.join(", ")
@@ -410,6 +417,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
     if (names.is_empty() || names.contains(&SIZE.0))
         && let Err(e) = browser_size(&mut lines)
+    {
+        failures.push(e);
+    }
+    if (names.is_empty() || names.contains(&PYTHON.0))
+        && let Err(e) = crate::python::bench(&toolchain, PYTHON.1, &mut lines)
     {
         failures.push(e);
     }

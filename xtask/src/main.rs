@@ -90,7 +90,11 @@ Commands:
                         throwaway PostgreSQL (and PgBouncer) beside SQLite and a
                         hand-written loop; `bench postgres --peers` adds LangGraph's
                         PostgresSaver and the Agents SDK's SQLAlchemySession on the
-                        same server, with Spool/peer against the goal (>= 2).
+                        same server, with Spool/peer against the goal (>= 2). python:
+                        appends/s through the Python package's SpoolSession (OpenAI
+                        Agents SDK) beside the SDK's SQLiteSession (goal >= 3x on
+                        tmpfs) and LangGraph's SqliteSaver, in the peers' virtualenv
+                        (SPOOL_PYTHON_PROFILE picks the cargo profile, default release).
   bench-web             The browser benchmarks in headless Chromium (release build):
                         appendEntry calls/s into IndexedDB (goal 1000/s), appendEntries of
                         eight and of 32 (entries/s, goal 5000/s), the newest page of a

@@ -1,11 +1,11 @@
-//! The Python package (`python/`) in CI: installed with pip from
+//! The Python package (`python/`) in CI and in the benchmarks: installed with pip from
 //! the checkout, offline (`--no-index`: its in-tree build backend needs nothing from
 //! PyPI), into the peers' virtualenv, which has the OpenAI Agents SDK, LangGraph and
 //! pytest (see `bench::peers_python`).
 
 use std::path::PathBuf;
 
-use crate::bench::{peers_python, target_dir};
+use crate::bench::{Line, collect, peers_python, target_dir};
 use crate::cmd::{Step, Tally, root};
 use crate::setup::Toolchain;
 
@@ -56,4 +56,22 @@ pub(crate) fn test(toolchain: &Toolchain, tally: &mut Tally) -> Result<(), Strin
         .arg(root().join("python").join("tests"))
         .env("SPOOL_CLI", &cli);
     pytest.run_counting("python: pytest python/tests", tally)
+}
+
+/// `cargo xtask bench python`: appends/s through `SpoolSession` beside the Agents SDK's
+/// `SQLiteSession` and LangGraph's `SqliteSaver`, on disk and on tmpfs.
+pub(crate) fn bench(
+    toolchain: &Toolchain,
+    what: &str,
+    lines: &mut Vec<Line>,
+) -> Result<(), String> {
+    let profile = std::env::var("SPOOL_PYTHON_PROFILE").unwrap_or_else(|_| "release".into());
+    let python = install(toolchain, &profile)?;
+    let disk = target_dir().join("peers-bench");
+    std::fs::create_dir_all(&disk).map_err(|e| format!("{}: {e}", disk.display()))?;
+    Step::new(&python)
+        .arg(root().join("python/benches/session_append.py"))
+        .arg("--disk-dir")
+        .arg(&disk)
+        .run_lines(&format!("bench: python, {what}"), collect(lines))
 }

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Appends/s through the Python package's `SpoolSession`, beside the OpenAI Agents SDK's
+`SQLiteSession` and LangGraph's `SqliteSaver`, for `cargo xtask bench python`.
+
+The workload of host/benches/peers/append.py (whose peer measurements this reuses): N
+appends of the same ~100-byte messages, each `add_items([message])` its own commit, on
+disk (--disk-dir) and on tmpfs (/dev/shm when present), every database in WAL with
+synchronous=FULL (Spool's default durability, `full`). Then the history is read back
+and checked.
+
+Prints `figure` lines (Spool's rate, and SpoolSession over each peer: the goal is >= 3x
+the SDK's own SQLiteSession on tmpfs) and `peer` lines beside Spool's rate.
+`SPOOL_BENCH_N` or --n sets N (default 10000).
+"""
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from importlib.metadata import version
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host" / "benches" / "peers"))
+
+from append import content, langgraph, message, openai_agents  # noqa: E402
+
+import spool  # noqa: E402
+from spool.agents import SpoolSession  # noqa: E402
+
+GOAL_OVER_SQLITE_SESSION = 3.0
+
+
+async def spool_session(directory: Path, n: int) -> float:
+    session = SpoolSession("bench", spool.Spool(directory / "spool.db"))
+    session.spool.get_or_create(session.key)  # not timed
+    started = time.perf_counter()
+    for i in range(n):
+        await session.add_items([message(i)])
+    elapsed = time.perf_counter() - started
+    items = await session.get_items()
+    if len(items) != n or items[-1]["content"] != content(n - 1):
+        raise RuntimeError(f"SpoolSession kept {len(items)} items of {n}")
+    return n / elapsed
+
+
+def figure(name: str, value: float, unit: str, goal: str) -> None:
+    print(f"figure\t{name}\t{value}\t{unit}\t{goal}", flush=True)
+
+
+def peer(name: str, value: float, unit: str, against: str) -> None:
+    print(f"peer\t{name}\t{value}\t{unit}\t{against}", flush=True)
+
+
+def regime(label: str, where: str, parent: Path, n: int) -> None:
+    directory = Path(tempfile.mkdtemp(prefix="spool-python-", dir=parent))
+    try:
+        ours = asyncio.run(spool_session(directory, n))
+        sdk, _ = asyncio.run(openai_agents(directory, n))
+        lg, _ = langgraph(directory, n)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    print(f"{n} appends {where}, each its own commit (WAL, synchronous=FULL):")
+    print(f"  spool SpoolSession.add_items          : {ours:9.0f} appends/s")
+    print(f"  openai-agents SQLiteSession.add_items : {sdk:9.0f} appends/s ({ours / sdk:.2f}x)")
+    print(f"  langgraph SqliteSaver.put             : {lg:9.0f} appends/s ({ours / lg:.2f}x)")
+    name = f"python: SpoolSession.add_items, {label}"
+    figure(name, ours, "appends/s", "-")
+    peer(f"openai-agents SQLiteSession.add_items, {label}", sdk, "appends/s", name)
+    peer(f"langgraph SqliteSaver.put, {label}", lg, "appends/s", name)
+    goal = f">= {GOAL_OVER_SQLITE_SESSION}" if label == "tmpfs" else "-"
+    figure(f"python: SpoolSession/SQLiteSession, {label}", ours / sdk, "ratio", goal)
+    figure(f"python: SpoolSession/SqliteSaver, {label}", ours / lg, "ratio", "-")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--disk-dir", type=Path, required=True, help="a directory on disk")
+    parser.add_argument("--n", type=int, default=int(os.environ.get("SPOOL_BENCH_N", "10000")))
+    args = parser.parse_args()
+    print(
+        f"python {sys.version.split()[0]}; openai-agents {version('openai-agents')}, "
+        f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')}"
+    )
+    args.disk_dir.mkdir(parents=True, exist_ok=True)
+    regime("disk", f"on disk ({args.disk_dir})", args.disk_dir, args.n)
+    shm = Path("/dev/shm")
+    if shm.is_dir():
+        regime("tmpfs", "on tmpfs (/dev/shm)", shm, args.n)
+    else:
+        print("no /dev/shm on this machine: the tmpfs regime is skipped")
+
+
+if __name__ == "__main__":
+    main()
