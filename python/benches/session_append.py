@@ -6,7 +6,8 @@ The workload of host/benches/peers/append.py (whose peer measurements this reuse
 appends of the same ~100-byte messages, each `add_items([message])` its own commit, on
 disk (--disk-dir) and on tmpfs (/dev/shm when present), every database in WAL with
 synchronous=FULL (Spool's default durability, `full`). Then the history is read back
-and checked.
+and checked. SpoolSession runs twice: in a worker thread per call (its default, as the
+SDK's sessions do) and with `in_thread=False` (on the event loop's thread).
 
 Prints `figure` lines (Spool's rate, and SpoolSession over each peer: the goal is >= 3x
 the SDK's own SQLiteSession on tmpfs) and `peer` lines beside Spool's rate.
@@ -33,8 +34,9 @@ from spool.agents import SpoolSession  # noqa: E402
 GOAL_OVER_SQLITE_SESSION = 3.0
 
 
-async def spool_session(directory: Path, n: int) -> float:
-    session = SpoolSession("bench", spool.Spool(directory / "spool.db"))
+async def spool_session(directory: Path, n: int, in_thread: bool) -> float:
+    db = spool.Spool(directory / f"spool-{in_thread}.db")
+    session = SpoolSession("bench", db, in_thread=in_thread)
     session.spool.get_or_create(session.key)  # not timed
     started = time.perf_counter()
     for i in range(n):
@@ -57,13 +59,15 @@ def peer(name: str, value: float, unit: str, against: str) -> None:
 def regime(label: str, where: str, parent: Path, n: int) -> None:
     directory = Path(tempfile.mkdtemp(prefix="spool-python-", dir=parent))
     try:
-        ours = asyncio.run(spool_session(directory, n))
+        ours = asyncio.run(spool_session(directory, n, in_thread=True))
+        on_loop = asyncio.run(spool_session(directory, n, in_thread=False))
         sdk, _ = asyncio.run(openai_agents(directory, n))
         lg, _ = langgraph(directory, n)
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     print(f"{n} appends {where}, each its own commit (WAL, synchronous=FULL):")
     print(f"  spool SpoolSession.add_items          : {ours:9.0f} appends/s")
+    print(f"  the same, in_thread=False             : {on_loop:9.0f} appends/s")
     print(f"  openai-agents SQLiteSession.add_items : {sdk:9.0f} appends/s ({ours / sdk:.2f}x)")
     print(f"  langgraph SqliteSaver.put             : {lg:9.0f} appends/s ({ours / lg:.2f}x)")
     name = f"python: SpoolSession.add_items, {label}"
@@ -73,6 +77,10 @@ def regime(label: str, where: str, parent: Path, n: int) -> None:
     goal = f">= {GOAL_OVER_SQLITE_SESSION}" if label == "tmpfs" else "-"
     figure(f"python: SpoolSession/SQLiteSession, {label}", ours / sdk, "ratio", goal)
     figure(f"python: SpoolSession/SqliteSaver, {label}", ours / lg, "ratio", "-")
+    figure(f"python: SpoolSession(in_thread=False).add_items, {label}", on_loop, "appends/s", "-")
+    figure(
+        f"python: SpoolSession(in_thread=False)/SQLiteSession, {label}", on_loop / sdk, "ratio", "-"
+    )
 
 
 def main() -> None:

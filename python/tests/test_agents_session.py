@@ -343,3 +343,22 @@ def test_search_stays_in_its_session(db_path):
         assert await one.search("lexer") == []
 
     run(scenario())
+
+
+def test_calls_on_the_event_loop_thread_behave_the_same(db_path):
+    async def scenario():
+        session = SpoolSession("on_loop", db_path, in_thread=False)
+        model = FakeModel()
+        agent = Agent(name="test", model=model)
+        model.set_next_output([text_message("Hello")])
+        await Runner.run(agent, "Hi there", session=session)
+        items = await session.get_items()
+        assert items[0] == {"role": "user", "content": "Hi there"}
+        assert items[1]["content"][0]["text"] == "Hello"
+        assert await session.pop_item() == items[1]
+        branch = await session.branch("on_loop_alt")
+        assert branch.in_thread is False and await branch.get_items() == items[:1]
+        await session.clear_session()
+        assert await session.get_items() == []
+
+    run(scenario())
