@@ -149,6 +149,14 @@ class Spool:
             raise _raise(e) from None
         return json.loads(text)
 
+    def call_quiet(self, op: str, /, **args: Any) -> None:
+        """`call` without reading the result (neither serialized nor decoded): for
+        writes whose result the caller does not need."""
+        try:
+            self._native.call(op, json.dumps(args), False)
+        except _native.NativeError as e:
+            raise _raise(e) from None
+
     def __getattr__(self, name: str) -> Callable[..., Any]:
         if name in CALLS:
 

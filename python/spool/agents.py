@@ -278,10 +278,10 @@ class SpoolSession:
             for start in range(0, len(requests), MAX_PAGE):
                 chunk = requests[start : start + MAX_PAGE]
                 try:
-                    self.spool.append_entries(self.key, chunk)
+                    self.spool.call_quiet("append_entries", key=self.key, requests=chunk)
                 except NotFound:
                     self.spool.get_or_create(self.key)
-                    self.spool.append_entries(self.key, chunk)
+                    self.spool.call_quiet("append_entries", key=self.key, requests=chunk)
 
     def pop_item_sync(self) -> Optional[dict[str, Any]]:
         """`pop_item`, blocking.

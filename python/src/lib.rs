@@ -13,6 +13,7 @@ use std::sync::{Mutex, PoisonError};
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use spool_host::{Durability, Spool};
 
@@ -64,7 +65,7 @@ impl Native {
         self.spool.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn run(&self, name: &str, args: &str) -> Result<String, Failure> {
+    fn run(&self, name: &str, args: &str, result: bool) -> Result<Option<String>, Failure> {
         let call = spool::ops::Call::named(name)
             .ok_or_else(|| Failure::invalid(format!("`{name}` is not a Spool call")))?;
         let mut args = match serde_json::from_str::<Value>(args) {
@@ -75,13 +76,23 @@ impl Native {
         let mut spool = self.spool();
         fill(&mut spool, call, &mut args);
         args.insert("op".to_owned(), Value::String(name.to_owned()));
-        let text = Value::Object(args).to_string();
-        let command = spool::Command::from_json(&text).map_err(|e| Failure {
-            code: e.code().to_owned(),
-            message: e.to_string(),
-        })?;
-        let result = spool.execute(&command)?;
-        Ok(result.to_string())
+        let args = Value::Object(args);
+        let command = match spool::Command::deserialize(&args) {
+            Ok(command) => command,
+            // The core's own reading of the text, for its message (what does not parse).
+            Err(_) => {
+                let e = match spool::Command::from_json(&args.to_string()) {
+                    Err(e) => e,
+                    Ok(_) => spool::Error::internal("a call parses as text only".to_owned()),
+                };
+                return Err(Failure {
+                    code: e.code().to_owned(),
+                    message: e.to_string(),
+                });
+            }
+        };
+        let value = spool.execute(&command)?;
+        Ok(result.then(|| value.to_string()))
     }
 }
 
@@ -162,9 +173,18 @@ impl Native {
     }
 
     /// Runs the table call `name` with `args` (a JSON object: the call's fields, those
-    /// the host fills in optional) and returns its result as JSON text.
-    fn call(&self, py: Python<'_>, name: &str, args: &str) -> PyResult<String> {
-        py.detach(|| self.run(name, args)).map_err(Failure::into_py)
+    /// the host fills in optional) and returns its result as JSON text (`None` with
+    /// `result=False`: the caller does not read it).
+    #[pyo3(signature = (name, args, result = true))]
+    fn call(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        args: &str,
+        result: bool,
+    ) -> PyResult<Option<String>> {
+        py.detach(|| self.run(name, args, result))
+            .map_err(Failure::into_py)
     }
 
     /// Compacts the session under `key` with `summarize`: a callable taking the

@@ -104,6 +104,10 @@ def test_any_table_call_is_a_method(db):
     assert "append_entry" in spool.CALLS and "now_ms" in spool.CALLS["append_entry"][1]
     with pytest.raises(AttributeError):
         db.not_a_call  # noqa: B018
+    assert db.call_quiet("append_entry", key=KEY, request={"role": "user", "content": "x"}) is None
+    assert db.count_entries(KEY) == 2
+    with pytest.raises(spool.NotFound):
+        db.call_quiet("append_entry", key="agent:none:none", request={"role": "user", "content": "x"})
 
 
 def test_compact_with_a_python_summarizer(db):
