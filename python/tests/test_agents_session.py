@@ -13,12 +13,15 @@ import spool
 from spool.agents import ITEM_PREFIX, SpoolSession
 
 agents = pytest.importorskip("agents")
-from agents import Agent, RunConfig, Runner  # noqa: E402
+from agents import Agent, RunConfig, Runner, set_tracing_disabled  # noqa: E402
 from agents.memory import Session, SessionSettings  # noqa: E402
 
 from fake_model import FakeModel, text_message  # noqa: E402
 
 RUNNERS = ["run", "run_sync", "run_streamed"]
+
+# The runs here trace nothing to OpenAI.
+set_tracing_disabled(True)
 
 
 def run(coro):

@@ -69,6 +69,9 @@ Commands:
                         @bytecodealliance/jco, in target/tools/jco), and wasmtime-py
                         (PyPI's wasmtime, in a virtualenv in target/tools/wasmtime-py),
                         each against an in-memory storage of its own language.
+  test-python           Install ./python (pip --no-index, cargo profile dev) into the
+                        peers' virtualenv and run pytest on python/tests (the cross-host
+                        test runs the debug `spool`: cargo build -p spool-host first).
   bench [--peers] [NAME...]
                         Run the benchmarks (release build), or those named, then print one
                         table: each figure, its goal, the ratio to it, pass or miss.
@@ -156,6 +159,12 @@ fn main() -> ExitCode {
             let mut tally = Tally::default();
             hosts::run(&t, &mut tally)?;
             println!("hosts: {} passed, {} failed", tally.passed, tally.failed);
+            Ok(())
+        }),
+        "test-python" => setup::run(&setup::Options { browser: false }).and_then(|t| {
+            let mut tally = Tally::default();
+            python::test(&t, &mut tally)?;
+            println!("python: {} passed, {} failed", tally.passed, tally.failed);
             Ok(())
         }),
         "bench" => bench::run(rest),
