@@ -44,21 +44,6 @@ from .types import BranchInfo, CompactionResult, Entry, Prepared, SearchHit
 ITEM_PREFIX = "sdk-item-"
 
 _PLAIN_ROLES = ("user", "assistant", "system")
-# The AppendRequest fields an entry carries over when it is written again.
-_REWRITTEN = (
-    "role",
-    "content",
-    "token_count",
-    "message_id",
-    "tool_calls",
-    "tool_call_id",
-    "turn_id",
-    "turn_usage",
-    "tool_status",
-    "reasoning",
-    "attachments",
-    "kind",
-)
 
 
 def to_request(item: dict[str, Any]) -> dict[str, Any]:
@@ -111,11 +96,6 @@ def to_item(entry: Entry) -> dict[str, Any]:
 def summary_item(text: str) -> dict[str, Any]:
     """The item the summary of a compaction reads as: a system message."""
     return {"role": "system", "content": text}
-
-
-def _rewrite(entry: Entry) -> dict[str, Any]:
-    """The append request that writes `entry` again as it was."""
-    return {field: entry[field] for field in _REWRITTEN if entry.get(field) is not None}
 
 
 class SpoolSession:
@@ -284,38 +264,14 @@ class SpoolSession:
                     self.spool.call_quiet("append_entries", key=self.key, requests=chunk)
 
     def pop_item_sync(self) -> Optional[dict[str, Any]]:
-        """`pop_item`, blocking.
-
-        The newest entry is removed by rolling back the last turn (from its last user
-        message on) and writing again what followed that message but the newest entry;
-        when the newest entry is that user message, it is one commit, otherwise two. A
-        transcript with no user message is deleted and written again without it.
-        """
+        """`pop_item`, blocking: the newest entry is removed and returned in one commit
+        (`pop_entry`); `None` when the session has none or does not exist."""
         with self._lock:
-            spool, key = self.spool, self.key
             try:
-                tail: list[Entry] = []
-                for page in spool.pages(key, newest_first=True):
-                    for entry in page:
-                        tail.append(entry)
-                        if entry["role"] == "user":
-                            break
-                    else:
-                        continue
-                    break
+                entry = self.spool.call("pop_entry", key=self.key)
             except NotFound:
                 return None
-            if not tail:
-                return None
-            newest, kept = tail[0], [_rewrite(e) for e in reversed(tail[1:])]
-            if tail[-1]["role"] == "user":
-                spool.rollback(key, 1)
-            else:
-                spool.delete_session(key)
-                spool.get_or_create(key)
-            for start in range(0, len(kept), MAX_PAGE):
-                spool.append_entries(key, kept[start : start + MAX_PAGE])
-            return to_item(newest)
+            return None if entry is None else to_item(entry)
 
     def clear_session_sync(self) -> None:
         """`clear_session`, blocking."""
