@@ -18,7 +18,7 @@ fn out_dir() -> PathBuf {
 }
 
 /// Writes the component the host embeds to `target/hosts/spool.component.wasm`.
-fn export_component(toolchain: &Toolchain) -> Result<PathBuf, String> {
+pub(crate) fn export_component(toolchain: &Toolchain) -> Result<PathBuf, String> {
     let dir = out_dir();
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let component = dir.join("spool.component.wasm");

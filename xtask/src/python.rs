@@ -73,5 +73,18 @@ pub(crate) fn bench(
         .arg(root().join("python/benches/session_append.py"))
         .arg("--disk-dir")
         .arg(&disk)
-        .run_lines(&format!("bench: python, {what}"), collect(lines))
+        .run_lines(&format!("bench: python, {what}"), collect(lines))?;
+    // The component under wasmtime-py, the route without the package, beside it.
+    let component = crate::hosts::export_component(toolchain)?;
+    let wasmtime_py = crate::setup::ensure_wasmtime_py()?;
+    let n: u32 = std::env::var("SPOOL_BENCH_N")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(10_000);
+    Step::new(&wasmtime_py.to_string_lossy())
+        .arg(root().join("tests/hosts/python/append_bench.py"))
+        .arg(&component)
+        // About 5 ms an append: a fifth of the package's appends is plenty.
+        .arg((n / 5).max(100).to_string())
+        .run_lines("bench: python, the component under wasmtime-py", collect(lines))
 }
