@@ -86,5 +86,8 @@ pub(crate) fn bench(
         .arg(&component)
         // About 5 ms an append: a fifth of the package's appends is plenty.
         .arg((n / 5).max(100).to_string())
-        .run_lines("bench: python, the component under wasmtime-py", collect(lines))
+        .run_lines(
+            "bench: python, the component under wasmtime-py",
+            collect(lines),
+        )
 }
