@@ -97,35 +97,15 @@ impl Native {
 }
 
 /// Fills in what the table says a host fills in for `call` where the caller left it
-/// out (absent or `None`): `now_ms` from the handle's clock, every other a fresh id;
-/// for an id inside an object argument (`request.child_session_id`), the object
-/// defaults to `{}`.
+/// out ([`spool::ops::Call::fill_in`]): `now_ms` from the handle's clock, every other a
+/// fresh id.
 fn fill(spool: &mut Spool, call: &spool::ops::Call, args: &mut Map<String, Value>) {
-    let absent =
-        |args: &Map<String, Value>, field: &str| args.get(field).is_none_or(Value::is_null);
-    for fill in call.fills {
-        let (object, field) = match fill.split_once('.') {
-            Some((outer, inner)) => {
-                if absent(args, outer) {
-                    args.insert(outer.to_owned(), Value::Object(Map::new()));
-                }
-                match args.get_mut(outer).and_then(Value::as_object_mut) {
-                    Some(object) => (object, inner),
-                    // Not an object: left for the call's own parsing to reject.
-                    None => continue,
-                }
-            }
-            None => (&mut *args, *fill),
-        };
-        if absent(object, field) {
-            let value = if field == "now_ms" {
-                Value::from(spool.now_ms())
-            } else {
-                Value::from(spool.fresh_id())
-            };
-            object.insert(field.to_owned(), value);
-        }
-    }
+    let Ok(()) = call.fill_in(args, |field| {
+        Ok::<_, std::convert::Infallible>(match field {
+            "now_ms" => Value::from(spool.now_ms()),
+            _ => Value::from(spool.fresh_id()),
+        })
+    });
 }
 
 #[pymethods]

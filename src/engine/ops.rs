@@ -555,6 +555,40 @@ impl Call {
     pub fn fills(&self, field: &str) -> bool {
         self.fills.contains(&field)
     }
+
+    /// Fills in, in the call's arguments `args` (its `Command` JSON without `op`), what
+    /// the table says a host fills in ([`Call::fills`]) where the caller left it out
+    /// (absent or `null`): each with `value(field)`, which a host answers from its clock
+    /// for `now_ms` and with a fresh id otherwise. For an id inside an object argument
+    /// (`request.child_session_id`), the object defaults to `{}`; an argument there that
+    /// is not an object is left for the call's own parsing to reject.
+    pub fn fill_in<E>(
+        &self,
+        args: &mut serde_json::Map<String, serde_json::Value>,
+        mut value: impl FnMut(&'static str) -> Result<serde_json::Value, E>,
+    ) -> Result<(), E> {
+        use serde_json::{Map, Value};
+        let absent =
+            |args: &Map<String, Value>, field: &str| args.get(field).is_none_or(Value::is_null);
+        for fill in self.fills {
+            let (object, field) = match fill.split_once('.') {
+                Some((outer, inner)) => {
+                    if absent(args, outer) {
+                        args.insert(outer.to_owned(), Value::Object(Map::new()));
+                    }
+                    match args.get_mut(outer).and_then(Value::as_object_mut) {
+                        Some(object) => (object, inner),
+                        None => continue,
+                    }
+                }
+                None => (&mut *args, *fill),
+            };
+            if absent(object, field) {
+                object.insert(field.to_owned(), value(field)?);
+            }
+        }
+        Ok(())
+    }
 }
 
 macro_rules! define_ops {

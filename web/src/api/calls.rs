@@ -22,43 +22,17 @@ use wasm_bindgen::prelude::*;
 use super::Spool;
 use crate::js;
 
-/// Whether a field is absent (`undefined` and `null` read as absent).
-fn absent(args: &Map<String, Value>, field: &str) -> bool {
-    args.get(field).is_none_or(Value::is_null)
-}
-
 /// Fills in what the table says a host fills in for the call `name`
-/// ([`spool::ops::Call::fills`]) where the caller left it out: `now_ms` (`Date.now()`)
-/// and fresh ids (`crypto.randomUUID()`); for an id inside an object argument
-/// (`request.child_session_id`), the object itself defaults to `{}`.
+/// ([`spool::ops::Call::fill_in`]) where the caller left it out: `now_ms` (`Date.now()`)
+/// and fresh ids (`crypto.randomUUID()`).
 fn defaults(name: &str, args: &mut Map<String, Value>) -> Result<(), Error> {
     let Some(call) = spool::ops::Call::named(name) else {
         return Ok(());
     };
-    for fill in call.fills {
-        let (object, field) = match fill.split_once('.') {
-            Some((outer, inner)) => {
-                if absent(args, outer) {
-                    args.insert(outer.to_owned(), Value::Object(Map::new()));
-                }
-                match args.get_mut(outer).and_then(Value::as_object_mut) {
-                    Some(object) => (object, inner),
-                    // Not an object: left for the call's own parsing to reject.
-                    None => continue,
-                }
-            }
-            None => (&mut *args, *fill),
-        };
-        if absent(object, field) {
-            let value = if field == "now_ms" {
-                js::now_ms().into()
-            } else {
-                js::random_uuid(field)?.into()
-            };
-            object.insert(field.to_owned(), value);
-        }
-    }
-    Ok(())
+    call.fill_in(args, |field| match field {
+        "now_ms" => Ok(js::now_ms().into()),
+        id => js::random_uuid(id).map(Value::from),
+    })
 }
 
 /// A field of a table call: its name, and whether the core defaults it when absent.
