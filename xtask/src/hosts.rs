@@ -22,6 +22,13 @@ pub(crate) fn export_component(toolchain: &Toolchain) -> Result<PathBuf, String>
     let dir = out_dir();
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let component = dir.join("spool.component.wasm");
+    export_component_to(toolchain, &component)?;
+    Ok(component)
+}
+
+/// Writes the component the host embeds to `out` (`spool component OUT`, through the
+/// debug CLI).
+pub(crate) fn export_component_to(toolchain: &Toolchain, out: &Path) -> Result<(), String> {
     cargo(
         toolchain,
         &[
@@ -35,9 +42,8 @@ pub(crate) fn export_component(toolchain: &Toolchain) -> Result<PathBuf, String>
             "component",
         ],
     )
-    .arg(&component)
-    .run("export the component")?;
-    Ok(component)
+    .arg(out)
+    .run("export the component")
 }
 
 /// Writes the vectors as the hosts read them to `target/hosts/vectors.json` (the core's

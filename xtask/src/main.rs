@@ -251,21 +251,7 @@ fn build_wasm() -> Result<(), String> {
 pub(crate) fn build_component(toolchain: &setup::Toolchain) -> Result<u64, String> {
     cargo(toolchain, &["build", "--package", "spool-host"]).run("build the component and host")?;
     let out = root().join("target/spool.component.wasm");
-    cargo(
-        toolchain,
-        &[
-            "run",
-            "--quiet",
-            "--package",
-            "spool-host",
-            "--bin",
-            "spool",
-            "--",
-            "component",
-        ],
-    )
-    .arg(&out)
-    .run("export the component")?;
+    hosts::export_component_to(toolchain, &out)?;
     let size = std::fs::metadata(&out)
         .map_err(|e| format!("{}: {e}", out.display()))?
         .len();
