@@ -222,6 +222,7 @@ macro_rules! for_each_op {
                 now_ms: u64,
             } fills(now_ms) -> Option<$crate::Entry> = $crate::pop_entry;
             /// Saves a provider context state.
+            #[web = "states"]
             save_state saveState SaveState {
                 key: String,
                 state: $crate::NewContextState,
@@ -229,11 +230,13 @@ macro_rules! for_each_op {
                 now_ms: u64,
             } fills(now_ms) -> $crate::ContextState = $crate::save_state;
             /// The session's context states (only valid ones unless `valid_only` is false).
+            #[web = "states"]
             list_states listStates ListStates {
                 key: String,
                 #[serde(default = "crate::engine::ops::yes")] valid_only: bool,
             } -> Vec<$crate::ContextState> = $crate::list_states;
             /// Marks the session's states (of `state_kind`, or all) invalid for `reason`.
+            #[web = "states"]
             invalidate_states invalidateStates InvalidateStates {
                 key: String,
                 #[serde(default)] state_kind: Option<String>,
@@ -241,18 +244,22 @@ macro_rules! for_each_op {
                 now_ms: u64,
             } fills(now_ms) -> u64 = $crate::invalidate_states;
             /// Compacts the session with the built-in summarizer.
+            #[web = "compaction"]
             compact compact Compact { key: String, request: $crate::compaction::CompactRequest, now_ms: u64 }
                 fills(now_ms) -> $crate::compaction::CompactionResult = $crate::compaction::compact;
             /// Plans a compaction and returns what a summarizer needs.
+            #[web = "compaction"]
             prepare_compaction prepareCompaction PrepareCompaction {
                 key: String, request: $crate::compaction::CompactRequest,
             } -> $crate::compaction::Prepared = $crate::compaction::prepare_compaction;
             /// Commits a prepared compaction with a summary.
+            #[web = "compaction"]
             commit_compaction commitCompaction CommitCompaction {
                 key: String, commit: $crate::compaction::CommitRequest, now_ms: u64,
             } fills(now_ms)
                 -> $crate::compaction::CompactionResult = $crate::compaction::commit_compaction;
             /// Stores a compaction an external agent performed.
+            #[web = "compaction"]
             persist_compaction_result persistCompactionResult PersistCompactionResult {
                 key: String, persist: $crate::compaction::PersistRequest, now_ms: u64,
             } fills(now_ms) -> $crate::compaction::CompactionResult
@@ -267,16 +274,20 @@ macro_rules! for_each_op {
             list_summaries listSummaries ListSummaries { key: String }
                 -> Vec<$crate::compaction::Summary> = $crate::compaction::list_summaries;
             /// Compactions whose coverage check failed (of `agent_id`'s sessions, or all).
+            #[web = "compaction"]
             list_degraded_compactions listDegradedCompactions ListDegradedCompactions {
                 #[serde(default)] agent_id: Option<String>,
             } -> Vec<$crate::compaction::Summary> = $crate::compaction::list_degraded_compactions;
             /// The entries a compaction replaced.
+            #[web = "compaction"]
             compaction_preimage compactionPreimage CompactionPreimage { key: String, compaction_id: String }
                 -> Vec<$crate::Entry> = $crate::compaction::compaction_preimage;
             /// Records the repair status of a degraded compaction.
+            #[web = "compaction"]
             set_repair_status setRepairStatus SetRepairStatus { key: String, compaction_id: String, status: String }
                 -> $crate::compaction::Summary = $crate::compaction::set_repair_status;
             /// Records the flush receipt of a compaction.
+            #[web = "compaction"]
             set_flush_receipt setFlushReceipt SetFlushReceipt { key: String, compaction_id: String, status: String }
                 -> $crate::compaction::Summary = $crate::compaction::set_flush_receipt;
             /// Creates or replaces a role session.
@@ -320,12 +331,14 @@ macro_rules! for_each_op {
                 fills(now_ms)
                 -> $crate::resume::rules::TaskOutcomeEffects = $crate::record_task_outcome;
             /// The provider thread the next turn of `agent_type` continues.
+            #[web = "turns"]
             plan_provider_thread planProviderThread PlanProviderThread {
                 key: String,
                 agent_type: String,
                 #[serde(default)] dead_thread: Option<String>,
             } -> $crate::ThreadPlan = $crate::plan_provider_thread;
             /// Commits one provider turn: its entries, usage and thread binding.
+            #[web = "turns"]
             commit_turn commitTurn CommitTurn { key: String, turn: $crate::TurnCommit, now_ms: u64 }
                 fills(now_ms) -> $crate::TurnCommitted = $crate::commit_turn;
             /// Writes a parsed transcript as a new session.
@@ -335,14 +348,17 @@ macro_rules! for_each_op {
                 -> $crate::import::ImportOutcome = $crate::import::import_session;
             /// The tokens and estimated cost of the workspace's sessions by session, day
             /// and model (`spool::usage::usage_report`). Reads and writes nothing else.
+            #[web = "usage"]
             usage_report usageReport UsageReport { request: $crate::usage::UsageRequest }
                 -> $crate::usage::UsageReport = $crate::usage::usage_report;
             /// Branches `child_key` off `parent_key`.
+            #[web = "branch"]
             branch branch Branch {
                 parent_key: String, child_key: String, request: $crate::BranchRequest, now_ms: u64,
             } fills(request.child_session_id, now_ms) -> $crate::BranchInfo = $crate::branch;
             /// Edits a message by branching: `child_key` gets the history of `key`
             /// before `message_id` and then `request`, in one commit.
+            #[web = "branch"]
             edit_message editMessage EditMessage {
                 key: String,
                 child_key: String,
@@ -357,9 +373,11 @@ macro_rules! for_each_op {
             list_children listChildren ListChildren { key: String }
                 -> Vec<$crate::BranchInfo> = $crate::list_children;
             /// Starts a turn.
+            #[web = "turns"]
             start_turn startTurn StartTurn { key: String, request: $crate::turns::NewTurn, now_ms: u64 }
                 fills(now_ms) -> $crate::turns::Turn = $crate::start_turn;
             /// Settles a running turn.
+            #[web = "turns"]
             settle_turn settleTurn SettleTurn {
                 key: String,
                 turn_id: String,
@@ -367,6 +385,7 @@ macro_rules! for_each_op {
                 now_ms: u64,
             } fills(now_ms) -> $crate::turns::Turn = $crate::settle_turn;
             /// Interrupts a running turn.
+            #[web = "turns"]
             interrupt_turn interruptTurn InterruptTurn {
                 key: String,
                 turn_id: String,
@@ -374,12 +393,15 @@ macro_rules! for_each_op {
                 now_ms: u64,
             } fills(now_ms) -> $crate::turns::Turn = $crate::interrupt_turn;
             /// The turn, or `None`.
+            #[web = "turns"]
             get_turn getTurn GetTurn { key: String, turn_id: String }
                 -> Option<$crate::turns::Turn> = $crate::get_turn;
             /// The session's turns.
+            #[web = "turns"]
             session_turns sessionTurns SessionTurns { key: String }
                 -> $crate::turns::TurnSummary = $crate::session_turns;
             /// One page of the session's turns.
+            #[web = "turns"]
             list_turns listTurns ListTurns {
                 key: String,
                 #[serde(default)] request: $crate::turns::TurnPageRequest,
@@ -522,8 +544,9 @@ pub struct Call {
     pub fills: &'static [&'static str],
     /// The result type as written in the table.
     pub output: &'static str,
-    /// The browser package's Cargo feature the call is built with (`import`,
-    /// `provider-fork`, `resume`); `None`: every build has it.
+    /// The browser package's Cargo feature the call is built with (`branch`,
+    /// `compaction`, `import`, …: the features of `web/Cargo.toml`); `None`: every
+    /// build has it.
     pub web_feature: Option<&'static str>,
 }
 

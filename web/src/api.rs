@@ -11,6 +11,8 @@
 //! tooling.
 
 mod calls;
+#[cfg(feature = "compaction")]
+mod compact;
 #[cfg(feature = "import")]
 mod import;
 
@@ -22,7 +24,6 @@ use std::rc::Rc;
 
 use js_sys::Promise;
 use serde::Serialize;
-use spool::compaction::{self, CompactRequest, CompactionResult};
 use spool::{Error, FinishStatus, Operation, Session};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::future_to_promise;
@@ -185,30 +186,6 @@ impl Spool {
         })
     }
 
-    /// Two-phase compaction with a JS summarizer: prepares, awaits
-    /// `summarize(prepared)` (a string, or a promise of one) and commits it with the
-    /// prepared preimage. When no summary is needed, `summarize` is not called and the
-    /// result says why (`skip_reason`). A summarizer that throws, rejects or yields no
-    /// string makes the call reject with `invalid_argument` (its message carries the
-    /// summarizer's), and nothing is written. `options.nowMs` defaults to `Date.now()`.
-    #[wasm_bindgen(js_name = compactWith, unchecked_return_type = "Promise<CompactionResult>")]
-    pub fn compact_with(
-        &self,
-        #[wasm_bindgen(unchecked_param_type = "string")] workspace: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "string")] key: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "CompactRequest")] request: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Summarizer")] summarize: JsValue,
-        #[wasm_bindgen(unchecked_optional_param_type = "TimeOptions")] options: JsValue,
-    ) -> Promise {
-        let tabs = self.tabs();
-        let args = compact_with_args(&workspace, &key, request, summarize, options);
-        future_to_promise(async move {
-            let args = args.map_err(|e| js::error(&e))?;
-            let result = compact_with(&tabs, args).await.map_err(|e| js::error(&e))?;
-            js::to_js(&result).map_err(|e| js::error(&e))
-        })
-    }
-
     /// Runs any core call given as data: `command` is the core's `Command` as JSON
     /// (`{ op: "append_entry", key, request, now_ms }`, the shape of the scenario vectors
     /// and of `spool call`), in `workspace`. Resolves to the call's result as JSON.
@@ -343,8 +320,6 @@ impl Driver {
     }
 }
 
-/// Options naming the time.
-const TIME: &[&str] = &["nowMs"];
 /// Options naming the time and a fence.
 const FENCE: &[&str] = &["nowMs", "expectedEpoch"];
 
@@ -367,58 +342,4 @@ fn finish(
         options.expected_epoch,
         options.now(),
     ))
-}
-
-/// The checked arguments of `compactWith`.
-struct CompactWith {
-    workspace: String,
-    key: String,
-    request: CompactRequest,
-    summarize: js_sys::Function,
-    now_ms: u64,
-}
-
-fn compact_with_args(
-    workspace: &JsValue,
-    key: &JsValue,
-    request: JsValue,
-    summarize: JsValue,
-    options: JsValue,
-) -> Result<CompactWith, Error> {
-    let (workspace, key) = workspace_and_key(workspace, key)?;
-    let request: CompactRequest = js::object(request, "request")?;
-    let summarize = js::function(summarize, "summarize")?;
-    let options = js::options(options, "options", TIME)?;
-    Ok(CompactWith {
-        workspace,
-        key,
-        request,
-        summarize,
-        now_ms: options.now(),
-    })
-}
-
-/// Prepare, summarize in JS, commit. The summarizer runs between the two operations, so
-/// the commit's preimage check catches any write that lands while it thinks.
-async fn compact_with(tabs: &Driver, args: CompactWith) -> Result<CompactionResult, Error> {
-    let CompactWith {
-        workspace,
-        key,
-        request,
-        summarize,
-        now_ms,
-    } = args;
-    let prepare = compaction::prepare_compaction(&workspace, &key, request.clone());
-    // Two operations: no lock is held while the summarizer thinks.
-    let prepared = tabs.drive(prepare).await?;
-    // The summarizer is async, so the plan's two steps are taken apart here:
-    // `Prepared::commit_with` says when it is asked.
-    let summary_text = if prepared.needs_summary() {
-        js::summarize(&summarize, &js::to_js(&prepared)?).await?
-    } else {
-        String::new()
-    };
-    let commit = prepared.commit(request, summary_text);
-    let commit = compaction::commit_compaction(&workspace, &key, commit, now_ms);
-    tabs.drive(commit).await
 }

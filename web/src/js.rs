@@ -126,48 +126,8 @@ pub(crate) fn options(
     object(value, field)
 }
 
-/// A required function argument.
-pub(crate) fn function(value: JsValue, field: &'static str) -> Result<js_sys::Function, Error> {
-    value.dyn_into::<js_sys::Function>().map_err(|value| {
-        Error::invalid(
-            field,
-            format!("expected a function, got {}", describe(&value)),
-        )
-    })
-}
-
-/// Calls the summarizer `summarize(prepared)` and awaits the string it returns (directly
-/// or through a promise). A throw, a rejection or anything but a string is an
-/// [`Error::InvalidArgument`] of `summarize` carrying the JS error's message.
-pub(crate) async fn summarize(
-    summarize: &js_sys::Function,
-    prepared: &JsValue,
-) -> Result<String, Error> {
-    let failed = |error: JsValue| {
-        Error::invalid(
-            "summarize",
-            format!("the summarizer failed: {}", error_message(&error)),
-        )
-    };
-    let returned = summarize
-        .call1(&JsValue::UNDEFINED, prepared)
-        .map_err(failed)?;
-    let settled = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::resolve(&returned))
-        .await
-        .map_err(failed)?;
-    settled.as_string().ok_or_else(|| {
-        Error::invalid(
-            "summarize",
-            format!(
-                "expected the summarizer to resolve to a string, got {}",
-                describe(&settled)
-            ),
-        )
-    })
-}
-
 /// The message of a thrown JS value: an `Error`'s `message`, a thrown string itself.
-fn error_message(error: &JsValue) -> String {
+pub(crate) fn error_message(error: &JsValue) -> String {
     match error.dyn_ref::<js_sys::Error>() {
         Some(error) => error.message().into(),
         None => error.as_string().unwrap_or_else(|| describe(error)),

@@ -24,12 +24,27 @@
 //! method, and the module's `spoolCalls()` lists the calls and their fields at runtime.
 //!
 //! # Features
-//! Three Cargo features, all on by default, each bring a group of calls and their code;
+//! Eight Cargo features, all on by default, each bring a group of calls and their code;
 //! an app that leaves one out ships a smaller module (`cargo xtask bench size` prints
-//! both builds' sizes):
+//! the sizes of the full build and of the lean one, `--no-default-features`):
+//! - `branch`: `branch`, `editMessage`;
+//! - `compaction`: `compact`, `compactWith`, `prepareCompaction`, `commitCompaction`,
+//!   `persistCompactionResult` and the repair of degraded compactions
+//!   (`listDegradedCompactions`, `compactionPreimage`, `setRepairStatus`,
+//!   `setFlushReceipt`);
 //! - `import`: `parseImport`, `planImport`, `importSession`;
 //! - `provider-fork`: the provider fork operations above and `forkProjection`;
-//! - `resume`: role sessions, runs, `selectResume`, `recordTaskOutcome`.
+//! - `resume`: role sessions, runs, `selectResume`, `recordTaskOutcome`;
+//! - `states`: provider context states (`saveState`, `listStates`, `invalidateStates`);
+//! - `turns`: `startTurn`, `settleTurn`, `interruptTurn`, `getTurn`, `sessionTurns`,
+//!   `listTurns`, and provider turns (`planProviderThread`, `commitTurn`);
+//! - `usage`: `usageReport`.
+//!
+//! The lean build keeps sessions, transcripts and their page reads, entries in progress
+//! (`beginEntry` … `settleEntry`), edits (`truncate`, `rollback`, `popEntry`), search,
+//! lineage and the reads of what another host compacted (`listSummaries`,
+//! `canonicalTranscript`, `listArchives`). A session another host branched or compacted
+//! reads the same in every build.
 //!
 //! Without a feature its methods are absent from the class and its `.d.ts`, and
 //! `execute` of one of its calls rejects with `invalid_argument` naming the feature.

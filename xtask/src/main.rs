@@ -42,8 +42,8 @@ Commands:
                         Build the browser package @spool/engine into web/pkg: wasm-bindgen
                         --target web, wasm-opt -Oz when binaryen is installed, package.json,
                         and a check that the .d.ts declares exactly the exported Spool
-                        methods. --lean: without the features import, provider-fork and
-                        resume, into target/web-lean.
+                        methods. --lean: without the optional features
+                        (--no-default-features), into target/web-lean.
   serve-web [--port N]  Build web/pkg if stale, then serve web/ on 127.0.0.1:N (default 8080):
                         the demo page is at /www/.
   e2e-web               Drive the demo page end to end in headless Chromium (WebDriver),
@@ -509,7 +509,7 @@ fn test_all() -> Result<(), String> {
         e2e_web(&toolchain, tally)
     })?;
     ci.timed(
-        "the lean browser package (no import, provider-fork, resume)",
+        "the lean browser package (--no-default-features)",
         |tally| {
             let built = web::build(&toolchain, true, web::Variant::Lean)?;
             web::report(&built);

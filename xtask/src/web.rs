@@ -41,8 +41,8 @@ pub(crate) fn pkg_dir() -> PathBuf {
 pub(crate) enum Variant {
     /// Every call: the default features. What `web/pkg` holds and the demo serves.
     Full,
-    /// Without the optional features (`import`, `provider-fork`, `resume`): sessions,
-    /// transcripts, streaming, search, compaction, branches and turns.
+    /// Without the optional features (`--no-default-features`; see spool-web's crate
+    /// docs, "Features"): sessions, transcripts, entries in progress, search, lineage.
     Lean,
 }
 

@@ -201,8 +201,8 @@ macro_rules! js_calls {
 spool::for_each_op!(js_calls);
 
 /// Every table call this build has: its name and the name of its JS method, in table
-/// order. A build without one of the optional features (`import`, `provider-fork`,
-/// `resume`) lacks that feature's calls.
+/// order. A build without one of the optional features (see the crate docs, "Features")
+/// lacks that feature's calls.
 pub fn js_names() -> impl Iterator<Item = (&'static str, &'static str)> {
     CALL_NAMES
         .iter()
@@ -212,7 +212,8 @@ pub fn js_names() -> impl Iterator<Item = (&'static str, &'static str)> {
 
 /// The error of a call whose feature this build leaves out (through `execute`; the
 /// method itself is absent): `invalid_argument`, naming the feature to build with.
-#[cfg(not(all(feature = "import", feature = "provider-fork", feature = "resume")))]
+// Unused in a build with every feature.
+#[allow(dead_code)]
 fn not_built(js_name: &str, feature: &str) -> Error {
     Error::invalid(
         "op",
