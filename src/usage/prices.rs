@@ -64,7 +64,9 @@ impl PriceTable {
     /// or not a number, a price without models, a model listed twice, a date that is
     /// not `YYYY-MM-DD`, an empty source).
     pub fn parse(text: &str) -> Result<PriceTable, Error> {
-        let table: PriceTable = serde_json::from_str(text)
+        // Through a `Value` and the core's one reader (`record::from_json`): a reader
+        // of the table's own from the text would be a second one in the module.
+        let table: PriceTable = crate::storage::record::from_json(text.as_bytes())
             .map_err(|e| Error::invalid("prices", format!("is not a price table: {e}")))?;
         table.check()?;
         Ok(table)
