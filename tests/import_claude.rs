@@ -3,6 +3,7 @@
 //! titles; and the prefix property (a log imported while it grows ends as a fresh import).
 #![cfg(not(target_arch = "wasm32"))]
 
+use crate::support::imported::entry;
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
@@ -57,14 +58,6 @@ fn raw_lines(text: &str) -> Vec<serde_json::Map<String, Value>> {
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter_map(|v| v.as_object().cloned())
         .collect()
-}
-
-fn entry<'a>(log: &'a ImportedLog, message_id: &str) -> &'a import::ImportedEntry {
-    log.sessions
-        .iter()
-        .flat_map(|s| &s.entries)
-        .find(|e| e.message_id == message_id)
-        .unwrap_or_else(|| panic!("no entry {message_id}"))
 }
 
 fn ids(session: &ImportedSession) -> Vec<&str> {

@@ -6,28 +6,13 @@
 use serde_json::Value;
 
 use crate::support::growing;
-use spool::import::{self, ImportFormat, ImportedEntry, ImportedLog};
+use crate::support::imported::{entry, ids};
+use spool::import::{self, ImportFormat};
 use spool::{EntryKind, Role, ToolStatus};
 
 const DOCUMENT: &str =
     include_str!("fixtures/import/gemini/session-2025-09-18T10-20-5d1c0b9e.json");
 const LINES: &str = include_str!("fixtures/import/gemini/session-2025-09-18T10-20-8a7b6c5d.jsonl");
-
-fn ids(log: &ImportedLog, session: usize) -> Vec<&str> {
-    log.sessions[session]
-        .entries
-        .iter()
-        .map(|e| e.message_id.as_str())
-        .collect()
-}
-
-fn entry<'a>(log: &'a ImportedLog, id: &str) -> &'a ImportedEntry {
-    log.sessions
-        .iter()
-        .flat_map(|s| &s.entries)
-        .find(|e| e.message_id == id)
-        .unwrap_or_else(|| panic!("no entry {id}"))
-}
 
 fn document() -> Value {
     serde_json::from_str(DOCUMENT).expect("json")

@@ -7,19 +7,12 @@
 use serde_json::Value;
 
 use crate::support::growing;
-use spool::import::{self, ImportFormat, ImportedEntry, ImportedLog};
+use crate::support::imported::entry;
+use spool::import::{self, ImportFormat};
 use spool::{EntryKind, Role, ToolStatus};
 
 const MAIN: &str = include_str!("fixtures/import/opencode/ses_6a1f0c2e3ffeQ1b2c3d4e5f6a7.json");
 const CHILD: &str = include_str!("fixtures/import/opencode/ses_6a1f0c2e4000R9z8y7x6w5v4u3.json");
-
-fn entry<'a>(log: &'a ImportedLog, id: &str) -> &'a ImportedEntry {
-    log.sessions[0]
-        .entries
-        .iter()
-        .find(|e| e.message_id == id)
-        .unwrap_or_else(|| panic!("no entry {id}"))
-}
 
 /// The part of the fixture with `id`.
 fn part(doc: &Value, id: &str) -> Value {

@@ -3,7 +3,8 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use crate::support::growing;
-use spool::import::{self, ImportFormat, ImportedEntry, ImportedLog};
+use crate::support::imported::{entry, ids};
+use spool::import::{self, ImportFormat};
 use spool::{EntryKind, Role, ToolStatus};
 
 const SESSION: &str = include_str!(
@@ -16,22 +17,6 @@ fn lines(text: &str) -> Vec<serde_json::Value> {
     text.lines()
         .map(|l| serde_json::from_str(l).expect("json"))
         .collect()
-}
-
-fn ids(log: &ImportedLog, session: usize) -> Vec<&str> {
-    log.sessions[session]
-        .entries
-        .iter()
-        .map(|e| e.message_id.as_str())
-        .collect()
-}
-
-fn entry<'a>(log: &'a ImportedLog, id: &str) -> &'a ImportedEntry {
-    log.sessions
-        .iter()
-        .flat_map(|s| &s.entries)
-        .find(|e| e.message_id == id)
-        .unwrap_or_else(|| panic!("no entry {id}"))
 }
 
 #[test]

@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod growing;
+pub mod imported;
 pub mod rich_turn;
 pub mod slices;
 
