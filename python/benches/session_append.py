@@ -14,9 +14,7 @@ the SDK's own SQLiteSession on tmpfs) and `peer` lines beside Spool's rate.
 `SPOOL_BENCH_N` or --n sets N (default 10000).
 """
 
-import argparse
 import asyncio
-import os
 import shutil
 import sys
 import tempfile
@@ -26,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host" / "benches" / "peers"))
 
-from append import content, langgraph, message, openai_agents  # noqa: E402
+from append import content, langgraph, message, openai_agents, peer, run  # noqa: E402
 
 import spool  # noqa: E402
 from spool.agents import SpoolSession  # noqa: E402
@@ -50,10 +48,6 @@ async def spool_session(directory: Path, n: int, in_thread: bool) -> float:
 
 def figure(name: str, value: float, unit: str, goal: str) -> None:
     print(f"figure\t{name}\t{value}\t{unit}\t{goal}", flush=True)
-
-
-def peer(name: str, value: float, unit: str, against: str) -> None:
-    print(f"peer\t{name}\t{value}\t{unit}\t{against}", flush=True)
 
 
 def regime(label: str, where: str, parent: Path, n: int) -> None:
@@ -84,21 +78,12 @@ def regime(label: str, where: str, parent: Path, n: int) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--disk-dir", type=Path, required=True, help="a directory on disk")
-    parser.add_argument("--n", type=int, default=int(os.environ.get("SPOOL_BENCH_N", "10000")))
-    args = parser.parse_args()
-    print(
+    run(
+        __doc__.splitlines()[0],
         f"python {sys.version.split()[0]}; openai-agents {version('openai-agents')}, "
-        f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')}"
+        f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')}",
+        regime,
     )
-    args.disk_dir.mkdir(parents=True, exist_ok=True)
-    regime("disk", f"on disk ({args.disk_dir})", args.disk_dir, args.n)
-    shm = Path("/dev/shm")
-    if shm.is_dir():
-        regime("tmpfs", "on tmpfs (/dev/shm)", shm, args.n)
-    else:
-        print("no /dev/shm on this machine: the tmpfs regime is skipped")
 
 
 if __name__ == "__main__":

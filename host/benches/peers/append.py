@@ -149,16 +149,14 @@ def regime(label: str, where: str, parent: Path, n: int) -> None:
         peer("langgraph bytes/message", lg_bytes, "B/entry", "bytes/entry: component")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run(description: str, header: str, regime) -> None:
+    """Reads --disk-dir and --n (or `SPOOL_BENCH_N`), prints `header`, and runs
+    `regime(label, where, parent, n)` on disk and, when the machine has one, on tmpfs."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--disk-dir", type=Path, required=True, help="a directory on disk")
     parser.add_argument("--n", type=int, default=int(os.environ.get("SPOOL_BENCH_N", "10000")))
     args = parser.parse_args()
-    print(
-        f"peers: openai-agents {version('openai-agents')}, "
-        f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')}, "
-        f"SQLite {sqlite3.sqlite_version}"
-    )
+    print(header)
     args.disk_dir.mkdir(parents=True, exist_ok=True)
     regime("disk", f"on disk ({args.disk_dir})", args.disk_dir, args.n)
     shm = Path("/dev/shm")
@@ -166,6 +164,16 @@ def main() -> None:
         regime("tmpfs", "on tmpfs (/dev/shm)", shm, args.n)
     else:
         print("no /dev/shm on this machine: the tmpfs regime is skipped")
+
+
+def main() -> None:
+    run(
+        __doc__.splitlines()[0],
+        f"peers: openai-agents {version('openai-agents')}, "
+        f"langgraph-checkpoint-sqlite {version('langgraph-checkpoint-sqlite')}, "
+        f"SQLite {sqlite3.sqlite_version}",
+        regime,
+    )
 
 
 if __name__ == "__main__":
