@@ -124,7 +124,7 @@ fn read_call(call: &Value) -> Call {
     // Arguments written as a JSON string are read as JSON; other text stays text (the
     // raw input of a custom tool, such as a patch).
     let args = match raw {
-        Value::String(text) => match serde_json::from_str::<Value>(&text) {
+        Value::String(text) => match crate::storage::record::parse_json(text.as_bytes()) {
             Ok(value @ Value::Object(_)) => value,
             _ => Value::String(text),
         },

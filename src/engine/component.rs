@@ -162,7 +162,7 @@ macro_rules! exports {
                 let mut cursor: crate::import::ParseCursor = if cursor.is_empty() {
                     Default::default()
                 } else {
-                    serde_json::from_str(&cursor).map_err(|e| {
+                    crate::storage::record::from_json(cursor.as_bytes()).map_err(|e| {
                         to_wit_error(crate::Error::invalid(
                             "cursor",
                             format!("not a cursor parse-import-slice returned: {e}"),

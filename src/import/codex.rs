@@ -694,7 +694,7 @@ fn output_status(raw: Option<&Value>, text: &str) -> ToolStatus {
     }
     // The structured shell output: `{"output": …, "metadata": {"exit_code": N}}`.
     if trimmed.starts_with('{')
-        && let Ok(Value::Object(o)) = serde_json::from_str::<Value>(trimmed)
+        && let Ok(Value::Object(o)) = crate::storage::record::parse_json(trimmed.as_bytes())
     {
         let output = str_field(&o, "output").unwrap_or_default();
         if output.starts_with("command timed out after") {

@@ -84,7 +84,7 @@ pub fn parse_gemini(text: &str) -> ImportedLog {
     };
     let document = text.trim_start().starts_with('{')
         && text.trim_start().lines().next().map(str::trim) == Some("{");
-    match serde_json::from_str::<Value>(text) {
+    match crate::storage::record::parse_json(text.as_bytes()) {
         Ok(Value::Object(doc)) if doc.contains_key("messages") => {
             g.metadata(&doc);
             for message in doc

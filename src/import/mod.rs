@@ -527,7 +527,7 @@ impl<'a> JsonLines<'a> {
                 continue;
             }
             log.lines += 1;
-            match serde_json::from_str::<Value>(line) {
+            match crate::storage::record::parse_json(line.as_bytes()) {
                 Ok(Value::Object(map)) => return Some((number, map)),
                 _ if self.lines.peek().is_none() && !self.ends_cleanly => {
                     log.truncated_tail = Some(number);

@@ -47,7 +47,7 @@ use crate::types::{Attachment, EntryKind, Role, ToolStatus, TurnUsage};
 /// Parses an opencode session document (`{info, messages}`).
 pub fn parse_opencode(text: &str) -> ImportedLog {
     let mut log = ImportedLog::new(ImportFormat::Opencode);
-    let doc = match serde_json::from_str::<Value>(text) {
+    let doc = match crate::storage::record::parse_json(text.as_bytes()) {
         Ok(Value::Object(doc)) => doc,
         _ => {
             log.lines = 1;

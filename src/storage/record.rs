@@ -84,8 +84,14 @@ pub(crate) fn encode_as<T: Serialize>(version: u8, record: &T) -> Result<Vec<u8>
 /// module small: a type read from text directly costs two to three times the code. A
 /// member named twice in one object keeps its last value, as in any `Value`.
 pub(crate) fn from_json<T: DeserializeOwned>(text: &[u8]) -> Result<T, serde_json::Error> {
-    let value: serde_json::Value = serde_json::from_slice(text)?;
-    read(&value)
+    read(&parse_json(text)?)
+}
+
+/// JSON text as a [`serde_json::Value`]: the module's one JSON text parser. Text held as
+/// a `&str` is parsed as its bytes (`text.as_bytes()`): `serde_json::from_str` would
+/// compile a second parser beside this one.
+pub(crate) fn parse_json(text: &[u8]) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::from_slice(text)
 }
 
 /// `T` from a JSON value: the one deserializer every type of the core is read with, in
@@ -145,7 +151,7 @@ fn decode_json(key: &[u8], value: &[u8]) -> Result<serde_json::Value, Error> {
         // Format 1 differs from 2, 2 from 3 and 3 from 4 only by fields the later one
         // added, which have serde defaults.
         Some((&version, body)) if (OLDEST_READABLE..=NEWEST_JSON).contains(&version) => {
-            serde_json::from_slice(body).map_err(|e| corrupt(key, e.to_string()))
+            parse_json(body).map_err(|e| corrupt(key, e.to_string()))
         }
         Some((&version, _)) => Err(corrupt(
             key,
