@@ -11,6 +11,7 @@ mod postgres;
 mod python;
 mod serve;
 mod setup;
+mod size_report;
 mod web;
 mod webdriver;
 
@@ -46,6 +47,12 @@ Commands:
                         (--no-default-features), into target/web-lean.
   serve-web [--port N]  Build web/pkg if stale, then serve web/ on 127.0.0.1:N (default 8080):
                         the demo page is at /www/.
+  size-report [--lean] [--top N]
+                        Where the browser module's bytes go: the package built with v0
+                        symbol names into target/size-report, wasm-opt -Oz without
+                        inlining, its code by category (serde readers and writers,
+                        BTreeMap, operation bodies, core modules, ...) and the N largest
+                        functions (default 25).
   e2e-web               Drive the demo page end to end in headless Chromium (WebDriver),
                         every Spool method through its Operations panel; saves
                         screenshots in target/e2e/ and reports the cold start.
@@ -131,6 +138,7 @@ fn main() -> ExitCode {
             },
         ),
         "serve-web" => serve_web(rest),
+        "size-report" => size_report::run(rest),
         "e2e-web" => setup::run(&setup::Options { browser: true }).and_then(|t| {
             let mut tally = Tally::default();
             let result = e2e_web(&t, &mut tally);

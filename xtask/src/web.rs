@@ -12,7 +12,7 @@ use crate::cmd::{Step, root};
 #[path = "../../host/wasm_features.rs"]
 mod wasm_features;
 use crate::setup::Toolchain;
-use wasm_features::WASM_FEATURES;
+pub(crate) use wasm_features::WASM_FEATURES;
 
 /// The npm name of the package.
 pub(crate) const PACKAGE_NAME: &str = "@spool/engine";
