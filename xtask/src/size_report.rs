@@ -138,7 +138,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .run("wasm-bindgen --target web (names kept)")?;
     let optimized = out.join("spool_web_noinline.wasm");
     Step::new(&wasm_opt.to_string_lossy())
-        .args(["-Oz", "-g", "--no-inline=*"])
+        // Binaryen runs its flags in order: the marks must come before `-Oz` inlines.
+        .args(["--no-inline=*", "-Oz", "-g"])
         .args(web::WASM_FEATURES)
         .arg(out.join("spool_web_bg.wasm"))
         .arg("-o")
