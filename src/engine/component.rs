@@ -162,7 +162,11 @@ macro_rules! exports {
                 let mut cursor: crate::import::ParseCursor = if cursor.is_empty() {
                     Default::default()
                 } else {
-                    crate::storage::record::from_json(cursor.as_bytes()).map_err(|e| {
+                    // Straight from the text, not through a `Value`: a cursor runs to
+                    // MiBs, and a tree of it beside the text would raise the guest's peak
+                    // (the bounded-memory import tests). The bytes go through the module's
+                    // one text parser (`SliceRead`, as `record::parse_json`).
+                    serde_json::from_slice(cursor.as_bytes()).map_err(|e| {
                         to_wit_error(crate::Error::invalid(
                             "cursor",
                             format!("not a cursor parse-import-slice returned: {e}"),
