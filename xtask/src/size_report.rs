@@ -109,21 +109,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         .ok_or("size-report needs wasm-opt (`cargo xtask setup` installs binaryen)")?
         .to_path_buf();
     let target = root().join("target/size-report");
-    let mut args = vec![
-        "build",
-        "--package",
-        "spool-web",
-        "--lib",
-        "--target",
-        "wasm32-unknown-unknown",
-        "--profile",
-        "web",
-    ];
-    if variant == Variant::Lean {
-        args.push("--no-default-features");
-    }
     toolchain
-        .wasm_cargo(&args)
+        .wasm_cargo(&variant.cargo_build())
         .env("CARGO_TARGET_DIR", &target)
         .env("CARGO_ENCODED_RUSTFLAGS", "-Csymbol-mangling-version=v0")
         .run(&format!(
@@ -218,10 +205,7 @@ pub(crate) fn functions(module: &[u8]) -> Result<Vec<Function>, String> {
     while !reader.done() {
         let id = reader.byte()?;
         let size = reader.leb()? as usize;
-        let mut section = Reader {
-            bytes: reader.take(size)?,
-            at: 0,
-        };
+        let mut section = reader.part(size)?;
         match id {
             // Imports: functions imported come first in the function index space.
             2 => {
@@ -261,10 +245,7 @@ pub(crate) fn functions(module: &[u8]) -> Result<Vec<Function>, String> {
                 while !section.done() {
                     let kind = section.byte()?;
                     let length = section.leb()? as usize;
-                    let mut sub = Reader {
-                        bytes: section.take(length)?,
-                        at: 0,
-                    };
+                    let mut sub = section.part(length)?;
                     if kind == 1 {
                         for _ in 0..sub.leb()? {
                             let index = sub.leb()?;
@@ -343,6 +324,14 @@ impl<'a> Reader<'a> {
         let slice = &self.bytes[self.at..end];
         self.at = end;
         Ok(slice)
+    }
+
+    /// The next `n` bytes as a reader of their own (a section, a subsection).
+    fn part(&mut self, n: usize) -> Result<Reader<'a>, String> {
+        Ok(Reader {
+            bytes: self.take(n)?,
+            at: 0,
+        })
     }
 
     /// An unsigned LEB128 number.

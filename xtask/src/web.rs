@@ -47,6 +47,25 @@ pub(crate) enum Variant {
 }
 
 impl Variant {
+    /// The cargo arguments that build this variant's module for wasm32.
+    pub(crate) fn cargo_build(self) -> Vec<&'static str> {
+        let mut args = vec![
+            "build",
+            "--package",
+            "spool-web",
+            "--lib",
+            "--target",
+            "wasm32-unknown-unknown",
+            // Size first (see `[profile.web]` in Cargo.toml).
+            "--profile",
+            "web",
+        ];
+        if self == Variant::Lean {
+            args.push("--no-default-features");
+        }
+        args
+    }
+
     /// Where the package is written: `web/pkg`, or `target/web-lean` for the lean build
     /// (built to be measured and checked, not served).
     pub(crate) fn out_dir(self, toolchain: &Toolchain) -> PathBuf {
@@ -72,22 +91,8 @@ pub(crate) fn build(
     optimize: bool,
     variant: Variant,
 ) -> Result<Built, String> {
-    let mut args = vec![
-        "build",
-        "--package",
-        "spool-web",
-        "--lib",
-        "--target",
-        "wasm32-unknown-unknown",
-        // Size first (see `[profile.web]` in Cargo.toml).
-        "--profile",
-        "web",
-    ];
-    if variant == Variant::Lean {
-        args.push("--no-default-features");
-    }
     toolchain
-        .wasm_cargo(&args)
+        .wasm_cargo(&variant.cargo_build())
         .run(&format!("build spool-web ({}) for wasm32", variant.name()))?;
     let module = toolchain
         .target_dir()
