@@ -6,7 +6,8 @@
 //! [`calls`]: `spool.jsName(workspace, args)`. Here are the methods that are not plain
 //! table calls: opening, change notifications and closing, `archiveSession` (a
 //! `finish` with status `done`), `listArchives` (reads the archives' bodies),
-//! `compactWith` (the summary from a JS function), transcript parsing ([`import`]) and
+//! `compactWith` (the summary from a JS function, in `compact`, with the `compaction`
+//! feature), transcript parsing (`import`, with the `import` feature) and
 //! [`Spool::execute`], which runs any core `Command` given as data: the escape hatch for
 //! tooling.
 
