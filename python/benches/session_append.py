@@ -18,13 +18,12 @@ import asyncio
 import shutil
 import sys
 import tempfile
-import time
 from importlib.metadata import version
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "host" / "benches" / "peers"))
 
-from append import content, langgraph, message, openai_agents, peer, run  # noqa: E402
+from append import appends_per_second, langgraph, openai_agents, peer, run  # noqa: E402
 
 import spool  # noqa: E402
 from spool.agents import SpoolSession  # noqa: E402
@@ -36,14 +35,7 @@ async def spool_session(directory: Path, n: int, in_thread: bool) -> float:
     db = spool.Spool(directory / f"spool-{in_thread}.db")
     session = SpoolSession("bench", db, in_thread=in_thread)
     session.spool.get_or_create(session.key)  # not timed
-    started = time.perf_counter()
-    for i in range(n):
-        await session.add_items([message(i)])
-    elapsed = time.perf_counter() - started
-    items = await session.get_items()
-    if len(items) != n or items[-1]["content"] != content(n - 1):
-        raise RuntimeError(f"SpoolSession kept {len(items)} items of {n}")
-    return n / elapsed
+    return await appends_per_second(session, n, "SpoolSession")
 
 
 def figure(name: str, value: float, unit: str, goal: str) -> None:

@@ -74,20 +74,27 @@ class DurableSQLiteSession(SQLiteSession):
             raise RuntimeError("synchronous=FULL did not take")
 
 
+async def appends_per_second(session, n: int, name: str) -> float:
+    """Times n `add_items([message(i)])` calls of an Agents SDK session, then checks
+    that its history holds all n, the last one last."""
+    started = time.perf_counter()
+    for i in range(n):
+        await session.add_items([message(i)])
+    elapsed = time.perf_counter() - started
+    items = await session.get_items()
+    if len(items) != n or items[-1]["content"] != content(n - 1):
+        raise RuntimeError(f"{name} kept {len(items)} items of {n}")
+    return n / elapsed
+
+
 async def openai_agents(directory: Path, n: int) -> tuple[float, float]:
     db = directory / "openai-agents.db"
     session = DurableSQLiteSession("bench", db)
     try:
-        started = time.perf_counter()
-        for i in range(n):
-            await session.add_items([message(i)])
-        elapsed = time.perf_counter() - started
-        items = await session.get_items()
-        if len(items) != n or items[-1]["content"] != content(n - 1):
-            raise RuntimeError(f"openai-agents kept {len(items)} items of {n}")
+        rate = await appends_per_second(session, n, "openai-agents")
     finally:
         session.close()
-    return n / elapsed, bytes_on_disk(db) / n
+    return rate, bytes_on_disk(db) / n
 
 
 def langgraph(directory: Path, n: int) -> tuple[float, float]:
